@@ -1,0 +1,54 @@
+"""The `gtd` entry point.
+
+Command bodies live in the ``*_cmd`` modules as plain functions; ``gtd.cli.app``
+declares them to typer. The per-tick commands (`gtd cycle begin`, `gtd plan next`)
+run every minute of an unattended loop, so when argv is exactly one of them main()
+calls the body directly and typer (about 90 ms of imports) is never loaded. Any
+other argv, including --help, goes through typer."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+from gtd.errors import GtdError
+
+
+def _fast_path(args: list[str]) -> Callable[[], int] | None:
+    flags = args[2:]
+    if len(args) < 2 or any(f != "--json" for f in flags) or len(flags) > 1:
+        return None
+    as_json = bool(flags)
+    if args[:2] == ["cycle", "begin"]:
+        from gtd.cli import cycle_cmd
+
+        return lambda: cycle_cmd.begin(as_json)
+    if args[:2] == ["plan", "next"]:
+        from gtd.cli import plan_cmd
+
+        return lambda: plan_cmd.next_task(as_json)
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    json_mode = "--json" in args
+    try:
+        fast = _fast_path(args)
+        if fast is not None:
+            sys.exit(fast())
+        from gtd.cli.app import run
+
+        sys.exit(run(args, json_mode))
+    except GtdError as exc:
+        fail(exc.render(), json_mode, exc.exit_code)
+    except KeyboardInterrupt:
+        fail("interrupted", json_mode, 130)
+
+
+def fail(message: str, json_mode: bool, code: int) -> None:
+    print(f"gtd: {message}", file=sys.stderr)
+    if json_mode:
+        print(json.dumps({"status": "error", "error": message}, ensure_ascii=False))
+    sys.exit(code)

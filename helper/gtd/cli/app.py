@@ -1,0 +1,152 @@
+"""The typer declaration of every command: options and help only. Bodies are in the
+``*_cmd`` modules and import what they need lazily."""
+
+from __future__ import annotations
+
+import typer
+
+from gtd import __version__
+from gtd.cli.output import JSON_HELP
+
+app = typer.Typer(
+    name="gtd",
+    help="Deterministic helper for the gtd pack: auto mode (plan, ratchet, cycle) and step mode.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+plan_app = typer.Typer(no_args_is_help=True, help="Read and check PLAN.md.")
+ratchet_app = typer.Typer(no_args_is_help=True, help="The test ratchet: snapshot and check.")
+cycle_app = typer.Typer(no_args_is_help=True, help="One auto-mode cycle: begin, end, reset.")
+auto_app = typer.Typer(no_args_is_help=True, help="Auto-mode set-up.")
+app.add_typer(plan_app, name="plan")
+app.add_typer(ratchet_app, name="ratchet")
+app.add_typer(cycle_app, name="cycle")
+app.add_typer(auto_app, name="auto")
+
+JsonOpt = typer.Option(False, "--json", help=JSON_HELP)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"gtd {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """gtd helper."""
+
+
+def run(args: list[str], json_mode: bool) -> int:
+    """Run typer on ``args``; usage errors become `gtd: ...` messages with exit 1."""
+    from gtd.cli import fail
+
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=args, prog_name="gtd", standalone_mode=False)
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        fail("aborted", json_mode, 130)
+    except typer.TyperException as exc:
+        # typer vendors click (pinned <0.30 in pyproject); its usage errors carry
+        # format_message(), and NoSuchOption the offending option's name.
+        kind = type(exc).__name__
+        if kind == "NoArgsIsHelpError":
+            print(exc.format_message(), file=__import__("sys").stderr)
+            return 1
+        option = getattr(exc, "option_name", None)
+        if kind == "NoSuchOption" and option:
+            fail(f"unknown option '{option}' — see `gtd --help`", json_mode, 1)
+        fail(f"{exc.format_message()} — see `gtd --help`", json_mode, 1)
+    return code if isinstance(code, int) else 0
+
+
+# -- plan ------------------------------------------------------------------------------
+
+
+@plan_app.command("check")
+def _plan_check(as_json: bool = JsonOpt) -> None:
+    """Validate PLAN.md; list every problem as PLAN.md:<line>. Exit 1 if any."""
+    from gtd.cli import plan_cmd
+
+    raise typer.Exit(plan_cmd.check(as_json))
+
+
+@plan_app.command("next")
+def _plan_next(as_json: bool = JsonOpt) -> None:
+    """Show the next ready task (first [ ] whose blockers are all [x])."""
+    from gtd.cli import plan_cmd
+
+    raise typer.Exit(plan_cmd.next_task(as_json))
+
+
+# -- ratchet ---------------------------------------------------------------------------
+
+
+@ratchet_app.command("snapshot")
+def _ratchet_snapshot(as_json: bool = JsonOpt) -> None:
+    """Record the test files, protected test config and a baseline test run."""
+    from gtd.cli import ratchet_cmd
+
+    raise typer.Exit(ratchet_cmd.snapshot(as_json))
+
+
+@ratchet_app.command("run")
+def _ratchet_run(as_json: bool = JsonOpt) -> None:
+    """Check the working tree against the snapshot and baseline; print the verdict."""
+    from gtd.cli import ratchet_cmd
+
+    raise typer.Exit(ratchet_cmd.run(as_json))
+
+
+# -- cycle -----------------------------------------------------------------------------
+
+
+@cycle_app.command("begin")
+def _cycle_begin(as_json: bool = JsonOpt) -> None:
+    """Start a cycle: answer task / busy / halted / blocked / dirty / complete."""
+    from gtd.cli import cycle_cmd
+
+    raise typer.Exit(cycle_cmd.begin(as_json))
+
+
+@cycle_app.command("end")
+def _cycle_end(
+    as_json: bool = JsonOpt,
+    learning: str | None = typer.Option(
+        None, "--learning", help="What a spike/probe task learned (recorded in memory)."
+    ),
+) -> None:
+    """Finish the cycle: ratchet, then commit or revert; update memory and report."""
+    from gtd.cli import cycle_cmd
+
+    raise typer.Exit(cycle_cmd.end(as_json, learning))
+
+
+@cycle_app.command("reset")
+def _cycle_reset(
+    as_json: bool = JsonOpt,
+    task: str | None = typer.Argument(None, help="Task id to reset (default: every tripped task)."),
+) -> None:
+    """Clear a tripped circuit breaker so the loop can run again."""
+    from gtd.cli import cycle_cmd
+
+    raise typer.Exit(cycle_cmd.reset(as_json, task))
+
+
+# -- auto ------------------------------------------------------------------------------
+
+
+@auto_app.command("setup")
+def _auto_setup(as_json: bool = JsonOpt) -> None:
+    """Check repo and PLAN.md, write config, snapshot + baseline; print the loop command."""
+    from gtd.cli import auto_cmd
+
+    raise typer.Exit(auto_cmd.setup(as_json))

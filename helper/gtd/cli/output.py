@@ -1,0 +1,24 @@
+"""How commands answer: exactly one JSON object on stdout under --json, else text."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+JSON_HELP = "Print one JSON object on stdout instead of text."
+
+
+def emit(payload: dict[str, Any], text: str, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, sort_keys=False) + "\n")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def root() -> Path:
+    """The repository root; gtd refuses to run anywhere else (see gtd.git.repo_root)."""
+    from gtd.git import repo_root
+
+    return repo_root(Path.cwd())

@@ -1,0 +1,49 @@
+"""The one error hierarchy. The CLI maps every GtdError to a message and an exit code
+in a single place (gtd.cli.main); anything else escaping is a bug and keeps its
+traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class GtdError(Exception):
+    """A failure the user can act on. ``hint`` says what to do about it."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def render(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class InputError(GtdError):
+    """A file the user (or an agent) wrote is malformed. Carries file and line."""
+
+    def __init__(
+        self, path: str | Path, message: str, line: int | None = None, hint: str | None = None
+    ) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {message}", hint)
+        self.path = str(path)
+        self.line = line
+
+
+class RepoError(GtdError):
+    """The invocation context is wrong: not a git repository, not its root, no commits."""
+
+
+class GitError(GtdError):
+    """A git command failed unexpectedly."""
+
+
+class StateError(GtdError):
+    """Helper-owned state is inconsistent in a way we refuse to guess about."""
+
+
+class LockTimeout(GtdError):
+    """Another gtd process holds the state lock for too long."""

@@ -1,0 +1,59 @@
+"""File writes that cannot be half-done, and the lock that serialises shared state."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from gtd.errors import LockTimeout
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same directory + os.replace,
+    so a reader (or a crash) sees either the old file or the new one, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+@contextlib.contextmanager
+def locked(lock_path: Path, timeout_s: float = 30.0) -> Iterator[None]:
+    """Hold the sidecar lock for a short critical section (state read-modify-write)."""
+    from filelock import FileLock, Timeout  # lazy: only state-changing commands lock
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=timeout_s)
+    except Timeout as exc:
+        raise LockTimeout(
+            f"{lock_path}: another gtd process held the lock for {timeout_s:.0f} s",
+            "if no gtd process is running, delete the lock file and retry",
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()

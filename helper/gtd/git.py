@@ -1,0 +1,137 @@
+"""The git edge: every git invocation of the helper goes through :class:`Git`, which
+runs through the one subprocess seam and turns failures into GitError."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from gtd import proc
+from gtd.errors import GitError, RepoError
+
+# Stable, parseable output whatever the user's environment says.
+_GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+@dataclass(frozen=True)
+class StatusEntry:
+    """One `git status --porcelain -z` record. ``xy`` is the two-letter code."""
+
+    xy: str
+    path: str
+    orig: str | None = None
+
+    @property
+    def untracked(self) -> bool:
+        return self.xy == "??"
+
+
+class Git:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def run(
+        self,
+        *args: str,
+        input_text: str | None = None,
+        env: dict[str, str] | None = None,
+        check: bool = True,
+    ) -> str:
+        result = proc.run(
+            ["git", *args],
+            self.root,
+            env={**_GIT_ENV, **(env or {})},
+            input_text=input_text,
+            check_exists=False,
+        )
+        if result.not_found:
+            raise GitError("git is not installed or not on PATH", "install git and retry")
+        if check and result.returncode != 0:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            raise GitError(
+                f"git {' '.join(args[:3])} failed: {detail[-1] if detail else result.returncode}"
+            )
+        return result.stdout
+
+    def ok(self, *args: str) -> bool:
+        return proc.run(["git", *args], self.root, env=_GIT_ENV, check_exists=False).returncode == 0
+
+    # -- reads ---------------------------------------------------------------------
+
+    def head(self) -> str | None:
+        out = proc.run(
+            ["git", "rev-parse", "--verify", "-q", "HEAD"],
+            self.root,
+            env=_GIT_ENV,
+            check_exists=False,
+        )
+        return out.stdout.strip() or None
+
+    def branch(self) -> str | None:
+        out = proc.run(
+            ["git", "symbolic-ref", "-q", "--short", "HEAD"],
+            self.root,
+            env=_GIT_ENV,
+            check_exists=False,
+        )
+        return out.stdout.strip() or None
+
+    def status(self) -> list[StatusEntry]:
+        """Tracked changes and untracked (not ignored) files, one call."""
+        raw = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all")
+        return parse_status(raw)
+
+    def ls_files(self) -> list[str]:
+        return [p for p in self.run("ls-files", "-z").split("\0") if p]
+
+    def short(self, rev: str) -> str:
+        return self.run("rev-parse", "--short", rev).strip()
+
+    # -- writes --------------------------------------------------------------------
+
+    def commit_all(self, message: str, paths: list[str] | None = None) -> str:
+        """Stage ``paths`` (everything when None) and commit; return the new HEAD."""
+        if paths is None:
+            self.run("add", "-A")
+        else:
+            self.run("add", "-A", "--", *paths)
+        self.run("commit", "-q", "--no-verify", "-F", "-", input_text=message)
+        head = self.head()
+        if head is None:  # pragma: no cover - git just made a commit
+            raise GitError("commit succeeded but HEAD is unreadable")
+        return head
+
+
+def parse_status(raw: str) -> list[StatusEntry]:
+    entries: list[StatusEntry] = []
+    fields = raw.split("\0")
+    i = 0
+    while i < len(fields):
+        rec = fields[i]
+        i += 1
+        if len(rec) < 4:
+            continue
+        xy, path = rec[:2], rec[3:]
+        orig = None
+        if "R" in xy or "C" in xy:
+            orig = fields[i]
+            i += 1
+        entries.append(StatusEntry(xy, path, orig))
+    return entries
+
+
+def repo_root(cwd: Path) -> Path:
+    """The repository root, refusing anything but an invocation from the root itself
+    (relative paths in PLAN.md and config are root-relative)."""
+    res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, env=_GIT_ENV, check_exists=False)
+    if res.not_found:
+        raise GitError("git is not installed or not on PATH", "install git and retry")
+    if res.returncode != 0:
+        raise RepoError(f"{cwd}: not a git repository", "run gtd from the root of a git repository")
+    top = Path(res.stdout.strip())
+    if os.path.realpath(top) != os.path.realpath(cwd):
+        raise RepoError(
+            f"{cwd}: not the repository root ({top})", f"cd {top} and run the command there"
+        )
+    return top

@@ -1,0 +1,117 @@
+"""The one subprocess seam. Every external command (git, test runners, agents) runs
+through :func:`run`, which owns timeouts, process groups and output capture."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# Characters that mean the user wrote shell syntax; such commands go through /bin/sh.
+_SHELL_CHARS = frozenset("|&;<>()$`*?~\n")
+_KILL_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool = False
+    not_found: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.not_found
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def command_argv(command: str) -> tuple[list[str], bool]:
+    """Split a configured command string. Returns (argv, via_shell).
+
+    Plain word lists run directly so a missing executable is detected exactly;
+    anything using shell syntax (pipes, &&, variables) runs under ``sh -c``.
+    """
+    stripped = command.strip()
+    if any(ch in _SHELL_CHARS for ch in stripped):
+        return ["/bin/sh", "-c", stripped], True
+    return shlex.split(stripped), False
+
+
+def run(
+    argv: Sequence[str],
+    cwd: str | Path,
+    *,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    input_text: str | None = None,
+    check_exists: bool = True,
+) -> Result:
+    """Run ``argv`` in its own process group; kill the whole group on timeout.
+
+    Never raises for the command's own failure: the caller decides what a non-zero
+    exit, a timeout or a missing executable means.
+    """
+    args = tuple(argv)
+    full_env = None if env is None else {**os.environ, **env}
+    if (
+        check_exists
+        and args
+        and shutil.which(args[0], path=(full_env or os.environ).get("PATH")) is None
+    ):
+        return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
+    start = time.monotonic()
+    try:
+        popen = subprocess.Popen(
+            args,
+            cwd=str(cwd),
+            env=full_env,
+            stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
+    except PermissionError as exc:
+        return Result(args, 126, "", f"cannot execute {args[0]}: {exc}", 0.0, not_found=True)
+    try:
+        out, err = popen.communicate(input_text, timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        _kill_group(popen)
+        out, err = popen.communicate()
+        timed_out = True
+    except BaseException:
+        # Ctrl-C or a kill of the helper: never leave the child group running.
+        _kill_group(popen)
+        raise
+    return Result(
+        args, popen.returncode, out or "", err or "", time.monotonic() - start, timed_out=timed_out
+    )
+
+
+def _kill_group(popen: subprocess.Popen[str]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(popen.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            popen.wait(timeout=_KILL_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue

@@ -1,0 +1,111 @@
+"""Shared fixtures: real git repositories in temporary directories, a pinned git
+identity and clock-free environment, and a guard that fails any test writing to HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Point HOME at an empty directory and fail the test if anything lands there
+    (git config, caches...): the helper must never write outside the repository."""
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    before = sorted(p.name for p in home.iterdir())
+    yield
+    after = sorted(p.name for p in home.iterdir())
+    assert after == before, f"test wrote to HOME: {sorted(set(after) - set(before))}"
+
+
+@dataclass
+class Repo:
+    path: Path
+
+    def git(self, *args: str, check: bool = True) -> str:
+        res = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True)
+        if check and res.returncode != 0:
+            raise AssertionError(f"git {args} failed: {res.stderr}")
+        return res.stdout
+
+    def write(self, rel: str, text: str) -> Path:
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        return target
+
+    def commit_all(self, message: str = "work") -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def subjects(self) -> list[str]:
+        return self.git("log", "--format=%s").splitlines()
+
+    def status(self) -> str:
+        return self.git("status", "--porcelain", "--untracked-files=all")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    path = tmp_path / "repo"
+    path.mkdir()
+    r = Repo(path)
+    r.git("init", "-q", "-b", "main")
+    return r
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_gtd(
+    cwd: Path, *args: str, timeout: float = 300, input_text: str | None = None
+) -> CliResult:
+    """Run the real `gtd` CLI in a subprocess, exactly as the slash commands do."""
+    res = subprocess.run(
+        [sys.executable, "-m", "gtd", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input_text,
+        env={**os.environ},
+    )
+    return CliResult(res.returncode, res.stdout, res.stderr)
+
+
+@pytest.fixture
+def gtd() -> Any:
+    return run_gtd
