@@ -1,0 +1,482 @@
+"""PLAN.md as values: parse the deepflow task list, validate it, pick the next ready
+task and tick a finished one. Pure: text in, values (or text) out — no IO.
+
+The format (DESIGN.md §4.1): tasks are checkbox list items whose text starts with a
+bold id, ``- [ ] **T3**: title``, with indented sub-bullets ``- Files: a.py, b.py`` and
+``- Blocked by: T1, T2`` (or ``none``). ``[x]`` is done (``✓ (abc1234)`` names the
+commit), ``[~]`` skipped; ``[SPIKE]`` or ``(spike)`` in the title marks a spike.
+Only ``**T<n>**`` items are tasks: other checkboxes, the ``## Spec Gaps`` section and
+fenced code blocks are never read as tasks.
+
+This runs on every tick of the unattended loop (``gtd plan next``), so it is one
+line-by-line pass with precompiled regexes and imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+Status = Literal["todo", "done", "skipped"]
+PickKind = Literal["task", "blocked", "complete"]
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    status: Status
+    line: int
+    files: tuple[str, ...]
+    blocked_by: tuple[str, ...]
+    spike: bool
+    spec: str | None
+    commit: str | None
+    # The task's markdown block as written; line endings normalised to "\n" so a
+    # CRLF plan does not leak "\r" into briefs rendered from it.
+    text: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    tasks: tuple[Task, ...]
+    title: str | None
+    problems: tuple[Problem, ...]
+
+    def get(self, task_id: str) -> Task | None:
+        """The task with ``task_id`` (the first one if the id is duplicated)."""
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        return None
+
+    @property
+    def pending(self) -> tuple[Task, ...]:
+        return tuple(t for t in self.tasks if t.status == "todo")
+
+
+@dataclass(frozen=True)
+class Pick:
+    kind: PickKind
+    task: Task | None
+    blocked: tuple[tuple[Task, tuple[str, ...]], ...]
+
+
+# -- regexes -------------------------------------------------------------------------
+
+# A list marker: "-", "*", "+" or an ordered "1." / "1)".
+_MARKER = r"(?:[-*+]|\d{1,9}[.)])"
+# A task: checkbox item whose text starts with a bold id; the colon may sit inside or
+# outside the bold, or be missing. The box char is captured loosely so that "[-]" or
+# "[]" become a reported problem instead of a silently ignored task.
+_TASK = re.compile(
+    rf"^(?P<indent>[ \t]*){_MARKER}[ \t]+\[(?P<box>[^\]]?)\][ \t]*"
+    r"\*\*[ \t]*(?P<id>[Tt]\d+)[ \t]*:?[ \t]*\*\*(?P<rest>.*)$"
+)
+# A checkbox item that names a task id without the bold: the planner's likely slip,
+# which would otherwise drop the task without a word.
+_NEAR_TASK = re.compile(
+    rf"^[ \t]*{_MARKER}[ \t]+\[[ xX~]\][ \t]*(?P<id>[Tt]\d+)(?:[ \t]*[:\-—–]|[ \t]*\[|[ \t]*$)"
+)
+_BOX_STATUS: dict[str, Status] = {" ": "todo", "x": "done", "X": "done", "~": "skipped"}
+_DONE_MARK = re.compile(r"[ \t]*[✓✔](?:[ \t]*\([ \t]*(?P<hash>[0-9a-fA-F]{4,40})[ \t]*\))?[ \t]*$")
+_SPIKE_TAG = re.compile(r"\[spike\]|\(spike\)", re.IGNORECASE)
+_HEADING = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?:[ \t]+(?P<text>.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
+# A line that starts a new markdown block, which ends a task's lazy continuation.
+_BLOCK_START = re.compile(
+    rf"^[ \t]*(?:#{{1,6}}(?:[ \t]|$)|{_MARKER}(?:[ \t]|$)|`{{3}}|~{{3}}|>|(?:[-*_][ \t]*){{3,}}$)"
+)
+# "- Files: a.py" / "- **Blocked by:** T1" / "Blocked by: none" (bullet optional).
+_FIELD = re.compile(
+    rf"^[ \t]*(?:{_MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*(?P<key>files|blocked[ \t_-]*by)[ \t]*"
+    r"(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?(?P<value>.*)$",
+    re.IGNORECASE,
+)
+_LIST_ITEM = re.compile(rf"^[ \t]*{_MARKER}[ \t]+(?P<item>.*)$")
+_TASK_ID = re.compile(r"[Tt]\d+")
+_REMARK = re.compile(r"\([^)]*\)")
+_TRAILING_REMARK = re.compile(r"[ \t]+\([^)]*\)$")
+_ID_SPLIT = re.compile(r"[,;]|[ \t]+and[ \t]+|[ \t]+")
+_NONE_VALUES = frozenset({"none", "nothing", "n/a", "na", "-", "—", "–", "no", "nil"})
+_GAPS = re.compile(r"spec[ \t]+gaps\b", re.IGNORECASE)
+
+
+def _width(line: str) -> int:
+    """Indentation width with tabs at 4 columns (what editors and CommonMark use)."""
+    if line[:1] not in (" ", "\t"):
+        return 0
+    stripped = line.lstrip(" \t")
+    return len(line[: len(line) - len(stripped)].expandtabs(4))
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Lines without their terminators, numbered like an editor does (split on "\\n"
+    only: str.splitlines would also split on form feeds and U+2028 and shift every
+    line number after them)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out = [ln[:-1] if ln.endswith("\r") else ln for ln in lines] if "\r" in text else lines
+    if out and out[0].startswith("\ufeff"):
+        out[0] = out[0][1:]
+    return out
+
+
+# -- parsing -------------------------------------------------------------------------
+
+
+@dataclass
+class _Builder:
+    """A task while its block is being read; frozen into a Task when it ends."""
+
+    id: str
+    title: str
+    status: Status
+    line: int
+    indent: int
+    spike: bool
+    spec: str | None
+    commit: str | None
+    start: int  # 0-based index of the checkbox line
+    end: int  # 0-based index of the last non-blank line of the block
+    blank_pending: bool = False
+    files: list[str] = field(default_factory=list)
+    blocked_by: list[str] = field(default_factory=list)
+    blocked_line: int | None = None
+    files_list_indent: int | None = None  # "- Files:" with the paths as sub-bullets
+
+    def freeze(self, lines: list[str]) -> Task:
+        return Task(
+            id=self.id,
+            title=self.title,
+            status=self.status,
+            line=self.line,
+            files=tuple(dict.fromkeys(self.files)),
+            blocked_by=tuple(dict.fromkeys(self.blocked_by)),
+            spike=self.spike,
+            spec=self.spec,
+            commit=self.commit,
+            text="\n".join(lines[self.start : self.end + 1]),
+        )
+
+
+def _split_title(rest: str) -> tuple[str, bool, str | None]:
+    """Title, spike flag and commit hash from the text after the bold id."""
+    commit: str | None = None
+    done = _DONE_MARK.search(rest) if "✓" in rest or "✔" in rest else None
+    if done:
+        commit = done.group("hash")
+        rest = rest[: done.start()]
+    spike = bool(_SPIKE_TAG.search(rest))
+    if spike:
+        rest = _SPIKE_TAG.sub(" ", rest)
+    title = rest.strip().lstrip(":—–-").strip()
+    return re.sub(r"[ \t]{2,}", " ", title), spike, commit
+
+
+def _clean_item(item: str) -> str:
+    item = item.strip().strip("`*_\"'").strip()
+    # "src/a.py (new)": the remark is for the reader, not part of the path.
+    return _TRAILING_REMARK.sub("", item).strip("`") if item.endswith(")") else item
+
+
+def _parse_files(value: str) -> list[str]:
+    if value.strip().strip("`*_").strip().lower() in _NONE_VALUES:
+        return []
+    return [c for c in (_clean_item(p) for p in value.split(",")) if c]
+
+
+def _parse_blockers(value: str, task_id: str, lineno: int) -> tuple[list[str], list[Problem]]:
+    cleaned = _REMARK.sub(" ", value.replace("`", "").replace("*", "")).strip().rstrip(".")
+    if cleaned.lower() in _NONE_VALUES:
+        return [], []
+    if not cleaned:
+        return [], [Problem(lineno, f"{task_id}: empty Blocked by line (write task ids or none)")]
+    ids: list[str] = []
+    bad: list[str] = []
+    for token in _ID_SPLIT.split(cleaned):
+        if not token:
+            continue
+        if _TASK_ID.fullmatch(token):
+            ids.append(token.upper())
+        else:
+            bad.append(token)
+    if bad:
+        listed = ", ".join(repr(b) for b in bad)
+        return ids, [
+            Problem(
+                lineno,
+                f"{task_id}: malformed Blocked by line: {listed} is not a task id "
+                "(write ids like T1, T2 or none)",
+            )
+        ]
+    return ids, []
+
+
+def parse(text: str) -> Plan:
+    """Read every task, the title and every problem ``gtd plan check`` reports.
+    Never raises: whatever the text, problems describe what is wrong with it."""
+    lines = _logical_lines(text)
+    problems: list[Problem] = []
+    tasks: list[Task] = []
+    title: str | None = None
+    spec: str | None = None
+    gaps_level: int | None = None  # inside "## Spec Gaps" until a heading this high
+    fence: str | None = None  # the open fence's marker, e.g. "```"
+    blocked_lines: dict[int, int] = {}  # index in tasks -> line of its Blocked by
+    current: _Builder | None = None
+
+    def finish() -> None:
+        nonlocal current
+        if current is not None:
+            if current.blocked_line is not None:
+                blocked_lines[len(tasks)] = current.blocked_line
+            tasks.append(current.freeze(lines))
+            current = None
+
+    # The cheap substring tests in front of each regex keep this at a few ms for a
+    # 200-task plan: most lines are prose or sub-bullets that no regex would match.
+    for idx, line in enumerate(lines):
+        lineno = idx + 1
+        stripped = line.strip()
+        lead = stripped[:1]
+
+        # Inside a fenced block nothing is a task, heading or field; the lines still
+        # belong to the task block the fence sits in.
+        if fence is not None:
+            if current is not None and stripped:
+                current.end = idx
+            m = _FENCE.match(line) if lead in ("`", "~") else None
+            if m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence):
+                fence = None
+            continue
+
+        m_task = _TASK.match(line) if gaps_level is None and "**" in line else None
+        if m_task:
+            finish()
+            task_id = m_task.group("id").upper()
+            box = m_task.group("box")
+            status = _BOX_STATUS.get(box)
+            if status is None:
+                problems.append(
+                    Problem(lineno, f"{task_id}: unknown checkbox [{box}] (use [ ], [x] or [~])")
+                )
+                status = "todo"
+            task_title, spike, commit = _split_title(m_task.group("rest"))
+            if not task_title:
+                problems.append(Problem(lineno, f"{task_id}: task has no title"))
+            current = _Builder(
+                id=task_id,
+                title=task_title,
+                status=status,
+                line=lineno,
+                indent=_width(line),
+                spike=spike,
+                spec=spec,
+                commit=commit,
+                start=idx,
+                end=idx,
+            )
+            continue
+
+        if current is not None:
+            if not stripped:
+                current.blank_pending = True
+                continue
+            indent = _width(line)
+            # Deeper than the bullet: part of the task. At or left of it: only a lazy
+            # paragraph continuation (no blank line before, not a new block) is.
+            if indent > current.indent or (
+                not current.blank_pending and not _BLOCK_START.match(line)
+            ):
+                current.end = idx
+                current.blank_pending = False
+                _read_field(current, line, indent, lineno, problems)
+                m = _FENCE.match(line) if lead in ("`", "~") else None
+                if m:
+                    fence = m.group("fence")
+                continue
+            finish()
+
+        if not stripped:
+            continue
+        m = _FENCE.match(line) if lead in ("`", "~") else None
+        if m:
+            fence = m.group("fence")
+            continue
+        heading = _HEADING.match(line) if lead == "#" else None
+        if heading:
+            level = len(heading.group("hashes"))
+            htext = (heading.group("text") or "").strip()
+            if gaps_level is not None and level <= gaps_level:
+                gaps_level = None
+            if level == 1 and title is None and htext:
+                title = htext
+            if level <= 2:
+                spec = None
+            elif level == 3:
+                spec = htext or None
+            if level <= 3 and _GAPS.match(htext):
+                gaps_level = level
+                spec = None
+            continue
+        if gaps_level is None and "[" in line:
+            near = _NEAR_TASK.match(line)
+            if near:
+                tid = near.group("id").upper()
+                problems.append(
+                    Problem(
+                        lineno,
+                        f"checkbox names {tid} but is not a task: write the id in bold, "
+                        f"- [ ] **{tid}**: title",
+                    )
+                )
+    finish()
+
+    problems.extend(_graph_problems(tasks, blocked_lines))
+    if not tasks:
+        problems.append(Problem(1, "no tasks found (a task looks like - [ ] **T1**: title)"))
+    problems.sort(key=lambda p: p.line)  # stable: same-line problems keep their order
+    return Plan(tasks=tuple(tasks), title=title, problems=tuple(problems))
+
+
+def _read_field(
+    current: _Builder, line: str, indent: int, lineno: int, problems: list[Problem]
+) -> None:
+    """Take Files / Blocked by from one line of a task's block."""
+    if current.files_list_indent is not None:
+        item = _LIST_ITEM.match(line)
+        if item and indent > current.files_list_indent:
+            current.files.extend(_parse_files(item.group("item")))
+            return
+        current.files_list_indent = None
+    m = _FIELD.match(line) if ":" in line else None
+    if not m:
+        return
+    value = m.group("value").strip()
+    if m.group("key").lower() == "files":
+        if value:
+            current.files.extend(_parse_files(value))
+        else:
+            current.files_list_indent = indent
+        return
+    ids, found = _parse_blockers(value, current.id, lineno)
+    current.blocked_by.extend(ids)
+    problems.extend(found)
+    if current.blocked_line is None:
+        current.blocked_line = lineno
+
+
+def _graph_problems(tasks: list[Task], blocked_lines: dict[int, int]) -> list[Problem]:
+    """Duplicate ids, blockers naming unknown tasks and dependency cycles."""
+    problems: list[Problem] = []
+    first: dict[str, int] = {}  # id -> index of its first task
+    for i, task in enumerate(tasks):
+        if task.id in first:
+            earlier = tasks[first[task.id]].line
+            problems.append(
+                Problem(task.line, f"duplicate task id {task.id} (first at line {earlier})")
+            )
+        else:
+            first[task.id] = i
+
+    def where(i: int) -> int:
+        return blocked_lines.get(i, tasks[i].line)
+
+    for i, task in enumerate(tasks):
+        for blocker in task.blocked_by:
+            if blocker not in first:
+                problems.append(Problem(where(i), f"{task.id}: blocked by unknown task {blocker}"))
+
+    # Iterative DFS over the first occurrence of each id (a long chain of blockers
+    # must not hit the recursion limit). Each back edge closes one cycle; report it
+    # rotated to start at the task that comes first in the plan, once.
+    graph = {tid: [b for b in tasks[i].blocked_by if b in first] for tid, i in first.items()}
+    color = dict.fromkeys(first, 0)  # 0 unseen, 1 on the path, 2 done
+    seen_cycles: set[tuple[str, ...]] = set()
+    for start in first:
+        if color[start]:
+            continue
+        path = [start]
+        stack = [iter(graph[start])]
+        color[start] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                color[path.pop()] = 2
+                stack.pop()
+                continue
+            if color[nxt] == 0:
+                color[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(graph[nxt]))
+            elif color[nxt] == 1:
+                cycle = path[path.index(nxt) :]
+                pivot = min(range(len(cycle)), key=lambda k: first[cycle[k]])
+                cycle = cycle[pivot:] + cycle[:pivot]
+                key = tuple(cycle)
+                if key not in seen_cycles:
+                    seen_cycles.add(key)
+                    names = " → ".join([*cycle, cycle[0]])
+                    problems.append(Problem(where(first[cycle[0]]), f"dependency cycle: {names}"))
+    return problems
+
+
+# -- picking -------------------------------------------------------------------------
+
+
+def pick(plan: Plan) -> Pick:
+    """deepflow's rule: the first ``[ ]`` task, top to bottom, whose blockers are all
+    ``[x]``. A skipped blocker does not count as finished: the work it stood for was
+    never done."""
+    done = {t.id for t in plan.tasks if t.status == "done"}
+    pending = plan.pending
+    if not pending:
+        return Pick("complete", None, ())
+    blocked: list[tuple[Task, tuple[str, ...]]] = []
+    for task in pending:
+        unfinished = tuple(b for b in task.blocked_by if b not in done)
+        if not unfinished:
+            return Pick("task", task, ())
+        blocked.append((task, unfinished))
+    return Pick("blocked", None, tuple(blocked))
+
+
+# -- ticking -------------------------------------------------------------------------
+
+_BOX = re.compile(rf"^(?P<head>[ \t]*{_MARKER}[ \t]+\[)[^\]]?(?P<tail>\])")
+_HEX = re.compile(r"[0-9a-fA-F]{4,40}")
+
+
+def tick(text: str, task_id: str, short_hash: str) -> str:
+    """Mark ``task_id`` done with ``✓ (short_hash)``, changing only its checkbox line
+    (and that line's trailing blanks); every other byte, line endings included, stays.
+    Idempotent: ticking a done task again replaces its hash rather than adding one,
+    so crash recovery may safely repeat it. Raises KeyError for an unknown id."""
+    if not _HEX.fullmatch(short_hash):
+        raise ValueError(f"not a commit hash: {short_hash!r}")
+    task = parse(text).get(task_id)
+    if task is None:
+        raise KeyError(task_id)
+    lines = text.split("\n")
+    idx = task.line - 1
+    raw = lines[idx]
+    cr = "\r" if raw.endswith("\r") else ""
+    body = raw[: len(raw) - len(cr)]
+    bom = "\ufeff" if idx == 0 and body.startswith("\ufeff") else ""
+    body = body[len(bom) :]
+    body = _BOX.sub(lambda m: f"{m.group('head')}x{m.group('tail')}", body, count=1)
+    mark = _DONE_MARK.search(body)
+    if mark:
+        body = body[: mark.start()]
+    body = body.rstrip(" \t")
+    lines[idx] = f"{bom}{body} ✓ ({short_hash}){cr}"
+    return "\n".join(lines)
