@@ -1,0 +1,74 @@
+"""The test ratchet (DESIGN §4.3): a snapshot of the test files, the protected test
+configuration and a baseline run; after each cycle, a check that nothing protected
+changed and nothing that passed got worse.
+
+Modules, one noun each: ``model`` (values), ``files`` (which paths are tests),
+``protect`` (test configuration digests), ``junit`` (per-test outcomes),
+``runner`` (running the commands), ``verdict`` (the pure decision), ``snapshot``
+(the files on disk). :func:`check` is what the cycle engine calls.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gtd.config import Config
+from gtd.ratchet.files import is_test_file, is_test_path
+from gtd.ratchet.model import CommandRun, FileHashes, Outcome, RunResult, Snapshot
+from gtd.ratchet.snapshot import (
+    advance,
+    baseline_red,
+    bootstrap_needed,
+    commit_pending,
+    current_hashes,
+    describe_baseline,
+    drop_pending,
+    load_snapshot,
+    refresh_owned,
+    resync_owned,
+    save_pending,
+    save_snapshot,
+    sidecar_digest,
+    take_snapshot,
+)
+from gtd.ratchet.verdict import Verdict, integrity, judge
+
+__all__ = [
+    "CommandRun",
+    "FileHashes",
+    "Outcome",
+    "RunResult",
+    "Snapshot",
+    "Verdict",
+    "advance",
+    "baseline_red",
+    "bootstrap_needed",
+    "check",
+    "commit_pending",
+    "current_hashes",
+    "describe_baseline",
+    "drop_pending",
+    "integrity",
+    "is_test_file",
+    "is_test_path",
+    "judge",
+    "load_snapshot",
+    "refresh_owned",
+    "resync_owned",
+    "save_pending",
+    "save_snapshot",
+    "sidecar_digest",
+    "take_snapshot",
+]
+
+
+def check(root: Path, config: Config, snapshot: Snapshot) -> tuple[Verdict, RunResult]:
+    """Check the working tree against ``snapshot``: integrity first (no command runs
+    when it fails), then every configured command once, then the verdict."""
+    from gtd.ratchet import runner
+
+    violations = integrity(snapshot, current_hashes(root, snapshot))
+    if violations:
+        return judge(snapshot.baseline, RunResult(), violations), RunResult()
+    run = runner.run_all(root, config)
+    return judge(snapshot.baseline, run, ()), run
