@@ -1,0 +1,136 @@
+"""The values the edge gathers and the core folds (step-mode.md, "Inputs").
+
+One invocation reads:
+
+- the first-parent commits of ``merge-base(default, HEAD)..HEAD`` (or the whole
+  history), oldest first, as :class:`Commit` values — one
+  ``git log --first-parent --no-renames --name-status -z --format=...`` carrying
+  ``%H``, the first token of ``%P`` and ``%s``;
+- one :class:`WorkingTree` snapshot — one ``git status --porcelain=v1 -z
+  --untracked-files=all`` for :attr:`WorkingTree.dirty`, a stat of the six steering
+  files for :attr:`WorkingTree.present`, a listing of ``.gtd/`` for the packages
+  (see :func:`gtd.step.steering.packages_from_paths`), and the text of FEEDBACK.md
+  and SQUASH_MSG.md when they exist (the only two files whose content steers);
+- the invoker: ``"human"`` for ``gtd step``, ``"agent"`` for ``gtd step-agent``,
+  ``None`` for ``gtd next`` and ``gtd status``.
+
+The one extra read: when HEAD is a ``gtd(human): review`` turn that modified
+``.gtd/REVIEW.md``, the checkbox rule needs that file's changed lines; the edge
+fills :attr:`Commit.review_diff` for HEAD then (``git diff -U0 HEAD~1 HEAD --
+.gtd/REVIEW.md``) — :func:`gtd.step.review_diff.needs_review_diff` says when.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from gtd.step.steering import GTD_DIR, STEERING_FILES, Package, is_package_path
+from gtd.step.subjects import Actor, Subject, parse_subject
+
+__all__ = ["Change", "ChangeStatus", "Commit", "Invoker", "LineDiff", "WorkingTree"]
+
+# A = not in the old tree (new or untracked), D = gone from the new tree, M = both.
+# Type changes count as M; renames are split into D + A by --no-renames.
+ChangeStatus = Literal["A", "M", "D"]
+Invoker: TypeAlias = Actor | None
+
+
+@dataclass(frozen=True)
+class Change:
+    status: ChangeStatus
+    path: str
+
+
+@dataclass(frozen=True)
+class LineDiff:
+    """The changed lines of one file, in diff order, without the leading ``-``/``+``."""
+
+    removed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One first-parent commit. ``changes`` are against its first parent (empty for an
+    empty commit); ``parent`` is None only for a root commit."""
+
+    sha: str
+    subject: str
+    parent: str | None = None
+    changes: tuple[Change, ...] = ()
+    review_diff: LineDiff | None = None
+
+    @property
+    def parsed(self) -> Subject:
+        return parse_subject(self.subject)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.changes
+
+    def status_of(self, path: str) -> ChangeStatus | None:
+        for change in self.changes:
+            if change.path == path:
+                return change.status
+        return None
+
+    def touched(self, *paths: str) -> bool:
+        return any(change.path in paths for change in self.changes)
+
+    def deleted(self, *paths: str) -> bool:
+        return any(change.status == "D" and change.path in paths for change in self.changes)
+
+
+@dataclass(frozen=True)
+class WorkingTree:
+    """The working tree against HEAD.
+
+    ``present`` holds the steering files (:data:`gtd.step.steering.STEERING_FILES`)
+    that exist on disk, committed or not. ``dirty`` is every pending change against
+    HEAD, tracked and untracked (``.gitignore`` respected); a pending deletion is a
+    ``D`` entry for a path no longer in ``present``. ``packages`` are the package
+    folders on disk. ``feedback_text``/``squash_msg_text`` are the contents of
+    FEEDBACK.md/SQUASH_MSG.md and must be given whenever those files are present.
+    """
+
+    present: frozenset[str] = frozenset()
+    dirty: tuple[Change, ...] = ()
+    packages: tuple[Package, ...] = ()
+    feedback_text: str | None = None
+    squash_msg_text: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        return not self.dirty
+
+    def has(self, path: str) -> bool:
+        return path in self.present
+
+    def dirty_status(self, path: str) -> ChangeStatus | None:
+        for change in self.dirty:
+            if change.path == path:
+                return change.status
+        return None
+
+    def committed(self, path: str) -> bool:
+        """Tracked at HEAD: on disk and not new, or deleted but not yet committed."""
+        status = self.dirty_status(path)
+        return status == "D" or (self.has(path) and status != "A")
+
+    def deletion_pending(self, path: str) -> bool:
+        return self.dirty_status(path) == "D" and not self.has(path)
+
+    @property
+    def dirty_package_paths(self) -> tuple[str, ...]:
+        return tuple(c.path for c in self.dirty if is_package_path(c.path))
+
+    @property
+    def dirty_outside_gtd(self) -> tuple[str, ...]:
+        """Pending paths outside ``.gtd/`` — what makes ``gtd next`` refuse."""
+        prefix = f"{GTD_DIR}/"
+        return tuple(c.path for c in self.dirty if not c.path.startswith(prefix))
+
+    @property
+    def steering_present(self) -> frozenset[str]:
+        return self.present & frozenset(STEERING_FILES)

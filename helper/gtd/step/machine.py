@@ -1,0 +1,525 @@
+"""The step-mode machine: ``resolve(commits, tree, config, invoker) -> Resolution``.
+
+Pure — no IO, no subprocess, no clock. The edge gathers the inputs
+(:mod:`gtd.step.events`), calls :func:`resolve`, performs the one action it returns
+(:mod:`gtd.step.actions`), gathers again, and stops at a rest, a refusal after the
+first hop, or a fixpoint (an action that changed nothing). Past the first hop it
+acts only while :attr:`Resolution.continues_chain` holds, so one invocation captures
+at most one turn. Everything the machine cannot explain raises
+:class:`gtd.step.errors.StepError`; it never guesses.
+
+Map to ``step-mode.md`` (the README's contract wins where the two disagree):
+
+=====================================  ===============================================
+step-mode.md section                   code
+=====================================  ===============================================
+Inputs                                 :mod:`gtd.step.events` (Commit, WorkingTree),
+                                       :mod:`gtd.step.steering` (paths, packages)
+Subject grammar                        :mod:`gtd.step.subjects`
+States and awaited actor               :mod:`gtd.step.states`
+Precedence 1 — illegal combinations    :func:`_check_legal`
+Precedence 2 — steering files          :func:`_steering`
+Precedence 3 — HEAD classification     :func:`_classify_turn`, :func:`_classify_routing`
+  "substantive" review turn            :mod:`gtd.step.review_diff`
+Precedence 4 — ladder                  :func:`_ladder`
+Precedence 5 — no rule matched         :func:`_ladder` (raises ``corruption``)
+Turn-taking 1 — dirty-boundary entry   :func:`_is_dirty_boundary_entry`
+Turn-taking 2-9                        :func:`_turn_taking`
+Counters                               :mod:`gtd.step.counters`
+Edge actions (the values)              :mod:`gtd.step.actions`
+Squash base, review base               :mod:`gtd.step.bases`
+=====================================  ===============================================
+
+Decisions where the tables are silent (each repeated where it is coded):
+
+- A mid-chain HEAD reports the edge-only state of the bookkeeping it is about to do
+  (``testing`` for a test run, ``close-package``, ``health-check``, ``done`` for the
+  squash template and the ``gtd: done`` commit) and otherwise the gate at HEAD; its
+  ``actor`` is the actor of the newest turn commit — the one whose chain it is.
+- ``gtd(human): escalate`` with no packages re-tests as a *health check*: the
+  escalation came from the health loop (ERRORS.md without packages is legal only
+  there), and a plain test run would write FEEDBACK.md without packages, an illegal
+  combination. Its green result commits ``gtd: tests green`` so HEAD moves on.
+- A ``gtd(human): escalate`` HEAD whose ERRORS.md deletion is still pending rests at
+  escalate (like ``gtd: errors`` does), so the deletion is captured as a turn and
+  resets the budget before the re-test, instead of re-testing at the spent cap.
+- Turn-taking 7 also covers escalate on a clean tree with ERRORS.md still present:
+  no empty ``gtd(human): escalate`` turn (it could only park at escalate again).
+- A rest at ``planning`` is answered by the agent's ``building`` turn.
+- ERRORS.md without packages is also legal at a ``gtd(human): escalate`` HEAD (the
+  human's turn at the health loop's escalation); see :func:`_check_legal`.
+- SQUASH_MSG.md does not count as a steering file for the ladder's "no steering
+  files" rung (it is HEAD-classification driven, like in gtd 2.x).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from gtd.step.actions import (
+    Action,
+    ClosePackage,
+    HealthCheck,
+    MakeCommit,
+    RunTests,
+    Squash,
+    WriteSquashTemplate,
+    is_squash_template,
+)
+from gtd.step.bases import (
+    cycle_squash_base,
+    has_review_material,
+    health_run_base,
+    review_base,
+    squash_base,
+)
+from gtd.step.config import Config
+from gtd.step.counters import Counters, fold_counters
+from gtd.step.errors import StepError
+from gtd.step.events import Commit, Invoker, WorkingTree
+from gtd.step.review_diff import is_substantive
+from gtd.step.states import State, capture_gate
+from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO, Package
+from gtd.step.subjects import Actor, Boundary, Routing, Subject, Turn
+
+__all__ = ["Decision", "Resolution", "corruption_message", "refusal_message", "resolve"]
+
+# Which rule produced the resolution; lets the edge and the tests tell apart the
+# several ways of ending with no action.
+Decision = Literal[
+    "entry",  # turn-taking 1
+    "mid-chain",  # turn-taking 2, performed by a mutator
+    "pending",  # turn-taking 2, reported by next/status
+    "report",  # turn-taking 3
+    "health-check",  # turn-taking 4
+    "refusal",  # turn-taking 5
+    "idle-health-check",  # turn-taking 6
+    "no-op",  # turn-taking 7
+    "inert",  # turn-taking 8
+    "capture",  # turn-taking 9
+]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """One decision. ``actor`` is the awaited actor at a rest, or whose chain a
+    mid-chain HEAD belongs to. ``pending`` is true only for ``invoker=None`` at a
+    mid-chain HEAD. ``refusal`` is the exact out-of-turn message (exit 1, zero
+    commits). ``action`` is None at every rest that needs nothing from the edge.
+
+    The rest is context for prompts: the folded counters, the review base, the squash
+    base of the cycle at hand, and the active (lowest-numbered) package."""
+
+    state: State
+    actor: Actor
+    decision: Decision
+    pending: bool = False
+    action: Action | None = None
+    refusal: str | None = None
+    counters: Counters = field(default_factory=Counters)
+    review_base: str | None = None
+    squash_base: str | None = None
+    package: Package | None = None
+
+    @property
+    def continues_chain(self) -> bool:
+        """Whether a mutator past its first hop still performs :attr:`action`.
+
+        Only mid-chain bookkeeping and the any-invoker health check (turn-taking 4:
+        the health-fixer's chain re-tests) do. Every other outcome after the first
+        hop is the rest the invocation stops at — it captures at most one turn, and
+        only as its first hop."""
+        return self.action is not None and self.decision in ("mid-chain", "health-check")
+
+
+@dataclass(frozen=True)
+class _Rest:
+    state: State
+    actor: Actor
+
+
+@dataclass(frozen=True)
+class _Mid:
+    state: State
+    action: Action
+
+
+_Baseline: TypeAlias = _Rest | _Mid
+
+# Agent rests whose move is a file artifact: a clean tree there means the agent did
+# nothing, and capturing an empty turn would consume workflow state (turn-taking 8).
+_INERT_WHEN_CLEAN: frozenset[State] = frozenset(
+    {"grilling", "grilled", "building", "fixing", "agentic-review", "review"}
+)
+
+
+def refusal_message(state: State, awaited: Actor) -> str:
+    if awaited == "human":
+        return f"{state} awaits a human turn — run `gtd step`"
+    return f"{state} awaits an agent turn — run `gtd step-agent`"
+
+
+def corruption_message(head: str, clean: bool) -> str:
+    return (
+        f'no precedence rule matched (HEAD="{head}", clean={str(clean).lower()}); '
+        "repo is in an unrecognized state — refusing to guess"
+    )
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """Everything the rules read, computed once."""
+
+    commits: Sequence[Commit]
+    tree: WorkingTree
+    config: Config
+    head: Commit | None
+    subject: Subject
+    packages: tuple[Package, ...]
+    counters: Counters
+
+    @property
+    def head_text(self) -> str:
+        return self.head.subject.strip() if self.head is not None else ""
+
+    def head_is(self, subject: Subject) -> bool:
+        return self.subject == subject
+
+    def run_tests(self) -> RunTests:
+        return RunTests(self.counters.test_cap_reached(self.config), self.counters.test_fix)
+
+    def health_check(self, *, force_green_commit: bool = False) -> HealthCheck:
+        # Green commits `gtd: tests green` when a health fix happened and squash is on
+        # (so the fix is squashed), or when HEAD must move on: an escalate turn, or a
+        # HEALTH.md that the green result makes obsolete.
+        fixed = self.config.squash and health_run_base(self.commits, len(self.commits)) is not None
+        green_commit = force_green_commit or fixed or self.tree.has(HEALTH)
+        return HealthCheck(
+            self.counters.health_cap_reached(self.config), self.counters.health_fix, green_commit
+        )
+
+    def close_package(self) -> ClosePackage:
+        if not self.packages:
+            raise StepError("corruption", corruption_message(self.head_text, self.tree.clean))
+        return ClosePackage(self.packages[0].name)
+
+
+def _gather(commits: Sequence[Commit], tree: WorkingTree, config: Config) -> _Facts:
+    head = commits[-1] if commits else None
+    subject: Subject = head.parsed if head is not None else Boundary("")
+    packages = tuple(sorted(tree.packages, key=lambda p: p.order))
+    return _Facts(commits, tree, config, head, subject, packages, fold_counters(commits))
+
+
+def _check_inputs(tree: WorkingTree) -> None:
+    for path, text in ((FEEDBACK, tree.feedback_text), (SQUASH_MSG, tree.squash_msg_text)):
+        if tree.has(path) and text is None:
+            raise StepError("input", f"{path} is present but its text was not gathered")
+
+
+# -- precedence 1 ------------------------------------------------------------------
+
+
+def _check_legal(f: _Facts) -> None:
+    tree = f.tree
+    health, review = tree.has(HEALTH), tree.has(REVIEW)
+    feedback, errors, todo = tree.has(FEEDBACK), tree.has(ERRORS), tree.has(TODO)
+    packages = bool(f.packages)
+    review_uncommitted = review and not tree.committed(REVIEW)
+    # ERRORS.md outlives the packages when the health loop escalates. Besides the two
+    # HEADs the table names, the human's own escalate turn at that gate is part of
+    # the escalation: without it, a clean `gtd step` there (which captures an empty
+    # escalate turn, as it does with packages) would end in this error.
+    health_escalation = (
+        f.head_is(Routing("health-check"))
+        or f.head_is(Routing("health-fix"))
+        or (f.head_is(Turn("human", "escalate")))
+    )
+    rules: tuple[tuple[bool, str], ...] = (
+        (health and packages, f"{HEALTH} + packages"),
+        (health and review, f"{HEALTH} + {REVIEW}"),
+        (health and feedback, f"{HEALTH} + {FEEDBACK}"),
+        (health and errors, f"{HEALTH} + {ERRORS}"),
+        (review and packages, f"{REVIEW} + packages"),
+        (review and todo and tree.committed(TODO), f"{REVIEW} + committed {TODO}"),
+        (review_uncommitted and todo, f"uncommitted {REVIEW} + {TODO}"),
+        (feedback and review, f"{FEEDBACK} + {REVIEW}"),
+        (feedback and not packages, f"{FEEDBACK} without packages"),
+        (errors and feedback, f"{ERRORS} + {FEEDBACK}"),
+        (errors and not packages and not health_escalation, f"{ERRORS} without packages"),
+    )
+    for violated, what in rules:
+        if violated:
+            raise StepError("illegal-combination", f"illegal combination: {what}")
+
+
+# -- precedence 2 ------------------------------------------------------------------
+
+
+def _steering(f: _Facts) -> _Baseline | None:
+    tree = f.tree
+    if tree.has(ERRORS):
+        return _Rest("escalate", "human")
+    if tree.has(HEALTH) and not f.head_is(Turn("agent", "health-fixing")):
+        return _Rest("health-fixing", "agent")
+    deleted = tree.deletion_pending(FEEDBACK)
+    at_green = f.head_is(Routing("tests green"))
+    force = f.counters.force_approve(f.config)
+    if (
+        (tree.has(FEEDBACK) or deleted)
+        and not f.head_is(Turn("agent", "fixing"))
+        and not (force and at_green)
+    ):
+        if at_green:
+            # The reviewer's fresh verdict: capture it as its turn first.
+            return _Rest("agentic-review", "agent")
+        blank = deleted or not (tree.feedback_text or "").strip()
+        if blank and not f.head_is(Routing("errors")):
+            return _Mid("close-package", f.close_package())
+        return _Rest("fixing", "agent")
+    return None
+
+
+# -- precedence 3 ------------------------------------------------------------------
+
+
+def _classify_turn(f: _Facts, turn: Turn) -> _Baseline | None:
+    head = f.head
+    assert head is not None  # a Turn subject comes from a commit
+    key = (turn.actor, turn.gate)
+    if key == ("agent", "grilling"):
+        # An empty agent turn changed nothing: the agent is still up. Otherwise the
+        # plan is written and the human answers (the answer gate).
+        return _Rest("grilling", "agent" if head.is_empty else "human")
+    if key == ("human", "grilling"):
+        if head.is_empty:  # a clean step at the answer gate accepts the defaults
+            return _Mid("grilling", MakeCommit("gtd: grilled"))
+        return _Rest("grilling", "agent")
+    if key == ("agent", "grilled"):
+        if f.packages:
+            return _Mid("grilled", MakeCommit("gtd: planning", (TODO,)))
+        return _Rest("grilled", "agent")
+    if key == ("agent", "building"):
+        return _Mid("testing", f.run_tests())
+    if key == ("human", "escalate"):
+        if f.tree.deletion_pending(ERRORS):
+            # ERRORS.md deleted after an earlier escalate turn: capture the deletion
+            # as the human's turn first, so the budget resets before the re-test.
+            return _Rest("escalate", "human")
+        if f.packages:
+            return _Mid("testing", f.run_tests())
+        # The health loop escalated: re-test as a health check (module docstring).
+        return _Mid("health-check", f.health_check(force_green_commit=True))
+    if key == ("agent", "fixing"):
+        return _Rest("fixing", "agent") if head.is_empty else _Mid("testing", f.run_tests())
+    if key == ("agent", "agentic-review"):
+        return _Rest("agentic-review", "agent")
+    if key == ("agent", "review"):
+        if f.tree.has(REVIEW):
+            return _Mid("review", MakeCommit("gtd: awaiting review"))
+        return _Rest("review", "agent")
+    if key == ("human", "review"):
+        if is_substantive(head):
+            return _Mid("review", MakeCommit("gtd: review feedback", (REVIEW,)))
+        return _Mid("done", MakeCommit("gtd: done", (REVIEW,)))
+    if key == ("agent", "squashing"):
+        base = squash_base(f.commits)
+        if base is not None and not is_squash_template(f.tree.squash_msg_text):
+            return _Mid("squashing", Squash(base))
+        return _Rest("squashing", "agent")
+    if key == ("agent", "health-fixing"):
+        return _Mid("health-fixing", MakeCommit("gtd: health-fix", (HEALTH,)))
+    return None  # a turn outside the table falls through to the ladder
+
+
+def _classify_routing(f: _Facts, routing: Routing) -> _Baseline | None:
+    route, tree, last = routing.route, f.tree, len(f.commits) - 1
+    errors_pending = tree.has(ERRORS) or tree.deletion_pending(ERRORS)
+    if route == "grilled":
+        return _Rest("grilled", "agent")
+    if route == "planning":
+        return _Rest("building", "agent")
+    if route == "tests green":
+        if f.packages:
+            if f.counters.force_approve(f.config):
+                return _Mid("close-package", f.close_package())
+            return _Rest("agentic-review", "agent")
+        if f.config.squash and health_run_base(f.commits, last) is not None:
+            return _Mid("done", WriteSquashTemplate())
+        return _Rest("idle", "human")
+    if route == "errors":
+        return _Rest("escalate", "human") if errors_pending else _Rest("fixing", "agent")
+    if route == "health-check":
+        return _Rest("escalate", "human") if errors_pending else _Rest("health-fixing", "agent")
+    if route == "awaiting review":
+        return _Rest("await-review", "human")
+    if route == "review feedback":
+        return _Rest("grilling", "agent")
+    if route == "done":
+        if f.config.squash and cycle_squash_base(f.commits, last) is not None:
+            return _Mid("done", WriteSquashTemplate())
+        return _Rest("idle", "human")
+    if route == "squash template":
+        return _Rest("squashing", "agent")
+    if route == "reviewing":
+        return _Rest("review", "agent")
+    if route == "health-fix":
+        return _Rest("idle", "human")
+    return None  # package done: the ladder decides
+
+
+# -- precedence 4 and 5 ------------------------------------------------------------
+
+
+def _nearest_workflow_commit(commits: Sequence[Commit]) -> Subject | None:
+    for commit in reversed(commits):
+        if not isinstance(commit.parsed, Boundary):
+            return commit.parsed
+    return None
+
+
+def _ladder(f: _Facts) -> _Baseline:
+    tree = f.tree
+    review_or_idle = (
+        _Rest("review", "agent") if has_review_material(f.commits) else _Rest("idle", "human")
+    )
+    if tree.dirty_package_paths:
+        return _Rest("planning", "agent")
+    if f.head_is(Routing("package done")):
+        return _Rest("building", "agent") if f.packages else review_or_idle
+    if tree.has(TODO):
+        return _Rest("grilling", "agent")
+    if f.packages and _nearest_workflow_commit(f.commits) == Turn("agent", "building"):
+        # Recovery: a boundary commit (say, a config fix) landed on the build
+        # checkpoint after an operational failure; finish the interrupted test run.
+        return _Mid("testing", f.run_tests())
+    steering = (TODO, REVIEW, FEEDBACK, ERRORS, HEALTH)
+    if not f.packages and not any(tree.has(path) for path in steering):
+        return review_or_idle
+    raise StepError("corruption", corruption_message(f.head_text, tree.clean))
+
+
+def _baseline(f: _Facts) -> _Baseline:
+    found = _steering(f)
+    if found is None and isinstance(f.subject, Turn):
+        found = _classify_turn(f, f.subject)
+    elif found is None and isinstance(f.subject, Routing):
+        found = _classify_routing(f, f.subject)
+    return found if found is not None else _ladder(f)
+
+
+# -- turn-taking -------------------------------------------------------------------
+
+
+def _is_dirty_boundary_entry(f: _Facts, invoker: Invoker) -> bool:
+    tree = f.tree
+    return (
+        invoker == "human"
+        and not tree.clean
+        and not (tree.has(TODO) and tree.committed(TODO))
+        and not f.packages
+        and not any(tree.has(path) for path in (REVIEW, FEEDBACK, ERRORS, HEALTH))
+        and (isinstance(f.subject, Boundary) or f.head_is(Routing("done")))
+    )
+
+
+def _chain_owner(commits: Sequence[Commit]) -> Actor:
+    for commit in reversed(commits):
+        parsed = commit.parsed
+        if isinstance(parsed, Turn):
+            return parsed.actor
+    return "agent"
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    state: State
+    actor: Actor
+    decision: Decision
+    pending: bool = False
+    action: Action | None = None
+    refusal: str | None = None
+
+
+def _turn_taking(f: _Facts, base: _Baseline, invoker: Invoker) -> _Outcome:
+    if isinstance(base, _Mid):  # 2
+        owner = _chain_owner(f.commits)
+        if invoker is None:
+            return _Outcome(base.state, owner, "pending", pending=True)
+        return _Outcome(base.state, owner, "mid-chain", action=base.action)
+    state, awaited = base.state, base.actor
+    if invoker is None:  # 3
+        return _Outcome(state, awaited, "report")
+    health_budget_spent = f.head_is(Routing("health-check")) and f.counters.health_cap_reached(
+        f.config
+    )
+    if (f.head_is(Routing("health-fix")) and state == "idle") or (
+        health_budget_spent and state == "health-fixing"
+    ):  # 4
+        return _Outcome(state, awaited, "health-check", action=f.health_check())
+    if invoker != awaited:  # 5
+        return _Outcome(state, awaited, "refusal", refusal=refusal_message(state, awaited))
+    if state == "idle":  # 6 (the invoker is the human here)
+        return _Outcome(state, awaited, "idle-health-check", action=f.health_check())
+    gate = capture_gate(state)
+    if gate is None:  # only idle and the edge-only states lack a gate; neither rests here
+        raise StepError("input", f"no turn can be captured at {state}")
+    turn = Turn(invoker, gate)
+    if f.tree.clean and (f.head_is(turn) or (state == "escalate" and f.tree.has(ERRORS))):  # 7
+        # Also at escalate while ERRORS.md is still there: the human's move is to delete
+        # it (or fix code), so an empty turn would only park at escalate again — and
+        # the README promises a settled re-run authors nothing.
+        return _Outcome(state, awaited, "no-op")
+    if (
+        invoker == "agent"
+        and f.tree.clean
+        and (
+            state in _INERT_WHEN_CLEAN
+            or (state == "squashing" and is_squash_template(f.tree.squash_msg_text))
+        )
+    ):  # 8
+        return _Outcome(state, awaited, "inert")
+    return _Outcome(state, awaited, "capture", action=MakeCommit(turn.render()))  # 9
+
+
+def _context_squash_base(f: _Facts) -> str | None:
+    last = len(f.commits) - 1
+    if f.head_is(Routing("done")):
+        return cycle_squash_base(f.commits, last)
+    if f.head_is(Routing("tests green")):
+        return health_run_base(f.commits, last)
+    return squash_base(f.commits)
+
+
+def resolve(
+    commits: Sequence[Commit], tree: WorkingTree, config: Config, invoker: Invoker
+) -> Resolution:
+    """Fold ``commits`` (first-parent, oldest first) and ``tree`` into one decision
+    for ``invoker`` (``"human"``, ``"agent"``, or None for a pure query).
+
+    Raises StepError for an illegal steering-file combination, for a state no rule
+    explains, and for inputs the edge filled inconsistently.
+    """
+    _check_inputs(tree)
+    f = _gather(commits, tree, config)
+    _check_legal(f)
+    if _is_dirty_boundary_entry(f, invoker):  # turn-taking 1
+        outcome = _Outcome(
+            "grilling", "human", "entry", action=MakeCommit(Turn("human", "grilling").render())
+        )
+    else:
+        outcome = _turn_taking(f, _baseline(f), invoker)
+    return Resolution(
+        state=outcome.state,
+        actor=outcome.actor,
+        decision=outcome.decision,
+        pending=outcome.pending,
+        action=outcome.action,
+        refusal=outcome.refusal,
+        counters=f.counters,
+        review_base=review_base(commits),
+        squash_base=_context_squash_base(f),
+        package=f.packages[0] if f.packages else None,
+    )

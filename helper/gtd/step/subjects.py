@@ -1,0 +1,154 @@
+"""The commit-subject grammar of step mode (step-mode.md, "Subject grammar").
+
+A trimmed subject is exactly one of:
+
+- a :class:`Turn` — ``gtd(human|agent): <gate>`` with a gate from the closed set;
+- a :class:`Routing` commit — one of the exact ``gtd: <phase>`` subjects, or
+  ``gtd: reviewing <40 hex>`` (the anchor written by ``gtd review``);
+- a :class:`Boundary` — everything else, including unknown gates and the 1.x
+  subjects (``gtd: new task``, ``gtd: transport``, a bare ``gtd: reviewing``), so an
+  old history upgrades cleanly instead of erroring.
+
+The grammar is closed and exact on purpose: these subjects are machine-authored, so
+anything that does not match byte for byte (after trimming) was not written by us
+and must not steer the machine. The renderers are the only way the core spells a
+subject, which keeps parse(render(x)) == x by construction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal, TypeAlias, get_args
+
+__all__ = [
+    "ACTORS",
+    "GATES",
+    "ROUTES",
+    "Actor",
+    "Boundary",
+    "Gate",
+    "Route",
+    "Routing",
+    "Subject",
+    "Turn",
+    "parse_subject",
+    "reviewing_subject",
+    "routing_subject",
+    "turn_subject",
+]
+
+Actor = Literal["human", "agent"]
+Gate = Literal[
+    "grilling",
+    "grilled",
+    "building",
+    "fixing",
+    "agentic-review",
+    "review",
+    "squashing",
+    "health-fixing",
+    "escalate",
+]
+# The phase words of the routing subjects, as they appear after "gtd: ".
+Route = Literal[
+    "grilled",
+    "planning",
+    "tests green",
+    "errors",
+    "package done",
+    "awaiting review",
+    "review feedback",
+    "done",
+    "squash template",
+    "health-check",
+    "health-fix",
+    "reviewing",
+]
+
+ACTORS: tuple[Actor, ...] = get_args(Actor)
+GATES: tuple[Gate, ...] = get_args(Gate)
+ROUTES: tuple[Route, ...] = get_args(Route)
+
+_TURN = re.compile(r"gtd\((human|agent)\): (.+)")
+_REVIEWING = re.compile(r"gtd: reviewing ([0-9a-fA-F]{40})")
+_GATE_BY_NAME: dict[str, Gate] = {g: g for g in GATES}
+# "reviewing" alone is the 1.x bare subject: a boundary, so it is not an exact route.
+_EXACT_ROUTES: dict[str, Route] = {f"gtd: {r}": r for r in ROUTES if r != "reviewing"}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A turn commit: the actor whose move it captured and the gate it was made at."""
+
+    actor: Actor
+    gate: Gate
+
+    def render(self) -> str:
+        return turn_subject(self.actor, self.gate)
+
+
+@dataclass(frozen=True)
+class Routing:
+    """Bookkeeping the machine commits between turns. ``sha`` is set only for
+    ``reviewing`` (the review base hash, lower-cased)."""
+
+    route: Route
+    sha: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.route == "reviewing") != (self.sha is not None):
+            raise ValueError("a sha goes with the reviewing route and only with it")
+        if self.sha is not None and not _REVIEWING.fullmatch(f"gtd: reviewing {self.sha}"):
+            raise ValueError(f"not a 40-hex commit hash: {self.sha!r}")
+
+    def render(self) -> str:
+        if self.sha is not None:
+            return reviewing_subject(self.sha)
+        return routing_subject(self.route)
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """Any subject outside the grammar: inert for the machine."""
+
+    subject: str
+
+
+Subject: TypeAlias = Turn | Routing | Boundary
+
+
+@lru_cache(maxsize=4096)
+def parse_subject(subject: str) -> Subject:
+    """Classify one commit subject (its first line; surrounding blanks are trimmed)."""
+    text = subject.strip()
+    turn = _TURN.fullmatch(text)
+    if turn:
+        gate = _GATE_BY_NAME.get(turn.group(2))
+        actor: Actor = "human" if turn.group(1) == "human" else "agent"
+        return Turn(actor, gate) if gate is not None else Boundary(text)
+    route = _EXACT_ROUTES.get(text)
+    if route is not None:
+        return Routing(route)
+    reviewing = _REVIEWING.fullmatch(text)
+    if reviewing:
+        return Routing("reviewing", reviewing.group(1).lower())
+    return Boundary(text)
+
+
+def turn_subject(actor: Actor, gate: Gate) -> str:
+    return f"gtd({actor}): {gate}"
+
+
+def routing_subject(route: Route) -> str:
+    if route == "reviewing":
+        raise ValueError("the reviewing subject needs a hash: use reviewing_subject()")
+    return f"gtd: {route}"
+
+
+def reviewing_subject(sha: str) -> str:
+    subject = f"gtd: reviewing {sha.lower()}"
+    if not _REVIEWING.fullmatch(subject):
+        raise ValueError(f"not a 40-hex commit hash: {sha!r}")
+    return subject
