@@ -1,0 +1,15 @@
+"""`gtd auto setup`."""
+
+from __future__ import annotations
+
+from gtd.cli.cycle_cmd import render
+from gtd.cli.output import emit, root
+
+
+def setup(as_json: bool) -> int:
+    from gtd.clock import now
+    from gtd.setup import setup as run_setup
+
+    answer = run_setup(root(), now())
+    emit(answer, render(answer), as_json)
+    return 0

@@ -1,0 +1,61 @@
+"""`gtd cycle begin|end|reset`: thin wrappers that print the cycle's answers.
+
+The plain-text form is what a slash command injects into the model's context every
+tick, so it is a few `key: value` lines with the status first, nothing more."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gtd.cli.output import emit, root
+
+# Keys that only make sense in JSON (the brief itself is in the brief file).
+_JSON_ONLY = frozenset({"brief_text"})
+
+
+def begin(as_json: bool) -> int:
+    from gtd.clock import now
+    from gtd.cycle import Cycle
+
+    answer = Cycle(root(), now()).begin()
+    emit(answer, render(answer), as_json)
+    return 0
+
+
+def end(as_json: bool, learning: str | None) -> int:
+    from gtd.clock import now
+    from gtd.cycle import Cycle
+
+    answer = Cycle(root(), now()).end(learning)
+    emit(answer, render(answer), as_json)
+    return 0
+
+
+def reset(as_json: bool, task: str | None) -> int:
+    from gtd.clock import now
+    from gtd.cycle import Cycle
+
+    answer = Cycle(root(), now()).reset(task)
+    emit(answer, render(answer), as_json)
+    return 0
+
+
+def render(answer: dict[str, Any]) -> str:
+    lines = []
+    for key, value in answer.items():
+        if key in _JSON_ONLY or value is None or value == []:
+            continue
+        lines.append(f"{key}: {_value(value)}")
+    return "\n".join(lines)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_value(v) for v in value)
+    if isinstance(value, dict):
+        head = value.get("id", "")
+        rest = ", ".join(f"{k}={_value(v)}" for k, v in value.items() if k != "id")
+        return f"{head} ({rest})" if head else rest
+    return str(value)

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Benchmarks for the gtd helper (docs/performance.md records the figures).
+
+Measures, as medians over repeated real subprocess runs on this machine:
+  * start-up: `python -c pass`, `import gtd.cli` and the typer app import;
+  * `gtd plan next --json` and `gtd cycle begin --json` on a repository with
+    5,000 commits and a 200-task PLAN.md (the per-tick commands);
+  * ratchet overhead: `gtd ratchet run` vs the same pytest command run directly,
+    on a generated 500-test suite.
+
+Usage: .venv/bin/python scripts/bench.py [--runs N] [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PY = sys.executable
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+
+
+def sh(cmd: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=ENV, text=True, capture_output=True, check=True, **kw)  # type: ignore[call-overload, no-any-return]
+
+
+def median_ms(fn: Callable[[], object], runs: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def gtd_cmd(*args: str) -> list[str]:
+    return [PY, "-m", "gtd", *args]
+
+
+def plan_text(tasks: int) -> str:
+    lines = ["# Benchmark plan", "", "### spec-bench", ""]
+    for i in range(1, tasks + 1):
+        done = i <= tasks // 2
+        box = "[x]" if done else "[ ]"
+        tail = f" ✓ (abc{i:04d})" if done else ""
+        lines.append(f"- {box} **T{i}**: task number {i}{tail}")
+        lines.append(f"  - Files: src/mod{i % 20}.py")
+        lines.append(f"  - Blocked by: {'T' + str(i - 1) if i > 1 else 'none'}")
+    return "\n".join(lines) + "\n"
+
+
+def make_history_repo(path: Path, commits: int) -> None:
+    """A repository with ``commits`` commits, built with fast-import in one process."""
+    sh(["git", "init", "-q", "-b", "main", str(path)], path.parent)
+    stream = []
+    for i in range(commits):
+        body = f"line {i}\n".encode()
+        msg = f"commit {i}\n".encode()
+        stream.append(b"commit refs/heads/main\n")
+        stream.append(f"committer Bench <b@example.com> {1700000000 + i} +0000\n".encode())
+        stream.append(b"data %d\n%s" % (len(msg), msg))
+        if i:
+            stream.append(b"from refs/heads/main^0\n")
+        stream.append(f"M 100644 inline src/mod{i % 20}.py\n".encode())
+        stream.append(b"data %d\n%s\n" % (len(body), body))
+    subprocess.run(
+        ["git", "fast-import", "--quiet"], cwd=path, input=b"".join(stream), check=True, env=ENV
+    )
+    sh(["git", "checkout", "-q", "-f", "main"], path)
+
+
+def bench_startup(runs: int) -> dict[str, float]:
+    return {
+        "python -c pass (ms)": median_ms(lambda: sh([PY, "-c", "pass"], Path.cwd()), runs),
+        "import gtd.cli.cycle_cmd (ms)": median_ms(
+            lambda: sh([PY, "-c", "import gtd.cli.cycle_cmd"], Path.cwd()), runs
+        ),
+        "import gtd.cli.app (typer) (ms)": median_ms(
+            lambda: sh([PY, "-c", "import gtd.cli.app"], Path.cwd()), runs
+        ),
+        "gtd --version (ms)": median_ms(lambda: sh(gtd_cmd("--version"), Path.cwd()), runs),
+    }
+
+
+def bench_tick(runs: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        make_history_repo(repo, 5000)
+        (repo / "PLAN.md").write_text(plan_text(200))
+        (repo / "tests").mkdir()
+        (repo / "tests" / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+        sh(["git", "add", "-A"], repo)
+        sh(["git", "commit", "-q", "-m", "plan"], repo)
+        sh(gtd_cmd("auto", "setup", "--json"), repo)
+        journal = repo / ".deepflow" / "cycle.json"
+
+        def begin() -> None:
+            journal.unlink(missing_ok=True)
+            out = sh(gtd_cmd("cycle", "begin", "--json"), repo).stdout
+            assert json.loads(out)["status"] == "task", out
+
+        return {
+            "gtd plan next --json, 5k commits, 200 tasks (ms)": median_ms(
+                lambda: sh(gtd_cmd("plan", "next", "--json"), repo), runs
+            ),
+            "gtd cycle begin --json, 5k commits, 200 tasks (ms)": median_ms(begin, runs),
+        }
+
+
+def bench_ratchet(runs: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        (repo / "tests").mkdir(parents=True)
+        sh(["git", "init", "-q", "-b", "main"], repo)
+        for f in range(25):
+            body = "\n".join(
+                f"def test_case_{f}_{i}():\n    assert sum(range({i})) == {sum(range(i))}\n"
+                for i in range(20)
+            )
+            (repo / "tests" / f"test_mod{f}.py").write_text(body)
+        (repo / "PLAN.md").write_text(plan_text(3))
+        (repo / ".deepflow").mkdir()
+        pytest_cmd = f"{PY} -m pytest -q -p no:cacheprovider"
+        (repo / ".deepflow" / "config.yaml").write_text(f"ratchet:\n  test_command: {pytest_cmd}\n")
+        sh(["git", "add", "-A"], repo)
+        sh(["git", "commit", "-q", "-m", "suite"], repo)
+        sh(gtd_cmd("auto", "setup", "--json"), repo)
+        direct = median_ms(lambda: sh(pytest_cmd.split(), repo), runs)
+        ratchet = median_ms(lambda: sh(gtd_cmd("ratchet", "run", "--json"), repo), runs)
+        return {
+            "pytest direct, 500 tests (ms)": direct,
+            "gtd ratchet run, 500 tests (ms)": ratchet,
+            "ratchet overhead (ratio)": ratchet / direct,
+        }
+
+
+BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
+    "startup": bench_startup,
+    "tick": bench_tick,
+    "ratchet": bench_ratchet,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--only", nargs="*", choices=sorted(BENCHES))
+    args = parser.parse_args()
+    print(f"# {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs")
+    for name in args.only or list(BENCHES):
+        for label, value in BENCHES[name](args.runs).items():
+            unit = "x" if "ratio" in label else ""
+            print(f"{label:<58} {value:8.2f}{unit}")
+
+
+if __name__ == "__main__":
+    main()

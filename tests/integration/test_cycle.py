@@ -1,0 +1,507 @@
+"""The cycle protocol end to end: real git repositories, real pytest runs, the real
+CLI in subprocesses. A scripted "agent" edits files between begin and end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliResult, Repo, run_gtd
+
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+
+CALC = "def add(a, b):\n    return a + b\n"
+TESTS = (
+    "from calc import add\n\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_add_negative():\n    assert add(-1, 1) == 0\n"
+)
+PLAN = """\
+# Calculator
+
+### spec-calc
+
+- [ ] **T1**: Add mul
+  - Files: calc.py, tests/test_mul.py
+  - Blocked by: none
+- [ ] **T2**: Add div
+  - Files: calc.py
+  - Blocked by: T1
+- [ ] **T3** [SPIKE]: Try a parser
+  - Files: parse.py
+  - Blocked by: none
+"""
+MUL = CALC + "\n\ndef mul(a, b):\n    return a * b\n"
+MUL_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+
+
+def tree_state(root: Path) -> dict[str, bytes]:
+    """Every file outside .git and gtd's own state directory, with its bytes."""
+    out: dict[str, bytes] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith((".git/", ".deepflow/")) or rel == ".git" or not path.is_file():
+            continue
+        if "__pycache__" in rel:
+            continue
+        out[rel] = path.read_bytes()
+    return out
+
+
+def gtd_json(repo: Repo, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    res = run_cli(repo, *args, "--json", env=env)
+    assert res.code == 0, res.stderr
+    data = res.json
+    assert isinstance(data, dict)
+    return data
+
+
+def run_cli(repo: Repo, *args: str, env: dict[str, str] | None = None) -> CliResult:
+    if env is None:
+        return run_gtd(repo.path, *args)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gtd", *args],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def memory(repo: Repo) -> dict[str, object]:
+    import yaml
+
+    data = yaml.safe_load((repo.path / ".deepflow/auto-memory.yaml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.fixture
+def project(repo: Repo) -> Repo:
+    repo.write("calc.py", CALC)
+    repo.write("tests/test_calc.py", TESTS)
+    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.write("PLAN.md", PLAN)
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
+    repo.commit_all("initial")
+    answer = gtd_json(repo, "auto", "setup")
+    assert answer["status"] == "ready", answer
+    assert repo.status() == ""
+    return repo
+
+
+def begin(repo: Repo) -> dict[str, object]:
+    return gtd_json(repo, "cycle", "begin")
+
+
+def end(repo: Repo, *extra: str) -> dict[str, object]:
+    return gtd_json(repo, "cycle", "end", *extra)
+
+
+def test_good_change_lands_as_attributable_commits(project: Repo) -> None:
+    base = project.git("rev-parse", "HEAD").strip()
+    answer = begin(project)
+    assert answer["status"] == "task"
+    assert answer["task"] == "T1"
+    brief = (project.path / ".deepflow/cycle-brief.md").read_text()
+    assert "T1" in brief
+    assert "Add mul" in brief
+    assert "calc.py" in brief
+
+    project.write("calc.py", MUL)
+    project.write("tests/test_mul.py", MUL_TEST)
+    result = end(project)
+
+    assert result["status"] == "passed", result
+    assert result["next"] == "continue"
+    commit = str(result["commit"])
+    subjects = project.git("log", "--format=%s", f"{base}..HEAD").splitlines()
+    assert subjects == [f"T1: mark done in PLAN.md ({commit})", "T1: Add mul"]
+    body = project.git("log", "-1", "--format=%B", "HEAD~1")
+    assert "Gtd-Task: T1" in body
+    assert "Gtd-Cycle: 1" in body
+    assert project.git("rev-parse", "--short", "HEAD~1").strip() == commit
+    assert f"- [x] **T1**: Add mul ✓ ({commit})" in (project.path / "PLAN.md").read_text()
+    assert project.status() == ""
+    mem = memory(project)
+    assert mem["task_results"] == {"T1": {"status": "success", "commit": commit, "cycle": 1}}
+    assert mem["consecutive_reverts"] == {"T1": 0}
+    report = (project.path / ".deepflow/auto-report.md").read_text()
+    assert f"| 1 | T1 | passed | {commit} | — |" in report
+    assert "| Tasks committed | 1 |" in report
+    # the new test is protected from the next cycle on
+    assert "tests/test_mul.py" in (project.path / ".deepflow/auto-snapshot.txt").read_text()
+    assert begin(project)["task"] == "T2"
+
+
+def test_breaking_change_is_reverted_byte_for_byte(project: Repo) -> None:
+    base = project.git("rev-parse", "HEAD").strip()
+    before = tree_state(project.path)
+    begin(project)
+    project.write("calc.py", "def add(a, b):\n    return a - b\n")
+    project.write("scratch/notes.txt", "agent notes\n")
+    # a new passing test cannot rescue the broken baseline tests
+    project.write("tests/test_extra.py", "def test_extra():\n    assert True\n")
+
+    result = end(project)
+
+    assert result["status"] == "reverted"
+    assert str(result["reason"]).startswith("tests failed: 2 of ")
+    assert "test_add" in str(result["reason"])
+    assert project.git("rev-parse", "HEAD").strip() == base
+    assert tree_state(project.path) == before
+    assert not (project.path / "scratch").exists()
+    assert project.status() == ""
+    # nothing is lost: the reverted work is kept under a ref
+    kept = project.git("show", "refs/gtd/reverted/cycle-1:scratch/notes.txt")
+    assert kept == "agent notes\n"
+    mem = memory(project)
+    assert mem["consecutive_reverts"] == {"T1": 1}
+    history = mem["revert_history"]
+    assert isinstance(history, list)
+    assert history[0]["task"] == "T1"
+    report = (project.path / ".deepflow/auto-report.md").read_text()
+    assert "| 1 | T1 | failed | reverted | tests failed: 2 of" in report
+
+
+def test_agent_commits_are_reverted_too(project: Repo) -> None:
+    base = project.git("rev-parse", "HEAD").strip()
+    begin(project)
+    project.write("calc.py", "def add(a, b):\n    return 0\n")
+    project.commit_all("agent committed against the rules")
+    result = end(project)
+    assert result["status"] == "reverted"
+    assert project.git("rev-parse", "HEAD").strip() == base
+    assert project.status() == ""
+
+
+def test_three_reverts_trip_the_breaker_until_reset(project: Repo) -> None:
+    for attempt in range(1, 4):
+        answer = begin(project)
+        assert answer["task"] == "T1"
+        project.write("calc.py", "def add(a, b):\n    return None\n")
+        result = end(project)
+        assert result["status"] == "reverted"
+        assert result["next"] == ("halt" if attempt == 3 else "continue")
+    assert str(result["message"]).startswith(
+        "Circuit breaker tripped: T1 failed 3 consecutive times. Reason: tests failed:"
+    )
+    halted = begin(project)
+    assert halted["status"] == "halted"
+    assert halted["task"] == "T1"
+    assert not (project.path / ".deepflow/cycle.json").exists()
+    assert begin(project)["status"] == "halted"
+
+    reset = gtd_json(project, "cycle", "reset")
+    assert reset["status"] == "reset"
+    assert reset["tasks"] == ["T1"]
+    assert begin(project)["status"] == "task"
+
+
+def test_brief_lists_earlier_failures(project: Repo) -> None:
+    begin(project)
+    project.write("calc.py", "def add(a, b):\n    return None\n")
+    end(project)
+    begin(project)
+    brief = (project.path / ".deepflow/cycle-brief.md").read_text()
+    assert "cycle 1: tests failed" in brief
+
+
+WEAKENINGS = [
+    ("edit", "snapshot test modified: tests/test_calc.py"),
+    ("delete", "tests/test_calc.py"),
+    ("rename", "tests/test_calc.py"),
+    ("skip", "tests/test_calc.py"),
+    ("conftest", "conftest.py"),
+    ("pytest-ini", "pytest.ini"),
+    ("plan", "PLAN.md"),
+    ("config", ".deepflow/config.yaml"),
+]
+
+
+@pytest.mark.parametrize(("how", "named"), WEAKENINGS, ids=[w[0] for w in WEAKENINGS])
+def test_weakened_tests_are_caught(project: Repo, how: str, named: str) -> None:
+    if how == "pytest-ini":
+        project.write("pytest.ini", "[pytest]\naddopts = -q\n")
+        project.commit_all("pytest config")
+        gtd_json(project, "ratchet", "snapshot")
+    base = project.git("rev-parse", "HEAD").strip()
+    before = tree_state(project.path)
+    begin(project)
+    test_file = project.path / "tests/test_calc.py"
+    if how == "edit":
+        test_file.write_text(TESTS.replace("== 5", "is not None"))
+    elif how == "delete":
+        test_file.unlink()
+    elif how == "rename":
+        test_file.rename(project.path / "tests/test_calc_renamed.py")
+    elif how == "skip":
+        test_file.write_text(
+            "import pytest\n"
+            + TESTS.replace("def test_add():", "@pytest.mark.skip\ndef test_add():")
+        )
+    elif how == "conftest":
+        project.write("conftest.py", "collect_ignore = ['tests']\n")
+    elif how == "pytest-ini":
+        project.write("pytest.ini", "[pytest]\naddopts = -q -k 'not add'\n")
+    elif how == "plan":
+        project.write("PLAN.md", PLAN.replace("- [ ] **T1**", "- [x] **T1**"))
+    elif how == "config":
+        project.write(".deepflow/config.yaml", "ratchet:\n  test_command: 'true'\n")
+    project.write("calc.py", MUL)
+
+    result = end(project)
+
+    assert result["status"] == "reverted"
+    assert named in str(result["reason"]), result["reason"]
+    assert project.git("rev-parse", "HEAD").strip() == base
+    assert tree_state(project.path) == before
+    assert project.status() == ""
+
+
+def test_human_work_is_reported_dirty_and_left_alone(project: Repo) -> None:
+    project.write("calc.py", CALC + "# human edit\n")
+    project.write("notes.md", "human notes\n")
+    before = tree_state(project.path)
+    answer = begin(project)
+    assert answer["status"] == "dirty"
+    assert sorted(answer["paths"]) == ["calc.py", "notes.md"]  # type: ignore[arg-type]
+    assert tree_state(project.path) == before
+    assert not (project.path / ".deepflow/cycle.json").exists()
+
+
+def test_ten_simultaneous_begins_give_one_task(project: Repo) -> None:
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        answers = list(pool.map(lambda _: begin(project)["status"], range(10)))
+    assert sorted(answers) == ["busy"] * 9 + ["task"]
+
+
+def test_abandoned_agent_is_reverted_after_the_timeout(project: Repo) -> None:
+    base = project.git("rev-parse", "HEAD").strip()
+    begin(project)
+    project.write("calc.py", "half-done work\n")
+    assert begin(project)["status"] == "busy"
+    journal_path = project.path / ".deepflow/cycle.json"
+    journal = json.loads(journal_path.read_text())
+    journal["started_epoch"] -= 46 * 60
+    journal_path.write_text(json.dumps(journal))
+
+    answer = begin(project)
+
+    assert answer["status"] == "task"
+    assert "reverted" in str(answer["recovered"])
+    assert "abandoned" in str(answer["recovered"])
+    assert project.git("rev-parse", "HEAD").strip() == base
+    assert (project.path / "calc.py").read_text() == CALC
+    assert memory(project)["consecutive_reverts"] == {"T1": 1}
+
+
+CRASH_POINTS = ["checking", "verdict", "work-commit", "plan-ticked", "tick-commit", "recorded"]
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_crash_during_a_passing_end_is_recovered(project: Repo, point: str) -> None:
+    base = project.git("rev-parse", "HEAD").strip()
+    begin(project)
+    project.write("calc.py", MUL)
+    project.write("tests/test_mul.py", MUL_TEST)
+    crashed = run_cli(project, "cycle", "end", "--json", env={"GTD_CRASH_AT": point})
+    assert crashed.code == -9
+
+    answer = begin(project)
+
+    assert answer["status"] == "task", answer
+    assert "recovered" in answer
+    assert project.status() == "", project.status()
+    if point == "checking":
+        # no verdict was reached: the cycle is reverted, nothing is lost
+        assert project.git("rev-parse", "HEAD").strip() == base
+        assert answer["task"] == "T1"
+        assert project.git("show", "refs/gtd/reverted/cycle-1:calc.py") == MUL
+    else:
+        subjects = project.git("log", "--format=%s", f"{base}..HEAD").splitlines()
+        assert len(subjects) == 2, subjects
+        assert subjects[1] == "T1: Add mul"
+        assert answer["task"] == "T2"
+        mem = memory(project)
+        assert mem["task_results"]["T1"]["status"] == "success"  # type: ignore[index]
+        cycles = mem["cycles"]
+        assert isinstance(cycles, list)
+        assert len(cycles) == 1
+
+
+@pytest.mark.parametrize("point", ["verdict", "reverted-kept", "recorded"])
+def test_crash_during_a_revert_is_recovered(project: Repo, point: str) -> None:
+    base = project.git("rev-parse", "HEAD").strip()
+    before = tree_state(project.path)
+    begin(project)
+    project.write("calc.py", "def add(a, b):\n    return None\n")
+    project.write("extra.py", "x = 1\n")
+    crashed = run_cli(project, "cycle", "end", "--json", env={"GTD_CRASH_AT": point})
+    assert crashed.code == -9
+
+    answer = begin(project)
+
+    assert answer["status"] == "task"
+    assert project.git("rev-parse", "HEAD").strip() == base
+    assert tree_state(project.path) == before
+    assert memory(project)["consecutive_reverts"] == {"T1": 1}
+
+
+def test_end_can_be_rerun_after_a_crash(project: Repo) -> None:
+    begin(project)
+    project.write("calc.py", MUL)
+    project.write("tests/test_mul.py", MUL_TEST)
+    assert run_cli(project, "cycle", "end", env={"GTD_CRASH_AT": "work-commit"}).code == -9
+    result = end(project)
+    assert result["status"] == "passed"
+    assert project.status() == ""
+
+
+def test_blocked_and_complete(repo: Repo) -> None:
+    repo.write("calc.py", CALC)
+    repo.write("tests/test_calc.py", TESTS)
+    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.write(
+        "PLAN.md",
+        "- [x] **T1**: done ✓ (abc1234)\n- [~] **T2**: skipped\n"
+        "- [ ] **T3**: waits\n  - Blocked by: T2\n",
+    )
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
+    repo.commit_all("initial")
+    gtd_json(repo, "auto", "setup")
+    answer = begin(repo)
+    assert answer["status"] == "blocked"
+    assert answer["blocked"] == [{"id": "T3", "title": "waits", "blocked_by": ["T2"]}]
+    repo.write("PLAN.md", "- [x] **T1**: done ✓ (abc1234)\n")
+    repo.commit_all("plan done")
+    assert begin(repo)["status"] == "complete"
+
+
+def test_spike_learning_is_recorded(project: Repo) -> None:
+    plan = PLAN.replace("- [ ] **T1**: Add mul", "- [x] **T1**: Add mul ✓ (abc1234)")
+    plan = plan.replace("  - Blocked by: T1\n", "  - Blocked by: T3\n")
+    project.write("PLAN.md", plan)
+    project.commit_all("T1 done by hand")
+    answer = begin(project)
+    assert answer["task"] == "T3"
+    assert answer["spike"] is True
+    project.write("parse.py", "def parse(s):\n    return s.split()\n")
+    result = end(project, "--learning", "str.split is enough for the grammar")
+    assert result["status"] == "passed"
+    mem = memory(project)
+    learnings = mem["probe_learnings"]
+    assert isinstance(learnings, list)
+    assert learnings[0]["spike"] == "T3"
+    assert learnings[0]["insight"] == "str.split is enough for the grammar"
+    report = (project.path / ".deepflow/auto-report.md").read_text()
+    assert "str.split is enough for the grammar" in report
+    assert "_(empty until a probe/spike task runs)_" not in report
+    assert begin(project)["task"] == "T2"
+    assert "str.split is enough" in (project.path / ".deepflow/cycle-brief.md").read_text()
+
+
+def test_bootstrap_cycle_writes_the_first_tests(repo: Repo) -> None:
+    repo.write("calc.py", CALC)
+    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.write("PLAN.md", PLAN)
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
+    repo.commit_all("initial")
+    gtd_json(repo, "auto", "setup")
+    answer = begin(repo)
+    assert answer["task"] == "BOOTSTRAP"
+    assert "calc.py" in (repo.path / ".deepflow/cycle-brief.md").read_text()
+    repo.write("tests/test_calc.py", TESTS)
+    result = end(repo)
+    assert result["status"] == "passed", result
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    assert "| 1 | BOOTSTRAP | passed |" in report
+    assert "- [ ] **T1**" in (repo.path / "PLAN.md").read_text()
+    assert begin(repo)["task"] == "T1"
+
+
+def test_bootstrap_may_not_change_implementation(repo: Repo) -> None:
+    repo.write("calc.py", CALC)
+    repo.write("PLAN.md", PLAN)
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
+    repo.commit_all("initial")
+    gtd_json(repo, "auto", "setup")
+    begin(repo)
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_calc.py", TESTS)
+    result = end(repo)
+    assert result["status"] == "reverted"
+    assert "calc.py" in str(result["reason"])
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "where"),
+    [
+        ("PLAN.md", "- [ ] **T1**: a\n- [ ] **T1**: b\n", "PLAN.md:2"),
+        (".deepflow/auto-memory.yaml", "task_results: [1, 2\n", ".deepflow/auto-memory.yaml:"),
+        (".deepflow/config.yaml", "circuit_breaker_threshold: many\n", ".deepflow/config.yaml:1"),
+    ],
+    ids=["plan", "memory", "config"],
+)
+def test_bad_input_is_a_clear_error_that_changes_nothing(
+    project: Repo, path: str, content: str, where: str
+) -> None:
+    project.write(path, content)
+    if path != ".deepflow/auto-memory.yaml":
+        project.commit_all("bad input")
+    before = tree_state(project.path)
+    state_before = (project.path / ".deepflow/auto-memory.yaml").exists()
+
+    res = run_cli(project, "cycle", "begin")
+
+    assert res.code == 1
+    assert where in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    assert tree_state(project.path) == before
+    assert not (project.path / ".deepflow/cycle.json").exists()
+    assert (project.path / ".deepflow/auto-memory.yaml").exists() == state_before
+    if path == ".deepflow/auto-memory.yaml":
+        assert (project.path / path).read_text() == content
+
+
+def test_end_without_a_cycle_is_an_operational_error(project: Repo) -> None:
+    res = run_cli(project, "cycle", "end")
+    assert res.code == 1
+    assert "no cycle in flight" in res.stderr
+
+
+def test_setup_without_plan_answers_needs_plan(repo: Repo) -> None:
+    repo.write("README.md", "x\n")
+    repo.commit_all("initial")
+    answer = gtd_json(repo, "auto", "setup")
+    assert answer["status"] == "needs-plan"
+    assert not (repo.path / ".deepflow").exists()
+
+
+def test_setup_writes_config_and_ignores_and_commits_them(repo: Repo) -> None:
+    repo.write("calc.py", CALC)
+    repo.write("tests/test_calc.py", TESTS)
+    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.commit_all("initial")
+    repo.write("PLAN.md", PLAN)  # the planner's fresh, uncommitted plan
+    answer = gtd_json(repo, "auto", "setup")
+    assert answer["status"] == "ready", answer
+    assert answer["loop"] == "/loop 1m /gtd:auto-cycle"
+    assert repo.subjects()[0] == "chore(gtd): set up auto mode"
+    tracked = repo.git("ls-files", ".deepflow", "PLAN.md").split()
+    assert sorted(tracked) == [".deepflow/.gitignore", ".deepflow/config.yaml", "PLAN.md"]
+    config = (repo.path / ".deepflow/config.yaml").read_text()
+    assert "circuit_breaker_threshold: 3" in config
+    assert "#" in config
+    assert repo.status() == ""
+    again = gtd_json(repo, "auto", "setup")
+    assert again["status"] == "ready"
+    assert again["committed"] is None
