@@ -75,8 +75,6 @@ def make_history_repo(path: Path, commits: int) -> None:
         stream.append(b"commit refs/heads/main\n")
         stream.append(f"committer Bench <b@example.com> {1700000000 + i} +0000\n".encode())
         stream.append(b"data %d\n%s" % (len(msg), msg))
-        if i:
-            stream.append(b"from refs/heads/main^0\n")
         stream.append(f"M 100644 inline src/mod{i % 20}.py\n".encode())
         stream.append(b"data %d\n%s\n" % (len(body), body))
     subprocess.run(

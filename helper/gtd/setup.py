@@ -89,6 +89,7 @@ def _setup_locked(root: Path, git: Git, plan: Any, now: Now) -> dict[str, Any]:
         "snapshot_files": len(snapshot.files),
         "test_command": cfg.test_command,
         "baseline": ratchet.describe_baseline(snapshot),
+        "tests": _tests_line(snapshot),
         "created": created,
         "committed": committed,
         "loop": LOOP_COMMAND,
@@ -108,3 +109,10 @@ def _setup_locked(root: Path, git: Git, plan: Any, now: Now) -> dict[str, Any]:
         answer["warning"] = "uncommitted changes: every tick answers `dirty` until you commit them"
     answer["next"] = f"start the loop: {LOOP_COMMAND}"
     return answer
+
+
+def _tests_line(snapshot: Any) -> str:
+    base = snapshot.baseline
+    if base.tests_total is None:
+        return "no per-test results (judged by exit code)"
+    return f"{base.tests_passed} / {base.tests_total} passed at baseline"

@@ -117,7 +117,7 @@ def bad_pack(tmp_path: Path) -> Path:
         tmp_path,
         "commands/auto-cycle.md",
         "---\ndescription: tick\ndisable-model-invocation: true\nallowed-tools: Bash\n"
-        "colour: red\n---\n!`git status`\nDo $1 with `gtd verify` and `gtd cycle end --fast`.\n",
+        "colour: red\n---\n!`git status`\nDo $1 with `gtd frob` and `gtd cycle end --fast`.\n",
     )
     _write(
         tmp_path,
@@ -158,7 +158,7 @@ def test_linter_flags_positionals_and_loop_target(bad_pack: Path) -> None:
 
 def test_linter_checks_invocations_against_the_real_cli(bad_pack: Path) -> None:
     text = _messages(packlint.lint_invocations(bad_pack, CLI))
-    assert "`gtd` has no command 'verify'" in text
+    assert "`gtd` has no command 'frob'" in text
     assert "`gtd cycle end` has no option --fast" in text
     assert "`gtd cycle reset` takes 1 argument(s), given 2" in text
     assert "plan next" not in text

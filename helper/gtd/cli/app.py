@@ -150,3 +150,29 @@ def _auto_setup(as_json: bool = JsonOpt) -> None:
     from gtd.cli import auto_cmd
 
     raise typer.Exit(auto_cmd.setup(as_json))
+
+
+# -- verify and the headless loop ------------------------------------------------------
+
+
+@app.command("verify")
+def _verify(as_json: bool = JsonOpt) -> None:
+    """When every task is done: L0 build, L1 files vs plan, L2 coverage, L4 full suite."""
+    from gtd.cli import verify_cmd
+
+    raise typer.Exit(verify_cmd.verify(as_json))
+
+
+@app.command("loop")
+def _loop(
+    agent: str = typer.Option(
+        ..., "--agent", help="Command that reads the brief on stdin (e.g. 'claude -p')."
+    ),
+    max_cycles: int | None = typer.Option(
+        None, "--max-cycles", min=1, help="Stop after this many cycles."
+    ),
+) -> None:
+    """Headless driver: begin, pipe the brief to the agent, end; until done or stuck."""
+    from gtd.cli import loop_cmd
+
+    raise typer.Exit(loop_cmd.loop(agent, max_cycles))

@@ -10,7 +10,9 @@ from typing import Any
 from gtd.cli.output import emit, root
 
 # Keys that only make sense in JSON (the brief itself is in the brief file).
-_JSON_ONLY = frozenset({"brief_text"})
+_JSON_ONLY = frozenset({"brief_text", "baseline"})
+# A tick injects this text into the model's context: long lists are cut short.
+_MAX_ITEMS = 10
 
 
 def begin(as_json: bool) -> int:
@@ -53,7 +55,9 @@ def _value(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
-        return ", ".join(_value(v) for v in value)
+        shown = ", ".join(_value(v) for v in value[:_MAX_ITEMS])
+        more = len(value) - _MAX_ITEMS
+        return f"{shown} … (+{more} more)" if more > 0 else shown
     if isinstance(value, dict):
         head = value.get("id", "")
         rest = ", ".join(f"{k}={_value(v)}" for k, v in value.items() if k != "id")

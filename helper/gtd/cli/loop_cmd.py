@@ -1,0 +1,16 @@
+"""`gtd loop --agent CMD [--max-cycles N]`: the headless driver (gtd.headless)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def loop(agent: str, max_cycles: int | None) -> int:
+    from gtd import headless
+    from gtd.cli.output import root
+
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    return headless.run_loop(root(), agent, max_cycles, say)

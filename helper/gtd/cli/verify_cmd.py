@@ -1,0 +1,26 @@
+"""`gtd verify`: print the final verification (gtd.verify). Exit 0 for either
+verdict; operational errors (not a repository, an invalid plan) exit 1 via GtdError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gtd.cli.output import emit, root
+
+
+def verify(as_json: bool) -> int:
+    from gtd import verify as verify_mod
+    from gtd.clock import now
+
+    answer = verify_mod.verify(root(), now())
+    emit(answer, render(answer), as_json)
+    return 0
+
+
+def render(answer: dict[str, Any]) -> str:
+    lines = [f"status: {answer['status']}"]
+    for level in answer["levels"]:
+        detail = f" ({level['detail']})" if level["detail"] else ""
+        lines.append(f"{level['level']} {level['name']}: {level['status']}{detail}")
+    lines.append(f"message: {answer['message']}")
+    return "\n".join(lines)

@@ -1,0 +1,157 @@
+"""`gtd loop` end to end: a scripted agent (a tiny Python script reading the brief
+on stdin) driven by the real CLI through real cycles, git and pytest."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+from tests.conftest import Repo, run_gtd
+from tests.integration.test_cycle import CALC, MUL, MUL_TEST, PYTEST, TESTS, gtd_json
+
+PLAN = """\
+# Calculator
+
+### spec-calc
+
+- [ ] **T1**: Add mul
+  - Files: calc.py, tests/test_mul.py
+  - Blocked by: none
+- [ ] **T2**: Add div
+  - Files: calc.py
+  - Blocked by: T1
+"""
+DIV = MUL + "\n\ndef div(a, b):\n    return a / b\n"
+
+GOOD_AGENT = f"""\
+import sys
+from pathlib import Path
+brief = sys.stdin.read()
+if "— T1:" in brief:
+    Path("calc.py").write_text({MUL!r})
+    Path("tests/test_mul.py").write_text({MUL_TEST!r})
+elif "— T2:" in brief:
+    Path("calc.py").write_text({DIV!r})
+print("working...")
+print("Learning: briefs arrive on stdin")
+"""
+BAD_AGENT = (
+    "import sys\nsys.stdin.read()\nopen('calc.py', 'w').write('def add(a, b):\\n    return 0\\n')\n"
+)
+SLOW_AGENT = (
+    "import sys, time\nsys.stdin.read()\nopen('calc.py', 'a').write('# wip\\n')\n"
+    "open('.started', 'w').write('x')\ntime.sleep(60)\n"
+)
+
+
+def make_project(repo: Repo, agent_source: str, config_extra: str = "") -> str:
+    repo.write("calc.py", CALC)
+    repo.write("tests/test_calc.py", TESTS)
+    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.write("PLAN.md", PLAN)
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n{config_extra}")
+    repo.commit_all("initial")
+    assert gtd_json(repo, "auto", "setup")["status"] == "ready"
+    # The agent lives outside the repository: it is not part of any cycle's work.
+    script = repo.path.parent / "agent.py"
+    script.write_text(agent_source)
+    return f"{sys.executable} {script}"
+
+
+def short(repo: Repo, subject: str) -> str:
+    for line in repo.git("log", "--format=%h %s").splitlines():
+        sha, _, subj = line.partition(" ")
+        if subj == subject:
+            return sha
+    raise AssertionError(f"no commit {subject!r}")
+
+
+def test_loop_runs_the_plan_to_complete(repo: Repo) -> None:
+    agent = make_project(repo, GOOD_AGENT)
+    res = run_gtd(repo.path, "loop", "--agent", agent)
+    assert res.code == 0, res.stderr
+    t1, t2 = short(repo, "T1: Add mul"), short(repo, "T2: Add div")
+    assert res.stdout.splitlines() == [
+        f"cycle 1 T1 passed {t1} (1 remaining)",
+        f"cycle 2 T2 passed {t2} (0 remaining)",
+        "complete: All tasks complete (2 done). Next: run `gtd verify`.",
+    ]
+    assert repo.status() == ""
+    mem = (repo.path / ".deepflow/auto-memory.yaml").read_text()
+    assert "briefs arrive on stdin" in mem
+    assert "working..." in (repo.path / ".deepflow/agent-output.log").read_text()
+    assert gtd_json(repo, "verify")["status"] == "passed"
+
+
+def test_loop_stops_at_the_circuit_breaker(repo: Repo) -> None:
+    agent = make_project(repo, BAD_AGENT, "circuit_breaker_threshold: 2\n")
+    head = repo.git("rev-parse", "HEAD")
+    res = run_gtd(repo.path, "loop", "--agent", agent)
+    assert res.code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 3, lines
+    assert lines[0].startswith("cycle 1 T1 reverted: tests failed: 1 of 2 (tests/test_calc.py::")
+    assert lines[1].startswith("cycle 2 T1 reverted: tests failed: 1 of 2")
+    assert lines[2].startswith("halted: ")
+    assert "gtd cycle reset" in lines[2]
+    assert repo.git("rev-parse", "HEAD") == head
+    assert repo.status() == ""
+
+
+def test_loop_max_cycles(repo: Repo) -> None:
+    agent = make_project(repo, GOOD_AGENT)
+    res = run_gtd(repo.path, "loop", "--agent", agent, "--max-cycles", "1")
+    assert res.code == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        f"cycle 1 T1 passed {short(repo, 'T1: Add mul')} (1 remaining)",
+        "stopped after 1 cycle(s) (--max-cycles); run `gtd loop` again to go on",
+    ]
+
+
+def test_loop_refuses_a_dirty_tree_and_a_missing_agent(repo: Repo) -> None:
+    agent = make_project(repo, GOOD_AGENT)
+    missing = run_gtd(repo.path, "loop", "--agent", "no-such-agent-xyz -p")
+    assert missing.code == 1
+    assert "agent command not found: no-such-agent-xyz" in missing.stderr
+    repo.write("notes.txt", "human work\n")
+    res = run_gtd(repo.path, "loop", "--agent", agent)
+    assert res.code == 1
+    assert res.stdout.startswith("dirty: 1 uncommitted change(s)")
+    assert (repo.path / "notes.txt").read_text() == "human work\n"
+
+
+def test_ctrl_c_kills_the_agent_and_leaves_the_cycle_recoverable(repo: Repo) -> None:
+    agent = make_project(repo, SLOW_AGENT)
+    loop = subprocess.Popen(
+        [sys.executable, "-m", "gtd", "loop", "--agent", agent],
+        cwd=repo.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not (repo.path / ".started").exists():
+        assert time.monotonic() < deadline, "the agent never started"
+        assert loop.poll() is None, loop.communicate()
+        time.sleep(0.05)
+    loop.send_signal(signal.SIGINT)
+    out, err = loop.communicate(timeout=30)
+    assert loop.returncode == 130, err
+    assert out.splitlines() == [
+        "interrupted: cycle 1 (T1) stopped with the agent's work left uncommitted; "
+        "run `gtd cycle end` to judge it (commit or revert), then `gtd loop` again"
+    ]
+    assert (repo.path / ".deepflow/cycle.json").exists()
+    # The agent's group is gone: it never finished its sleep to exit on its own.
+    assert (
+        "python"
+        not in subprocess.run(
+            ["pgrep", "-af", str(repo.path.parent / "agent.py")], capture_output=True, text=True
+        ).stdout
+    )
+    # Recoverable: `cycle end` judges the partial work (no test broken: it passes).
+    end = gtd_json(repo, "cycle", "end")
+    assert end["status"] in ("passed", "reverted")
+    assert not (repo.path / ".deepflow/cycle.json").exists()
