@@ -43,6 +43,43 @@ def _root(
     """gtd helper."""
 
 
+@app.command("doctor")
+def _doctor(as_json: bool = JsonOpt) -> None:
+    """Check the installation: helper vs pack version, git, test command, commands."""
+    import gtd.cli.doctor_cmd as doctor_cmd
+
+    raise typer.Exit(doctor_cmd.doctor(as_json))
+
+
+@app.command("validate")
+def _validate(
+    file: str | None = typer.Argument(None, help="Steering file to validate (default: all)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Validate .gtd/TODO.md and .gtd/REVIEW.md; exit 1 with findings if malformed."""
+    import gtd.cli.validate_cmd as validate_cmd
+
+    raise typer.Exit(validate_cmd.validate(file, as_json))
+
+
+@app.command("lsp")
+def _lsp() -> None:
+    """Language server (stdio) for the steering files."""
+    import gtd.cli.lsp_cmd as lsp_cmd
+
+    raise typer.Exit(lsp_cmd.lsp())
+
+
+def _register_step_mode() -> None:
+    """Step mode's commands (step, step-agent, next, status, review, format) keep the
+    gtd 2.x contract and are declared in their own module."""
+    try:
+        from gtd.cli.step_app import register
+    except ImportError:  # step mode's CLI not written yet
+        return
+    register(app)
+
+
 def run(args: list[str], json_mode: bool) -> int:
     """Run typer on ``args``; usage errors become `gtd: ...` messages with exit 1."""
     from gtd.cli import fail
@@ -176,3 +213,6 @@ def _loop(
     from gtd.cli import loop_cmd
 
     raise typer.Exit(loop_cmd.loop(agent, max_cycles))
+
+
+_register_step_mode()
