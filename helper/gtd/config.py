@@ -73,12 +73,17 @@ def load_config(root: Path) -> Config:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(CONFIG_PATH, f"not UTF-8 text ({exc.reason})") from None
-    return parse_config(text, root)
+    from gtd import cache
+
+    return _config(cache.through(root, "config", raw, lambda: _validated(text)), root)
 
 
 def parse_config(text: str, root: Path) -> Config:
     """Validate ``text`` (the config file's content) and resolve the test command."""
-    values = _validated(text)
+    return _config(_validated(text), root)
+
+
+def _config(values: dict[str, Any], root: Path) -> Config:
     ratchet = values.get("ratchet", {})
     quality = values.get("quality", {})
     cycle = values.get("cycle", {})

@@ -27,7 +27,7 @@ from gtd import paths
 from gtd.clock import Now
 from gtd.errors import GtdError, StateError
 from gtd.fsio import atomic_write, locked
-from gtd.git import Git, StatusEntry
+from gtd.git import Git, StatusEntry, WorkTree
 from gtd.journal import Journal
 
 Answer = dict[str, Any]
@@ -73,7 +73,7 @@ class Cycle:
         from gtd import breaker, memory_file, plan, plan_file
 
         _, the_plan = plan_file.load_valid(self.root)
-        mem = memory_file.load_fast(self.root / paths.MEMORY)
+        mem = memory_file.load_fast(self.root / paths.MEMORY, self.root)
         pending = [t.id for t in the_plan.pending]
         trip = breaker.check(mem, self.config.circuit_breaker_threshold, pending)
         if trip is not None:
@@ -84,7 +84,8 @@ class Cycle:
                 "message": trip.message,
                 "next": f"stop the loop; fix {trip.task} by hand, then run `gtd cycle reset`",
             }
-        dirty = self._dirty()
+        tree = self.git.state()
+        dirty = [e.path for e in tree.entries]
         if dirty:
             return {
                 "status": "dirty",
@@ -112,16 +113,16 @@ class Cycle:
                 "next": "stop the loop; resolve the blockers in PLAN.md by hand",
             }
         assert pick.task is not None
-        return self._start(the_plan, pick.task, mem)
+        return self._start(the_plan, pick.task, mem, tree)
 
-    def _start(self, the_plan: Any, task: Any, mem: Any) -> Answer:
+    def _start(self, the_plan: Any, task: Any, mem: Any, tree: WorkTree) -> Answer:
         from gtd import brief, memory, ratchet
         from gtd.templates import template
 
         snapshot = ratchet.load_snapshot(self.root)
         if snapshot is None:
             raise GtdError("no ratchet snapshot yet", "run `gtd auto setup` first")
-        head = self.git.head()
+        head = tree.head
         if head is None:
             raise StateError("the repository has no commits", "commit once, then run again")
         # A human may have committed PLAN.md or config edits since the last cycle;
@@ -140,7 +141,7 @@ class Cycle:
             )
             entry = Journal(
                 cycle=number, task=BOOTSTRAP, title="baseline tests", kind="bootstrap",
-                spike=False, base=head, branch=self.git.branch(), started_at=self.now.iso,
+                spike=False, base=head, branch=tree.branch, started_at=self.now.iso,
                 started_epoch=self.now.epoch, sidecar=sidecar,
             )  # fmt: skip
         else:
@@ -154,7 +155,7 @@ class Cycle:
             )
             entry = Journal(
                 cycle=number, task=task.id, title=task.title, kind="task", spike=task.spike,
-                base=head, branch=self.git.branch(), started_at=self.now.iso,
+                base=head, branch=tree.branch, started_at=self.now.iso,
                 started_epoch=self.now.epoch, sidecar=sidecar,
             )  # fmt: skip
         atomic_write(self.root / paths.BRIEF, text)
@@ -171,9 +172,6 @@ class Cycle:
             "brief_text": text,
             "next": "run the implementer subagent on the brief, then `gtd cycle end`",
         }
-
-    def _dirty(self) -> list[str]:
-        return [e.path for e in self.git.status()]
 
     def _busy(self, current: Journal) -> Answer | None:
         """A live cycle answers busy; a dead or abandoned one returns None (recover)."""

@@ -27,6 +27,13 @@ class StatusEntry:
         return self.xy == "??"
 
 
+@dataclass(frozen=True)
+class WorkTree:
+    head: str | None  # None in a repository without commits
+    branch: str | None  # None when HEAD is detached
+    entries: tuple[StatusEntry, ...]
+
+
 class Git:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -82,6 +89,12 @@ class Git:
         raw = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all")
         return parse_status(raw)
 
+    def state(self) -> WorkTree:
+        """HEAD, branch and every change in ONE git call (porcelain v2 with headers):
+        `cycle begin` runs every tick and needs all three."""
+        raw = self.run("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+        return parse_status_v2(raw)
+
     def ls_files(self) -> list[str]:
         return [p for p in self.run("ls-files", "-z").split("\0") if p]
 
@@ -135,3 +148,39 @@ def repo_root(cwd: Path) -> Path:
             f"{cwd}: not the repository root ({top})", f"cd {top} and run the command there"
         )
     return top
+
+
+def parse_status_v2(raw: str) -> WorkTree:
+    """Parse `git status --porcelain=v2 --branch -z`."""
+    head: str | None = None
+    branch: str | None = None
+    entries: list[StatusEntry] = []
+    fields = raw.split("\0")
+    i = 0
+    while i < len(fields):
+        rec = fields[i]
+        i += 1
+        if rec.startswith("# branch.oid "):
+            oid = rec[len("# branch.oid ") :]
+            head = None if oid == "(initial)" else oid
+        elif rec.startswith("# branch.head "):
+            name = rec[len("# branch.head ") :]
+            branch = None if name == "(detached)" else name
+        elif rec.startswith("1 "):
+            parts = rec.split(" ", 8)
+            entries.append(StatusEntry(_xy(parts[1]), parts[8]))
+        elif rec.startswith("2 "):
+            parts = rec.split(" ", 9)
+            entries.append(StatusEntry(_xy(parts[1]), parts[9], fields[i]))
+            i += 1
+        elif rec.startswith("u "):
+            parts = rec.split(" ", 10)
+            entries.append(StatusEntry(_xy(parts[1]), parts[10]))
+        elif rec.startswith("? "):
+            entries.append(StatusEntry("??", rec[2:]))
+    return WorkTree(head, branch, tuple(entries))
+
+
+def _xy(code: str) -> str:
+    # v2 writes "." for "unchanged"; v1 (and StatusEntry) use a space.
+    return code.replace(".", " ")

@@ -435,12 +435,38 @@ def _fast_loader() -> Any:
     return FastLoader
 
 
-def load_fast(path: PathLike) -> Memory:
-    """Same Memory as `load(path)[0]`, for read-only callers on the hot path."""
+def load_fast(path: PathLike, root: Path | None = None) -> Memory:
+    """Same Memory as `load(path)[0]`, for read-only callers on the hot path. With
+    the repository ``root``, a parse of the same bytes is reused (gtd.cache)."""
     path = Path(path)
     text = _read(path)
     if text is None:
         return Memory()
+    if root is None:
+        return _parse_fast(path, text)
+    from gtd import cache
+
+    data = text.encode("utf-8")
+    return _to_memory(cache.through(root, "memory", data, lambda: plain(_parse_fast(path, text))))
+
+
+def plain(mem: Memory) -> dict[str, Any]:
+    """``mem`` as JSON-safe data in the file's own shape: `_to_memory(plain(m)) == m`."""
+    lists = ("revert_history", "probe_learnings", "cycles", "halts")
+    return {
+        "task_results": {
+            task: {k: v for k, v in _result_fields(res) if v is not None}
+            for task, res in mem.task_results.items()
+        },
+        "consecutive_reverts": dict(mem.consecutive_reverts),
+        **{
+            name: [{k: v for k, v in fields if v is not None} for fields in _list_fields(name, mem)]
+            for name in lists
+        },
+    }
+
+
+def _parse_fast(path: Path, text: str) -> Memory:
     import yaml
 
     try:

@@ -505,3 +505,14 @@ def test_setup_writes_config_and_ignores_and_commits_them(repo: Repo) -> None:
     again = gtd_json(repo, "auto", "setup")
     assert again["status"] == "ready"
     assert again["committed"] is None
+
+
+def test_tick_form_answers_errors_instead_of_failing(project: Repo) -> None:
+    project.write("PLAN.md", "- [ ] **T1**: a\n- [ ] **T1**: b\n")
+    project.commit_all("broken plan")
+    res = run_cli(project, "cycle", "begin", "--tick")
+    assert res.code == 0
+    lines = res.stdout.splitlines()
+    assert lines[0] == "status: error"
+    assert "PLAN.md:2" in res.stdout
+    assert not (project.path / ".deepflow/cycle.json").exists()

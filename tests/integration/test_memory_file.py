@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -414,3 +415,24 @@ def test_any_memory_round_trips(rows: list[tuple[object, ...]], over_sample: boo
         mf.save(path, mem, doc)
         assert mf.load(path)[0] == mem
         assert mf.load_fast(path) == mem
+        # the JSON mirror the per-tick cache keeps is lossless
+        assert mf._to_memory(json.loads(json.dumps(mf.plain(mem)))) == mem
+        root = Path(tmp)
+        (root / ".git").mkdir()
+        assert mf.load_fast(path, root) == mem  # miss: parsed and cached
+        assert mf.load_fast(path, root) == mem  # hit
+
+
+def test_cache_never_hides_a_changed_or_corrupt_file(tmp_path: Path) -> None:
+    root = tmp_path
+    (root / ".git").mkdir()
+    path = root / ".deepflow" / "auto-memory.yaml"
+    write(path, DEEPFLOW_SAMPLE)
+    first = mf.load_fast(path, root)
+    assert (root / ".git" / "gtd-cache" / "memory.json").exists()
+    write(path, DEEPFLOW_SAMPLE.replace("T2: 2", "T2: 5"))
+    assert mf.load_fast(path, root).consecutive_reverts["T2"] == 5
+    assert first.consecutive_reverts["T2"] == 2
+    write(path, "task_results: [1, 2\n")
+    with pytest.raises(InputError):
+        mf.load_fast(path, root)

@@ -18,19 +18,22 @@ from gtd.errors import GtdError
 
 def _fast_path(args: list[str]) -> Callable[[], int] | None:
     flags = args[2:]
-    if len(args) < 2 or any(f != "--json" for f in flags) or len(flags) > 1:
+    if len(args) < 2 or len(set(flags)) != len(flags):
         return None
-    as_json = bool(flags)
-    if args[:2] == ["cycle", "begin"]:
-        from gtd.cli import cycle_cmd
+    as_json = "--json" in flags
+    if args[:2] == ["cycle", "begin"] and set(flags) <= {"--json", "--tick"}:
+        import gtd.cli.cycle_cmd as cycle_cmd
 
-        return lambda: cycle_cmd.begin(as_json)
+        tick = "--tick" in flags
+        return lambda: cycle_cmd.begin(as_json, tick)
+    if set(flags) - {"--json"}:
+        return None
     if args[:2] == ["ratchet", "run"]:
-        from gtd.cli import ratchet_cmd
+        import gtd.cli.ratchet_cmd as ratchet_cmd
 
         return lambda: ratchet_cmd.run(as_json)
     if args[:2] == ["plan", "next"]:
-        from gtd.cli import plan_cmd
+        import gtd.cli.plan_cmd as plan_cmd
 
         return lambda: plan_cmd.next_task(as_json)
     return None

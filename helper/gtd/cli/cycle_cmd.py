@@ -15,11 +15,24 @@ _JSON_ONLY = frozenset({"brief_text", "baseline"})
 _MAX_ITEMS = 10
 
 
-def begin(as_json: bool) -> int:
+def begin(as_json: bool, tick: bool = False) -> int:
+    """With ``tick`` (the form a slash command injects with `!`), an operational
+    error is answered as `status: error` with exit 0: a non-zero exit would abort
+    the whole tick, while an answer lets the tick stop the loop and report."""
     from gtd.clock import now
     from gtd.cycle import Cycle
+    from gtd.errors import GtdError
 
-    answer = Cycle(root(), now()).begin()
+    try:
+        answer = Cycle(root(), now()).begin()
+    except GtdError as exc:
+        if not tick:
+            raise
+        answer = {
+            "status": "error",
+            "message": exc.render().replace("\n", " "),
+            "next": "stop the loop and show the user this message",
+        }
     emit(answer, render(answer), as_json)
     return 0
 

@@ -11,6 +11,7 @@ Modules, one noun each: ``model`` (values), ``files`` (which paths are tests),
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gtd.config import Config
 from gtd.ratchet.files import is_test_file, is_test_path
@@ -31,7 +32,9 @@ from gtd.ratchet.snapshot import (
     sidecar_digest,
     take_snapshot,
 )
-from gtd.ratchet.verdict import Verdict, integrity, judge
+
+if TYPE_CHECKING:  # the verdict is only needed by `end`; `begin` must stay cheap
+    from gtd.ratchet.verdict import Verdict
 
 __all__ = [
     "CommandRun",
@@ -39,7 +42,6 @@ __all__ = [
     "Outcome",
     "RunResult",
     "Snapshot",
-    "Verdict",
     "advance",
     "baseline_red",
     "bootstrap_needed",
@@ -48,10 +50,8 @@ __all__ = [
     "current_hashes",
     "describe_baseline",
     "drop_pending",
-    "integrity",
     "is_test_file",
     "is_test_path",
-    "judge",
     "load_snapshot",
     "refresh_owned",
     "resync_owned",
@@ -66,9 +66,19 @@ def check(root: Path, config: Config, snapshot: Snapshot) -> tuple[Verdict, RunR
     """Check the working tree against ``snapshot``: integrity first (no command runs
     when it fails), then every configured command once, then the verdict."""
     from gtd.ratchet import runner
+    from gtd.ratchet.verdict import integrity, judge
 
     violations = integrity(snapshot, current_hashes(root, snapshot))
     if violations:
         return judge(snapshot.baseline, RunResult(), violations), RunResult()
     run = runner.run_all(root, config)
     return judge(snapshot.baseline, run, ()), run
+
+
+def __getattr__(name: str) -> Any:
+    # Verdict, integrity and judge load on first use (PEP 562).
+    if name in ("Verdict", "integrity", "judge"):
+        from gtd.ratchet import verdict
+
+        return getattr(verdict, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,7 @@ from gtd.config import Config
 from gtd.errors import InputError
 from gtd.fsio import atomic_write
 from gtd.ratchet import files as files_mod
-from gtd.ratchet import protect, runner
+from gtd.ratchet import protect
 from gtd.ratchet.model import (
     KINDS,
     OUTCOMES,
@@ -37,7 +37,6 @@ from gtd.ratchet.model import (
     RunResult,
     Snapshot,
 )
-from gtd.ratchet.verdict import command_reason
 
 SNAPSHOT_TXT = ".deepflow/auto-snapshot.txt"
 SNAPSHOT_JSON = ".deepflow/auto-snapshot.json"
@@ -58,7 +57,7 @@ def take_snapshot(root: Path, config: Config) -> Snapshot:
     snap = Snapshot(
         files=files_mod.hash_files(root, files_mod.test_files(tracked)),
         protected=protect.discover(root, listed),
-        baseline=runner.run_all(root, config),
+        baseline=_run_all(root, config),
     )
     save_snapshot(root, snap)
     return snap
@@ -203,7 +202,7 @@ def command_json(run: CommandRun) -> dict[str, Any]:
         "timed_out": run.timed_out,
         "not_found": run.not_found,
         "duration_s": run.duration_s,
-        "reason": None if run.ok else command_reason(run),
+        "reason": None if run.ok else _command_reason(run),
     }
 
 
@@ -211,7 +210,7 @@ def summary_lines(run: RunResult, baseline: RunResult | None = None) -> list[str
     """One line per command: `test command: passing (24/24 tests)`."""
     lines: list[str] = []
     for cmd in run.commands:
-        state = "passing" if cmd.ok else command_reason(cmd)
+        state = "passing" if cmd.ok else _command_reason(cmd)
         if cmd.kind == "test" and run.tests is not None:
             state += f" ({run.tests_passed}/{run.tests_total} tests passed)"
         elif cmd.kind == "test":
@@ -311,3 +310,17 @@ def _command(raw: Any, index: int, bad: Any) -> CommandRun:
         missing=missing,
         output_tail=raw["output_tail"],
     )
+
+
+# Running commands and wording verdicts are only needed by snapshot/check, never by
+# `cycle begin`, which imports this module on every tick.
+def _run_all(root: Path, config: Config) -> RunResult:
+    from gtd.ratchet import runner
+
+    return runner.run_all(root, config)
+
+
+def _command_reason(run: CommandRun) -> str:
+    from gtd.ratchet.verdict import command_reason
+
+    return command_reason(run)

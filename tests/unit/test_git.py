@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from gtd.git import Git, StatusEntry, parse_status_v2
+from tests.conftest import Repo
+
+
+def test_status_v2_headers_and_entries() -> None:
+    raw = "\0".join(
+        [
+            "# branch.oid 1234567890abcdef1234567890abcdef12345678",
+            "# branch.head main",
+            "1 .M N... 100644 100644 100644 aaa bbb calc.py",
+            "2 R. N... 100644 100644 100644 aaa bbb R100 new name.py",
+            "old.py",
+            "? notes/todo.txt",
+            "",
+        ]
+    )
+    tree = parse_status_v2(raw)
+    assert tree.head == "1234567890abcdef1234567890abcdef12345678"
+    assert tree.branch == "main"
+    assert tree.entries == (
+        StatusEntry(" M", "calc.py"),
+        StatusEntry("R ", "new name.py", "old.py"),
+        StatusEntry("??", "notes/todo.txt"),
+    )
+
+
+def test_status_v2_initial_and_detached() -> None:
+    tree = parse_status_v2("# branch.oid (initial)\0# branch.head (detached)\0")
+    assert tree.head is None
+    assert tree.branch is None
+    assert tree.entries == ()
+
+
+def test_state_agrees_with_status_on_a_real_repository(repo: Repo) -> None:
+    repo.write("a.py", "a\n")
+    repo.write("b.py", "b\n")
+    repo.commit_all("init")
+    repo.write("a.py", "changed\n")
+    repo.git("mv", "b.py", "c.py")
+    repo.write("dir with space/new.txt", "x\n")
+    git = Git(Path(repo.path))
+    tree = git.state()
+    assert tree.head == repo.git("rev-parse", "HEAD").strip()
+    assert tree.branch == "main"
+    assert sorted((e.path, e.orig) for e in tree.entries) == sorted(
+        (e.path, e.orig) for e in git.status()
+    )
+    assert {e.path for e in tree.entries} == {"a.py", "c.py", "dir with space/new.txt"}
