@@ -120,8 +120,8 @@ def measure(
 ) -> Budget:
     body = command_body()
     commands = INJECTION.findall(body)
-    if [c.strip() for c in commands] != ["gtd cycle begin"]:
-        raise SystemExit(f"expected one !`gtd cycle begin` in {COMMAND.name}, found {commands}")
+    if [c.strip() for c in commands] != ["gtd cycle begin --tick"]:
+        raise SystemExit(f"expected one !`gtd cycle begin --tick` in {COMMAND.name}, found {commands}")
     tick = INJECTION.sub(lambda _: begin_output.rstrip("\n"), body)
     size = len(tick.encode("utf-8"))
     return Budget(

@@ -147,11 +147,16 @@ def _ratchet_run(as_json: bool = JsonOpt) -> None:
 
 
 @cycle_app.command("begin")
-def _cycle_begin(as_json: bool = JsonOpt) -> None:
+def _cycle_begin(
+    as_json: bool = JsonOpt,
+    tick: bool = typer.Option(
+        False, "--tick", help="Answer errors as `status: error` with exit 0 (for `!` injection)."
+    ),
+) -> None:
     """Start a cycle: answer task / busy / halted / blocked / dirty / complete."""
     from gtd.cli import cycle_cmd
 
-    raise typer.Exit(cycle_cmd.begin(as_json))
+    raise typer.Exit(cycle_cmd.begin(as_json, tick))
 
 
 @cycle_app.command("end")
