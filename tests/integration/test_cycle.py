@@ -4,41 +4,24 @@ CLI in subprocesses. A scripted "agent" edits files between begin and end."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CliResult, Repo, run_gtd
-
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
-
-CALC = "def add(a, b):\n    return a + b\n"
-TESTS = (
-    "from calc import add\n\n\n"
-    "def test_add():\n    assert add(2, 3) == 5\n\n\n"
-    "def test_add_negative():\n    assert add(-1, 1) == 0\n"
+from tests.conftest import Repo
+from tests.integration.calc_project import (
+    CALC,
+    CONFTEST,
+    MUL,
+    MUL_TEST,
+    PLAN,
+    PYTEST,
+    TESTS,
+    gtd_json,
+    make_project,
+    run_cli,
 )
-PLAN = """\
-# Calculator
-
-### spec-calc
-
-- [ ] **T1**: Add mul
-  - Files: calc.py, tests/test_mul.py
-  - Blocked by: none
-- [ ] **T2**: Add div
-  - Files: calc.py
-  - Blocked by: T1
-- [ ] **T3** [SPIKE]: Try a parser
-  - Files: parse.py
-  - Blocked by: none
-"""
-MUL = CALC + "\n\ndef mul(a, b):\n    return a * b\n"
-MUL_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
 
 
 def tree_state(root: Path) -> dict[str, bytes]:
@@ -54,28 +37,6 @@ def tree_state(root: Path) -> dict[str, bytes]:
     return out
 
 
-def gtd_json(repo: Repo, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:
-    res = run_cli(repo, *args, "--json", env=env)
-    assert res.code == 0, res.stderr
-    data = res.json
-    assert isinstance(data, dict)
-    return data
-
-
-def run_cli(repo: Repo, *args: str, env: dict[str, str] | None = None) -> CliResult:
-    if env is None:
-        return run_gtd(repo.path, *args)
-    proc = subprocess.run(
-        [sys.executable, "-m", "gtd", *args],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=300,
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr)
-
-
 def memory(repo: Repo) -> dict[str, object]:
     import yaml
 
@@ -86,14 +47,7 @@ def memory(repo: Repo) -> dict[str, object]:
 
 @pytest.fixture
 def project(repo: Repo) -> Repo:
-    repo.write("calc.py", CALC)
-    repo.write("tests/test_calc.py", TESTS)
-    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
-    repo.write("PLAN.md", PLAN)
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
-    repo.commit_all("initial")
-    answer = gtd_json(repo, "auto", "setup")
-    assert answer["status"] == "ready", answer
+    make_project(repo)
     assert repo.status() == ""
     return repo
 
@@ -369,7 +323,7 @@ def test_end_can_be_rerun_after_a_crash(project: Repo) -> None:
 def test_blocked_and_complete(repo: Repo) -> None:
     repo.write("calc.py", CALC)
     repo.write("tests/test_calc.py", TESTS)
-    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.write("conftest.py", CONFTEST)
     repo.write(
         "PLAN.md",
         "- [x] **T1**: done ✓ (abc1234)\n- [~] **T2**: skipped\n"
@@ -411,7 +365,7 @@ def test_spike_learning_is_recorded(project: Repo) -> None:
 
 def test_bootstrap_cycle_writes_the_first_tests(repo: Repo) -> None:
     repo.write("calc.py", CALC)
-    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.write("conftest.py", CONFTEST)
     repo.write("PLAN.md", PLAN)
     repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
     repo.commit_all("initial")
@@ -489,7 +443,7 @@ def test_setup_without_plan_answers_needs_plan(repo: Repo) -> None:
 def test_setup_writes_config_and_ignores_and_commits_them(repo: Repo) -> None:
     repo.write("calc.py", CALC)
     repo.write("tests/test_calc.py", TESTS)
-    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    repo.write("conftest.py", CONFTEST)
     repo.commit_all("initial")
     repo.write("PLAN.md", PLAN)  # the planner's fresh, uncommitted plan
     answer = gtd_json(repo, "auto", "setup")

@@ -9,7 +9,8 @@ import sys
 import time
 
 from tests.conftest import Repo, run_gtd
-from tests.integration.test_cycle import CALC, MUL, MUL_TEST, PYTEST, TESTS, gtd_json
+from tests.integration.calc_project import MUL, MUL_TEST, gtd_json
+from tests.integration.calc_project import make_project as make_calc_project
 
 PLAN = """\
 # Calculator
@@ -47,13 +48,7 @@ SLOW_AGENT = (
 
 
 def make_project(repo: Repo, agent_source: str, config_extra: str = "") -> str:
-    repo.write("calc.py", CALC)
-    repo.write("tests/test_calc.py", TESTS)
-    repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
-    repo.write("PLAN.md", PLAN)
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n{config_extra}")
-    repo.commit_all("initial")
-    assert gtd_json(repo, "auto", "setup")["status"] == "ready"
+    make_calc_project(repo, plan=PLAN, config_extra=config_extra)
     # The agent lives outside the repository: it is not part of any cycle's work.
     script = repo.path.parent / "agent.py"
     script.write_text(agent_source)
