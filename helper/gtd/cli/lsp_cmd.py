@@ -1,0 +1,10 @@
+"""`gtd lsp`: the steering files' language server on stdin/stdout. pygls is
+imported here, never at CLI start-up (DESIGN §3)."""
+
+from __future__ import annotations
+
+
+def lsp() -> int:
+    from gtd.lsp.server import serve
+
+    return serve()
