@@ -1,0 +1,299 @@
+"""`gtd doctor`: is this installation usable? Each check is ok, warn or fail.
+
+Checks: python version; the helper itself; git; `gtd` on PATH; every installed copy
+of the pack found (Claude Code plugin, the plugin copy install.py made, ~/.claude,
+the repository's .claude, a pack checkout) with its version against the helper's;
+and, inside a git repository, the test command (configured or detected) and whether
+its executable exists. Inputs (home, cwd, environment) are parameters so tests can
+point them anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from gtd import __version__
+
+Status = Literal["ok", "warn", "fail"]
+MANIFEST = "install-manifest.json"  # written by install.py next to the helper's venv
+MARKER = "gtd-pack.json"  # install.py's record in a .claude/ directory
+REINSTALL = "re-run `python3 install.py` from the gtd pack checkout"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def overall(checks: list[Check]) -> Status:
+    if any(c.status == "fail" for c in checks):
+        return "fail"
+    return "warn" if any(c.status == "warn" for c in checks) else "ok"
+
+
+def run_checks(
+    cwd: Path, home: Path, env: Mapping[str, str], prefix: Path | None = None
+) -> list[Check]:
+    """Every check, in display order. ``prefix`` is the helper's venv (sys.prefix)."""
+    venv = Path(sys.prefix) if prefix is None else prefix
+    checks = [check_python(), check_helper(venv), check_git(cwd), check_on_path(env, venv)]
+    checks += check_packs(cwd, home, env, venv)
+    checks.append(check_test_command(cwd))
+    return checks
+
+
+# -- the environment -------------------------------------------------------------------
+
+
+def check_python() -> Check:
+    info = sys.version_info
+    version = f"{info.major}.{info.minor}.{info.micro}"
+    if info < (3, 10):
+        return Check("python", "fail", f"{version} ({sys.executable}): 3.10 or newer needed")
+    return Check("python", "ok", f"{version} ({sys.executable})")
+
+
+def check_helper(venv: Path) -> Check:
+    return Check("helper", "ok", f"gtd {__version__} (in {venv})")
+
+
+def check_git(cwd: Path) -> Check:
+    from gtd import proc
+
+    res = proc.run(["git", "--version"], cwd, timeout=30)
+    if res.not_found:
+        return Check("git", "fail", "git is not installed or not on PATH: install git")
+    if not res.ok:
+        return Check("git", "fail", f"`git --version` failed: {res.output.strip()[:200]}")
+    return Check("git", "ok", res.stdout.strip().removeprefix("git version ").strip())
+
+
+def check_on_path(env: Mapping[str, str], venv: Path) -> Check:
+    found = shutil.which("gtd", path=env.get("PATH", ""))
+    if found is None:
+        return Check(
+            "gtd on PATH",
+            "warn",
+            "no `gtd` on PATH: the slash commands run `gtd`; add install.py's --bin-dir "
+            "(default ~/.local/bin) to PATH",
+        )
+    real = Path(os.path.realpath(found))
+    mine = Path(os.path.realpath(venv))
+    if mine in real.parents:
+        return Check("gtd on PATH", "ok", found)
+    if _is_plugin_shim(real):
+        return Check("gtd on PATH", "ok", f"{found} (the plugin's shim)")
+    return Check("gtd on PATH", "warn", f"{found} is another installation than this one ({venv})")
+
+
+def _is_plugin_shim(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(200)
+    except OSError:
+        return False
+    return b"# gtd-plugin-shim:" in head
+
+
+# -- the pack --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pack:
+    where: str  # plugin / plugin copy / user / project / checkout
+    path: Path  # the directory the commands are in
+    version: str | None
+    commands: tuple[str, ...]
+
+
+def find_packs(cwd: Path, home: Path, env: Mapping[str, str], venv: Path) -> list[Pack]:
+    packs: list[Pack] = []
+    seen: set[Path] = set()
+
+    def add_plugin(where: str, root: Path) -> None:
+        real = Path(os.path.realpath(root))
+        if real in seen:
+            return
+        manifest = _read_json(root / ".claude-plugin" / "plugin.json")
+        if not isinstance(manifest, dict) or manifest.get("name") != "gtd":
+            return
+        seen.add(real)
+        names = _commands(root / "commands")
+        packs.append(Pack(where, root / "commands", _str(manifest.get("version")), names))
+
+    # 1. registered with Claude Code (what a session loads)
+    claude_dir = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    installed = _read_json(claude_dir / "plugins" / "installed_plugins.json")
+    entries = installed.get("plugins") if isinstance(installed, dict) else None
+    if isinstance(entries, dict):
+        for plugin_id, records in sorted(entries.items()):
+            if not plugin_id.startswith("gtd@") or not isinstance(records, list):
+                continue
+            for record in records:
+                if isinstance(record, dict) and isinstance(record.get("installPath"), str):
+                    add_plugin(f"plugin {plugin_id}", Path(record["installPath"]))
+    # 2. the running session's plugin root (the bin/ shim runs us from there)
+    if env.get("CLAUDE_PLUGIN_ROOT"):
+        add_plugin("plugin (this session)", Path(env["CLAUDE_PLUGIN_ROOT"]))
+    # 3. install.py's plugin copy next to this venv
+    manifest = _read_json(venv.parent / MANIFEST)
+    targets = manifest.get("targets") if isinstance(manifest, dict) else None
+    if isinstance(targets, dict) and "plugin" in targets:
+        add_plugin("plugin copy", venv.parent / "plugin")
+    # 4. ~/.claude and the repository's .claude (install.py --user / --project)
+    root = _repo_root(cwd) or cwd
+    for where, base in (("user", claude_dir), ("project", root / ".claude")):
+        marker = _read_json(base / MARKER)
+        if isinstance(marker, dict) and marker.get("name") == "gtd":
+            real = Path(os.path.realpath(base))
+            if real in seen:
+                continue
+            seen.add(real)
+            names = _commands(base / "commands" / "gtd")
+            packs.append(Pack(where, base / "commands" / "gtd", _str(marker.get("version")), names))
+    # 5. a checkout of the pack itself (`claude --plugin-dir .`)
+    add_plugin("checkout", root)
+    return packs
+
+
+def check_packs(cwd: Path, home: Path, env: Mapping[str, str], venv: Path) -> list[Check]:
+    packs = find_packs(cwd, home, env, venv)
+    if not packs:
+        return [
+            Check(
+                "pack",
+                "warn",
+                "no installed gtd pack found (Claude Code plugin, ~/.claude, "
+                f"{_tilde(cwd, home)}/.claude): {REINSTALL}",
+            )
+        ]
+    checks = []
+    for pack in packs:
+        name = f"pack ({pack.where})"
+        where = _tilde(pack.path, home)
+        commands = ", ".join(pack.commands) or "no commands"
+        if not pack.commands:
+            checks.append(Check(name, "fail", f"no commands in {where}: {REINSTALL}"))
+        elif pack.version != __version__:
+            checks.append(
+                Check(
+                    name,
+                    "fail",
+                    f"pack version {pack.version} ≠ helper version {__version__} "
+                    f"({where}): {REINSTALL}",
+                )
+            )
+        else:
+            checks.append(Check(name, "ok", f"{pack.version}: {commands} in {where}"))
+    registered = any(p.where.startswith("plugin") and p.where != "plugin copy" for p in packs)
+    copy = next((p for p in packs if p.where == "plugin copy"), None)
+    if copy is not None and not registered:
+        plugin_dir = _tilde(copy.path.parent, home)
+        checks.append(
+            Check(
+                "claude registration",
+                "warn",
+                f"the plugin in {plugin_dir} is not registered with Claude Code: "
+                f"start it with `claude --plugin-dir {plugin_dir}` or re-run install.py "
+                "with claude on PATH",
+            )
+        )
+    return checks
+
+
+# -- the repository --------------------------------------------------------------------
+
+
+def check_test_command(cwd: Path) -> Check:
+    root = _repo_root(cwd)
+    if root is None:
+        return Check("test command", "ok", "skipped: not in a git repository")
+    from gtd.config import CONFIG_PATH, load_config
+    from gtd.errors import GtdError
+    from gtd.proc import command_argv
+
+    try:
+        config = load_config(root)
+    except GtdError as exc:
+        return Check("test command", "fail", exc.render())
+    command = config.test_command
+    if command is None:
+        return Check(
+            "test command",
+            "warn",
+            f"none configured in {CONFIG_PATH} and none detected: set ratchet.test_command",
+        )
+    source = {"config": CONFIG_PATH, "quality": f"{CONFIG_PATH} (quality)"}.get(
+        config.test_command_source or "", "detected"
+    )
+    argv, via_shell = command_argv(command)
+    exe = _first_word(command) if via_shell else (argv[0] if argv else None)
+    if exe is None:
+        return Check("test command", "ok", f"{command} ({source}; shell syntax, not checked)")
+    if shutil.which(exe, path=os.environ.get("PATH")) is None and not (root / exe).is_file():
+        return Check(
+            "test command", "fail", f"test command not found: {exe} (`{command}`, {source})"
+        )
+    return Check("test command", "ok", f"{command} ({source})")
+
+
+def _first_word(command: str) -> str | None:
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or any(ch in words[0] for ch in "=$`(|&;<>"):
+        return None
+    return words[0]
+
+
+def _repo_root(cwd: Path) -> Path | None:
+    from gtd import proc
+
+    res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, timeout=30)
+    return Path(res.stdout.strip()) if res.ok and res.stdout.strip() else None
+
+
+# -- small helpers ---------------------------------------------------------------------
+
+
+def _commands(directory: Path) -> tuple[str, ...]:
+    return tuple(sorted(f"/gtd:{p.stem}" for p in directory.glob("*.md")))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _tilde(path: Path, home: Path) -> str:
+    text, base = str(path), str(home)
+    return "~" + text[len(base) :] if text == base or text.startswith(base + os.sep) else text
+
+
+def report(checks: list[Check]) -> dict[str, Any]:
+    return {
+        "status": overall(checks),
+        "version": __version__,
+        "checks": [c.as_dict() for c in checks],
+    }

@@ -1,0 +1,636 @@
+#!/usr/bin/env python3
+"""Install the gtd pack with nothing but python3 (>= 3.10) and git.
+
+    python3 install.py                  helper + the pack as a Claude Code plugin
+    python3 install.py --project PATH   helper + the pack in PATH/.claude/
+    python3 install.py --user           helper + the pack in ~/.claude/
+    python3 install.py --dry-run        print every action, change nothing
+    python3 install.py --uninstall      remove exactly what was installed
+
+The helper goes into its own virtual environment (``<prefix>/venv``, default prefix
+``~/.local/share/gtd-pack``) with a ``gtd`` symlink in ``~/.local/bin``. Every path
+installed is recorded, with its hash, in ``<prefix>/install-manifest.json``: a second
+run compares against it and changes nothing when nothing differs, and --uninstall
+removes those paths and nothing else. The run ends with ``gtd doctor``.
+See docs/install.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+MIN_PYTHON = (3, 10)
+SOURCE = Path(__file__).resolve().parent
+PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin")
+SKIP_NAMES = {"__pycache__", ".DS_Store"}
+MANIFEST = "install-manifest.json"
+MARKER = "gtd-pack.json"  # in <dir>/.claude/ for the --project and --user layouts
+FORMAT = 1
+
+
+class InstallError(Exception):
+    """Something the user must fix; printed as `install.py: error: ...`, exit 1."""
+
+
+# -- small helpers ---------------------------------------------------------------------
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return sha256(path.read_bytes())
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def tilde(path: Path | str) -> str:
+    """A path for messages, with the home directory shortened to ~."""
+    text, home = str(path), str(Path.home())
+    return "~" + text[len(home) :] if text == home or text.startswith(home + os.sep) else text
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InstallError(f"{path}: unreadable ({exc})") from None
+
+
+def pack_meta() -> tuple[str, str, str]:
+    """(plugin name, version, marketplace name) from the checkout's manifests."""
+    plugin = read_json(SOURCE / ".claude-plugin" / "plugin.json")
+    market = read_json(SOURCE / ".claude-plugin" / "marketplace.json")
+    if not isinstance(plugin, dict) or not isinstance(market, dict):
+        raise InstallError(f"{SOURCE} is not a gtd pack checkout (no .claude-plugin/*.json)")
+    return str(plugin["name"]), str(plugin["version"]), str(market["name"])
+
+
+def helper_version() -> str:
+    text = (SOURCE / "helper" / "gtd" / "__init__.py").read_text(encoding="utf-8")
+    found = re.search(r'^__version__ = "([^"]+)"', text, re.MULTILINE)
+    if not found:
+        raise InstallError("helper/gtd/__init__.py has no __version__")
+    return found.group(1)
+
+
+def source_hash() -> str:
+    """One hash over everything pip builds the helper from."""
+    digest = hashlib.sha256()
+    files = [SOURCE / "pyproject.toml", SOURCE / "README.md"]
+    files += sorted(p for p in (SOURCE / "helper").rglob("*") if p.is_file())
+    for path in files:
+        if SKIP_NAMES & set(path.parts) or path.suffix == ".pyc":
+            continue
+        digest.update(path.relative_to(SOURCE).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def pack_sources() -> list[Path]:
+    """The pack's files in the checkout (never tests, .venv or caches)."""
+    found: list[Path] = []
+    for part in PACK_PARTS:
+        for path in sorted((SOURCE / part).rglob("*")):
+            rel = path.relative_to(SOURCE)
+            if path.is_file() and not SKIP_NAMES & set(rel.parts):
+                found.append(rel)
+    return found
+
+
+def host_pip_ok() -> bool:
+    """True when this python has a pip that can install into another environment
+    (`pip --python`, pip 22.3 and later)."""
+    res = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, text=True)
+    found = re.match(r"pip (\d+)\.(\d+)", res.stdout)
+    return (
+        res.returncode == 0
+        and found is not None
+        and (
+            int(found.group(1)),
+            int(found.group(2)),
+        )
+        >= (22, 3)
+    )
+
+
+# -- Claude Code's records ---------------------------------------------------------------
+
+
+def claude_dir() -> Path:
+    """Claude Code's user directory: ~/.claude unless CLAUDE_CONFIG_DIR moves it."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+
+
+def claude_marketplaces() -> dict[str, str]:
+    """Known marketplace name → its directory (or other source location)."""
+    known = read_json(claude_dir() / "plugins" / "known_marketplaces.json")
+    out: dict[str, str] = {}
+    for name, entry in (known or {}).items() if isinstance(known, dict) else ():
+        where = entry.get("installLocation") if isinstance(entry, dict) else None
+        out[str(name)] = str(where)
+    return out
+
+
+def claude_plugins() -> set[str]:
+    """Installed plugin ids (name@marketplace)."""
+    data = read_json(claude_dir() / "plugins" / "installed_plugins.json")
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    return set(plugins) if isinstance(plugins, dict) else set()
+
+
+# -- what goes where -------------------------------------------------------------------
+
+
+def plugin_files() -> dict[str, tuple[bytes, int]]:
+    """rel path in the plugin dir → (content, mode): the pack exactly as in the checkout."""
+    out: dict[str, tuple[bytes, int]] = {}
+    for rel in pack_sources():
+        src = SOURCE / rel
+        out[rel.as_posix()] = (src.read_bytes(), 0o755 if os.access(src, os.X_OK) else 0o644)
+    return out
+
+
+def dotclaude_files(version: str, layout: str) -> dict[str, tuple[bytes, int]]:
+    """rel path under a .claude/ dir → (content, mode), for --project and --user.
+
+    Outside a plugin nothing is namespaced by plugin name, so the layout does it:
+    commands go to ``commands/gtd/`` (Claude Code names them ``gtd:auto``: measured
+    with the CLI, see docs/install.md), agents and skills get a ``gtd-`` prefix and
+    every ``gtd:<agent>`` reference in the markdown becomes ``gtd-<agent>``.
+    """
+    agents = sorted(p.stem for p in (SOURCE / "agents").glob("*.md"))
+    skills = sorted(p.name for p in (SOURCE / "skills").iterdir() if p.is_dir())
+
+    def adapt(text: str) -> str:
+        for name in agents + skills:
+            text = text.replace(f"gtd:{name}", f"gtd-{name}")
+        for name in agents:
+            text = re.sub(rf"^name: {re.escape(name)}$", f"name: gtd-{name}", text, flags=re.M)
+        for name in skills:
+            text = re.sub(rf"(?<![\w:/-]){re.escape(name)}(?![\w-])", f"gtd-{name}", text)
+        return text
+
+    out: dict[str, tuple[bytes, int]] = {}
+    for rel in pack_sources():
+        parts = rel.parts
+        if parts[0] == "commands":
+            dest = Path("commands", "gtd", *parts[1:])
+        elif parts[0] == "agents":
+            dest = Path("agents", f"gtd-{parts[1]}")
+        elif parts[0] == "skills":
+            dest = Path("skills", f"gtd-{parts[1]}", *parts[2:])
+        else:
+            continue  # .claude-plugin and bin/ belong to the plugin layout only
+        data = (SOURCE / rel).read_bytes()
+        if rel.suffix == ".md":
+            data = adapt(data.decode("utf-8")).encode("utf-8")
+        out[dest.as_posix()] = (data, 0o644)
+    marker = {
+        "name": "gtd",
+        "version": version,
+        "layout": layout,
+        "installed_by": "install.py",
+        "files": sorted(out),
+    }
+    out[MARKER] = ((json.dumps(marker, indent=2) + "\n").encode(), 0o644)
+    return out
+
+
+# -- the installer ---------------------------------------------------------------------
+
+
+class Installer:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.dry = bool(args.dry_run)
+        self.prefix = Path(args.prefix).expanduser().absolute()
+        self.bin_dir = Path(args.bin_dir).expanduser().absolute()
+        self.venv = self.prefix / "venv"
+        self.manifest_path = self.prefix / MANIFEST
+        self.changes = 0
+        self.warnings: list[str] = []
+        manifest = read_json(self.manifest_path)
+        self.manifest: dict[str, Any] = (
+            manifest
+            if isinstance(manifest, dict)
+            else {"format": FORMAT, "helper": None, "link": None, "dirs": [], "targets": {}}
+        )
+
+    # output
+    def act(self, message: str) -> bool:
+        """Announce a change; True when it should be carried out (not a dry run)."""
+        self.changes += 1
+        print(("would " if self.dry else "") + message)
+        return not self.dry
+
+    def same(self, message: str) -> None:
+        print(f"unchanged: {message}")
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        print(f"warning: {message}")
+
+    def save(self) -> None:
+        if self.dry:
+            return
+        self.prefix.mkdir(parents=True, exist_ok=True)
+        tmp = self.manifest_path.with_name(MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(self.manifest, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, self.manifest_path)
+
+    # directories we create are recorded so uninstall removes them (when empty)
+    def mkdirs(self, path: Path, owned: list[str]) -> None:
+        missing = []
+        probe = path
+        while not probe.exists():
+            missing.append(probe)
+            probe = probe.parent
+        for directory in reversed(missing):
+            if self.act(f"create directory {tilde(directory)}"):
+                directory.mkdir()
+            owned.append(str(directory))
+
+    # -- helper ------------------------------------------------------------------------
+
+    def install_helper(self) -> None:
+        version, wanted = helper_version(), source_hash()
+        helper = self.manifest.get("helper") or {}
+        python = self.venv / "bin" / "python"
+        installed = self._venv_version(python)
+        if installed == version and helper.get("source_hash") == wanted:
+            self.same(f"helper gtd {version} in {tilde(self.venv)}")
+            return
+        host_pip = host_pip_ok()
+        if not python.exists():
+            self.mkdirs(self.prefix, self.manifest.setdefault("dirs", []))
+            if self.act(f"create virtual environment {tilde(self.venv)}"):
+                # With a recent pip beside this python, the venv needs no pip of its own
+                # (ensurepip is the slow half of `python3 -m venv`).
+                bare = ["--without-pip"] if host_pip else []
+                self._run([sys.executable, "-m", "venv", *bare, str(self.venv)], "python3 -m venv")
+        was = f" (was {installed})" if installed else ""
+        if self.act(f"pip install the helper gtd {version}{was} from {tilde(SOURCE)}"):
+            # pip always rebuilds and reinstalls a local directory, same version or not
+            own_pip = (self.venv / "bin" / "pip").exists()
+            pip = (
+                [str(python), "-m", "pip"]
+                if own_pip or not host_pip
+                else [sys.executable, "-m", "pip", "--python", str(python)]
+            )
+            flags = ["--quiet", "--no-cache-dir", "--disable-pip-version-check"]
+            self._run([*pip, "install", *flags, str(SOURCE)], "pip install")
+        self.manifest["helper"] = {
+            "version": version,
+            "source_hash": wanted,
+            "venv": str(self.venv),
+        }
+
+    def _venv_version(self, python: Path) -> str | None:
+        if not python.exists():
+            return None
+        res = subprocess.run(
+            [str(python), "-c", "import gtd; print(gtd.__version__)"],
+            capture_output=True,
+            text=True,
+        )
+        return res.stdout.strip() or None if res.returncode == 0 else None
+
+    def _run(self, argv: list[str], what: str, cwd: Path | None = None) -> str:
+        res = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+        if res.returncode != 0:
+            raise InstallError(f"{what} failed (exit {res.returncode}):\n{res.stdout}{res.stderr}")
+        return res.stdout
+
+    def link_helper(self) -> None:
+        link, target = self.bin_dir / "gtd", self.venv / "bin" / "gtd"
+        if link.is_symlink() and Path(os.readlink(link)) == target:
+            self.same(f"{tilde(link)} -> {tilde(target)}")
+        else:
+            ours = self.manifest.get("link") or {}
+            if (link.exists() or link.is_symlink()) and ours.get("path") != str(link):
+                raise InstallError(
+                    f"{link} exists and was not installed by install.py; "
+                    "remove it or choose another --bin-dir"
+                )
+            self.mkdirs(self.bin_dir, self.manifest.setdefault("dirs", []))
+            if self.act(f"link {tilde(link)} -> {tilde(target)}"):
+                if link.is_symlink() or link.exists():
+                    link.unlink()
+                link.symlink_to(target)
+        self.manifest["link"] = {"path": str(link), "target": str(target)}
+        on_path = [Path(p).expanduser().absolute() for p in os.environ.get("PATH", "").split(":")]
+        if self.bin_dir not in on_path:
+            self.warn(
+                f"{tilde(self.bin_dir)} is not on your PATH: add "
+                f'`export PATH="{self.bin_dir}:$PATH"` to your shell profile'
+            )
+
+    # -- pack files --------------------------------------------------------------------
+
+    def preflight(self, key: str, base: Path, files: dict[str, tuple[bytes, int]]) -> None:
+        """Refuse before changing anything when a path install.py would write is
+        someone else's (not in the manifest, different content)."""
+        target = self.manifest["targets"].get(key) or {"files": {}}
+        for rel, (data, _) in sorted(files.items()):
+            dest = base / rel
+            if dest.exists() and not dest.is_file():
+                raise InstallError(f"{dest} exists and is not a file")
+            have = file_hash(dest)
+            if have not in (None, sha256(data), target["files"].get(str(dest))):
+                raise InstallError(
+                    f"{dest} exists and was not written by install.py (or was edited since); "
+                    "move it away and run again"
+                )
+        link = self.bin_dir / "gtd"
+        ours = (self.manifest.get("link") or {}).get("path") == str(link)
+        if (link.exists() or link.is_symlink()) and not ours:
+            target_link = os.readlink(link) if link.is_symlink() else None
+            if target_link != str(self.venv / "bin" / "gtd"):
+                raise InstallError(
+                    f"{link} exists and was not installed by install.py; "
+                    "remove it or choose another --bin-dir"
+                )
+
+    def install_files(self, key: str, base: Path, files: dict[str, tuple[bytes, int]]) -> bool:
+        """Write ``files`` under ``base``; True when anything changed."""
+        before = self.changes
+        target = self.manifest["targets"].get(key) or {"files": {}, "dirs": []}
+        recorded: dict[str, str] = target["files"]
+        owned: list[str] = target["dirs"]
+        for rel, (data, mode) in sorted(files.items()):
+            dest = base / rel
+            have = file_hash(dest)
+            want = sha256(data)
+            if dest.exists() and not dest.is_file():
+                raise InstallError(f"{dest} exists and is not a file")
+            if have == want and (dest.stat().st_mode & 0o777) == mode:
+                recorded[str(dest)] = want
+                continue
+            if have is not None and have != want and recorded.get(str(dest)) != have:
+                raise InstallError(
+                    f"{dest} exists and was not written by install.py (or was edited since); "
+                    "move it away and run again"
+                )
+            self.mkdirs(dest.parent, owned)
+            verb = "update" if have is not None else "install"
+            if self.act(f"{verb} {tilde(dest)}"):
+                tmp = dest.with_name(dest.name + ".gtd-tmp")
+                tmp.write_bytes(data)
+                tmp.chmod(mode)
+                os.replace(tmp, dest)
+            recorded[str(dest)] = want
+        # files an earlier version installed that this one no longer has
+        wanted = {str(base / rel) for rel in files}
+        for stale in sorted(set(recorded) - wanted):
+            self.remove_file(Path(stale), recorded.pop(stale))
+        if self.changes == before:
+            self.same(f"{len(files)} pack files in {tilde(base)}")
+        target["files"], target["dirs"] = recorded, owned
+        self.manifest["targets"][key] = target
+        return self.changes > before
+
+    def remove_file(self, path: Path, recorded_hash: str) -> None:
+        have = file_hash(path)
+        if have is None:
+            return
+        if have != recorded_hash:
+            self.warn(f"kept {tilde(path)}: edited since install.py wrote it")
+            return
+        if self.act(f"remove {tilde(path)}"):
+            path.unlink()
+
+    def remove_dirs(self, dirs: list[str]) -> None:
+        for directory in sorted(dirs, key=lambda d: -len(Path(d).parts)):
+            path = Path(directory)
+            if not path.is_dir():
+                continue
+            if any(path.iterdir()) and not self.dry:
+                self.warn(f"kept {tilde(path)}: not empty")
+                continue
+            if self.act(f"remove directory {tilde(path)}"):
+                path.rmdir()
+
+    # -- claude registration -----------------------------------------------------------
+
+    def register(self, plugin_dir: Path, changed: bool) -> None:
+        name, _, market = pack_meta()
+        plugin_id = f"{name}@{market}"
+        target = self.manifest["targets"]["plugin"]
+        claude = shutil.which("claude")
+        if claude is None:
+            print(
+                "Claude Code (claude) is not on PATH: the plugin is not registered. "
+                f"Load it with `claude --plugin-dir {plugin_dir}`, or register it with "
+                f"`claude plugin marketplace add {plugin_dir}` and "
+                f"`claude plugin install {plugin_id}`."
+            )
+            return
+        reg = target.get("claude") or {"marketplace": None, "plugin": None}
+        # Claude Code's own records are read, not queried: any `claude` run writes to
+        # its config, and a dry run or a run with nothing to do must change nothing.
+        path = claude_marketplaces().get(market)
+        if path is not None:
+            if path != str(plugin_dir) and reg.get("marketplace") != market:
+                raise InstallError(
+                    f"Claude Code already has a marketplace named {market} at {path}; "
+                    f"remove it with `claude plugin marketplace remove {market}` first"
+                )
+            self.same(f"Claude Code marketplace {market}")
+        elif self.act(f"run claude plugin marketplace add {tilde(plugin_dir)}"):
+            self._run([claude, "plugin", "marketplace", "add", str(plugin_dir)], "claude")
+        reg["marketplace"] = market
+        installed = plugin_id in claude_plugins()
+        if installed and changed:
+            # Claude Code caches a plugin by version: reinstall so it reads the new files.
+            if self.act(f"run claude plugin uninstall {plugin_id} (to reinstall changed files)"):
+                self._run([claude, "plugin", "uninstall", plugin_id], "claude")
+                self._clean_claude_cache(market, name)
+            installed = False
+        if installed:
+            self.same(f"Claude Code plugin {plugin_id}")
+        elif self.act(f"run claude plugin install {plugin_id}"):
+            self._run([claude, "plugin", "install", plugin_id], "claude")
+        reg["plugin"] = plugin_id
+        target["claude"] = reg
+
+    def _clean_claude_cache(self, market: str, name: str) -> None:
+        """Claude Code leaves an uninstalled plugin's cache marked `.orphaned_at` for
+        a later clean-up; remove ours now so nothing is left behind."""
+        cache = claude_dir() / "plugins" / "cache" / market
+        for version_dir in sorted((cache / name).glob("*")):
+            if (version_dir / ".orphaned_at").exists():
+                shutil.rmtree(version_dir)
+        for directory in (cache / name, cache):
+            if directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
+
+    def unregister(self, reg: dict[str, Any]) -> None:
+        plugin_id, market = reg.get("plugin"), reg.get("marketplace")
+        installed = plugin_id in claude_plugins()
+        listed = market in claude_marketplaces()
+        if not installed and not listed:
+            return
+        claude = shutil.which("claude")
+        if claude is None:
+            self.warn(
+                f"claude is not on PATH: run `claude plugin uninstall {plugin_id}` "
+                f"and `claude plugin marketplace remove {market}` yourself"
+            )
+            return
+        if installed and self.act(f"run claude plugin uninstall {plugin_id}"):
+            self._run([claude, "plugin", "uninstall", str(plugin_id)], "claude")
+            self._clean_claude_cache(str(market), str(plugin_id).split("@")[0])
+        if listed and self.act(f"run claude plugin marketplace remove {market}"):
+            self._run([claude, "plugin", "marketplace", "remove", str(market)], "claude")
+
+    # -- the commands ------------------------------------------------------------------
+
+    def install(self, args: argparse.Namespace) -> int:
+        _, version, _ = pack_meta()
+        if shutil.which("git") is None:
+            self.warn("git is not on PATH: the helper needs it at run time")
+        key, base, files = self.target(args, version)
+        self.preflight(key, base, files)
+        self.install_helper()
+        self.link_helper()
+        changed = self.install_files(key, base, files)
+        if key == "plugin" and not args.no_register:
+            self.register(base, changed)
+        elif key == "plugin":
+            print(f"Not registered (--no-register): load it with `claude --plugin-dir {base}`.")
+        self.save()
+        if self.changes == 0:
+            print(f"Nothing changed: gtd {version} and its pack are already installed.")
+            return self.doctor(key, base)
+        if self.dry:
+            print(f"Dry run: {self.changes} change(s) listed, nothing done.")
+            print("would run gtd doctor")
+            return 0
+        print(f"Installed gtd {version}: {self.changes} change(s).")
+        return self.doctor(key, base)
+
+    def target(
+        self, args: argparse.Namespace, version: str
+    ) -> tuple[str, Path, dict[str, tuple[bytes, int]]]:
+        if args.project:
+            project = Path(args.project).expanduser().resolve()
+            if not project.is_dir():
+                raise InstallError(f"--project {project}: no such directory")
+            return f"project:{project}", project / ".claude", dotclaude_files(version, "project")
+        if args.user:
+            return "user", claude_dir(), dotclaude_files(version, "user")
+        return "plugin", self.prefix / "plugin", plugin_files()
+
+    def doctor(self, key: str, base: Path) -> int:
+        gtd = self.venv / "bin" / "gtd"
+        cwd = base.parent if key.startswith("project:") else Path.cwd()
+        print(f"\n$ gtd doctor   (in {tilde(cwd)})", flush=True)
+        return subprocess.run([str(gtd), "doctor"], cwd=cwd).returncode
+
+    def uninstall(self, args: argparse.Namespace) -> int:
+        if not self.manifest_path.exists():
+            print(f"Nothing to uninstall: no {tilde(self.manifest_path)}.")
+            return 0
+        targets: dict[str, Any] = self.manifest["targets"]
+        only = None
+        if args.project:
+            only = f"project:{Path(args.project).expanduser().resolve()}"
+        elif args.user:
+            only = "user"
+        elif args.plugin:
+            only = "plugin"
+        keys = [only] if only else sorted(targets)
+        if only and only not in targets:
+            print(f"Nothing to uninstall for {only}: install.py did not install it.")
+            return 0
+        for key in keys:
+            target = targets[key]
+            if target.get("claude"):
+                self.unregister(target["claude"])
+            for path, digest in sorted(target["files"].items()):
+                self.remove_file(Path(path), digest)
+            self.remove_dirs(target["dirs"])
+            if not self.dry:
+                del targets[key]
+        if only:
+            self.save()
+            print(f"Uninstalled {only}; the helper stays (`install.py --uninstall` removes it).")
+            return 0
+        link = self.manifest.get("link")
+        if link:
+            path = Path(link["path"])
+            ours = path.is_symlink() and os.readlink(path) == link["target"]
+            if ours and self.act(f"remove {tilde(path)}"):
+                path.unlink()
+        if self.venv.exists() and self.act(f"remove virtual environment {tilde(self.venv)}"):
+            shutil.rmtree(self.venv)
+        if self.act(f"remove {tilde(self.manifest_path)}"):
+            self.manifest_path.unlink()
+        self.remove_dirs(self.manifest.get("dirs", []))
+        print("Dry run: nothing removed." if self.dry else "Uninstalled gtd: nothing left.")
+        return 0
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="install.py",
+        description="Install (or uninstall) the gtd helper and the gtd pack for Claude Code.",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--plugin", action="store_true", help="the pack as a Claude Code plugin (the default)"
+    )
+    where.add_argument("--project", metavar="PATH", help="the pack into PATH/.claude/")
+    where.add_argument("--user", action="store_true", help="the pack into ~/.claude/")
+    parser.add_argument(
+        "--prefix",
+        default="~/.local/share/gtd-pack",
+        help="where the helper's venv, the plugin copy and the manifest go (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--bin-dir", default="~/.local/bin", help="where the `gtd` link goes (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--no-register",
+        action="store_true",
+        help="plugin layout: copy the plugin but do not register it with `claude plugin`",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print every action, change nothing")
+    parser.add_argument(
+        "--uninstall",
+        action="store_true",
+        help="remove what install.py installed (everything, or only the layout named)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    if sys.version_info < MIN_PYTHON:
+        print("install.py: error: Python 3.10 or newer is needed", file=sys.stderr)
+        return 1
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    installer = Installer(args)
+    try:
+        return installer.uninstall(args) if args.uninstall else installer.install(args)
+    except InstallError as exc:
+        if installer.changes:
+            installer.save()  # keep the record of whatever was done before the failure
+        print(f"install.py: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""`gtd doctor` through the real CLI: each check's ok / warn / fail, the JSON shape
+and the exit code. Claude Code's directory is moved with CLAUDE_CONFIG_DIR so
+nothing is written to HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gtd import __version__
+from tests.conftest import Repo, run_gtd
+
+
+@pytest.fixture
+def claude_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "claude-config"
+    path.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(path))
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    return path
+
+
+def checks(answer: dict[str, Any]) -> dict[str, dict[str, str]]:
+    return {c["name"]: c for c in answer["checks"]}
+
+
+def user_pack(base: Path, version: str) -> None:
+    """What `install.py --user` leaves in a .claude directory."""
+    (base / "commands" / "gtd").mkdir(parents=True)
+    for name in ("auto", "auto-cycle"):
+        (base / "commands" / "gtd" / f"{name}.md").write_text("---\ndescription: x\n---\nx\n")
+    (base / "gtd-pack.json").write_text(json.dumps({"name": "gtd", "version": version}))
+
+
+def test_outside_a_repository_every_check_is_listed(tmp_path: Path, claude_dir: Path) -> None:
+    res = run_gtd(tmp_path, "doctor", "--json")
+    answer = json.loads(res.stdout)
+    assert set(answer) == {"status", "version", "checks"}
+    by_name = checks(answer)
+    assert {"python", "helper", "git", "gtd on PATH", "pack", "test command"} <= set(by_name)
+    assert by_name["git"]["status"] == "ok"
+    assert by_name["python"]["detail"].startswith(f"{sys.version_info.major}.")
+    assert by_name["helper"]["detail"].startswith(f"gtd {__version__}")
+    assert by_name["test command"]["detail"].startswith("skipped")
+    assert by_name["pack"]["status"] == "warn"  # nothing installed: not an error
+    assert "install.py" in by_name["pack"]["detail"]
+    assert all(c["status"] in ("ok", "warn", "fail") for c in answer["checks"])
+    assert res.code == 0
+    assert answer["status"] in ("ok", "warn")
+
+
+def test_plain_output_is_one_line_per_check(tmp_path: Path, claude_dir: Path) -> None:
+    res = run_gtd(tmp_path, "doctor")
+    lines = res.stdout.splitlines()
+    answer = run_gtd(tmp_path, "doctor", "--json").json
+    assert len(lines) == len(answer["checks"]) + 1
+    for line, check in zip(lines, answer["checks"], strict=False):
+        assert re.match(rf"^{check['status']}\s+{re.escape(check['name'])}: ", line), line
+    assert lines[-1].startswith(f"doctor: {answer['status']}")
+
+
+def test_user_pack_at_the_helper_version_is_green(tmp_path: Path, claude_dir: Path) -> None:
+    user_pack(claude_dir, __version__)
+    res = run_gtd(tmp_path, "doctor", "--json")
+    pack = checks(res.json)["pack (user)"]
+    assert pack["status"] == "ok"
+    assert "/gtd:auto, /gtd:auto-cycle" in pack["detail"]
+    assert res.code == 0
+
+
+def test_version_mismatch_fails(tmp_path: Path, claude_dir: Path) -> None:
+    user_pack(claude_dir, "0.0.1")
+    res = run_gtd(tmp_path, "doctor", "--json")
+    pack = checks(res.json)["pack (user)"]
+    assert pack["status"] == "fail"
+    assert f"pack version 0.0.1 ≠ helper version {__version__}" in pack["detail"]
+    assert res.json["status"] == "fail"
+    assert res.code == 1
+
+
+def test_registered_plugin_is_read_from_claude_codes_records(
+    tmp_path: Path, claude_dir: Path
+) -> None:
+    install_path = tmp_path / "cache" / "gtd" / "9.9.9"
+    (install_path / ".claude-plugin").mkdir(parents=True)
+    (install_path / ".claude-plugin" / "plugin.json").write_text(
+        json.dumps({"name": "gtd", "version": "9.9.9"})
+    )
+    (install_path / "commands").mkdir()
+    (install_path / "commands" / "auto.md").write_text("x\n")
+    (claude_dir / "plugins").mkdir()
+    (claude_dir / "plugins" / "installed_plugins.json").write_text(
+        json.dumps(
+            {"version": 2, "plugins": {"gtd@gtd-pack": [{"installPath": str(install_path)}]}}
+        )
+    )
+    res = run_gtd(tmp_path, "doctor", "--json")
+    pack = checks(res.json)["pack (plugin gtd@gtd-pack)"]
+    assert pack["status"] == "fail"
+    assert "9.9.9" in pack["detail"]
+    assert res.code == 1
+
+
+def test_a_missing_test_command_fails_in_a_repository(repo: Repo, claude_dir: Path) -> None:
+    repo.write(".deepflow/config.yaml", "ratchet:\n  test_command: no-such-runner -q\n")
+    res = run_gtd(repo.path, "doctor", "--json")
+    test = checks(res.json)["test command"]
+    assert test["status"] == "fail"
+    assert "test command not found: no-such-runner" in test["detail"]
+    assert res.code == 1
+
+
+def test_a_configured_test_command_is_ok(repo: Repo, claude_dir: Path) -> None:
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {sys.executable} -m pytest\n")
+    res = run_gtd(repo.path, "doctor", "--json")
+    test = checks(res.json)["test command"]
+    assert test["status"] == "ok"
+    assert ".deepflow/config.yaml" in test["detail"]
+
+
+def test_a_detected_test_command_is_ok_and_says_so(repo: Repo, claude_dir: Path) -> None:
+    repo.write("test_a.py", "def test_a():\n    assert True\n")
+    test = checks(run_gtd(repo.path, "doctor", "--json").json)["test command"]
+    assert test["status"] == "ok"
+    assert "detected" in test["detail"]
+
+
+def test_a_broken_config_fails_with_its_line(repo: Repo, claude_dir: Path) -> None:
+    repo.write(".deepflow/config.yaml", "ratchet:\n  tset_command: pytest\n")
+    res = run_gtd(repo.path, "doctor", "--json")
+    test = checks(res.json)["test command"]
+    assert test["status"] == "fail"
+    assert ".deepflow/config.yaml:2" in test["detail"]
+    assert res.code == 1
+
+
+def test_no_git_fails(tmp_path: Path, claude_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    res = run_gtd(tmp_path, "doctor", "--json")
+    git = checks(res.json)["git"]
+    assert git["status"] == "fail"
+    assert "git is not installed" in git["detail"]
+    assert res.code == 1
+    assert os.environ["PATH"] == str(empty)

@@ -1,0 +1,393 @@
+"""install.py as a new user runs it: a fresh copy of the checkout, the README's install
+command, real pip into a virtual environment under a HOME of the test's own, the real
+`claude` CLI when it is installed (it reads its commands without a model: the init
+line of `claude -p --output-format stream-json` lists them), then a sample repository
+with a PLAN.md, `gtd doctor`, a second run, dry runs, the --project and --user
+layouts, a version mismatch and the uninstall.
+
+The helper is pip-installed once (about 30 s), so the walk-through is one test."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from gtd import __version__
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = shutil.which("claude")
+
+PLAN = """\
+# Sample
+
+### spec-sample
+
+- [ ] **T1**: Add double
+  - Files: sample.py, tests/test_sample.py
+  - Blocked by: none
+"""
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def fresh_clone(dest: Path) -> Path:
+    """The checkout as `git clone` would give it: tracked and new files, nothing ignored
+    (no .venv, no caches)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for raw in filter(None, listed):
+        rel = raw.decode()
+        src = ROOT / rel
+        if not src.is_file() or (src.is_symlink() and not src.exists()):
+            continue  # deleted in the working tree
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            target.symlink_to(os.readlink(src))
+        else:
+            shutil.copy2(src, target)
+    return dest
+
+
+def readme_install_argv() -> list[str]:
+    """The first command of the README's set-up section."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = text.split("## Set up", 1)[1]
+    command = setup.split("```sh\n", 1)[1].split("\n", 1)[0].split("#", 1)[0].split()
+    assert command[:2] == ["python3", "install.py"], command
+    return [sys.executable, *command[1:]]
+
+
+def user_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "XDG_"))}
+    dev_bin = str(Path(sys.executable).parent)
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != dev_bin]
+    env.update(HOME=str(home), PATH=os.pathsep.join([str(home / ".local" / "bin"), *path]))
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 240) -> Any:
+    res = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return res
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every path under root → its content hash (or symlink target / "dir")."""
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            out[rel] = "-> " + os.readlink(path)
+        elif path.is_dir():
+            out[rel] = "dir"
+        else:
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def not_ours(rel: str) -> bool:
+    """Paths other programs write in HOME when the walk-through runs them: Claude
+    Code's config, backups and telemetry, and the rustup settings its environment
+    probe leaves when rustup's shims are on PATH."""
+    top = rel.split("/", 1)[0]
+    return top in (".claude", ".rustup") or top.startswith(".claude.json")
+
+
+def claude_sees(cwd: Path, env: dict[str, str]) -> dict[str, Any]:
+    """The init line of a real `claude -p` run: its slash commands and agents. The API
+    is a closed port: the line comes before any request, then the process is killed."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    probe_env = {
+        **env,
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "ANTHROPIC_API_KEY": "sk-test-not-a-key",
+    }
+    assert CLAUDE is not None
+    proc = subprocess.Popen(
+        [CLAUDE, "-p", "hello", "--output-format", "stream-json", "--verbose"],
+        cwd=cwd,
+        env=probe_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    timer = threading.Timer(60, lambda: os.killpg(proc.pid, signal.SIGKILL))
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            data = json.loads(line)
+            if data.get("type") == "system" and data.get("subtype") == "init":
+                return dict(data)
+        raise AssertionError("claude printed no init line")
+    finally:
+        timer.cancel()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def sample_repo(path: Path, env: dict[str, str]) -> Path:
+    path.mkdir()
+    (path / "PLAN.md").write_text(PLAN)
+    (path / "sample.py").write_text("def one():\n    return 1\n")
+    (path / "tests").mkdir()
+    (path / "tests" / "test_sample.py").write_text(
+        "from sample import one\n\n\ndef test_one():\n    assert one() == 1\n"
+    )
+    (path / "conftest.py").write_text("")
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"]):
+        subprocess.run(argv, cwd=path, env=env, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "initial"], cwd=path, env=env, check=True)
+    return path
+
+
+def doctor_json(gtd: Path, cwd: Path, env: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    res = run([str(gtd), "doctor", "--json"], cwd, env, timeout=60)
+    return res.returncode, json.loads(res.stdout)
+
+
+def load_install() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gtd_install", ROOT / "install.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- the walk-through ------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_new_user_walk_through(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    clone = fresh_clone(tmp_path / "gtd-pack")
+    sample = sample_repo(tmp_path / "sample", env)
+    gtd = home / ".local" / "bin" / "gtd"
+    home_before = snapshot(home)
+    install = readme_install_argv()
+
+    # 1. the README's install command
+    first = run(install, clone, env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert f"Installed gtd {__version__}" in first.stdout
+    assert "doctor: ok" in first.stdout, first.stdout
+    assert os.path.realpath(gtd).startswith(str(home / ".local" / "share" / "gtd-pack" / "venv"))
+    plugin = home / ".local" / "share" / "gtd-pack" / "plugin"
+    assert (plugin / "commands" / "auto.md").is_file()
+    assert not (plugin / "tests").exists()
+    assert not (plugin / "helper").exists()
+    assert not (plugin / ".venv").exists()
+
+    # 2. Claude Code sees the commands (the real CLI, no model needed)
+    if CLAUDE:
+        seen = claude_sees(sample, env)
+        assert {"gtd:auto", "gtd:auto-cycle"} <= set(seen["slash_commands"]), seen
+        listed = run([CLAUDE, "plugin", "list", "--json"], sample, env)
+        assert "gtd@gtd-pack" in listed.stdout
+    else:
+        assert f"claude --plugin-dir {plugin}" in first.stdout
+
+    # 3. doctor is green in the sample repository
+    code, answer = doctor_json(gtd, sample, env)
+    assert code == 0
+    assert answer["status"] == "ok", answer
+    by_name = {c["name"]: c for c in answer["checks"]}
+    assert by_name["test command"]["status"] == "ok"
+    assert any(name.startswith("pack (plugin") for name in by_name)
+
+    # 4. a second run changes nothing and says so
+    before = snapshot(home)
+    second = run(install, clone, env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "Nothing changed" in second.stdout
+    assert "would " not in second.stdout
+    assert snapshot(home) == before
+
+    # 5. dry runs print every action and change nothing
+    dry_user = run([*install, "--user", "--dry-run"], clone, env)
+    assert dry_user.returncode == 0, dry_user.stderr
+    assert "would install ~/.claude/commands/gtd/auto.md" in dry_user.stdout
+    dry_uninstall = run([*install, "--uninstall", "--dry-run"], clone, env)
+    assert "would remove virtual environment" in dry_uninstall.stdout
+    assert snapshot(home) == before
+
+    # 6. a version mismatch turns doctor red
+    installed = [
+        p
+        for p in home.rglob("plugin.json")
+        if p.parent.name == ".claude-plugin" and "gtd" in p.as_posix()
+    ]
+    assert installed
+    saved = {p: p.read_text() for p in installed}
+    for path in installed:
+        path.write_text(json.dumps({**json.loads(saved[path]), "version": "0.0.0-old"}))
+    code, answer = doctor_json(gtd, sample, env)
+    assert code == 1
+    assert answer["status"] == "fail"
+    assert any("0.0.0-old" in c["detail"] for c in answer["checks"] if c["status"] == "fail")
+    for path, text in saved.items():
+        path.write_text(text)
+
+    # 7. the plugin goes; the project layout comes, with the same command names
+    only_plugin = run([*install, "--uninstall", "--plugin"], clone, env)
+    assert only_plugin.returncode == 0, only_plugin.stdout + only_plugin.stderr
+    assert not plugin.exists()
+    assert gtd.exists()  # the helper stays
+    project = run([*install, "--project", str(sample)], clone, env)
+    assert project.returncode == 0, project.stdout + project.stderr
+    dot = sample / ".claude"
+    assert (dot / "commands" / "gtd" / "auto.md").is_file()
+    assert (dot / "commands" / "gtd" / "auto-cycle.md").is_file()
+    assert "name: gtd-implementer" in (dot / "agents" / "gtd-implementer.md").read_text()
+    assert (
+        "subagent_type: gtd-implementer" in (dot / "commands" / "gtd" / "auto-cycle.md").read_text()
+    )
+    assert (dot / "skills" / "gtd-plan-format" / "SKILL.md").is_file()
+    assert not (dot / "bin").exists()
+    assert "doctor: ok" in project.stdout, project.stdout
+    if CLAUDE:
+        seen = claude_sees(sample, env)
+        assert {"gtd:auto", "gtd:auto-cycle"} <= set(seen["slash_commands"]), seen
+        assert {"gtd-implementer", "gtd-planner"} <= set(seen["agents"]), seen
+        assert "gtd@gtd-pack" not in run([CLAUDE, "plugin", "list", "--json"], sample, env).stdout
+
+    # 8. the user layout
+    user = run([*install, "--user"], clone, env)
+    assert user.returncode == 0, user.stdout + user.stderr
+    assert (home / ".claude" / "commands" / "gtd" / "auto.md").is_file()
+    code, answer = doctor_json(gtd, tmp_path, env)
+    assert code == 0
+    assert "pack (user)" in {c["name"] for c in answer["checks"]}
+
+    # 9. uninstall leaves nothing behind
+    gone = run([*install, "--uninstall"], clone, env)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert "nothing left" in gone.stdout
+    after = snapshot(home)
+    ours = {rel for rel in set(after) - set(home_before) if not not_ours(rel)}
+    assert not ours, sorted(ours)
+    assert not [rel for rel in after if "gtd" in rel], sorted(rel for rel in after if "gtd" in rel)
+    assert not dot.exists()
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=sample, env=env,
+                          capture_output=True, text=True).stdout == ""  # fmt: skip
+    if CLAUDE:
+        assert "gtd@" not in run([CLAUDE, "plugin", "list", "--json"], sample, env).stdout
+
+
+# -- quick paths (no pip) --------------------------------------------------------------
+
+
+def test_dry_run_on_a_fresh_home_changes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    res = run([sys.executable, str(ROOT / "install.py"), "--dry-run"], tmp_path, env)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "would create virtual environment ~/.local/share/gtd-pack/venv" in out
+    assert "would pip install the helper" in out
+    assert "would link ~/.local/bin/gtd" in out
+    assert "would install ~/.local/share/gtd-pack/plugin/commands/auto.md" in out
+    if CLAUDE:
+        assert "would run claude plugin install gtd@gtd-pack" in out
+    assert "nothing done" in out
+    assert snapshot(home) == {}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+def test_prefix_and_bin_dir_are_honoured_in_a_dry_run(tmp_path: Path) -> None:
+    env = user_env(tmp_path / "home")
+    res = run(
+        [sys.executable, str(ROOT / "install.py"), "--dry-run", "--no-register",
+         "--prefix", str(tmp_path / "p"), "--bin-dir", str(tmp_path / "b")],
+        tmp_path,
+        env,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert f"would create virtual environment {tmp_path / 'p' / 'venv'}" in res.stdout
+    assert f"would link {tmp_path / 'b' / 'gtd'}" in res.stdout
+    assert "claude --plugin-dir" in res.stdout
+    assert "is not on your PATH" in res.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_uninstall_with_nothing_installed(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    res = run([sys.executable, str(ROOT / "install.py"), "--uninstall"], tmp_path, user_env(home))
+    assert res.returncode == 0
+    assert "Nothing to uninstall" in res.stdout
+    assert snapshot(home) == {}
+
+
+def test_someone_elses_file_is_refused_before_anything_changes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    project = tmp_path / "project"
+    theirs = project / ".claude" / "commands" / "gtd" / "auto.md"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text("my own command\n")
+    res = run(
+        [sys.executable, str(ROOT / "install.py"), "--project", str(project)],
+        tmp_path,
+        user_env(home),
+    )
+    assert res.returncode == 1
+    assert f"{theirs} exists and was not written by install.py" in res.stderr
+    assert theirs.read_text() == "my own command\n"
+    assert snapshot(home) == {}
+
+
+def test_project_layout_namespaces_without_a_plugin() -> None:
+    install = load_install()
+    files = install.dotclaude_files(__version__, "project")
+    assert {
+        "commands/gtd/auto.md",
+        "commands/gtd/auto-cycle.md",
+        "agents/gtd-implementer.md",
+        "agents/gtd-planner.md",
+        "skills/gtd-plan-format/SKILL.md",
+        "gtd-pack.json",
+    } <= set(files)
+    assert not any(rel.startswith(("bin/", ".claude-plugin/")) for rel in files)
+    text = "".join(data.decode() for data, _ in files.values())
+    assert "gtd:implementer" not in text
+    assert "gtd:planner" not in text
+    marker = json.loads(files["gtd-pack.json"][0])
+    assert marker["version"] == __version__
+    assert "commands/gtd/auto.md" in marker["files"]
+
+
+def test_plugin_copy_is_the_pack_only() -> None:
+    files = load_install().plugin_files()
+    tops = {rel.split("/", 1)[0] for rel in files}
+    assert tops == {".claude-plugin", "commands", "agents", "skills", "bin"}
+    assert files["bin/gtd"][1] == 0o755
