@@ -61,6 +61,14 @@ class Git:
             )
         return result.stdout
 
+    def call(self, *args: str) -> proc.Result:
+        """Run git and hand back the whole result (exit code, stdout, stderr), for
+        callers whose non-zero exits are answers rather than failures."""
+        result = proc.run(["git", *args], self.root, env=_GIT_ENV, check_exists=False)
+        if result.not_found:
+            raise GitError("git is not installed or not on PATH", "install git and retry")
+        return result
+
     def ok(self, *args: str) -> bool:
         return proc.run(["git", *args], self.root, env=_GIT_ENV, check_exists=False).returncode == 0
 

@@ -36,12 +36,45 @@ def _fast_path(args: list[str]) -> Callable[[], int] | None:
         import gtd.cli.plan_cmd as plan_cmd
 
         return lambda: plan_cmd.next_task(as_json)
-    return None
+    return _step_fast_path(args)
+
+
+# Step mode (the gtd 2.x surface): its errors answer {"state":"error","prompt":...}
+# under --json instead of auto mode's envelope.
+STEP_COMMANDS = frozenset({"step", "step-agent", "next", "status", "review", "format"})
+_envelope = {"step": False}  # set per invocation by main()
+
+
+def _step_fast_path(args: list[str]) -> Callable[[], int] | None:
+    """`gtd next` runs once per loop beat: exact step-mode argvs skip typer."""
+    if not args or args[0] not in ("step", "step-agent", "next", "status"):
+        return None
+    rest = args[1:]
+    if rest not in ([], ["--json"]):
+        return None
+    as_json = bool(rest)
+    from gtd.cli import step_cmd
+
+    if args[0] == "next":
+        return lambda: step_cmd.next_prompt(as_json)
+    if args[0] == "status":
+        return lambda: step_cmd.status(as_json)
+    agent = args[0] == "step-agent"
+    return lambda: step_cmd.step(agent, as_json)
+
+
+def _short_flags(args: list[str]) -> list[str]:
+    """The 2.x short forms: `-h` anywhere is --help, a leading `-v` is --version."""
+    out = ["--help" if a == "-h" else a for a in args]
+    if out[:1] == ["-v"]:
+        out[0] = "--version"
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
+    args = _short_flags(sys.argv[1:] if argv is None else argv)
     json_mode = "--json" in args
+    _envelope["step"] = bool(args) and args[0] in STEP_COMMANDS
     try:
         fast = _fast_path(args)
         if fast is not None:
@@ -50,13 +83,17 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.exit(run(args, json_mode))
     except GtdError as exc:
-        fail(exc.render(), json_mode, exc.exit_code)
+        fail(exc.render(), json_mode, exc.exit_code, raw=getattr(exc, "raw", False))
     except KeyboardInterrupt:
         fail("interrupted", json_mode, 130)
 
 
-def fail(message: str, json_mode: bool, code: int) -> None:
-    print(f"gtd: {message}", file=sys.stderr)
-    if json_mode:
+def fail(message: str, json_mode: bool, code: int, *, raw: bool = False) -> None:
+    """Print ``gtd: <message>`` on stderr (``raw``: the message carries its own
+    prefix) and, under --json, the command's error envelope on stdout; exit."""
+    print(message if raw else f"gtd: {message}", file=sys.stderr)
+    if json_mode and _envelope["step"]:
+        print(json.dumps({"state": "error", "prompt": message}, ensure_ascii=False))
+    elif json_mode:
         print(json.dumps({"status": "error", "error": message}, ensure_ascii=False))
     sys.exit(code)

@@ -73,10 +73,8 @@ def _lsp() -> None:
 def _register_step_mode() -> None:
     """Step mode's commands (step, step-agent, next, status, review, format) keep the
     gtd 2.x contract and are declared in their own module."""
-    try:
-        from gtd.cli.step_app import register
-    except ImportError:  # step mode's CLI not written yet
-        return
+    from gtd.cli.step_app import register
+
     register(app)
 
 

@@ -1,0 +1,245 @@
+"""Step mode's command bodies: ``gtd step``, ``gtd step-agent``, ``gtd next``,
+``gtd status``, ``gtd review <target>`` and ``gtd format <file>`` — the gtd 2.x
+contract (README "Command reference", "JSON schemas").
+
+``next`` and ``status`` (and the two mutators) are reached from the typer-free fast
+path in :mod:`gtd.cli`, so everything here imports lazily and reads git a fixed
+handful of times per gather.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gtd.errors import GtdError, RepoError
+
+__all__ = [
+    "RawError",
+    "format_file",
+    "next_prompt",
+    "review",
+    "status",
+    "step",
+]
+
+_DIRTY_NEXT = (
+    "gtd next: working tree is dirty — run `gtd status` to inspect it, then advance "
+    "with `gtd step` or `gtd step-agent` (whichever actor is awaited)"
+)
+_PENDING_AGENT = (
+    "mid-chain checkpoint — run `gtd step-agent` to continue, then run `gtd next` again"
+)
+_PENDING_HUMAN = "mid-chain checkpoint — run `gtd step` to continue"
+
+
+class RawError(GtdError):
+    """An error whose message carries its own ``gtd <command>:`` prefix: printed as
+    is on stderr, without the usual ``gtd: ``."""
+
+    raw = True
+
+
+def _emit(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+
+
+def _root() -> Path:
+    """The repository root, which must be the working directory (README: steering
+    files, diffs and pathspecs are resolved against cwd)."""
+    cwd = Path.cwd()
+    if (cwd / ".git").exists():  # the root itself: no need to ask git
+        return cwd
+    from gtd import proc
+
+    res = proc.run(
+        ["git", "rev-parse", "--show-toplevel"],
+        cwd,
+        env={"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"},
+        check_exists=False,
+    )
+    if res.not_found:
+        raise RepoError("git is not installed or not on PATH")
+    if res.returncode != 0:
+        raise RepoError(f"not a git repository: {cwd} — run gtd from a repository's root")
+    top = res.stdout.strip()
+    if os.path.realpath(top) != os.path.realpath(cwd):
+        raise RepoError(
+            f"gtd must run from the repository root ({top}), not from {cwd} — "
+            f"cd {top} and run it there"
+        )
+    return Path(top)
+
+
+# -- step / step-agent -------------------------------------------------------------
+
+
+def step(agent: bool, as_json: bool) -> int:
+    from gtd.step.edge import advance, open_context
+
+    ctx = open_context(_root())
+    try:
+        result = advance(ctx, "agent" if agent else "human")
+    except GtdError:
+        if not as_json:
+            for subject in ctx.commits:  # the commits made so far are kept
+                print(f"committed: {subject}")
+        raise
+    if as_json:
+        _emit(
+            {
+                "state": result.state,
+                "actions": list(result.actions),
+                "commits": list(result.commits),
+            }
+        )
+    else:
+        for subject in result.commits:
+            print(f"committed: {subject}")
+        print(f"state: {result.state}")
+    return 0
+
+
+# -- next ----------------------------------------------------------------------------
+
+
+def next_prompt(as_json: bool) -> int:
+    from gtd.step.edge import open_context, resolve_snapshot
+    from gtd.step.gather import gather
+
+    ctx = open_context(_root())
+    snapshot = gather(ctx.git)
+    if snapshot.tree.dirty_outside_gtd:
+        raise RawError(_DIRTY_NEXT)
+    r = resolve_snapshot(snapshot, ctx.config, None)
+    if r.pending:
+        if as_json:
+            _emit({"state": r.state, "actor": r.actor, "pending": True, "prompt": None})
+        else:
+            print(_PENDING_AGENT if r.actor == "agent" else _PENDING_HUMAN)
+        return 0
+    from gtd.step.prompts import build_prompt
+
+    prompt = build_prompt(ctx.git, snapshot.commits, r, ctx.config, plain=not as_json)
+    if as_json:
+        _emit({"state": r.state, "actor": r.actor, "pending": False, "prompt": prompt})
+    else:
+        sys.stdout.write(prompt)
+    return 0
+
+
+# -- status --------------------------------------------------------------------------
+
+
+def status(as_json: bool) -> int:
+    from gtd.step.edge import open_context, resolve_snapshot
+    from gtd.step.gather import gather
+    from gtd.step.predict import predict
+
+    ctx = open_context(_root())
+    snapshot = gather(ctx.git)
+    r = resolve_snapshot(snapshot, ctx.config, None)
+    predicted_commit, predicted_state = predict(snapshot, r, ctx.config)
+    if as_json:
+        _emit(
+            {
+                "state": r.state,
+                "actor": r.actor,
+                "predictedCommit": predicted_commit,
+                "predictedState": predicted_state,
+            }
+        )
+    else:
+        print(f"State: {r.state}")
+        print(f"Awaits: {r.actor}")
+        print(f"Predicted commit: {predicted_commit or '(none)'}")
+        print(f"Predicted state: {predicted_state}")
+    return 0
+
+
+# -- review --------------------------------------------------------------------------
+
+
+def review(targets: list[str], as_json: bool) -> int:
+    if not targets:
+        raise RawError("gtd review: missing target argument")
+    if len(targets) > 1:
+        raise RawError(
+            f"gtd review: too many arguments — expected one target, got: {' '.join(targets)}"
+        )
+    target = targets[0]
+    from gtd.step.edge import commit, open_context, resolve_snapshot
+    from gtd.step.gather import gather
+    from gtd.step.subjects import reviewing_subject
+
+    ctx = open_context(_root())
+    git = ctx.git
+    snapshot = gather(git)
+    if not snapshot.tree.clean:
+        raise RawError(
+            "gtd review: working tree is dirty — commit your changes (or run `gtd step`) first"
+        )
+    current = resolve_snapshot(snapshot, ctx.config, None)
+    if current.pending or current.state not in ("idle", "review"):
+        raise RawError(
+            f"gtd review: a cycle is in progress ({current.state}, awaiting the "
+            f"{current.actor}) — finish it before anchoring a review"
+        )
+    from gtd import proc
+
+    resolved = proc.run(
+        ["git", "rev-parse", "--verify", "--end-of-options", f"{target}^{{commit}}"],
+        git.root,
+        env={"LC_ALL": "C"},
+        check_exists=False,
+    )
+    if resolved.returncode != 0 or snapshot.head is None:
+        detail = (resolved.stderr.strip().splitlines() or ["unknown revision"])[-1]
+        if snapshot.head is None:
+            detail = "the repository has no commits yet"
+        raise RawError(f"gtd review: cannot resolve ref '{target}': {detail}")
+    base = git.run("merge-base", resolved.stdout.strip(), snapshot.head, check=False).strip()
+    if not base:
+        raise RawError(f"gtd review: cannot resolve ref '{target}': no common ancestor with HEAD")
+    if git.ok("diff", "--quiet", base, snapshot.head, "--", ".", ":(exclude).gtd"):
+        raise RawError(f"gtd review: nothing to review ({target} diff is empty after filtering)")
+    subject = reviewing_subject(base)
+    ctx.actions.append(f'anchor the review at {base} with "{subject}"')
+    commit(ctx, subject)
+    if as_json:
+        _emit({"state": "review", "actions": ctx.actions, "commits": ctx.commits})
+    else:
+        print(f"anchored review at {base} — run `gtd next` to get the review prompt")
+    return 0
+
+
+# -- format --------------------------------------------------------------------------
+
+
+def format_file(args: list[str]) -> int:
+    """Format a markdown file in place: CommonMark + GFM, prose wrapped at 80
+    columns, whatever the host repository's own formatter config says."""
+    if "--json" in args:
+        raise RawError("gtd format does not accept --json")
+    if not args:
+        raise RawError("gtd format: missing file path argument")
+    if len(args) > 1:
+        raise RawError(f"gtd format: too many arguments — expected one path, got: {' '.join(args)}")
+    name = args[0]
+    if not name.lower().endswith((".md", ".markdown")):
+        raise RawError(f"gtd format: {name} is not a markdown file (expected .md or .markdown)")
+    path = Path(name)
+    if not path.is_file():
+        raise GtdError(f"skipped formatting {name}: not found")
+    import mdformat
+
+    from gtd.fsio import atomic_write
+
+    text = path.read_text(encoding="utf-8")
+    formatted = mdformat.text(text, options={"wrap": 80, "number": False}, extensions={"gfm"})
+    if formatted != text:
+        atomic_write(path, formatted)
+    return 0

@@ -1,0 +1,244 @@
+"""The edge's reads: the folded commit range and the working-tree snapshot
+(step-mode.md, "Inputs"; DESIGN.md §3 — git reads are few and batched).
+
+One gather costs a fixed handful of git calls whatever the history's length:
+``symbolic-ref`` (detached HEAD guard), ``rev-parse HEAD``, one ``for-each-ref`` for
+the default-branch candidates, one ``merge-base``, ONE ``git log --first-parent
+--name-status`` over ``merge-base..HEAD`` and ONE ``git status --porcelain -z``; the
+steering files are read from disk. Its cost grows with the commits since the merge
+base, never with the whole history (except when there is no default branch to
+measure from — the documented whole-history fallback).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from gtd import proc
+from gtd.errors import GitError, RepoError
+from gtd.git import Git
+from gtd.step.events import Change, ChangeStatus, Commit, LineDiff, WorkingTree
+from gtd.step.review_diff import needs_review_diff
+from gtd.step.steering import (
+    FEEDBACK,
+    GTD_DIR,
+    REVIEW,
+    SQUASH_MSG,
+    STEERING_FILES,
+    packages_from_paths,
+)
+
+__all__ = [
+    "DEFAULT_BRANCH_CANDIDATES",
+    "Snapshot",
+    "gather",
+    "parse_log",
+    "parse_status_changes",
+    "read_commits",
+    "read_tree",
+]
+
+# In order of preference (step-mode.md, "Inputs").
+DEFAULT_BRANCH_CANDIDATES: tuple[str, ...] = (
+    "refs/remotes/origin/HEAD",
+    "refs/heads/main",
+    "refs/heads/master",
+)
+_RECORD = "\x1e"
+_FIELD = "\x1f"
+_LOG_FORMAT = f"--format={_RECORD}%H %P{_FIELD}%s"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One gather: the first-parent commits (oldest first) and the working tree."""
+
+    commits: tuple[Commit, ...]
+    tree: WorkingTree
+    head: str | None
+    head_is_merge: bool = False
+
+
+def _head_text(root: Path) -> str | None:
+    """The content of HEAD read from the git directory (no subprocess), or None
+    when the layout is not the plain one (the caller then asks git)."""
+    dot_git = root / ".git"
+    try:
+        if dot_git.is_file():
+            line = dot_git.read_text(encoding="utf-8").strip()
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = Path(line.removeprefix("gitdir:").strip())
+            dot_git = git_dir if git_dir.is_absolute() else root / git_dir
+        return (dot_git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+
+
+def ensure_attached(git: Git) -> None:
+    """Refuse a detached HEAD: commits made there are lost at the next checkout, and
+    a squash would rewrite a history no branch points at."""
+    text = _head_text(git.root)
+    attached = text.startswith("ref:") if text else git.ok("symbolic-ref", "-q", "HEAD")
+    if not attached:
+        raise RepoError(
+            "HEAD is detached — gtd folds a branch's history; check out a branch first "
+            "(git switch <branch>, or git switch -c <new-branch> to keep these commits)"
+        )
+
+
+def default_branch(git: Git) -> str | None:
+    """``origin/HEAD``, else ``main``, else ``master`` — whichever exists first."""
+    out = git.run("for-each-ref", "--format=%(refname)", *DEFAULT_BRANCH_CANDIDATES, check=False)
+    found = set(out.split())
+    return next((ref for ref in DEFAULT_BRANCH_CANDIDATES if ref in found), None)
+
+
+def parse_log(raw: str) -> list[Commit]:
+    """Parse ``git log -z --name-status`` with :data:`_LOG_FORMAT`; newest first in,
+    oldest first out."""
+    commits: list[Commit] = []
+    for record in raw.split(_RECORD):
+        if not record:
+            continue
+        header, _, rest = record.partition(_FIELD)
+        subject, _, names = rest.partition("\0")
+        ids = header.split()
+        sha, parent = ids[0], (ids[1] if len(ids) > 1 else None)
+        fields = names.lstrip("\n").split("\0")
+        changes: list[Change] = []
+        i = 0
+        while i + 1 < len(fields):
+            code, path = fields[i].strip(), fields[i + 1]
+            i += 2
+            if not code:
+                continue
+            letter = code[0]
+            status: ChangeStatus = "A" if letter == "A" else "D" if letter == "D" else "M"
+            changes.append(Change(status, path))
+        commits.append(Commit(sha, subject, parent, tuple(changes)))
+    commits.reverse()
+    return commits
+
+
+def _review_line_diff(git: Git, commit: Commit) -> LineDiff:
+    if commit.parent is None:
+        return LineDiff()
+    raw = git.run("diff", "-U0", "--no-color", commit.parent, commit.sha, "--", REVIEW)
+    removed: list[str] = []
+    added: list[str] = []
+    for line in raw.splitlines():
+        if line.startswith(("---", "+++")):
+            continue
+        if line.startswith("-"):
+            removed.append(line[1:])
+        elif line.startswith("+"):
+            added.append(line[1:])
+    return LineDiff(tuple(removed), tuple(added))
+
+
+def _log(git: Git, rev: str) -> proc.Result:
+    return git.call(
+        "log", "--first-parent", "--no-renames", "--name-status", "-z", _LOG_FORMAT, rev
+    )
+
+
+def read_commits(git: Git) -> tuple[tuple[Commit, ...], bool]:
+    """The first-parent commits of ``merge-base(default, HEAD)..HEAD`` (or the whole
+    history), oldest first, and whether HEAD is a merge.
+
+    ``<default>..HEAD`` walked first-parent is exactly the commits after the merge
+    base, so the common case is ONE ``git log``. When it is empty (HEAD is the merge
+    base, or behind it) or there is no default branch, the whole history is read —
+    and when that fails too the repository has no commits yet."""
+    default = default_branch(git)
+    raw = ""
+    if default is not None:
+        ranged = _log(git, f"{default}..HEAD")
+        if ranged.returncode == 0:
+            raw = ranged.stdout
+    if not raw:
+        whole = _log(git, "HEAD")
+        if whole.returncode != 0:
+            if git.head() is None:
+                return (), False
+            detail = (whole.stderr.strip().splitlines() or ["git log failed"])[-1]
+            raise GitError(f"git log failed: {detail}")
+        raw = whole.stdout
+    first = raw[1 : raw.find(_FIELD)] if raw.startswith(_RECORD) else ""
+    head_is_merge = len(first.split()) > 2
+    commits = parse_log(raw)
+    if commits and needs_review_diff(commits[-1]):
+        last = commits[-1]
+        commits[-1] = Commit(
+            last.sha, last.subject, last.parent, last.changes, _review_line_diff(git, last)
+        )
+    return tuple(commits), head_is_merge
+
+
+def parse_status_changes(raw: str, root: Path) -> tuple[Change, ...]:
+    """``git status --porcelain=v1 -z --no-renames`` records as changes against HEAD."""
+    changes: list[Change] = []
+    for rec in raw.split("\0"):
+        if len(rec) < 4:
+            continue
+        xy, path = rec[:2], rec[3:]
+        exists = os.path.lexists(root / path)
+        if xy == "??" or "A" in xy[0]:
+            if not exists:
+                continue  # added to the index, then deleted: nothing against HEAD
+            status: ChangeStatus = "A"
+        elif "D" in xy and not exists:
+            status = "D"
+        else:
+            status = "M"
+        changes.append(Change(status, path))
+    return tuple(changes)
+
+
+def _read(root: Path, rel: str) -> str | None:
+    try:
+        return (root / rel).read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _package_listing(root: Path) -> list[str]:
+    gtd_dir = root / GTD_DIR
+    paths: list[str] = []
+    try:
+        entries = list(os.scandir(gtd_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return paths
+    for entry in entries:
+        if not entry.is_dir():
+            continue
+        try:
+            for inner in os.scandir(entry.path):
+                paths.append(f"{GTD_DIR}/{entry.name}/{inner.name}")
+        except OSError:
+            continue
+    return paths
+
+
+def read_tree(git: Git) -> WorkingTree:
+    """One ``git status`` plus the steering files on disk."""
+    root = git.root
+    raw = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    present = frozenset(p for p in STEERING_FILES if (root / p).is_file())
+    return WorkingTree(
+        present=present,
+        dirty=parse_status_changes(raw, root),
+        packages=packages_from_paths(_package_listing(root)),
+        feedback_text=_read(root, FEEDBACK) if FEEDBACK in present else None,
+        squash_msg_text=_read(root, SQUASH_MSG) if SQUASH_MSG in present else None,
+    )
+
+
+def gather(git: Git) -> Snapshot:
+    """One ``git log`` (two at most) and one ``git status``."""
+    commits, head_is_merge = read_commits(git)
+    head = commits[-1].sha if commits else None
+    return Snapshot(commits, read_tree(git), head, head_is_merge)
