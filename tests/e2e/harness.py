@@ -1,0 +1,766 @@
+"""Drive the real `claude` CLI against the scripted model server.
+
+One `Session` is one `claude -p` process with stream-json input: each prompt is
+sent as a user message once the previous turn's `result` event arrived, which is
+how /loop ticks reach a running conversation (the same conversation, growing).
+The CLI's own slash-command expansion, `!` injections, permission checks,
+subagents and cron tools all run for real; only the model is scripted.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.model_server import (
+    Block,
+    Json,
+    ModelServer,
+    Request,
+    Rule,
+    Text,
+    ToolUse,
+    block_text,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+PINNED = "2.1.332"
+# What the pack's own markdown puts in a subagent's system prompt: tells the
+# requests of each subagent from the main conversation's.
+IMPLEMENTER = "You implement one task of a plan"
+PLANNER = "You write `PLAN.md` at the repository root"
+SUBAGENTS = (IMPLEMENTER, PLANNER)
+LOOP_PROMPT = "/gtd:auto-cycle"
+PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin")
+
+
+def claude_or_skip() -> str:
+    import pytest
+
+    exe = shutil.which("claude")
+    if exe is None and (os.environ.get("CI") or os.environ.get("GTD_E2E_REQUIRED")):
+        pytest.fail(f"claude is not on PATH, and CI must run the e2e tests ({PINNED})")
+    if exe is None:
+        pytest.skip(
+            "e2e needs the Claude Code CLI: claude is not on PATH "
+            f"(npm install -g @anthropic-ai/claude-code@{PINNED}; .ci/run does this)"
+        )
+    return exe
+
+
+@functools.cache
+def claude_version() -> str:
+    res = subprocess.run(["claude", "--version"], capture_output=True, text=True, timeout=60)
+    return res.stdout.strip() or res.stderr.strip()
+
+
+def copy_pack(dest: Path) -> Path:
+    """The plugin's parts only, so a test can break a copy."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for part in PACK_PARTS:
+        shutil.copytree(ROOT / part, dest / part, symlinks=True)
+    return dest
+
+
+# -- the sample project -------------------------------------------------------------
+
+CALC = "def add(a, b):\n    return a + b\n"
+CALC_TESTS = (
+    "from calc import add\n\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_add_negative():\n    assert add(-1, 1) == 0\n"
+)
+PLAN = """\
+# Calculator
+
+### spec-calc
+
+- [ ] **T1**: Add mul
+  - Files: calc.py, tests/test_mul.py
+  - Blocked by: none
+  - Done when mul(a, b) returns the product and tests/test_mul.py shows it.
+- [ ] **T2**: Add sub
+  - Files: calc.py, tests/test_sub.py
+  - Blocked by: T1
+- [ ] **T3**: Add neg
+  - Files: calc.py
+  - Blocked by: T2
+"""
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+
+
+def git(repo: Path, *args: str) -> str:
+    res = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    assert res.returncode == 0, f"git {args}: {res.stderr}"
+    return res.stdout
+
+
+def gtd(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gtd", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def make_project(path: Path, plan: str | None = PLAN, setup: bool = True) -> Path:
+    """A git repository with calc.py, a real pytest suite and (optionally) PLAN.md
+    after `gtd auto setup`."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    files = {
+        "calc.py": CALC,
+        "tests/test_calc.py": CALC_TESTS,
+        "conftest.py": "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n",
+        ".gitignore": "__pycache__/\n",
+        ".deepflow/config.yaml": f"ratchet:\n  test_command: {PYTEST}\n",
+    }
+    if plan is not None:
+        files["PLAN.md"] = plan
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    if setup:
+        res = gtd(path, "auto", "setup")
+        assert res.returncode == 0, res.stderr
+        assert "status: ready" in res.stdout, res.stdout
+    return path
+
+
+def tree(repo: Path) -> dict[str, bytes]:
+    """Every file outside .git and .deepflow, with its bytes."""
+    out: dict[str, bytes] = {}
+    for p in sorted(repo.rglob("*")):
+        rel = p.relative_to(repo).as_posix()
+        if rel.split("/")[0] in (".git", ".deepflow") or "__pycache__" in rel or not p.is_file():
+            continue
+        out[rel] = p.read_bytes()
+    return out
+
+
+def memory(repo: Path) -> dict[str, Any]:
+    import yaml
+
+    data = yaml.safe_load((repo / ".deepflow/auto-memory.yaml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+# -- reading requests ---------------------------------------------------------------
+
+
+def role(req: Request) -> str:
+    if IMPLEMENTER in req.system:
+        return "implementer"
+    if PLANNER in req.system:
+        return "planner"
+    return "main"
+
+
+def answered(req: Request) -> list[str]:
+    """Names of the tools whose results the latest message carries."""
+    names: dict[str, str] = {}
+    for msg in req.messages:
+        if msg.get("role") == "assistant" and isinstance(msg.get("content"), list):
+            for b in msg["content"]:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    names[str(b.get("id"))] = str(b.get("name"))
+    return [names.get(str(r.get("tool_use_id")), "?") for r in req.tool_results()]
+
+
+def tool_failed(req: Request) -> bool:
+    return any(r.get("is_error") for r in req.tool_results())
+
+
+def field_of(text: str, key: str) -> str | None:
+    """The value of the last `key: value` line in text."""
+    found = re.findall(rf"^{re.escape(key)}: (.*)$", text, re.M)
+    return found[-1].strip() if found else None
+
+
+def rule(
+    name: str,
+    reply: list[Block] | Callable[[Request], list[Block]],
+    *,
+    agent: str = "main",
+    after: str | None = None,
+    has: Iterable[str] = (),
+    when: Callable[[Request], bool] | None = None,
+    times: int | None = None,
+    errors: bool = False,
+) -> Rule:
+    """A rule for one speaker (`main`, `implementer`, `planner`): it answers requests
+    carrying the results of tool `after` (or a fresh prompt when `after` is "prompt"),
+    whose latest message contains every string of `has`. A failed tool call never
+    matches unless `errors` — so a denied permission or a helper error goes
+    off-script and fails the test."""
+
+    def check(req: Request) -> bool:
+        if role(req) != agent:
+            return False
+        if after == "prompt" and req.tool_results():
+            return False
+        if after not in (None, "prompt") and after not in answered(req):
+            return False
+        if not errors and tool_failed(req):
+            return False
+        return when is None or when(req)
+
+    return Rule(name, reply, last=tuple(has), when=check, times=times)
+
+
+# -- the scripted model's behaviour ---------------------------------------------------
+
+Edits = Callable[[str, Path], list[Block]]  # (task id, repo) -> the implementer's edits
+
+
+def write(repo: Path, rel: str, text: str) -> ToolUse:
+    return ToolUse("Write", {"file_path": str(repo / rel), "content": text})
+
+
+def edit(repo: Path, rel: str, old: str, new: str) -> ToolUse:
+    return ToolUse("Edit", {"file_path": str(repo / rel), "old_string": old, "new_string": new})
+
+
+def _cycle_task(req: Request) -> str:
+    """The task id the implementer's brief names (`# Cycle 3 — T2: ...`)."""
+    found = re.findall(r"Cycle \d+ \S (T\d+|BOOTSTRAP)", req.conversation)
+    return found[0] if found else "?"
+
+
+def implementer_rules(repo: Path, edits: Edits) -> list[Rule]:
+    """The implementer subagent: reads the brief it was given, makes the scenario's
+    edits for the brief's task, says what it did."""
+
+    def read_brief(req: Request) -> list[Block]:
+        m = re.search(r"Read (\S+) and follow it", req.last)
+        assert m, req.last
+        return [ToolUse("Read", {"file_path": str(repo / m.group(1).strip("`"))})]
+
+    def do_edits(req: Request) -> list[Block]:
+        return [Text("Implementing the task."), *edits(_cycle_task(req), repo)]
+
+    return [
+        rule("implementer reads the brief", read_brief, agent="implementer", after="prompt"),
+        rule("implementer edits", do_edits, agent="implementer", after="Read"),
+        rule(
+            "implementer reports",
+            [Text("Changed the task's files as the brief asks. Tests: all passed.")],
+            agent="implementer",
+            when=lambda r: bool(set(answered(r)) & {"Write", "Edit"}),
+        ),
+    ]
+
+
+def answered_command(req: Request) -> str:
+    """The Bash command whose result the latest message carries."""
+    ids = {str(r.get("tool_use_id")) for r in req.tool_results()}
+    for msg in req.messages:
+        for b in msg.get("content", []) if isinstance(msg.get("content"), list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_use" and str(b.get("id")) in ids:
+                return str(b.get("input", {}).get("command", ""))
+    return ""
+
+
+def _finished(req: Request) -> bool:
+    """The helper's latest answer says every task is done."""
+    text = req.conversation
+    return "complete" in (field_of(text, "status"), field_of(text, "next"))
+
+
+def _report(req: Request) -> list[Block]:
+    return [Text(f"{field_of(req.last, 'status')}: {field_of(req.last, 'message')}")]
+
+
+def stop_loop_rules() -> list[Rule]:
+    """Stopping the loop as the command says: CronList, then CronDelete of every job
+    whose prompt is /gtd:auto-cycle (the cron tools are deferred in Claude Code
+    2.1.332: a model loads them with ToolSearch first unless already loaded); then,
+    when the plan is complete, `gtd verify`."""
+
+    def start(req: Request) -> list[Block]:
+        if "CronList" in req.tools:
+            return [ToolUse("CronList", {})]
+        return [ToolUse("ToolSearch", {"query": "select:CronList,CronDelete"})]
+
+    def after_stop(req: Request) -> list[Block]:
+        if _finished(req):
+            return [ToolUse("Bash", {"command": "gtd verify", "timeout": 600000})]
+        return [
+            Text("The gtd loop is stopped. Fix the cause, run `gtd cycle reset`, then /gtd:auto.")
+        ]
+
+    def delete(req: Request) -> list[Block]:
+        ids = [
+            m.group(1)
+            for m in re.finditer(r"^(\S+) \S .*: (.+)$", req.last, re.M)
+            if m.group(2).strip() == LOOP_PROMPT
+        ]
+        return [ToolUse("CronDelete", {"id": i}) for i in ids] or after_stop(req)
+
+    def stopping(req: Request) -> bool:
+        text = req.last
+        return field_of(text, "status") in ("halted", "blocked", "complete", "error") or (
+            field_of(text, "next") in ("halt", "complete")
+            and answered_command(req).startswith("gtd cycle end")
+        )
+
+    return [
+        rule("main stops the loop", start, when=stopping),
+        rule("main lists jobs", [ToolUse("CronList", {})], after="ToolSearch", has=("CronList",)),
+        rule("main deletes the loop's job", delete, after="CronList"),
+        rule("main after the stop", after_stop, after="CronDelete"),
+        rule(
+            "main reports verify",
+            _report,
+            after="Bash",
+            when=lambda r: answered_command(r).startswith("gtd verify"),
+        ),
+    ]
+
+
+def tick_rules() -> list[Rule]:
+    """The main conversation running /gtd:auto-cycle as the command text says."""
+
+    def launch(req: Request) -> list[Block]:
+        brief = field_of(req.last, "brief")
+        assert brief, req.last
+        return [
+            ToolUse(
+                "Agent",
+                {
+                    "description": f"Implement {field_of(req.last, 'task')}",
+                    "subagent_type": "gtd:implementer",
+                    "prompt": f"Read {brief} and follow it exactly.",
+                    # Agents run in the background by default in 2.1.332; the next
+                    # step (gtd cycle end) needs the result.
+                    "run_in_background": False,
+                },
+            )
+        ]
+
+    return [
+        rule("main launches the implementer", launch, has=("status: task", "brief: ")),
+        rule(
+            "main ends the cycle",
+            [ToolUse("Bash", {"command": "gtd cycle end", "timeout": 600000})],
+            after="Agent",
+        ),
+        rule(
+            "main reports the cycle",
+            _report,
+            after="Bash",
+            when=lambda r: (
+                field_of(r.last, "next") == "continue"
+                and answered_command(r).startswith("gtd cycle end")
+            ),
+        ),
+        *stop_loop_rules(),
+    ]
+
+
+def loop_start_rules() -> list[Rule]:
+    """`/loop 1m /gtd:auto-cycle` as the bundled loop skill says: CronCreate (loaded
+    with ToolSearch: it is deferred), then run the prompt now through the Skill tool."""
+    return [
+        rule(
+            "main loads CronCreate",
+            [ToolUse("ToolSearch", {"query": "select:CronCreate,CronList,CronDelete"})],
+            has=("Call CronCreate", "1m /gtd:auto-cycle"),
+            when=lambda r: "CronCreate" not in r.tools,
+        ),
+        rule(
+            "main schedules the loop",
+            [
+                ToolUse(
+                    "CronCreate",
+                    {"cron": "*/1 * * * *", "prompt": LOOP_PROMPT, "recurring": True},
+                )
+            ],
+            when=lambda r: (
+                "CronCreate" in r.tools
+                and ("1m /gtd:auto-cycle" in r.last or "ToolSearch" in answered(r))
+            ),
+        ),
+        rule(
+            "main runs the first tick now",
+            [ToolUse("Skill", {"skill": "gtd:auto-cycle"})],
+            after="CronCreate",
+        ),
+    ]
+
+
+REQUEST = "add a mul(a, b) function to calc.py"
+PLANNED = """\
+# Calculator
+
+### mul
+
+- [ ] **T1**: Add mul(a, b) to calc.py
+  - Files: calc.py, tests/test_mul.py
+  - Blocked by: none
+  - Done when tests/test_mul.py shows mul(2, 3) == 6.
+"""
+
+
+def auto_rules(repo: Path, request: str = REQUEST) -> list[Rule]:
+    """The main conversation following commands/auto.md, and the planner subagent:
+    with PLAN.md present the model reads it and keeps it; without, the planner
+    writes PLANNED."""
+
+    def plan(req: Request) -> list[Block]:
+        return [
+            ToolUse(
+                "Agent",
+                {
+                    "description": "Write PLAN.md",
+                    "subagent_type": "gtd:planner",
+                    "prompt": f"Write PLAN.md for this request: {request}. There are no specs.",
+                    "run_in_background": False,
+                },
+            )
+        ]
+
+    def ran(command: str, status: str | None = None) -> Callable[[Request], bool]:
+        def check(req: Request) -> bool:
+            if not answered_command(req).startswith(command):
+                return False
+            return status is None or field_of(req.last, "status") == status
+
+        return check
+
+    def missing(req: Request) -> bool:
+        return tool_failed(req) and "does not exist" in req.last
+
+    return [
+        rule(
+            "main looks for PLAN.md",
+            [ToolUse("Read", {"file_path": str(repo / "PLAN.md")})],
+            after="prompt",
+            has=("Set up unattended auto mode",),
+        ),
+        rule("main asks the planner", plan, after="Read", errors=True, when=missing),
+        rule(
+            "main checks the plan",
+            [ToolUse("Bash", {"command": "gtd plan check"})],
+            after="Read",
+            has=("**T1**",),
+        ),
+        rule(
+            "planner writes PLAN.md",
+            [write(repo, "PLAN.md", PLANNED)],
+            agent="planner",
+            after="prompt",
+            has=(request,),
+        ),
+        rule(
+            "planner checks the plan",
+            [ToolUse("Bash", {"command": "gtd plan check"})],
+            agent="planner",
+            after="Write",
+        ),
+        rule(
+            "planner reports",
+            [Text("1 task; first ready: T1; no spec gaps.")],
+            agent="planner",
+            after="Bash",
+        ),
+        rule(
+            "main checks the plan",
+            [ToolUse("Bash", {"command": "gtd plan check"})],
+            after="Agent",
+            has=("1 task; first ready: T1",),
+        ),
+        rule(
+            "main sets up",
+            [ToolUse("Bash", {"command": "gtd auto setup", "timeout": 600000})],
+            after="Bash",
+            when=ran("gtd plan check"),
+        ),
+        rule(
+            "main starts the loop",
+            [ToolUse("Skill", {"skill": "loop", "args": "1m /gtd:auto-cycle"})],
+            after="Bash",
+            when=ran("gtd auto setup", "ready"),
+        ),
+    ]
+
+
+# -- running claude -----------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    """Everything one claude process did."""
+
+    events: list[Json] = field(default_factory=list)
+    stderr: str = ""
+    returncode: int | None = None
+    timed_out: bool = False
+
+    @property
+    def results(self) -> list[Json]:
+        return [e for e in self.events if e.get("type") == "result"]
+
+    @property
+    def permission_denials(self) -> list[Json]:
+        return [d for r in self.results for d in r.get("permission_denials") or []]
+
+    def tool_calls(self, name: str) -> list[Json]:
+        """Every tool_use of that name the CLI executed (subagents included)."""
+        out = []
+        for e in self.events:
+            if e.get("type") != "assistant":
+                continue
+            for b in e.get("message", {}).get("content", []):
+                if b.get("type") == "tool_use" and b.get("name") == name:
+                    out.append(b)
+        return out
+
+    def tool_result(self, tool_use_id: str) -> str:
+        for e in self.events:
+            if e.get("type") != "user":
+                continue
+            content = e.get("message", {}).get("content", [])
+            for b in content if isinstance(content, list) else []:
+                if b.get("type") == "tool_result" and b.get("tool_use_id") == tool_use_id:
+                    return block_text(b)
+        raise AssertionError(f"no result for {tool_use_id}")
+
+
+def claude_env(server: ModelServer, base: Path) -> dict[str, str]:
+    """A clean environment: own HOME / config / TMPDIR under `base` (never the test
+    HOME), the venv's `gtd` first on PATH, the scripted server as the API, and
+    every optional network feature off."""
+    home, tmp = base / "home", base / "tmp"
+    home.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True, exist_ok=True)
+    keep = ("LANG", "LC_ALL", "TZ", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in keep or k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))
+    }
+    env.update(
+        {
+            "PATH": os.pathsep.join([str(VENV_BIN), os.environ.get("PATH", "/usr/bin:/bin")]),
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "TMPDIR": str(tmp),
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "sk-ant-e2e-scripted",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+    )
+    return env
+
+
+def run_claude(
+    server: ModelServer,
+    repo: Path,
+    prompts: list[str],
+    *,
+    base: Path,
+    plugin: Path = ROOT,
+    timeout: float = 120,
+) -> Session:
+    """Send each prompt as one user turn of a single claude session and wait for its
+    result; then close stdin and wait for the process. The process group is killed
+    on timeout, so nothing outlives the test."""
+    cmd = [
+        claude_or_skip(),
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--plugin-dir",
+        str(plugin),
+        # The implementer's Edit/Write in the repository are accepted, as in an
+        # unattended run; Bash still needs the command's allowed-tools.
+        "--permission-mode",
+        "acceptEdits",
+        "--no-session-persistence",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=repo,
+        env=claude_env(server, base),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    session = Session()
+    lines: queue.Queue[str | None] = queue.Queue()
+    err: list[str] = []
+
+    def pump_out() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def pump_err() -> None:
+        assert proc.stderr is not None
+        err.append(proc.stderr.read())
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (pump_out, pump_err)]
+    for t in readers:
+        t.start()
+    deadline = time.monotonic() + timeout
+    try:
+        assert proc.stdin is not None
+        for prompt in prompts:
+            msg = {"type": "user", "message": {"role": "user", "content": prompt}}
+            proc.stdin.write(json.dumps(msg) + "\n")
+            proc.stdin.flush()
+            if not _until_result(lines, session, deadline):
+                break
+        proc.stdin.close()
+        while _next(lines, session, deadline) is not None:
+            pass
+        session.returncode = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    except (subprocess.TimeoutExpired, TimeoutError, BrokenPipeError):
+        session.timed_out = True
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        for t in readers:
+            t.join(timeout=10)
+        session.stderr = "".join(err)
+    return session
+
+
+def _next(lines: queue.Queue[str | None], session: Session, deadline: float) -> Json | None:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    try:
+        line = lines.get(timeout=left)
+    except queue.Empty as exc:
+        raise TimeoutError from exc
+    if line is None:
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError:
+        event = {"type": "unparsed", "line": line}
+    session.events.append(event)
+    return event if isinstance(event, dict) else {"type": "unparsed"}
+
+
+def _until_result(lines: queue.Queue[str | None], session: Session, deadline: float) -> bool:
+    while True:
+        event = _next(lines, session, deadline)
+        if event is None:
+            return False
+        if event.get("type") == "result":
+            return True
+
+
+# -- per-tick context ---------------------------------------------------------------
+
+
+def content_bytes(messages: list[Json]) -> dict[str, int]:
+    """UTF-8 bytes of what the model reads in these messages (texts, tool inputs,
+    tool results; not the JSON framing), by kind: `model` (what the assistant
+    said and called), `results` (tool results), `user` (prompts, the command
+    expansion, system turns)."""
+    parts = {"user": 0, "model": 0, "results": 0}
+    for msg in messages:
+        content = msg.get("content", "")
+        for b in [content] if isinstance(content, str) else content:
+            if msg.get("role") == "assistant":
+                kind = "model"
+            elif isinstance(b, dict) and b.get("type") == "tool_result":
+                kind = "results"
+            else:
+                kind = "user"
+            parts[kind] += len(block_text(b).encode())
+    return parts
+
+
+@dataclass
+class Tick:
+    """What one tick added to the main conversation, in bytes."""
+
+    command: int  # the command expansion with the helper's injected output
+    parts: dict[str, int]  # everything the tick added, by kind (content_bytes)
+    requests: int  # model requests of the main conversation in this tick
+
+    @property
+    def total(self) -> int:
+        return sum(self.parts.values())
+
+
+def tick_sizes(server: ModelServer) -> list[Tick]:
+    """Per /gtd:auto-cycle tick in the main conversation, measured on the requests
+    themselves. A tick starts at a request whose latest message is the command
+    expansion (typed, or delivered by the cron job) and ends at the last main
+    request before the next tick; its final answer is counted too."""
+    main = [
+        e for e in server.exchanges if e.request.body.get("tools") and role(e.request) == "main"
+    ]
+    starts = [
+        i
+        for i, e in enumerate(main)
+        if "<command-name>/gtd:auto-cycle</command-name>" in e.request.last
+        and not e.request.tool_results()
+    ]
+    ticks = []
+    for n, i in enumerate(starts):
+        j = (starts[n + 1] if n + 1 < len(starts) else len(main)) - 1
+        first, last = main[i].request, main[j].request
+        cut = len(first.messages) - len(first.latest)
+        reply: list[Json] = [
+            {"type": "text", "text": b.text}
+            if isinstance(b, Text)
+            else {"type": "tool_use", "name": b.name, "input": b.input}
+            for b in main[j].reply
+        ]
+        added = [*last.messages[cut:], {"role": "assistant", "content": reply}]
+        ticks.append(
+            Tick(
+                command=sum(content_bytes(first.latest).values()),
+                parts=content_bytes(added),
+                requests=j - i + 1,
+            )
+        )
+    return ticks
+
+
+def assert_on_script(server: ModelServer, session: Session) -> None:
+    """The conversation followed the script: no request went unanswered by a rule,
+    no permission was denied, the CLI finished cleanly."""
+    story = f"claude {claude_version()}, scripted for {PINNED}\n{server.describe()}"
+    assert not server.errors, server.errors
+    assert not server.off_script, f"off script:\n{story}\nstderr: {session.stderr[-2000:]}"
+    assert not session.timed_out, f"claude timed out:\n{story}\nstderr: {session.stderr[-2000:]}"
+    assert session.permission_denials == [], session.permission_denials
+    assert session.returncode == 0, f"claude exited {session.returncode}: {session.stderr[-2000:]}"

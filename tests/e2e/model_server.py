@@ -1,0 +1,417 @@
+"""A scripted Anthropic Messages API server for driving the real `claude` CLI.
+
+Loopback only (127.0.0.1, a free port). The script is an ordered list of rules;
+each model request is answered by the first rule that matches it and has uses
+left. A rule matches on the request's *latest* message (the user's prompt, or the
+tool results the CLI sends back), on the system prompt (which tells the main
+conversation from a subagent's), or on any predicate. Its answer is a list of
+content blocks: text and tool calls, streamed as real SSE events.
+
+A model request no rule matches gets an error text as its answer and is recorded
+in `off_script`, so a test can fail with the conversation that went astray. Every
+request (model or not) is kept in `requests` for assertions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Json = dict[str, Any]
+OFF_SCRIPT = "OFF-SCRIPT"
+
+
+# -- what a request looks like ------------------------------------------------------
+
+
+def block_text(block: Any) -> str:
+    """The readable text of one content block (tool results and tool calls included)."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return ""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, list):
+            return "\n".join(block_text(b) for b in content)
+        return str(content)
+    if kind == "tool_use":
+        return f"{block.get('name')} {json.dumps(block.get('input', {}), ensure_ascii=False)}"
+    if kind == "tool_reference":  # ToolSearch's answer: a deferred tool now loaded
+        return f"tool_reference: {block.get('tool_name')}"
+    return ""
+
+
+def message_text(message: Json) -> str:
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(block_text(b) for b in content)
+
+
+@dataclass
+class Request:
+    """One POST /v1/messages the CLI made."""
+
+    index: int
+    body: Json
+
+    @property
+    def system(self) -> str:
+        system = self.body.get("system", "")
+        if isinstance(system, list):
+            return "\n".join(block_text(b) for b in system)
+        return str(system)
+
+    @property
+    def messages(self) -> list[Json]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def latest(self) -> list[Json]:
+        """The messages since the model last spoke: the prompt, or the tool results
+        (with any system turns the CLI put beside them)."""
+        msgs = self.messages
+        cut = max((i for i, m in enumerate(msgs) if m.get("role") == "assistant"), default=-1)
+        return msgs[cut + 1 :]
+
+    @property
+    def last(self) -> str:
+        return "\n".join(message_text(m) for m in self.latest)
+
+    @property
+    def conversation(self) -> str:
+        return "\n".join(message_text(m) for m in self.messages)
+
+    @property
+    def tools(self) -> list[str]:
+        return [str(t.get("name")) for t in self.body.get("tools", [])]
+
+    def tool_results(self) -> list[Json]:
+        """The tool_result blocks of the latest message."""
+        return [
+            b
+            for m in self.latest
+            if isinstance(m.get("content"), list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
+
+
+# -- the script ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    name: str
+    input: Json
+
+
+Block = Text | ToolUse
+Reply = list[Block] | Callable[[Request], list[Block]]
+
+
+@dataclass
+class Rule:
+    """Answer `reply` to a model request whose latest message contains every string
+    of `last`, whose system prompt contains `system` and lacks `not_system`, and for
+    which `when` holds. `times` limits how often it fires (None: unlimited)."""
+
+    name: str
+    reply: Reply
+    last: tuple[str, ...] = ()
+    system: str | None = None
+    not_system: str | None = None
+    when: Callable[[Request], bool] | None = None
+    times: int | None = 1
+    used: int = 0
+
+    def matches(self, req: Request) -> bool:
+        if self.times is not None and self.used >= self.times:
+            return False
+        if any(s not in req.last for s in self.last):
+            return False
+        if self.system is not None and self.system not in req.system:
+            return False
+        if self.not_system is not None and self.not_system in req.system:
+            return False
+        return self.when is None or self.when(req)
+
+
+def is_model_turn(req: Request) -> bool:
+    """A request of the agent loop (it offers tools), not a side query such as a
+    title or a quota probe. Only these must be on the script."""
+    return bool(req.body.get("tools"))
+
+
+@dataclass
+class Exchange:
+    request: Request
+    rule: str | None
+    reply: list[Block]
+
+
+@dataclass
+class ModelServer:
+    rules: list[Rule] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+    requests: list[Json] = field(default_factory=list)  # every HTTP request, raw
+    off_script: list[Request] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    # -- lifecycle
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> ModelServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+
+    def __enter__(self) -> ModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- scripting
+
+    def script(self, *rules: Rule) -> None:
+        with self._lock:
+            self.rules.extend(rules)
+
+    def unused(self) -> list[str]:
+        """Rules that were meant to fire (times set) but did not."""
+        return [r.name for r in self.rules if r.times is not None and r.used == 0]
+
+    def model_requests(self) -> list[Request]:
+        return [e.request for e in self.exchanges]
+
+    def answer(self, body: Json) -> tuple[str | None, list[Block]]:
+        with self._lock:
+            req = Request(len(self.exchanges), body)
+            if not is_model_turn(req):
+                exchange = Exchange(req, None, [Text("ok")])
+                self.exchanges.append(exchange)
+                return None, exchange.reply
+            for rule in self.rules:
+                if rule.matches(req):
+                    rule.used += 1
+                    reply = rule.reply(req) if callable(rule.reply) else list(rule.reply)
+                    self.exchanges.append(Exchange(req, rule.name, reply))
+                    return rule.name, reply
+            self.off_script.append(req)
+            text = (
+                f"{OFF_SCRIPT}: no rule matches request #{req.index}; "
+                f"latest message: {req.last[-600:]!r}"
+            )
+            self.exchanges.append(Exchange(req, None, [Text(text)]))
+            return None, [Text(text)]
+
+    def describe(self) -> str:
+        """The model conversation as short lines, for failure messages."""
+        lines = []
+        for e in self.exchanges:
+            said = "; ".join(
+                b.text[:120] if isinstance(b, Text) else f"{b.name}({json.dumps(b.input)[:160]})"
+                for b in e.reply
+            )
+            last = e.request.last.replace("\n", " ")[-200:]
+            lines.append(f"#{e.request.index} [{e.rule}] <- {last!r}\n    -> {said}")
+        return "\n".join(lines)
+
+
+# -- the wire format ----------------------------------------------------------------
+
+
+def _content(reply: list[Block], ids: Iterator[int]) -> list[Json]:
+    out: list[Json] = []
+    for block in reply:
+        if isinstance(block, Text):
+            out.append({"type": "text", "text": block.text})
+        else:
+            out.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_e2e{next(ids):06d}",
+                    "name": block.name,
+                    "input": block.input,
+                }
+            )
+    return out
+
+
+def _usage(body: Json) -> Json:
+    size = len(json.dumps(body.get("messages", [])))
+    return {
+        "input_tokens": max(1, size // 4),
+        "output_tokens": 1,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+
+
+def message(body: Json, reply: list[Block], ids: Iterator[int]) -> Json:
+    content = _content(reply, ids)
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+    return {
+        "id": f"msg_e2e{next(ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "scripted"),
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {**_usage(body), "output_tokens": 10},
+    }
+
+
+def sse_events(msg: Json) -> Iterator[tuple[str, Json]]:
+    """The event stream of a whole message, as the Messages API sends it."""
+    start = {**msg, "content": [], "stop_reason": None}
+    start["usage"] = {**msg["usage"], "output_tokens": 1}
+    yield "message_start", {"type": "message_start", "message": start}
+    yield "ping", {"type": "ping"}
+    for i, block in enumerate(msg["content"]):
+        if block["type"] == "text":
+            yield (
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": {**block, "text": ""}},
+            )
+            text = block["text"]
+            for k in range(0, max(len(text), 1), 400):
+                delta = {"type": "text_delta", "text": text[k : k + 400]}
+                yield (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": i, "delta": delta},
+                )
+        else:
+            head = {**block, "input": {}}
+            yield (
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": head},
+            )
+            raw = json.dumps(block["input"])
+            for k in range(0, len(raw), 200):
+                delta = {"type": "input_json_delta", "partial_json": raw[k : k + 200]}
+                yield (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": i, "delta": delta},
+                )
+        yield "content_block_stop", {"type": "content_block_stop", "index": i}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": msg["usage"]["output_tokens"]},
+        },
+    )
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, code: int, payload: bytes, ctype: str = "application/json") -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("request-id", "req_e2e")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+
+        def _json(self, code: int, data: Json) -> None:
+            self._send(code, json.dumps(data).encode())
+
+        def _body(self) -> Json:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                data = json.loads(raw) if raw else {}
+            except ValueError:
+                data = {"_raw": raw.decode(errors="replace")}
+            return data if isinstance(data, dict) else {"_body": data}
+
+        def _record(self, body: Json | None) -> None:
+            with server._lock:
+                server.requests.append({"method": self.command, "path": self.path, "body": body})
+
+        def do_HEAD(self) -> None:
+            self._record(None)
+            self._send(200, b"")
+
+        def do_GET(self) -> None:
+            self._record(None)
+            if self.path.split("?")[0].rstrip("/").endswith("/models"):
+                self._json(200, {"data": [], "has_more": False, "first_id": None})
+                return
+            self._json(200, {})
+
+        def do_POST(self) -> None:
+            body = self._body()
+            self._record(body)
+            path = self.path.split("?")[0]
+            try:
+                if path.endswith("/v1/messages/count_tokens"):
+                    tokens = len(json.dumps(body)) // 4
+                    self._json(200, {"input_tokens": max(1, tokens)})
+                elif path.endswith("/v1/messages"):
+                    self._messages(body)
+                else:
+                    self._json(200, {})
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            except Exception as exc:  # a bug in a scripted reply: fail loudly
+                server.errors.append(f"{type(exc).__name__}: {exc}")
+                raise
+
+        def _messages(self, body: Json) -> None:
+            _, reply = server.answer(body)
+            msg = message(body, reply, server._ids)
+            if not body.get("stream"):
+                self._json(200, msg)
+                return
+            payload = "".join(
+                f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in sse_events(msg)
+            ).encode()
+            self._send(200, payload, "text/event-stream; charset=utf-8")
+
+    return Handler

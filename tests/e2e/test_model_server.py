@@ -1,0 +1,83 @@
+"""The scripted server on its own (no claude needed): the wire format the CLI reads,
+rule matching, and the off-script record."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from typing import Any
+
+from tests.e2e.model_server import OFF_SCRIPT, ModelServer, Rule, Text, ToolUse
+
+TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
+
+
+def post(srv: ModelServer, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+    req = urllib.request.Request(
+        srv.url + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=10) as res:
+        return str(res.headers["Content-Type"]), res.read()
+
+
+def events(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for chunk in raw.decode().strip().split("\n\n"):
+        name, data = chunk.split("\n")
+        out.append((name.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+    return out
+
+
+def test_streams_text_and_tool_calls_as_the_messages_api_does() -> None:
+    with ModelServer() as srv:
+        srv.script(
+            Rule("run", [Text("ok"), ToolUse("Bash", {"command": "gtd cycle end"})], last=("go",))
+        )
+        body = {"messages": [{"role": "user", "content": "go"}], "tools": TOOLS, "stream": True}
+        ctype, raw = post(srv, "/v1/messages?beta=true", body)
+    assert ctype.startswith("text/event-stream")
+    evs = events(raw)
+    names = [n for n, _ in evs]
+    assert names[0] == "message_start"
+    assert names[-2:] == ["message_delta", "message_stop"]
+    assert evs[-2][1]["delta"]["stop_reason"] == "tool_use"
+    starts = [d["content_block"] for n, d in evs if n == "content_block_start"]
+    assert [b["type"] for b in starts] == ["text", "tool_use"]
+    partial = "".join(
+        d["delta"]["partial_json"]
+        for n, d in evs
+        if n == "content_block_delta" and d["delta"]["type"] == "input_json_delta"
+    )
+    assert json.loads(partial) == {"command": "gtd cycle end"}
+    assert srv.off_script == []
+    assert srv.requests[0]["path"] == "/v1/messages?beta=true"
+
+
+def test_non_streaming_and_side_endpoints() -> None:
+    with ModelServer() as srv:
+        srv.script(Rule("hi", [Text("hello")], last=("hi",)))
+        body = {"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
+        _, raw = post(srv, "/v1/messages", body)
+        msg = json.loads(raw)
+        _, counted = post(srv, "/v1/messages/count_tokens", body)
+        # a side query without tools (a title, a probe) is answered, not on the script
+        _, side = post(srv, "/v1/messages", {"messages": [{"role": "user", "content": "x"}]})
+    assert msg["content"] == [{"type": "text", "text": "hello"}]
+    assert msg["stop_reason"] == "end_turn"
+    assert json.loads(counted)["input_tokens"] > 0
+    assert json.loads(side)["content"][0]["text"] == "ok"
+    assert srv.off_script == []
+
+
+def test_a_request_no_rule_matches_is_recorded_and_answered_with_an_error_text() -> None:
+    with ModelServer() as srv:
+        srv.script(Rule("once", [Text("first")], last=("again",)))
+        body = {"messages": [{"role": "user", "content": "again"}], "tools": TOOLS}
+        post(srv, "/v1/messages", body)
+        _, raw = post(srv, "/v1/messages", body)  # the rule is used up
+    assert OFF_SCRIPT in json.loads(raw)["content"][0]["text"]
+    assert [r.index for r in srv.off_script] == [1]
+    assert "#1 [None]" in srv.describe()
