@@ -25,8 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 PY = sys.executable
+# A user's installation has bytecode compiled (pip does it); a development shell
+# may forbid writing it, which would make every run recompile the helper.
 ENV = {
-    **os.environ,
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     "GIT_AUTHOR_NAME": "Bench",
     "GIT_AUTHOR_EMAIL": "bench@example.com",
     "GIT_COMMITTER_NAME": "Bench",
@@ -161,6 +163,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--only", nargs="*", choices=sorted(BENCHES))
     args = parser.parse_args()
+    import compileall
+
+    import gtd
+
+    compileall.compile_dir(str(Path(gtd.__file__).parent), quiet=1)
     print(f"# {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs")
     for name in args.only or list(BENCHES):
         for label, value in BENCHES[name](args.runs).items():

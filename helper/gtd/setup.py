@@ -35,6 +35,7 @@ def setup(root: Path, now: Now) -> dict[str, Any]:
         return {
             "status": "needs-plan",
             "problems": [] if missing else exc.message.splitlines(),
+            "specs": sorted(p.relative_to(root).as_posix() for p in root.glob("specs/*.md")),
             "message": "no PLAN.md: write one first (the planner agent, or by hand)"
             if missing
             else "PLAN.md has problems; fix them and run setup again",

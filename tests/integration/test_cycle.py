@@ -435,8 +435,11 @@ def test_end_without_a_cycle_is_an_operational_error(project: Repo) -> None:
 def test_setup_without_plan_answers_needs_plan(repo: Repo) -> None:
     repo.write("README.md", "x\n")
     repo.commit_all("initial")
+    repo.write("specs/calc.md", "# Calculator\n")
+    repo.commit_all("a spec")
     answer = gtd_json(repo, "auto", "setup")
     assert answer["status"] == "needs-plan"
+    assert answer["specs"] == ["specs/calc.md"]
     assert not (repo.path / ".deepflow").exists()
 
 
