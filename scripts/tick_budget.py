@@ -121,7 +121,9 @@ def measure(
     body = command_body()
     commands = INJECTION.findall(body)
     if [c.strip() for c in commands] != ["gtd cycle begin --tick"]:
-        raise SystemExit(f"expected one !`gtd cycle begin --tick` in {COMMAND.name}, found {commands}")
+        raise SystemExit(
+            f"expected one !`gtd cycle begin --tick` in {COMMAND.name}, found {commands}"
+        )
     tick = INJECTION.sub(lambda _: begin_output.rstrip("\n"), body)
     size = len(tick.encode("utf-8"))
     return Budget(
