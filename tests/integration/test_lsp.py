@@ -16,6 +16,7 @@ from typing import IO, Any
 import pytest
 
 from gtd.steering import check
+from tests.conftest import Repo
 
 TIMEOUT = 20.0
 
@@ -254,7 +255,7 @@ def test_code_actions_tick_a_pointer_and_a_chunk(client: Client, workspace: Path
 
     def actions(line: int) -> list[dict[str, Any]]:
         pos = {"line": line, "character": 0}
-        return client.request(
+        found: list[dict[str, Any]] = client.request(
             "textDocument/codeAction",
             {
                 "textDocument": {"uri": uri},
@@ -262,6 +263,7 @@ def test_code_actions_tick_a_pointer_and_a_chunk(client: Client, workspace: Path
                 "context": {"diagnostics": []},
             },
         )["result"]
+        return found
 
     on_pointer = actions(8)
     assert [a["title"] for a in on_pointer] == ["Tick ./a.py#3", "Tick all in 'Parser'"]
@@ -277,27 +279,73 @@ def test_code_actions_tick_a_pointer_and_a_chunk(client: Client, workspace: Path
     assert actions(0) == []
 
 
-def test_open_steering_file_command(client: Client, workspace: Path) -> None:
-    result = client.request(
-        "workspace/executeCommand", {"command": "gtd.openSteeringFile", "arguments": []}
+def _run(cwd: Path, *argv: str) -> str:
+    res = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def _open_steering_file(client: Client) -> tuple[str | None, str | None]:
+    """The command's result, and the message it showed instead (if any)."""
+    result = client.request("workspace/executeCommand", {"command": "gtd.openSteeringFile"})
+    if result["result"] is not None:
+        return result["result"], None
+    return None, client.wait_notification("window/showMessage")["params"]["message"]
+
+
+def test_open_steering_file_follows_the_states_file(client: Client, workspace: Path) -> None:
+    # Not a repository yet: nothing to resolve, said so.
+    uri, message = _open_steering_file(client)
+    assert uri is None
+    assert message is not None
+    assert "not inside a git repository" in message
+
+    git = ("git", "-c", "user.name=t", "-c", "user.email=t@example.com")
+    _run(workspace, "git", "init", "-q", "-b", "main")
+    (workspace / ".gtdrc.json").write_text('{"testCommand": "true"}\n')
+    _run(workspace, *git, "add", "-A")
+    _run(workspace, *git, "commit", "-q", "-m", "chore: init")
+    _, message = _open_steering_file(client)
+    assert message == "gtd: idle (resting) has no steering file"
+
+    # The human captures a request: grilling awaits the agent's plan in TODO.md.
+    (workspace / "idea.md").write_text("an idea\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    step = subprocess.run(
+        [sys.executable, "-m", "gtd", "step"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
-    assert result["result"] is None
-    message = client.wait_notification("window/showMessage")
-    assert "no steering file" in message["params"]["message"]
+    assert step.returncode == 0, step.stderr
+    status = json.loads(_run(workspace, sys.executable, "-m", "gtd", "status", "--json"))
+    assert (status["state"], status["file"], status["mode"]) == ("grilling", ".gtd/TODO.md", "qa")
+    _, message = _open_steering_file(client)
+    assert message == "gtd: grilling is about .gtd/TODO.md, which does not exist yet"
 
+    (workspace / ".gtd").mkdir(exist_ok=True)  # gtd prunes an empty .gtd/
     (workspace / ".gtd" / "TODO.md").write_text(GOOD_TODO)
-    result = client.request("workspace/executeCommand", {"command": "gtd.openSteeringFile"})
-    assert result["result"].endswith("/.gtd/TODO.md")
-
+    uri, _ = _open_steering_file(client)
+    assert uri is not None
+    assert uri.endswith("/.gtd/TODO.md")
+    # The state names the file, not whatever is lying around: a REVIEW.md next to
+    # the plan is an illegal combination, reported, never opened.
     (workspace / ".gtd" / "REVIEW.md").write_text(GOOD_REVIEW)
-    result = client.request("workspace/executeCommand", {"command": "gtd.openSteeringFile"})
-    assert result["result"].endswith("/.gtd/REVIEW.md")
+    _, message = _open_steering_file(client)
+    assert message is not None
+    assert "illegal combination" in message
+    (workspace / ".gtd" / "REVIEW.md").unlink()
+
     # The shutdown round-trip flushes the showDocument requests the server sent.
     assert _shutdown(client) == 0
     shown = [
         r["params"]["uri"] for r in client.server_requests if r["method"] == "window/showDocument"
     ]
-    assert [u.rsplit("/", 1)[1] for u in shown] == ["TODO.md", "REVIEW.md"]
+    assert [u.rsplit("/", 1)[1] for u in shown] == ["TODO.md"]
+    assert not (workspace / ".gtd" / "REVIEW.md").exists()
 
 
 def test_the_server_survives_garbage(client: Client, workspace: Path) -> None:
@@ -332,3 +380,20 @@ def test_pygls_loads_only_for_gtd_lsp() -> None:
         "assert not {'pygls', 'lsprotocol'} & set(sys.modules), sorted(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=TIMEOUT)
+
+
+def test_steering_target_from_a_folder_inside_the_repository(repo: Repo) -> None:
+    from gtd.lsp.server import steering_target
+
+    repo.write(".gtdrc.json", '{"testCommand": "true"}\n')
+    repo.write("docs/readme.md", "x\n")
+    repo.commit_all("chore: init")
+    repo.git("commit", "-q", "--allow-empty", "-m", "gtd: reviewing " + "0" * 40)
+    # HEAD names a review; the agent has not drafted it yet.
+    target, why = steering_target(repo.path / "docs")
+    assert target is None
+    assert why == "gtd: review is about .gtd/REVIEW.md, which does not exist yet"
+    repo.write(".gtd/REVIEW.md", GOOD_REVIEW)
+    target, why = steering_target(repo.path / "docs")
+    assert (target, why) == (repo.path / ".gtd" / "REVIEW.md", "")
+    assert not (repo.path / ".gtd" / "TODO.md").exists()

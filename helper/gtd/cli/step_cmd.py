@@ -107,7 +107,7 @@ def step(agent: bool, as_json: bool) -> int:
 
 
 def next_prompt(as_json: bool) -> int:
-    from gtd.step.edge import open_context, resolve_snapshot
+    from gtd.step.edge import file_fields, open_context, resolve_snapshot
     from gtd.step.gather import gather
 
     ctx = open_context(_root())
@@ -125,7 +125,10 @@ def next_prompt(as_json: bool) -> int:
 
     prompt = build_prompt(ctx.git, snapshot.commits, r, ctx.config, plain=not as_json)
     if as_json:
-        _emit({"state": r.state, "actor": r.actor, "pending": False, "prompt": prompt})
+        _emit(
+            {"state": r.state, "actor": r.actor, "pending": False, "prompt": prompt}
+            | file_fields(r)
+        )
     else:
         sys.stdout.write(prompt)
     return 0
@@ -135,7 +138,7 @@ def next_prompt(as_json: bool) -> int:
 
 
 def status(as_json: bool) -> int:
-    from gtd.step.edge import open_context, resolve_snapshot
+    from gtd.step.edge import file_fields, open_context, resolve_snapshot
     from gtd.step.gather import gather
     from gtd.step.predict import predict
 
@@ -143,6 +146,7 @@ def status(as_json: bool) -> int:
     snapshot = gather(ctx.git)
     r = resolve_snapshot(snapshot, ctx.config, None)
     predicted_commit, predicted_state = predict(snapshot, r, ctx.config)
+    fields = file_fields(r)
     if as_json:
         _emit(
             {
@@ -151,12 +155,17 @@ def status(as_json: bool) -> int:
                 "predictedCommit": predicted_commit,
                 "predictedState": predicted_state,
             }
+            | fields
         )
     else:
         print(f"State: {r.state}")
         print(f"Awaits: {r.actor}")
         print(f"Predicted commit: {predicted_commit or '(none)'}")
         print(f"Predicted state: {predicted_state}")
+        if "file" in fields:
+            print(f"File: {fields['file']}")
+        if "mode" in fields:
+            print(f"Mode: {fields['mode']}")
     return 0
 
 

@@ -5,7 +5,9 @@ publishes the findings of the same parsers ``gtd validate`` runs as diagnostics 
 so a file the validator accepts shows none — serves document symbols (questions;
 chunks with their pointers), offers code actions to tick/untick one pointer or a
 whole chunk, and registers ``gtd.openSteeringFile``, which asks the editor to show
-the steering file the repository is waiting on.
+the steering file the repository's current state is about — step mode's state ↔
+file association, resolved in-process exactly as ``gtd status --json`` reports its
+``file`` (:func:`gtd.step.edge.resting_file`).
 
 Other documents (a project's own ``TODO.md`` at the root, any markdown) get
 nothing: the server keys on the file name inside a ``.gtd`` directory.
@@ -35,10 +37,6 @@ from gtd.steering.questions import parse_questions
 from gtd.steering.review import parse_review, toggle_actions
 
 OPEN_STEERING_FILE = "gtd.openSteeringFile"
-# Until step mode's `gtd status --json` carries the resting state's `file`, the
-# file the repository is waiting on is the one present, review first: a review
-# is only ever written after the questions were settled.
-STEERING_ORDER = (".gtd/REVIEW.md", ".gtd/TODO.md")
 SOURCE = "gtd"
 
 logger = logging.getLogger(__name__)
@@ -50,13 +48,36 @@ def steering_kind(path: str | PurePath) -> Kind | None:
     return kind_of(pure) if pure.parent.name == ".gtd" else None
 
 
-def steering_target(root: Path) -> Path | None:
-    """The steering file to open in the repository at ``root``, if any."""
-    for rel in STEERING_ORDER:
-        candidate = root / rel
-        if candidate.is_file():
+def repo_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding ``.git`` (the workspace
+    may be a folder inside the repository; step mode runs from its root)."""
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
             return candidate
     return None
+
+
+def steering_target(start: Path) -> tuple[Path | None, str]:
+    """The steering file to open for the repository at or above ``start`` — the
+    file of its current resting state, as ``gtd status --json`` names it — and, when
+    there is none to open, why (naming the state, as gtd 2.x did)."""
+    root = repo_root(start)
+    if root is None:
+        return None, f"gtd: {start} is not inside a git repository"
+    from gtd.errors import GtdError
+    from gtd.step.edge import resting_file
+
+    try:
+        resolution, found = resting_file(root)
+    except GtdError as exc:
+        return None, f"gtd: {exc.render()}"
+    if found is None:
+        what = "mid-chain" if resolution.pending else "resting"
+        return None, f"gtd: {resolution.state} ({what}) has no steering file"
+    target = root / found.path
+    if not target.is_file():
+        return None, f"gtd: {resolution.state} is about {found.path}, which does not exist yet"
+    return target, ""
 
 
 # -- pure conversions ---------------------------------------------------------------
@@ -268,13 +289,10 @@ def build() -> LanguageServer:
 
     @server.command(OPEN_STEERING_FILE)
     def _open_steering_file(ls: LanguageServer, *args: Any) -> str | None:
-        target = steering_target(_root(ls))
+        target, why = steering_target(_root(ls))
         if target is None:
             ls.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Info,
-                    message="gtd: no steering file in .gtd/ (REVIEW.md, TODO.md)",
-                )
+                types.ShowMessageParams(type=types.MessageType.Info, message=why)
             )
             return None
         uri: str | None = from_fs_path(str(target))

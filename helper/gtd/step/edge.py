@@ -34,7 +34,7 @@ from gtd.step.errors import StepError
 from gtd.step.events import Invoker
 from gtd.step.gather import Snapshot, ensure_attached, gather
 from gtd.step.machine import Resolution, resolve
-from gtd.step.states import State
+from gtd.step.states import State, SteeringFile
 from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, SQUASH_MSG
 from gtd.step.subjects import Boundary
 
@@ -45,8 +45,10 @@ __all__ = [
     "TestCommandNotFound",
     "advance",
     "commit",
+    "file_fields",
     "open_context",
     "resolve_snapshot",
+    "resting_file",
 ]
 
 HOPS = 100
@@ -266,6 +268,26 @@ def resolve_snapshot(snapshot: Snapshot, config: Config, invoker: Invoker) -> Re
                 "the cycle on a branch without merges)",
             ) from None
         raise
+
+
+def file_fields(r: Resolution) -> dict[str, str]:
+    """``file`` and ``mode`` of ``gtd next --json``/``gtd status --json``: the steering
+    file the resting state is about (repo-relative) and its format; each omitted
+    when unset (mode: a plain-text file; both: no file, or mid-chain)."""
+    found = r.steering_file
+    if found is None:
+        return {}
+    return {"file": found.path, **({"mode": found.mode} if found.mode else {})}
+
+
+def resting_file(root: Path) -> tuple[Resolution, SteeringFile | None]:
+    """The current resolution of the repository at ``root`` (as ``gtd status`` sees
+    it: no invoker, nothing written — not even the config stub) and the steering
+    file its resting state is about. The language server's jump command calls this
+    in-process; ``gtd next``/``gtd status`` emit the same association."""
+    ctx = open_context(root, mutate=False)
+    r = resolve_snapshot(gather(ctx.git), ctx.config, None)
+    return r, r.steering_file
 
 
 def advance(ctx: Context, invoker: Invoker) -> Advance:

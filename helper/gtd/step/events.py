@@ -10,7 +10,11 @@ One invocation reads:
   --untracked-files=all`` for :attr:`WorkingTree.dirty`, a stat of the six steering
   files for :attr:`WorkingTree.present`, a listing of ``.gtd/`` for the packages
   (see :func:`gtd.step.steering.packages_from_paths`), and the text of FEEDBACK.md
-  and SQUASH_MSG.md when they exist (the only two files whose content steers);
+  and SQUASH_MSG.md when they exist (the only two files whose content steers),
+  and — only while the tree has pending changes — the format findings of
+  ``.gtd/TODO.md`` and ``.gtd/REVIEW.md`` (:attr:`WorkingTree.format_findings`,
+  computed by the edge with :func:`gtd.steering.check`; the machine decides what
+  they block);
 - the invoker: ``"human"`` for ``gtd step``, ``"agent"`` for ``gtd step-agent``,
   ``None`` for ``gtd next`` and ``gtd status``.
 
@@ -28,7 +32,15 @@ from typing import Literal, TypeAlias
 from gtd.step.steering import GTD_DIR, STEERING_FILES, Package, is_package_path
 from gtd.step.subjects import Actor, Subject, parse_subject
 
-__all__ = ["Change", "ChangeStatus", "Commit", "Invoker", "LineDiff", "WorkingTree"]
+__all__ = [
+    "Change",
+    "ChangeStatus",
+    "Commit",
+    "FormatFinding",
+    "Invoker",
+    "LineDiff",
+    "WorkingTree",
+]
 
 # A = not in the old tree (new or untracked), D = gone from the new tree, M = both.
 # Type changes count as M; renames are split into D + A by --no-renames.
@@ -83,6 +95,22 @@ class Commit:
 
 
 @dataclass(frozen=True)
+class FormatFinding:
+    """One rule a steering file on disk breaks (a :class:`gtd.steering.Finding`
+    flattened to a value the pure core can hold without importing the parsers)."""
+
+    path: str
+    line: int
+    message: str
+    warning: bool = False
+
+    def render(self) -> str:
+        """``path:line: message``, exactly as ``gtd validate`` prints it."""
+        suffix = " (warning)" if self.warning else ""
+        return f"{self.path}:{self.line}: {self.message}{suffix}"
+
+
+@dataclass(frozen=True)
 class WorkingTree:
     """The working tree against HEAD.
 
@@ -92,6 +120,9 @@ class WorkingTree:
     ``D`` entry for a path no longer in ``present``. ``packages`` are the package
     folders on disk. ``feedback_text``/``squash_msg_text`` are the contents of
     FEEDBACK.md/SQUASH_MSG.md and must be given whenever those files are present.
+    ``format_findings`` are the findings of TODO.md and REVIEW.md when present, for a
+    tree with pending changes (a clean tree has no turn to capture, so the edge
+    skips the check); empty means valid or not checked.
     """
 
     present: frozenset[str] = frozenset()
@@ -99,6 +130,7 @@ class WorkingTree:
     packages: tuple[Package, ...] = ()
     feedback_text: str | None = None
     squash_msg_text: str | None = None
+    format_findings: tuple[FormatFinding, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -130,6 +162,9 @@ class WorkingTree:
         """Pending paths outside ``.gtd/`` — what makes ``gtd next`` refuse."""
         prefix = f"{GTD_DIR}/"
         return tuple(c.path for c in self.dirty if not c.path.startswith(prefix))
+
+    def findings_for(self, path: str) -> tuple[FormatFinding, ...]:
+        return tuple(f for f in self.format_findings if f.path == path)
 
     @property
     def steering_present(self) -> frozenset[str]:

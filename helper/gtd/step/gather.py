@@ -5,9 +5,11 @@ One gather costs a fixed handful of git calls whatever the history's length:
 ``symbolic-ref`` (detached HEAD guard), ``rev-parse HEAD``, one ``for-each-ref`` for
 the default-branch candidates, one ``merge-base``, ONE ``git log --first-parent
 --name-status`` over ``merge-base..HEAD`` and ONE ``git status --porcelain -z``; the
-steering files are read from disk. Its cost grows with the commits since the merge
-base, never with the whole history (except when there is no default branch to
-measure from — the documented whole-history fallback).
+steering files are read from disk — and, only while the tree has pending changes
+(a turn to capture), TODO.md and REVIEW.md are checked against their formats with
+:func:`gtd.steering.check`, imported then and only then. Its cost grows with the
+commits since the merge base, never with the whole history (except when there is
+no default branch to measure from — the documented whole-history fallback).
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ from pathlib import Path
 from gtd import proc
 from gtd.errors import GitError, RepoError
 from gtd.git import Git
-from gtd.step.events import Change, ChangeStatus, Commit, LineDiff, WorkingTree
+from gtd.step.events import (
+    Change,
+    ChangeStatus,
+    Commit,
+    FormatFinding,
+    LineDiff,
+    WorkingTree,
+)
 from gtd.step.review_diff import needs_review_diff
 from gtd.step.steering import (
     FEEDBACK,
@@ -27,12 +36,15 @@ from gtd.step.steering import (
     REVIEW,
     SQUASH_MSG,
     STEERING_FILES,
+    TODO,
     packages_from_paths,
 )
 
 __all__ = [
+    "CHECKED_FILES",
     "DEFAULT_BRANCH_CANDIDATES",
     "Snapshot",
+    "format_findings",
     "gather",
     "parse_log",
     "parse_status_changes",
@@ -46,6 +58,8 @@ DEFAULT_BRANCH_CANDIDATES: tuple[str, ...] = (
     "refs/heads/main",
     "refs/heads/master",
 )
+# The steering files with a checked format (gtd.steering.KIND_BY_NAME).
+CHECKED_FILES: tuple[str, ...] = (TODO, REVIEW)
 _RECORD = "\x1e"
 _FIELD = "\x1f"
 _LOG_FORMAT = f"--format={_RECORD}%H %P{_FIELD}%s"
@@ -223,17 +237,41 @@ def _package_listing(root: Path) -> list[str]:
     return paths
 
 
+def format_findings(root: Path, paths: tuple[str, ...]) -> tuple[FormatFinding, ...]:
+    """The findings of the checked steering files among ``paths``, as the pure core's
+    values. The one place step mode runs the parsers (the validator's and the
+    language server's :func:`gtd.steering.check`)."""
+    wanted = [p for p in CHECKED_FILES if p in paths]
+    if not wanted:
+        return ()
+    from gtd.steering import check, kind_of  # lazily: only when a file needs checking
+
+    found: list[FormatFinding] = []
+    for rel in wanted:
+        kind, text = kind_of(rel), _read(root, rel)
+        if kind is None or text is None:
+            continue
+        found.extend(
+            FormatFinding(rel, f.line, f.message, f.severity == "warning")
+            for f in check(kind, text)
+        )
+    return tuple(found)
+
+
 def read_tree(git: Git) -> WorkingTree:
-    """One ``git status`` plus the steering files on disk."""
+    """One ``git status`` plus the steering files on disk; with pending changes, the
+    format findings of TODO.md and REVIEW.md."""
     root = git.root
     raw = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
     present = frozenset(p for p in STEERING_FILES if (root / p).is_file())
+    dirty = parse_status_changes(raw, root)
     return WorkingTree(
         present=present,
-        dirty=parse_status_changes(raw, root),
+        dirty=dirty,
         packages=packages_from_paths(_package_listing(root)),
         feedback_text=_read(root, FEEDBACK) if FEEDBACK in present else None,
         squash_msg_text=_read(root, SQUASH_MSG) if SQUASH_MSG in present else None,
+        format_findings=format_findings(root, tuple(present)) if dirty else (),
     )
 
 

@@ -25,6 +25,10 @@ Precedence 4 — ladder                  :func:`_ladder`
 Precedence 5 — no rule matched         :func:`_ladder` (raises ``corruption``)
 Turn-taking 1 — dirty-boundary entry   :func:`_is_dirty_boundary_entry`
 Turn-taking 2-9                        :func:`_turn_taking`
+Validation loop (a malformed draft)    :func:`_turn_taking` (``malformed``),
+                                       :data:`gtd.step.states.DRAFTED`
+State ↔ file association               :attr:`Resolution.steering_file`,
+                                       :func:`gtd.step.states.steering_file`
 Counters                               :mod:`gtd.step.counters`
 Edge actions (the values)              :mod:`gtd.step.actions`
 Squash base, review base               :mod:`gtd.step.bases`
@@ -50,6 +54,16 @@ Decisions where the tables are silent (each repeated where it is coded):
   human's turn at the health loop's escalation); see :func:`_check_legal`.
 - SQUASH_MSG.md does not count as a steering file for the ladder's "no steering
   files" rung (it is HEAD-classification driven, like in gtd 2.x).
+- The validation loop: an agent turn at a rest that drafts a steering file
+  (``grilling`` → TODO.md, ``review`` → REVIEW.md) is not captured while the edge
+  reports format findings for that file; the refusal (exit 1, zero commits) names
+  every finding, and :attr:`Resolution.findings` carries them to the next prompt.
+  Human turns are never refused for format — a human's edit is feedback the agent
+  reads. The findings are values the edge computed (:class:`FormatFinding`); the
+  machine only decides what they block.
+- A ``gtd(agent): review`` HEAD with a REVIEW.md that has findings rests at review
+  (awaiting the agent's turn) instead of committing ``gtd: awaiting review``: the
+  mid-chain commit would otherwise carry a malformed draft past the validation.
 """
 
 from __future__ import annotations
@@ -78,13 +92,20 @@ from gtd.step.bases import (
 from gtd.step.config import Config
 from gtd.step.counters import Counters, fold_counters
 from gtd.step.errors import StepError
-from gtd.step.events import Commit, Invoker, WorkingTree
+from gtd.step.events import Commit, FormatFinding, Invoker, WorkingTree
 from gtd.step.review_diff import is_substantive
-from gtd.step.states import State, capture_gate
+from gtd.step.states import DRAFTED, State, SteeringFile, capture_gate, steering_file
 from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO, Package
 from gtd.step.subjects import Actor, Boundary, Routing, Subject, Turn
 
-__all__ = ["Decision", "Resolution", "corruption_message", "refusal_message", "resolve"]
+__all__ = [
+    "Decision",
+    "Resolution",
+    "corruption_message",
+    "malformed_message",
+    "refusal_message",
+    "resolve",
+]
 
 # Which rule produced the resolution; lets the edge and the tests tell apart the
 # several ways of ending with no action.
@@ -95,6 +116,7 @@ Decision = Literal[
     "report",  # turn-taking 3
     "health-check",  # turn-taking 4
     "refusal",  # turn-taking 5
+    "malformed",  # the validation loop: the agent's draft breaks its format
     "idle-health-check",  # turn-taking 6
     "no-op",  # turn-taking 7
     "inert",  # turn-taking 8
@@ -110,7 +132,8 @@ class Resolution:
     commits). ``action`` is None at every rest that needs nothing from the edge.
 
     The rest is context for prompts: the folded counters, the review base, the squash
-    base of the cycle at hand, and the active (lowest-numbered) package."""
+    base of the cycle at hand, the active (lowest-numbered) package, and the format
+    findings the awaited agent must fix before its draft is captured."""
 
     state: State
     actor: Actor
@@ -122,6 +145,16 @@ class Resolution:
     review_base: str | None = None
     squash_base: str | None = None
     package: Package | None = None
+    findings: tuple[FormatFinding, ...] = ()
+
+    @property
+    def steering_file(self) -> SteeringFile | None:
+        """The steering file the resting state is about (``file``/``mode`` of
+        ``gtd next --json`` and ``gtd status --json``); None mid-chain, where the
+        machine is not resting."""
+        if self.pending or self.decision == "mid-chain":
+            return None
+        return steering_file(self.state)
 
     @property
     def continues_chain(self) -> bool:
@@ -159,6 +192,16 @@ def refusal_message(state: State, awaited: Actor) -> str:
     if awaited == "human":
         return f"{state} awaits a human turn — run `gtd step`"
     return f"{state} awaits an agent turn — run `gtd step-agent`"
+
+
+def malformed_message(state: State, path: str, findings: Sequence[FormatFinding]) -> str:
+    count = len(findings)
+    noun = "finding" if count == 1 else "findings"
+    lines = "\n".join(f.render() for f in findings)
+    return (
+        f"{state}: {path} breaks its format ({count} {noun}), so the agent's turn is not "
+        f"captured — fix every finding, then run `gtd step-agent` again:\n{lines}"
+    )
 
 
 def corruption_message(head: str, clean: bool) -> str:
@@ -317,7 +360,7 @@ def _classify_turn(f: _Facts, turn: Turn) -> _Baseline | None:
     if key == ("agent", "agentic-review"):
         return _Rest("agentic-review", "agent")
     if key == ("agent", "review"):
-        if f.tree.has(REVIEW):
+        if f.tree.has(REVIEW) and not f.tree.findings_for(REVIEW):
             return _Mid("review", MakeCommit("gtd: awaiting review"))
         return _Rest("review", "agent")
     if key == ("human", "review"):
@@ -481,6 +524,13 @@ def _turn_taking(f: _Facts, base: _Baseline, invoker: Invoker) -> _Outcome:
         )
     ):  # 8
         return _Outcome(state, awaited, "inert")
+    drafted = DRAFTED.get(state)
+    if invoker == "agent" and drafted is not None and f.tree.findings_for(drafted):
+        # The validation loop (module docstring): the draft is not a finished turn.
+        findings = f.tree.findings_for(drafted)
+        return _Outcome(
+            state, awaited, "malformed", refusal=malformed_message(state, drafted, findings)
+        )
     return _Outcome(state, awaited, "capture", action=MakeCommit(turn.render()))  # 9
 
 
@@ -511,6 +561,11 @@ def resolve(
         )
     else:
         outcome = _turn_taking(f, _baseline(f), invoker)
+    drafted = DRAFTED.get(outcome.state)
+    findings: tuple[FormatFinding, ...] = ()
+    resting = outcome.decision not in ("pending", "mid-chain")
+    if drafted is not None and outcome.actor == "agent" and resting:
+        findings = tree.findings_for(drafted)
     return Resolution(
         state=outcome.state,
         actor=outcome.actor,
@@ -522,4 +577,5 @@ def resolve(
         review_base=review_base(commits),
         squash_base=_context_squash_base(f),
         package=f.packages[0] if f.packages else None,
+        findings=findings,
     )

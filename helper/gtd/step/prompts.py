@@ -12,6 +12,12 @@ more blank lines collapse to two and the text ends with exactly one newline.
 that reads what a state inlines — the captured sketch or human edit, the package's
 task files, the feedback, the review diff.
 
+The validation loop: the grilling and review prompts quote the format rules of
+:mod:`gtd.steering.questions` and :mod:`gtd.steering.review` (partials
+``qa-format`` and ``review-format``, pinned to those docstrings by the tests), and
+when the agent's draft was refused they open with every finding the machine
+handed back (:attr:`Resolution.findings`) as ``path:line: message``.
+
 Decisions: ``planning`` (package files amended while the agent is awaited) renders
 the building prompt, since the agent's answer there is its building turn; the
 model named in a prompt is ``models.states.<key>`` else the tier's model.
@@ -33,6 +39,7 @@ from gtd.step.subjects import Actor, Routing, Turn
 
 __all__ = [
     "NO_PROMPT_STATES",
+    "findings_section",
     "model_for",
     "prompt_context",
     "render",
@@ -153,6 +160,23 @@ def _read(root: Path, rel: str) -> str | None:
         return None
 
 
+def findings_section(resolution: Resolution) -> str:
+    """The refused draft's findings, one ``path:line: message`` a line; ``""`` when
+    there are none."""
+    findings = resolution.findings
+    if not findings:
+        return ""
+    paths = sorted({f.path for f in findings})
+    named = ", ".join(f"`{p}`" for p in paths)
+    lines = "\n".join(f.render() for f in findings)
+    return (
+        "## Fix the format first\n\n"
+        f"Your last turn was not captured: {named} breaks its format. Fix every "
+        "finding below (the rules are further down), then finish your turn again.\n\n"
+        f"````text\n{lines}\n````"
+    )
+
+
 def _todo_section(root: Path) -> str:
     text = _read(root, TODO)
     if text is None:
@@ -227,6 +251,7 @@ def prompt_context(
         "tail": tail,
         "todo_section": "",
         "review_base": resolution.review_base or "",
+        "format_findings": findings_section(resolution),
     }
     if name == "grilling-agent":
         source = _newest(commits, Turn("human", "grilling"), Turn("human", "review"))
@@ -248,7 +273,8 @@ def prompt_context(
             ctx["diff"] = _diff(git, _package_start(commits), head)
     elif name == "review":
         base = resolution.review_base or (commits[0].parent if commits else None)
-        ctx["review_base"] = base or ""
+        ctx["review_base"] = base or "root"
+        ctx["head_short"] = head[:7]
         ctx["diff_title"] = f"The change under review ({(base or 'root')[:10]}..HEAD)"
         ctx["diff"] = _diff(git, base, head)
     elif name in ("escalate", "health-fixing"):

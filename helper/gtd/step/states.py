@@ -9,11 +9,23 @@ machine decides from HEAD, so :func:`awaited_actor` gives the default only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, get_args
 
+from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO
 from gtd.step.subjects import Actor, Gate
 
-__all__ = ["EDGE_ONLY", "STATES", "State", "awaited_actor", "capture_gate"]
+__all__ = [
+    "DRAFTED",
+    "EDGE_ONLY",
+    "STATES",
+    "Mode",
+    "State",
+    "SteeringFile",
+    "awaited_actor",
+    "capture_gate",
+    "steering_file",
+]
 
 State = Literal[
     "grilling",
@@ -66,3 +78,50 @@ def capture_gate(state: State) -> Gate | None:
     """The gate of the turn captured at a rest in ``state``; None where no turn is
     ever captured (idle, and the edge-only states)."""
     return _CAPTURE_GATE.get(state)
+
+
+# -- state <-> steering-file association (gtd 3.0 notes, "state-file-association") --
+
+# The format of a steering file, named as gtd.steering.Kind names it.
+Mode = Literal["qa", "review"]
+
+
+@dataclass(frozen=True)
+class SteeringFile:
+    """THE steering file a rest is about — the one a human or an editor should look
+    at while the machine rests there — and its format (None: plain text)."""
+
+    path: str
+    mode: Mode | None = None
+
+
+_QA = SteeringFile(TODO, "qa")
+_REVIEW = SteeringFile(REVIEW, "review")
+
+# The 3.0 notes' table for its 12-state default, mapped onto the sixteen 2.x
+# states: the question phase (their grilling, grilling-answer and the plan's
+# consumer, building) is our grilling at both gates and grilled, which decomposes
+# the plan; their reviewing/await-review are our review/await-review; their
+# fixing/escalate read the check's output, here FEEDBACK.md/ERRORS.md — and the
+# health loop's HEALTH.md and the squash message follow the same rule. idle,
+# planning, building and agentic-review are about a package or nothing, and the
+# edge-only states never rest.
+_FILES: dict[State, SteeringFile] = {
+    "grilling": _QA,
+    "grilled": _QA,
+    "review": _REVIEW,
+    "await-review": _REVIEW,
+    "fixing": SteeringFile(FEEDBACK),
+    "escalate": SteeringFile(ERRORS),
+    "health-fixing": SteeringFile(HEALTH),
+    "squashing": SteeringFile(SQUASH_MSG),
+}
+
+# The agent rests whose turn drafts a steering file in a checked format: the turn
+# is captured only when the draft is valid (the validation loop, step-mode.md).
+DRAFTED: dict[State, str] = {"grilling": TODO, "review": REVIEW}
+
+
+def steering_file(state: State) -> SteeringFile | None:
+    """The steering file a rest in ``state`` is about, if any."""
+    return _FILES.get(state)

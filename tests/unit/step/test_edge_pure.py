@@ -92,7 +92,8 @@ def test_lookup_stops_at_home_and_inner_wins(tmp_path: Path) -> None:
 def _context(name: str, tail: str) -> dict[str, str]:
     keys = (
         "state actor intro model test_command todo_section review_base diff_title diff "
-        "feedback_title feedback_path feedback package package_tasks plan_section cycle_log"
+        "feedback_title feedback_path feedback package package_tasks plan_section cycle_log "
+        "format_findings head_short"
     )
     ctx = {key: f"<{key}>" for key in keys.split()}
     ctx["tail"] = tail
