@@ -27,7 +27,7 @@ from gtd import paths
 from gtd.clock import Now
 from gtd.errors import GtdError, StateError
 from gtd.fsio import atomic_write, locked
-from gtd.git import Git, StatusEntry, WorkTree
+from gtd.git import Git, StatusEntry, WorkTree, remove_created
 from gtd.journal import Journal
 
 Answer = dict[str, Any]
@@ -370,7 +370,7 @@ class Cycle:
         self.git.run("reset", "-q", "--hard", current.base)
         for entry in self.git.status():
             if entry.untracked:
-                _remove_created(self.root, entry.path)
+                remove_created(self.root, entry.path)
         ratchet.drop_pending(self.root)
 
     def _tree_commit(self, message: str) -> str:
@@ -461,14 +461,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _remove_created(root: Path, rel: str) -> None:
-    """Delete a file the cycle created, then any directories it left empty."""
-    target = root / rel
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    parent = target.parent
-    while parent != root and parent.is_dir() and not any(parent.iterdir()):
-        parent.rmdir()
-        parent = parent.parent

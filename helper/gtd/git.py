@@ -192,3 +192,26 @@ def parse_status_v2(raw: str) -> WorkTree:
 def _xy(code: str) -> str:
     # v2 writes "." for "unchanged"; v1 (and StatusEntry) use a space.
     return code.replace(".", " ")
+
+
+def sweep_created(git: Git, root: Path, before: list[StatusEntry]) -> list[str]:
+    """Remove the untracked files that appeared since ``before`` was read: what a
+    test command left in the tree (build output, caches a repository does not
+    ignore) is neither the agent's work nor the human's, and must not be
+    committed with the cycle or make the next tick answer `dirty`."""
+    known = {e.path for e in before}
+    created = [e.path for e in git.status() if e.untracked and e.path not in known]
+    for rel in created:
+        remove_created(root, rel)
+    return created
+
+
+def remove_created(root: Path, rel: str) -> None:
+    """Delete a file the cycle created, then any directories it left empty."""
+    target = root / rel
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    parent = target.parent
+    while parent != root and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent

@@ -473,3 +473,22 @@ def test_tick_form_answers_errors_instead_of_failing(project: Repo) -> None:
     assert lines[0] == "status: error"
     assert "PLAN.md:2" in res.stdout
     assert not (project.path / ".deepflow/cycle.json").exists()
+
+
+def test_test_run_litter_is_neither_committed_nor_dirty(repo: Repo) -> None:
+    # A repository that ignores nothing, and a suite that writes a file when it runs.
+    suite = TESTS + ("\n\ndef test_writes_a_report():\n    open('report.txt', 'w').write('ran')\n")
+    make_project(repo, plan=PLAN)
+    repo.write("tests/test_calc.py", suite)
+    repo.commit_all("suite writes a report")
+    gtd_json(repo, "ratchet", "snapshot")
+    assert repo.status() == ""
+    begin(repo)
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_mul.py", MUL_TEST)
+    result = end(repo)
+    assert result["status"] == "passed", result
+    assert repo.status() == ""
+    committed = repo.git("show", "--name-only", "--format=", "HEAD~1").split()
+    assert sorted(committed) == ["calc.py", "tests/test_mul.py"]
+    assert begin(repo)["status"] == "task"

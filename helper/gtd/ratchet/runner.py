@@ -25,7 +25,7 @@ from pathlib import Path
 
 from gtd import proc
 from gtd.config import CONFIG_PATH, Config
-from gtd.errors import InputError
+from gtd.errors import GitError, InputError
 from gtd.ratchet import junit
 from gtd.ratchet.model import CommandRun, Kind, Outcome, RunResult
 
@@ -45,8 +45,18 @@ def planned(config: Config) -> list[tuple[Kind, str]]:
     return [(kind, command) for kind, command in pairs if command]
 
 
+_QUIET_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def run_all(root: Path, config: Config) -> RunResult:
     """Run every configured command once; never raises for a command's failure."""
+    from gtd.git import Git, sweep_created
+
+    git = Git(root)
+    try:
+        before = git.status()
+    except GitError:  # not a repository (a bare directory in tests): nothing to sweep
+        before = None
     commands: list[CommandRun] = []
     tests: dict[str, Outcome] | None = None
     for kind, command in planned(config):
@@ -55,6 +65,8 @@ def run_all(root: Path, config: Config) -> RunResult:
         else:
             run = run_command(root, kind, command, config.timeout_s)
         commands.append(run)
+    if before is not None:
+        sweep_created(git, root, before)
     return RunResult(tuple(commands), tests)
 
 
@@ -68,7 +80,10 @@ def run_tests(
     try:
         ours = tmpdir / "pytest.xml"
         existing = os.environ.get("PYTEST_ADDOPTS", "").strip()
-        addopts = f"--junitxml={shlex.quote(str(ours))}"
+        # Our runs leave no litter in the tree (no .pytest_cache, no __pycache__):
+        # in a repository that does not ignore them they would be committed with
+        # the cycle's work, or make the next tick answer `dirty`.
+        addopts = f"--junitxml={shlex.quote(str(ours))} -p no:cacheprovider"
         env = {"PYTEST_ADDOPTS": f"{existing} {addopts}" if existing else addopts}
         run = run_command(root, "test", command, config.timeout_s, env)
         reports = [ours, *_configured_reports(root, config.junit_xml)]
@@ -95,7 +110,7 @@ def run_command(
         ) from None
     if not argv:
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
-    result = proc.run(argv, root, timeout=timeout_s, env=env)
+    result = proc.run(argv, root, timeout=timeout_s, env={**_QUIET_ENV, **(env or {})})
     output = result.output
     return CommandRun(
         kind=kind,
