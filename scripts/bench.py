@@ -106,6 +106,7 @@ def bench_tick(runs: int) -> dict[str, float]:
         (repo / "PLAN.md").write_text(plan_text(200))
         (repo / "tests").mkdir()
         (repo / "tests" / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+        (repo / ".gitignore").write_text("__pycache__/\n")
         sh(["git", "add", "-A"], repo)
         sh(["git", "commit", "-q", "-m", "plan"], repo)
         sh(gtd_cmd("auto", "setup", "--json"), repo)
@@ -136,6 +137,7 @@ def bench_ratchet(runs: int) -> dict[str, float]:
             )
             (repo / "tests" / f"test_mod{f}.py").write_text(body)
         (repo / "PLAN.md").write_text(plan_text(3))
+        (repo / ".gitignore").write_text("__pycache__/\n")  # as any Python project has
         (repo / ".deepflow").mkdir()
         pytest_cmd = f"{PY} -m pytest -q -p no:cacheprovider"
         (repo / ".deepflow" / "config.yaml").write_text(f"ratchet:\n  test_command: {pytest_cmd}\n")

@@ -45,11 +45,13 @@ def planned(config: Config) -> list[tuple[Kind, str]]:
     return [(kind, command) for kind, command in pairs if command]
 
 
-_QUIET_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
-
-
 def run_all(root: Path, config: Config) -> RunResult:
-    """Run every configured command once; never raises for a command's failure."""
+    """Run every configured command once; never raises for a command's failure.
+
+    Untracked files the commands leave behind (bytecode or reports in a
+    repository that does not ignore them) are removed afterwards: they are
+    neither the agent's work, to be committed, nor the human's, to make the next
+    tick answer `dirty`. Ignored caches stay, so pytest keeps its speed."""
     from gtd.git import Git, sweep_created
 
     git = Git(root)
@@ -80,10 +82,7 @@ def run_tests(
     try:
         ours = tmpdir / "pytest.xml"
         existing = os.environ.get("PYTEST_ADDOPTS", "").strip()
-        # Our runs leave no litter in the tree (no .pytest_cache, no __pycache__):
-        # in a repository that does not ignore them they would be committed with
-        # the cycle's work, or make the next tick answer `dirty`.
-        addopts = f"--junitxml={shlex.quote(str(ours))} -p no:cacheprovider"
+        addopts = f"--junitxml={shlex.quote(str(ours))}"
         env = {"PYTEST_ADDOPTS": f"{existing} {addopts}" if existing else addopts}
         run = run_command(root, "test", command, config.timeout_s, env)
         reports = [ours, *_configured_reports(root, config.junit_xml)]
@@ -110,7 +109,7 @@ def run_command(
         ) from None
     if not argv:
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
-    result = proc.run(argv, root, timeout=timeout_s, env={**_QUIET_ENV, **(env or {})})
+    result = proc.run(argv, root, timeout=timeout_s, env=env)
     output = result.output
     return CommandRun(
         kind=kind,
