@@ -209,7 +209,7 @@ def test_new_user_walk_through(tmp_path: Path) -> None:
     # 2. Claude Code sees the commands (the real CLI, no model needed)
     if CLAUDE:
         seen = claude_sees(sample, env)
-        assert {"gtd:auto", "gtd:auto-cycle"} <= set(seen["slash_commands"]), seen
+        assert {"gtd:auto", "gtd:auto-cycle", "gtd:step"} <= set(seen["slash_commands"]), seen
         listed = run([CLAUDE, "plugin", "list", "--json"], sample, env)
         assert "gtd@gtd-pack" in listed.stdout
     else:
@@ -275,7 +275,7 @@ def test_new_user_walk_through(tmp_path: Path) -> None:
     assert "doctor: ok" in project.stdout, project.stdout
     if CLAUDE:
         seen = claude_sees(sample, env)
-        assert {"gtd:auto", "gtd:auto-cycle"} <= set(seen["slash_commands"]), seen
+        assert {"gtd:auto", "gtd:auto-cycle", "gtd:step"} <= set(seen["slash_commands"]), seen
         assert {"gtd-implementer", "gtd-planner"} <= set(seen["agents"]), seen
         assert "gtd@gtd-pack" not in run([CLAUDE, "plugin", "list", "--json"], sample, env).stdout
 
