@@ -8,17 +8,16 @@ task by hand resumes the loop without a second piece of state to keep in sync.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gtd.memory import DEFAULT_THRESHOLD, Halt, Memory, failures_for
 
 __all__ = ["DEFAULT_THRESHOLD", "Trip", "check", "halt_record", "message"]
 
 
-@dataclass(frozen=True)
-class Trip:
+class Trip(NamedTuple):
     task: str
-    count: int
+    failures: int  # consecutive reverts (not "count": that is a tuple method)
     reason: str
     message: str
 
@@ -61,4 +60,4 @@ def check(mem: Memory, threshold: int, pending_ids: Collection[str]) -> Trip | N
 
 def halt_record(trip: Trip, cycle: int, at: str) -> Halt:
     """The `halts` entry to log for a trip found after `cycle`."""
-    return Halt(cycle=cycle, task=trip.task, count=trip.count, reason=trip.reason, at=at)
+    return Halt(cycle=cycle, task=trip.task, failures=trip.failures, reason=trip.reason, at=at)

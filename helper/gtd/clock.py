@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Now:
+class Now(NamedTuple):
     iso: str  # ISO-8601 UTC, second precision: 2026-01-15T10:00:00Z
     epoch: float
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from gtd.errors import InputError
 
@@ -39,8 +38,7 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     build_command: str | None = None
     test_command: str | None = None
     typecheck_command: str | None = None

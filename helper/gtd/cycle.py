@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +41,12 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-@dataclass
 class Cycle:
-    root: Path
-    now: Now
-
-    def __post_init__(self) -> None:
+    def __init__(self, root: Path, now: Now) -> None:
         from gtd.config import load_config
+
+        self.root = root
+        self.now = now
 
         self.git = Git(self.root)
         self.config = load_config(self.root)

@@ -4,8 +4,8 @@ runs through the one subprocess seam and turns failures into GitError."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
@@ -14,8 +14,7 @@ from gtd.errors import GitError, RepoError
 _GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 
-@dataclass(frozen=True)
-class StatusEntry:
+class StatusEntry(NamedTuple):
     """One `git status --porcelain -z` record. ``xy`` is the two-letter code."""
 
     xy: str
@@ -27,8 +26,7 @@ class StatusEntry:
         return self.xy == "??"
 
 
-@dataclass(frozen=True)
-class WorkTree:
+class WorkTree(NamedTuple):
     head: str | None  # None in a repository without commits
     branch: str | None  # None when HEAD is detached
     entries: tuple[StatusEntry, ...]

@@ -7,9 +7,8 @@ exactly how far the cycle got and finishes or reverts it."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from gtd import paths
 from gtd.errors import StateError
@@ -19,8 +18,7 @@ Phase = Literal["agent", "checking", "committing", "reverting"]
 Kind = Literal["task", "bootstrap"]
 
 
-@dataclass(frozen=True)
-class Journal:
+class Journal(NamedTuple):
     cycle: int
     task: str
     title: str
@@ -42,7 +40,7 @@ class Journal:
     sidecar: str | None = None  # digest of the snapshot sidecar at begin: the agent may not edit it
 
     def evolve(self, **changes: Any) -> Journal:
-        return replace(self, **changes)
+        return self._replace(**changes)
 
 
 def load(root: Path) -> Journal | None:
@@ -61,7 +59,7 @@ def load(root: Path) -> Journal | None:
 
 
 def save(root: Path, journal: Journal) -> None:
-    atomic_write(root / paths.JOURNAL, json.dumps(asdict(journal), indent=2) + "\n")
+    atomic_write(root / paths.JOURNAL, json.dumps(journal._asdict(), indent=2) + "\n")
 
 
 def clear(root: Path) -> None:

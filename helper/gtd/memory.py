@@ -10,9 +10,8 @@ are our additions. `gtd.memory_file` maps this model to and from the YAML file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 from gtd.errors import StateError
 
@@ -24,8 +23,7 @@ CycleStatus = Literal["passed", "failed", "skipped"]
 CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "failed", "skipped")
 
 
-@dataclass(frozen=True)
-class CycleRecord:
+class CycleRecord(NamedTuple):
     """What one cycle did. `task` is a PLAN.md task id or ``BOOTSTRAP``."""
 
     cycle: int
@@ -42,8 +40,7 @@ class CycleRecord:
     learning: str | None = None
 
 
-@dataclass(frozen=True)
-class TaskResult:
+class TaskResult(NamedTuple):
     """deepflow's `task_results[T]`: `success` (with commit) or `reverted` (with reason)."""
 
     status: str
@@ -52,8 +49,7 @@ class TaskResult:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class Revert:
+class Revert(NamedTuple):
     """One `revert_history` entry."""
 
     task: str
@@ -61,8 +57,7 @@ class Revert:
     reason: str
 
 
-@dataclass(frozen=True)
-class ProbeLearning:
+class ProbeLearning(NamedTuple):
     """One `probe_learnings` entry: what a spike taught, fed to later implementer briefs."""
 
     spike: str
@@ -70,14 +65,13 @@ class ProbeLearning:
     insight: str
 
 
-@dataclass(frozen=True)
-class Halt:
+class Halt(NamedTuple):
     """A recorded breaker trip (history only: whether the loop is halted *now* is always
     re-derived from `consecutive_reverts`, so a reset or a raised threshold resumes)."""
 
     cycle: int
     task: str
-    count: int
+    failures: int  # consecutive reverts (not "count": that is a tuple method)
     reason: str
     at: str
 
@@ -88,20 +82,45 @@ def _frozen_map(value: Mapping[str, object]) -> MappingProxyType[str, object]:
     return MappingProxyType(dict(value))
 
 
-@dataclass(frozen=True)
-class Memory:
-    task_results: Mapping[str, TaskResult] = field(default_factory=dict)
+class _MemoryFields(NamedTuple):
+    task_results: Mapping[str, TaskResult] = MappingProxyType({})
     revert_history: tuple[Revert, ...] = ()
-    consecutive_reverts: Mapping[str, int] = field(default_factory=dict)
+    consecutive_reverts: Mapping[str, int] = MappingProxyType({})
     probe_learnings: tuple[ProbeLearning, ...] = ()
     cycles: tuple[CycleRecord, ...] = ()
     halts: tuple[Halt, ...] = ()
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "task_results", _frozen_map(self.task_results))
-        object.__setattr__(self, "consecutive_reverts", _frozen_map(self.consecutive_reverts))
-        for name in ("revert_history", "probe_learnings", "cycles", "halts"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+class Memory(_MemoryFields):
+    """Frozen all the way down: every construction (including ``_replace``) copies the
+    mappings into read-only proxies and the sequences into tuples."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        *,
+        task_results: Mapping[str, TaskResult] = MappingProxyType({}),
+        revert_history: Iterable[Revert] = (),
+        consecutive_reverts: Mapping[str, int] = MappingProxyType({}),
+        probe_learnings: Iterable[ProbeLearning] = (),
+        cycles: Iterable[CycleRecord] = (),
+        halts: Iterable[Halt] = (),
+    ) -> Memory:
+        return super().__new__(
+            cls,
+            _frozen_map(task_results),  # type: ignore[arg-type]
+            tuple(revert_history),
+            _frozen_map(consecutive_reverts),  # type: ignore[arg-type]
+            tuple(probe_learnings),
+            tuple(cycles),
+            tuple(halts),
+        )
+
+    @classmethod
+    def _make(cls, iterable: Iterable[Any]) -> Memory:  # type: ignore[override]
+        # NamedTuple's _replace builds through _make, which would skip __new__.
+        return cls(**dict(zip(cls._fields, iterable, strict=True)))
 
 
 EMPTY = Memory()
@@ -176,7 +195,7 @@ def record_halt(mem: Memory, halt: Halt) -> Memory:
     """Log a breaker trip; idempotent by (cycle, task) like record_cycle."""
     if any((h.cycle, h.task) == (halt.cycle, halt.task) for h in mem.halts):
         return mem
-    return replace(mem, halts=(*mem.halts, halt))
+    return mem._replace(halts=(*mem.halts, halt))
 
 
 def reset_breaker(
@@ -194,7 +213,7 @@ def reset_breaker(
         return mem, []
     for task in targets:
         counters[task] = 0
-    return replace(mem, consecutive_reverts=counters), targets
+    return mem._replace(consecutive_reverts=counters), targets
 
 
 def _all_cycle_numbers(mem: Memory) -> Iterable[int]:

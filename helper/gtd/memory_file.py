@@ -266,7 +266,7 @@ def _to_memory(data: object) -> Memory:
             Halt(
                 cycle=f.integer("cycle"),
                 task=f.text("task"),
-                count=f.integer("count"),
+                failures=f.integer("count"),
                 reason=f.opt_text("reason", "") or "",
                 at=f.text("at", timestamp=True),
             )
@@ -606,7 +606,7 @@ def _list_fields(name: str, mem: Memory) -> list[list[tuple[str, _Scalar]]]:
         [
             ("cycle", h.cycle),
             ("task", h.task),
-            ("count", h.count),
+            ("count", h.failures),
             ("reason", h.reason),
             ("at", h.at),
         ]

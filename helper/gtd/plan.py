@@ -15,15 +15,13 @@ line-by-line pass with precompiled regexes and imports only the standard library
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Status = Literal["todo", "done", "skipped"]
 PickKind = Literal["task", "blocked", "complete"]
 
 
-@dataclass(frozen=True)
-class Task:
+class Task(NamedTuple):
     id: str
     title: str
     status: Status
@@ -38,14 +36,12 @@ class Task:
     text: str
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     line: int
     message: str
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     tasks: tuple[Task, ...]
     title: str | None
     problems: tuple[Problem, ...]
@@ -62,8 +58,7 @@ class Plan:
         return tuple(t for t in self.tasks if t.status == "todo")
 
 
-@dataclass(frozen=True)
-class Pick:
+class Pick(NamedTuple):
     kind: PickKind
     task: Task | None
     blocked: tuple[tuple[Task, tuple[str, ...]], ...]
@@ -133,25 +128,57 @@ def _logical_lines(text: str) -> list[str]:
 # -- parsing -------------------------------------------------------------------------
 
 
-@dataclass
 class _Builder:
     """A task while its block is being read; frozen into a Task when it ends."""
 
-    id: str
-    title: str
-    status: Status
-    line: int
-    indent: int
-    spike: bool
-    spec: str | None
-    commit: str | None
-    start: int  # 0-based index of the checkbox line
-    end: int  # 0-based index of the last non-blank line of the block
-    blank_pending: bool = False
-    files: list[str] = field(default_factory=list)
-    blocked_by: list[str] = field(default_factory=list)
-    blocked_line: int | None = None
-    files_list_indent: int | None = None  # "- Files:" with the paths as sub-bullets
+    __slots__ = (
+        "blank_pending",
+        "blocked_by",
+        "blocked_line",
+        "commit",
+        "end",
+        "files",
+        "files_list_indent",
+        "id",
+        "indent",
+        "line",
+        "spec",
+        "spike",
+        "start",
+        "status",
+        "title",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        title: str,
+        status: Status,
+        line: int,
+        indent: int,
+        spike: bool,
+        spec: str | None,
+        commit: str | None,
+        start: int,
+        end: int,
+    ) -> None:
+        self.id = id
+        self.title = title
+        self.status = status
+        self.line = line
+        self.indent = indent
+        self.spike = spike
+        self.spec = spec
+        self.commit = commit
+        self.start = start  # 0-based index of the checkbox line
+        self.end = end  # 0-based index of the last non-blank line of the block
+        self.blank_pending = False
+        self.files: list[str] = []
+        self.blocked_by: list[str] = []
+        self.blocked_line: int | None = None
+        # "- Files:" with the paths as sub-bullets
+        self.files_list_indent: int | None = None
 
     def freeze(self, lines: list[str]) -> Task:
         return Task(

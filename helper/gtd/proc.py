@@ -10,16 +10,15 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 # Characters that mean the user wrote shell syntax; such commands go through /bin/sh.
 _SHELL_CHARS = frozenset("|&;<>()$`*?~\n")
 _KILL_GRACE_S = 3.0
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     argv: tuple[str, ...]
     returncode: int
     stdout: str

@@ -35,7 +35,7 @@ def test_threshold(failures: int, threshold: int, trips: bool) -> None:
     trip = breaker.check(mem, threshold, ["T3"])
     assert (trip is not None) is trips
     if trip:
-        assert (trip.task, trip.count) == ("T3", failures)
+        assert (trip.task, trip.failures) == ("T3", failures)
 
 
 def test_message_is_deepflows_exactly() -> None:
@@ -43,7 +43,7 @@ def test_message_is_deepflows_exactly() -> None:
     trip = breaker.check(mem, 3, ["T3", "T4"])
     assert trip == breaker.Trip(
         task="T3",
-        count=3,
+        failures=3,
         reason="2 tests regressed",
         message="Circuit breaker tripped: T3 failed 3 consecutive times. Reason: 2 tests regressed",
     )

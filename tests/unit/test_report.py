@@ -234,7 +234,7 @@ records = st.lists(
 def _fold(recs: list[CycleRecord]) -> Memory:
     mem = Memory()
     for number, rec in enumerate(recs, start=1):
-        mem = m.record_cycle(mem, CycleRecord(**{**rec.__dict__, "cycle": number}))
+        mem = m.record_cycle(mem, rec._replace(cycle=number))
     return mem
 
 

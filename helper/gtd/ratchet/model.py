@@ -1,13 +1,13 @@
 """The ratchet's values: one command's run, a whole run, the snapshot, file hashes.
 
-Plain frozen dataclasses shared by the pure verdict and the edge modules; the JSON
+Plain immutable NamedTuple values shared by the pure verdict and the edge modules; the JSON
 form of each lives in gtd.ratchet.snapshot (the sidecar file)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error", "skipped")
@@ -25,8 +25,7 @@ LABELS: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class CommandRun:
+class CommandRun(NamedTuple):
     """One configured command, run once."""
 
     kind: Kind
@@ -48,8 +47,7 @@ class CommandRun:
         return self.exit_code == 0 and not self.timed_out and self.missing is None
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(NamedTuple):
     """Every configured command of one run, plus per-test outcomes.
 
     ``tests`` is None when no runner reported JUnit XML (judged by exit code only);
@@ -73,8 +71,7 @@ class RunResult:
         return None if self.tests is None else len(self.tests)
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """What the ratchet protects and the baseline it compares against.
 
     ``files``: the snapshot test files (path → sha256 of the content).
@@ -82,9 +79,9 @@ class Snapshot:
     governs tests; "" when the file exists but has no such part).
     """
 
-    files: Mapping[str, str] = field(default_factory=dict)
-    protected: Mapping[str, str] = field(default_factory=dict)
-    baseline: RunResult = field(default_factory=RunResult)
+    files: Mapping[str, str] = MappingProxyType({})
+    protected: Mapping[str, str] = MappingProxyType({})
+    baseline: RunResult = RunResult()
 
     @property
     def baseline_red(self) -> bool:
@@ -110,8 +107,7 @@ class Snapshot:
         return None
 
 
-@dataclass(frozen=True)
-class FileHashes:
+class FileHashes(NamedTuple):
     """The working tree as the integrity check sees it.
 
     ``files``: each snapshot test file's current sha256, None when it is gone.

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
@@ -231,7 +230,7 @@ def _dumps(snap: Snapshot) -> str:
         "files": dict(sorted(snap.files.items())),
         "protected": dict(sorted(snap.protected.items())),
         "baseline": {
-            "commands": [asdict(c) for c in snap.baseline.commands],
+            "commands": [c._asdict() for c in snap.baseline.commands],
             "tests": None if snap.baseline.tests is None else dict(snap.baseline.tests),
         },
     }
