@@ -21,7 +21,7 @@ Rules, in order; the reason is the first failure found, ``details`` lists them a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gtd.ratchet.model import KINDS, LABELS, CommandRun, FileHashes, Outcome, RunResult, Snapshot
 from gtd.ratchet.protect import OWNED, governs
@@ -31,8 +31,7 @@ _SHOWN_IDS = 3
 _LINE_MAX = 120
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):  # a NamedTuple: cheap to define on every run (see cycle begin)
     passed: bool
     reason: str | None
     tests_passed: int | None = None
