@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import time
@@ -48,6 +47,13 @@ def command_argv(command: str) -> tuple[list[str], bool]:
     return shlex.split(stripped), False
 
 
+def _which(name: str, path: str | None) -> str | None:
+    # shutil pulls in bz2, lzma and zlib; the git-only paths never need it.
+    import shutil
+
+    return shutil.which(name, path=path)
+
+
 def run(
     argv: Sequence[str],
     cwd: str | Path,
@@ -64,11 +70,7 @@ def run(
     """
     args = tuple(argv)
     full_env = None if env is None else {**os.environ, **env}
-    if (
-        check_exists
-        and args
-        and shutil.which(args[0], path=(full_env or os.environ).get("PATH")) is None
-    ):
+    if check_exists and args and _which(args[0], (full_env or os.environ).get("PATH")) is None:
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
     start = time.monotonic()
     try:

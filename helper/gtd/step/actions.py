@@ -8,8 +8,7 @@ Every commit is "stage everything, commit, allow empty".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from gtd.step.steering import FEEDBACK, HEALTH, SQUASH_MSG
 from gtd.step.subjects import Turn, parse_subject
@@ -51,8 +50,7 @@ def silent_failure_message(command: str, exit_code: int) -> str:
     return f"Test command `{command}` failed with exit code {exit_code} and produced no output."
 
 
-@dataclass(frozen=True)
-class MakeCommit:
+class MakeCommit(NamedTuple):
     """Delete ``removes`` (when present), stage everything and commit ``subject``.
     Turn captures and routing commits alike; a hook that rejects the empty commit is
     retried without hooks."""
@@ -68,8 +66,7 @@ class MakeCommit:
         return f"{text}, removing {', '.join(self.removes)}" if self.removes else text
 
 
-@dataclass(frozen=True)
-class RunTests:
+class RunTests(NamedTuple):
     """Remove FEEDBACK.md and run the test command. Green: commit ``gtd: tests
     green``. Red: write the output to FEEDBACK.md — or to ERRORS.md when
     ``cap_reached`` — and commit ``gtd: errors``. ``attempts`` is the test-fix count
@@ -82,38 +79,50 @@ class RunTests:
         return f"run the tests (removing {FEEDBACK}; fix attempts so far: {self.attempts})"
 
 
-@dataclass(frozen=True)
-class ClosePackage:
+class ClosePackage(NamedTuple):
     """Remove FEEDBACK.md and the package folder ``.gtd/<package>`` (and ``.gtd/`` if
     that empties it), commit ``gtd: package done``."""
 
     package: str
+    # NamedTuples compare as tuples: the tag keeps ClosePackage("x") != Squash("x").
+    kind: Literal["close-package"] = "close-package"
 
     def describe(self) -> str:
         return f'close package {self.package} and commit "gtd: package done"'
 
 
-@dataclass(frozen=True)
 class WriteSquashTemplate:
-    """Write :data:`SQUASH_TEMPLATE` to SQUASH_MSG.md, commit ``gtd: squash template``."""
+    """Write :data:`SQUASH_TEMPLATE` to SQUASH_MSG.md, commit ``gtd: squash template``.
+
+    Fieldless, so a plain class rather than a NamedTuple (an empty tuple is falsy)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is WriteSquashTemplate
+
+    def __hash__(self) -> int:
+        return hash(WriteSquashTemplate)
+
+    def __repr__(self) -> str:
+        return "WriteSquashTemplate()"
 
     def describe(self) -> str:
         return f'write {SQUASH_MSG} and commit "gtd: squash template"'
 
 
-@dataclass(frozen=True)
-class Squash:
+class Squash(NamedTuple):
     """Read SQUASH_MSG.md, remove it, ``reset --soft <base>``, commit the message
     verbatim."""
 
     base: str
+    kind: Literal["squash"] = "squash"  # see ClosePackage.kind
 
     def describe(self) -> str:
         return f"squash the cycle onto {self.base[:12]} with the message in {SQUASH_MSG}"
 
 
-@dataclass(frozen=True)
-class HealthCheck:
+class HealthCheck(NamedTuple):
     """Run the test command as a health check.
 
     Red: write the output to HEALTH.md — or, when ``cap_reached``, to ERRORS.md and

@@ -9,7 +9,8 @@ the documented ones, so ``Config()`` is what a repository with a bare auto-init
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
 
 __all__ = [
     "DEFAULT_EXECUTION_MODEL",
@@ -32,15 +33,13 @@ MODEL_STATE_KEYS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Models:
+class Models(NamedTuple):
     planning: str = DEFAULT_PLANNING_MODEL
     execution: str = DEFAULT_EXECUTION_MODEL
-    states: Mapping[str, str] = field(default_factory=dict)
+    states: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """``fix_attempt_cap`` is ≥ 0 (0 escalates on the first red run) and doubles as
     the health-fix budget; ``review_threshold`` is ≥ 1. The loader enforces the
     ranges with its own ``Invalid gtd config`` messages."""
@@ -50,4 +49,4 @@ class Config:
     review_threshold: int = 3
     agentic_review: bool = True
     squash: bool = True
-    models: Models = field(default_factory=Models)
+    models: Models = Models()

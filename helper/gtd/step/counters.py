@@ -18,7 +18,7 @@ builds, the old root path too (the README's upgrade note).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gtd.step.config import Config
 from gtd.step.events import Commit
@@ -34,8 +34,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Counters:
+class Counters(NamedTuple):
     test_fix: int = 0
     review_fix: int = 0
     health_fix: int = 0

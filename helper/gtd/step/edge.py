@@ -10,9 +10,8 @@ the checkpoint HEAD now records.
 from __future__ import annotations
 
 import shlex
-import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from gtd import proc
 from gtd.errors import GitError, GtdError, RepoError
@@ -61,14 +60,28 @@ class TestCommandNotFound(GtdError):
     __test__ = False  # not a pytest class, whatever its name says
 
 
-@dataclass
 class Context:
     """One invocation's repository, config and the commits it has authored."""
 
-    git: Git
-    config: Config
-    commits: list[str] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
+    __slots__ = ("actions", "commits", "config", "git")
+
+    def __init__(
+        self,
+        git: Git,
+        config: Config,
+        commits: list[str] | None = None,
+        actions: list[str] | None = None,
+    ) -> None:
+        self.git = git
+        self.config = config
+        self.commits: list[str] = [] if commits is None else commits
+        self.actions: list[str] = [] if actions is None else actions
+
+    def __repr__(self) -> str:
+        return (
+            f"Context(git={self.git!r}, config={self.config!r}, "
+            f"commits={self.commits!r}, actions={self.actions!r})"
+        )
 
     @property
     def root(self) -> Path:
@@ -115,6 +128,8 @@ def auto_init(ctx: Context) -> None:
 def _remove(root: Path, rel: str) -> None:
     target = root / rel
     if target.is_dir() and not target.is_symlink():
+        import shutil  # deferred: bz2, lzma and zlib for a rare removal
+
         shutil.rmtree(target)
     elif target.exists() or target.is_symlink():
         target.unlink()
@@ -152,12 +167,12 @@ def commit(ctx: Context, subject: str, *, verbatim: bool = False) -> None:
 # -- tests ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TestRun:
+class TestRun(NamedTuple):
     green: bool
     report: str
 
-    __test__ = False
+
+TestRun.__test__ = False  # type: ignore[attr-defined]  # not a pytest class
 
 
 def run_test_command(ctx: Context) -> TestRun:
@@ -246,8 +261,7 @@ def _squash(ctx: Context, base: str) -> None:
 # -- the fixpoint driver -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Advance:
+class Advance(NamedTuple):
     """What a ``step``/``step-agent`` invocation did."""
 
     state: State

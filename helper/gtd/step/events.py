@@ -26,8 +26,7 @@ fills :attr:`Commit.review_diff` for HEAD then (``git diff -U0 HEAD~1 HEAD --
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from gtd.step.steering import GTD_DIR, STEERING_FILES, Package, is_package_path
 from gtd.step.subjects import Actor, Subject, parse_subject
@@ -48,22 +47,19 @@ ChangeStatus = Literal["A", "M", "D"]
 Invoker: TypeAlias = Actor | None
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     status: ChangeStatus
     path: str
 
 
-@dataclass(frozen=True)
-class LineDiff:
+class LineDiff(NamedTuple):
     """The changed lines of one file, in diff order, without the leading ``-``/``+``."""
 
     removed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Commit:
+class Commit(NamedTuple):
     """One first-parent commit. ``changes`` are against its first parent (empty for an
     empty commit); ``parent`` is None only for a root commit."""
 
@@ -94,8 +90,7 @@ class Commit:
         return any(change.status == "D" and change.path in paths for change in self.changes)
 
 
-@dataclass(frozen=True)
-class FormatFinding:
+class FormatFinding(NamedTuple):
     """One rule a steering file on disk breaks (a :class:`gtd.steering.Finding`
     flattened to a value the pure core can hold without importing the parsers)."""
 
@@ -110,8 +105,7 @@ class FormatFinding:
         return f"{self.path}:{self.line}: {self.message}{suffix}"
 
 
-@dataclass(frozen=True)
-class WorkingTree:
+class WorkingTree(NamedTuple):
     """The working tree against HEAD.
 
     ``present`` holds the steering files (:data:`gtd.step.steering.STEERING_FILES`)

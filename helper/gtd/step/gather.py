@@ -15,8 +15,8 @@ no default branch to measure from — the documented whole-history fallback).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
@@ -65,8 +65,7 @@ _FIELD = "\x1f"
 _LOG_FORMAT = f"--format={_RECORD}%H %P{_FIELD}%s"
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """One gather: the first-parent commits (oldest first) and the working tree."""
 
     commits: tuple[Commit, ...]

@@ -69,8 +69,7 @@ Decisions where the tables are silent (each repeated where it is coded):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 from gtd.step.actions import (
     Action,
@@ -124,8 +123,7 @@ Decision = Literal[
 ]
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):
     """One decision. ``actor`` is the awaited actor at a rest, or whose chain a
     mid-chain HEAD belongs to. ``pending`` is true only for ``invoker=None`` at a
     mid-chain HEAD. ``refusal`` is the exact out-of-turn message (exit 1, zero
@@ -141,7 +139,7 @@ class Resolution:
     pending: bool = False
     action: Action | None = None
     refusal: str | None = None
-    counters: Counters = field(default_factory=Counters)
+    counters: Counters = Counters()
     review_base: str | None = None
     squash_base: str | None = None
     package: Package | None = None
@@ -167,14 +165,12 @@ class Resolution:
         return self.action is not None and self.decision in ("mid-chain", "health-check")
 
 
-@dataclass(frozen=True)
-class _Rest:
+class _Rest(NamedTuple):
     state: State
     actor: Actor
 
 
-@dataclass(frozen=True)
-class _Mid:
+class _Mid(NamedTuple):
     state: State
     action: Action
 
@@ -211,8 +207,7 @@ def corruption_message(head: str, clean: bool) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Facts:
+class _Facts(NamedTuple):
     """Everything the rules read, computed once."""
 
     commits: Sequence[Commit]
@@ -476,8 +471,7 @@ def _chain_owner(commits: Sequence[Commit]) -> Actor:
     return "agent"
 
 
-@dataclass(frozen=True)
-class _Outcome:
+class _Outcome(NamedTuple):
     state: State
     actor: Actor
     decision: Decision

@@ -9,8 +9,7 @@ machine decides from HEAD, so :func:`awaited_actor` gives the default only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO
 from gtd.step.subjects import Actor, Gate
@@ -86,8 +85,7 @@ def capture_gate(state: State) -> Gate | None:
 Mode = Literal["qa", "review"]
 
 
-@dataclass(frozen=True)
-class SteeringFile:
+class SteeringFile(NamedTuple):
     """THE steering file a rest is about — the one a human or an editor should look
     at while the machine rests there — and its format (None: plain text)."""
 

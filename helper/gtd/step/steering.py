@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "ERRORS",
@@ -46,8 +46,7 @@ LEGACY_ERRORS = "ERRORS.md"
 _PACKAGE_DIR = re.compile(r"(\d+)-.*")
 
 
-@dataclass(frozen=True)
-class Package:
+class Package(NamedTuple):
     """A work package: a ``.gtd/`` folder named ``^\\d+-``. ``tasks`` are the file
     names of its ``*.md`` files, sorted."""
 

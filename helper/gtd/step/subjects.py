@@ -18,9 +18,8 @@ subject, which keeps parse(render(x)) == x by construction.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, TypeAlias, get_args
+from typing import Literal, NamedTuple, TypeAlias, get_args
 
 __all__ = [
     "ACTORS",
@@ -78,8 +77,7 @@ _GATE_BY_NAME: dict[str, Gate] = {g: g for g in GATES}
 _EXACT_ROUTES: dict[str, Route] = {f"gtd: {r}": r for r in ROUTES if r != "reviewing"}
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):
     """A turn commit: the actor whose move it captured and the gate it was made at."""
 
     actor: Actor
@@ -89,19 +87,23 @@ class Turn:
         return turn_subject(self.actor, self.gate)
 
 
-@dataclass(frozen=True)
-class Routing:
-    """Bookkeeping the machine commits between turns. ``sha`` is set only for
-    ``reviewing`` (the review base hash, lower-cased)."""
-
+class _RoutingFields(NamedTuple):
     route: Route
     sha: str | None = None
 
-    def __post_init__(self) -> None:
-        if (self.route == "reviewing") != (self.sha is not None):
+
+class Routing(_RoutingFields):
+    """Bookkeeping the machine commits between turns. ``sha`` is set only for
+    ``reviewing`` (the review base hash, lower-cased)."""
+
+    __slots__ = ()
+
+    def __new__(cls, route: Route, sha: str | None = None) -> Routing:
+        if (route == "reviewing") != (sha is not None):
             raise ValueError("a sha goes with the reviewing route and only with it")
-        if self.sha is not None and not _REVIEWING.fullmatch(f"gtd: reviewing {self.sha}"):
-            raise ValueError(f"not a 40-hex commit hash: {self.sha!r}")
+        if sha is not None and not _REVIEWING.fullmatch(f"gtd: reviewing {sha}"):
+            raise ValueError(f"not a 40-hex commit hash: {sha!r}")
+        return super().__new__(cls, route, sha)
 
     def render(self) -> str:
         if self.sha is not None:
@@ -109,8 +111,7 @@ class Routing:
         return routing_subject(self.route)
 
 
-@dataclass(frozen=True)
-class Boundary:
+class Boundary(NamedTuple):
     """Any subject outside the grammar: inert for the machine."""
 
     subject: str

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from gtd.step.bases import (
@@ -91,7 +89,7 @@ def test_review_base(items: list[CommitSpec], base: str | None, material: bool) 
 
 def test_review_base_of_a_root_grilling_turn_is_unknown() -> None:
     commits = history(H_GRILL, BUILD)
-    root = [replace(commits[0], parent=None)]
+    root = [commits[0]._replace(parent=None)]
     assert review_base(root + commits[1:]) is None
     assert has_review_material(root + commits[1:]) is False
 

@@ -119,3 +119,9 @@ def test_edge_only_states_have_no_template() -> None:
     for state in NO_PROMPT_STATES:
         with pytest.raises(ValueError, match="renders no prompt"):
             template_name(state, "agent")
+
+
+def test_actions_of_different_kinds_never_compare_equal() -> None:
+    from gtd.step.actions import ClosePackage, Squash
+
+    assert ClosePackage("x") != Squash("x")

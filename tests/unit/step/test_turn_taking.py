@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import NamedTuple
 
 import pytest
@@ -33,7 +32,7 @@ class Rest(NamedTuple):
 
 
 def _dirty(t: WorkingTree, extra: str = "M src/z.py") -> WorkingTree:
-    return replace(t, dirty=(*t.dirty, *changes(extra)))
+    return t._replace(dirty=(*t.dirty, *changes(extra)))
 
 
 RESTS = {

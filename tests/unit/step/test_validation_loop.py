@@ -5,7 +5,6 @@ steering-files.md)."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 
@@ -28,7 +27,7 @@ REVIEWING = history("chore: init", "gtd: reviewing " + "a" * 40)
 
 
 def _with(t: WorkingTree, *findings: FormatFinding) -> WorkingTree:
-    return replace(t, format_findings=findings)
+    return t._replace(format_findings=findings)
 
 
 def test_finding_renders_like_gtd_validate() -> None:
