@@ -141,7 +141,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gtd-bench-step-") as tmp:
         repo = Path(tmp) / "repo"
         build(repo, args.main, args.feature)
-        cmd = [PY, "-m", "gtd", "next", "--json"]
+        # the installed console script, as a user runs it (not `python -m`, +runpy)
+        script = Path(PY).with_name("gtd")
+        cmd = [str(script) if script.exists() else PY, *([] if script.exists() else ["-m", "gtd"])]
+        cmd += ["next", "--json"]
         feature_ms, feature_cpu, out = median_ms(cmd, repo, args.runs)
         state = json.loads(out)
         python_ms, python_cpu, _ = median_ms([PY, "-c", "pass"], repo, args.runs)
