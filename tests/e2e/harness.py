@@ -35,6 +35,7 @@ from tests.e2e.model_server import (
     ToolUse,
     block_text,
 )
+from tests.integration.calc_project import CALC, CONFTEST, PYTEST, TESTS
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -78,12 +79,7 @@ def copy_pack(dest: Path) -> Path:
 
 # -- the sample project -------------------------------------------------------------
 
-CALC = "def add(a, b):\n    return a + b\n"
-CALC_TESTS = (
-    "from calc import add\n\n\n"
-    "def test_add():\n    assert add(2, 3) == 5\n\n\n"
-    "def test_add_negative():\n    assert add(-1, 1) == 0\n"
-)
+# The same calculator the integration tests use, with a plan of its own.
 PLAN = """\
 # Calculator
 
@@ -100,7 +96,6 @@ PLAN = """\
   - Files: calc.py
   - Blocked by: T2
 """
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 
 
 def git(repo: Path, *args: str) -> str:
@@ -126,8 +121,8 @@ def make_project(path: Path, plan: str | None = PLAN, setup: bool = True) -> Pat
     git(path, "init", "-q", "-b", "main")
     files = {
         "calc.py": CALC,
-        "tests/test_calc.py": CALC_TESTS,
-        "conftest.py": "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n",
+        "tests/test_calc.py": TESTS,
+        "conftest.py": CONFTEST,
         ".gitignore": "__pycache__/\n",
         ".deepflow/config.yaml": f"ratchet:\n  test_command: {PYTEST}\n",
     }
