@@ -26,7 +26,7 @@ from gtd import paths
 from gtd.clock import Now
 from gtd.errors import GtdError, StateError
 from gtd.fsio import atomic_write, locked
-from gtd.git import Git, StatusEntry, WorkTree, remove_created
+from gtd.git import Git, WorkTree, remove_created
 from gtd.journal import Journal
 
 Answer = dict[str, Any]
@@ -233,8 +233,8 @@ class Cycle:
             journal_mod.save(self.root, current)
         crash_point("checking")
 
-        status = self.git.status()
-        guard = self._guard(current, status)
+        tree = self.git.state()
+        guard = self._guard(current, tree)
         snapshot = ratchet.load_snapshot(self.root)
         if snapshot is None:
             raise GtdError("no ratchet snapshot", "run `gtd auto setup` first")
@@ -263,25 +263,22 @@ class Cycle:
             crash_point("verdict")
             return self._finish(current)
 
-    def _guard(self, current: Journal, status: list[StatusEntry]) -> str | None:
-        """Checks that need no test run: the plan and config are the human's, and a
-        cycle that changed nothing did not do its task."""
+    def _guard(self, current: Journal, tree: WorkTree) -> str | None:
+        """Checks that need no test run. (PLAN.md and the config are protected by the
+        ratchet's integrity check, like the test files.)"""
         from gtd import ratchet
 
-        changed = [e.path for e in status] + [e.orig for e in status if e.orig]
-        for protected in (paths.PLAN, paths.CONFIG):
-            if protected in changed:
-                return f"protected file modified: {protected}"
+        changed = [e.path for e in tree.entries] + [e.orig for e in tree.entries if e.orig]
         if ratchet.sidecar_digest(self.root) != current.sidecar:
             return "ratchet snapshot modified: .deepflow/auto-snapshot.json"
-        if self.git.head() != current.base and current.kind == "bootstrap":
-            return "bootstrap cycle made commits of its own"
-        if not changed and self.git.head() == current.base and not current.spike:
-            return "no changes: the implementer left the tree as it was"
         if current.kind == "bootstrap":
+            if tree.head != current.base:
+                return "bootstrap cycle made commits of its own"
             non_tests = [p for p in changed if not ratchet.is_test_path(p)]
             if non_tests:
                 return f"bootstrap changed non-test files: {', '.join(sorted(non_tests)[:5])}"
+        if not changed and tree.head == current.base and not current.spike:
+            return "no changes: the implementer left the tree as it was"
         return None
 
     # -- finishing (shared by end and recovery; every step idempotent) ---------------
