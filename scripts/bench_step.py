@@ -18,19 +18,13 @@ import os
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-PY = sys.executable
-ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-}
+# Run as a script, so scripts/ is on sys.path: one environment and one way to call
+# the installed console script for both benchmarks.
+from bench import ENV, PY, gtd_cmd
 
 CYCLE: list[tuple[str, dict[str, str | None]]] = [
     ("gtd(human): grilling", {"idea.md": "make it faster\n"}),
@@ -141,10 +135,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gtd-bench-step-") as tmp:
         repo = Path(tmp) / "repo"
         build(repo, args.main, args.feature)
-        # the installed console script, as a user runs it (not `python -m`, +runpy)
-        script = Path(PY).with_name("gtd")
-        cmd = [str(script) if script.exists() else PY, *([] if script.exists() else ["-m", "gtd"])]
-        cmd += ["next", "--json"]
+        cmd = gtd_cmd("next", "--json")
         feature_ms, feature_cpu, out = median_ms(cmd, repo, args.runs)
         state = json.loads(out)
         python_ms, python_cpu, _ = median_ms([PY, "-c", "pass"], repo, args.runs)
