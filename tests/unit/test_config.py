@@ -201,8 +201,14 @@ def test_detect_test_command(
     assert detect_test_command(tmp_path) == expected
 
 
-def test_pytest_command_prefers_the_executable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(config_mod.shutil, "which", lambda name: f"/bin/{name}")
+def test_pytest_command_prefers_the_executable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = tmp_path / "bin" / "pytest"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tool.parent))
     assert config_mod._pytest_command() == "pytest"
-    monkeypatch.setattr(config_mod.shutil, "which", lambda name: None)
+    monkeypatch.setenv("PATH", str(tmp_path))
     assert config_mod._pytest_command() == "python3 -m pytest"
