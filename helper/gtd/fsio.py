@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +17,7 @@ def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file in the same directory + os.replace,
     so a reader (or a crash) sees either the old file or the new one, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -32,6 +32,22 @@ def atomic_write(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _create_temp(path: Path) -> tuple[int, str]:
+    """A new, exclusively created file beside ``path``. What ``tempfile.mkstemp``
+    does, without importing tempfile (with shutil, bz2, lzma and random behind it,
+    ~8 ms of every tick): the process id and a counter make the name unique, and
+    O_EXCL steps past a leftover of a crashed process that had the same id."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{os.getpid()}.{next(_TEMP_SEQUENCE)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), tmp
+        except FileExistsError:
+            continue
+
+
+_TEMP_SEQUENCE = itertools.count()
 
 
 def read_text(path: Path) -> str | None:
