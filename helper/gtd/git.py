@@ -11,7 +11,7 @@ from gtd import proc
 from gtd.errors import GitError, RepoError
 
 # Stable, parseable output whatever the user's environment says.
-_GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 
 class StatusEntry(NamedTuple):
@@ -46,7 +46,7 @@ class Git:
         result = proc.run(
             ["git", *args],
             self.root,
-            env={**_GIT_ENV, **(env or {})},
+            env={**GIT_ENV, **(env or {})},
             input_text=input_text,
             check_exists=False,
         )
@@ -62,13 +62,13 @@ class Git:
     def call(self, *args: str) -> proc.Result:
         """Run git and hand back the whole result (exit code, stdout, stderr), for
         callers whose non-zero exits are answers rather than failures."""
-        result = proc.run(["git", *args], self.root, env=_GIT_ENV, check_exists=False)
+        result = proc.run(["git", *args], self.root, env=GIT_ENV, check_exists=False)
         if result.not_found:
             raise GitError("git is not installed or not on PATH", "install git and retry")
         return result
 
     def ok(self, *args: str) -> bool:
-        return proc.run(["git", *args], self.root, env=_GIT_ENV, check_exists=False).returncode == 0
+        return proc.run(["git", *args], self.root, env=GIT_ENV, check_exists=False).returncode == 0
 
     # -- reads ---------------------------------------------------------------------
 
@@ -76,7 +76,7 @@ class Git:
         out = proc.run(
             ["git", "rev-parse", "--verify", "-q", "HEAD"],
             self.root,
-            env=_GIT_ENV,
+            env=GIT_ENV,
             check_exists=False,
         )
         return out.stdout.strip() or None
@@ -85,7 +85,7 @@ class Git:
         out = proc.run(
             ["git", "symbolic-ref", "-q", "--short", "HEAD"],
             self.root,
-            env=_GIT_ENV,
+            env=GIT_ENV,
             check_exists=False,
         )
         return out.stdout.strip() or None
@@ -100,6 +100,12 @@ class Git:
         `cycle begin` runs every tick and needs all three."""
         raw = self.run("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
         return parse_status_v2(raw)
+
+    def untracked(self) -> set[str]:
+        """Untracked, not ignored files (one path each, as `status -uall` lists
+        them): cheaper than a whole status, which also compares tracked files."""
+        raw = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        return {p for p in raw.split("\0") if p}
 
     def ls_files(self) -> list[str]:
         return [p for p in self.run("ls-files", "-z").split("\0") if p]
@@ -143,7 +149,7 @@ def parse_status(raw: str) -> list[StatusEntry]:
 def repo_root(cwd: Path) -> Path:
     """The repository root, refusing anything but an invocation from the root itself
     (relative paths in PLAN.md and config are root-relative)."""
-    res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, env=_GIT_ENV, check_exists=False)
+    res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, env=GIT_ENV, check_exists=False)
     if res.not_found:
         raise GitError("git is not installed or not on PATH", "install git and retry")
     if res.returncode != 0:
@@ -192,13 +198,13 @@ def _xy(code: str) -> str:
     return code.replace(".", " ")
 
 
-def sweep_created(git: Git, root: Path, before: list[StatusEntry]) -> list[str]:
-    """Remove the untracked files that appeared since ``before`` was read: what a
-    test command left in the tree (build output, caches a repository does not
-    ignore) is neither the agent's work nor the human's, and must not be
-    committed with the cycle or make the next tick answer `dirty`."""
-    known = {e.path for e in before}
-    created = [e.path for e in git.status() if e.untracked and e.path not in known]
+def sweep_created(git: Git, root: Path, before: set[str]) -> list[str]:
+    """Remove the untracked files that appeared since ``before`` (from
+    :meth:`Git.untracked`) was read: what a test command left in the tree (build
+    output, caches a repository does not ignore) is neither the agent's work nor
+    the human's, and must not be committed with the cycle or make the next tick
+    answer `dirty`."""
+    created = sorted(git.untracked() - before)
     for rel in created:
         remove_created(root, rel)
     return created

@@ -17,9 +17,12 @@ teardown error, two suites with the same names) keeps its worst outcome.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from xml.etree import ElementTree
+from typing import TYPE_CHECKING
 
 from gtd.ratchet.model import Outcome
+
+if TYPE_CHECKING:  # the XML parser loads on use: most pytest runs report through the plugin
+    from xml.etree import ElementTree
 
 # classname → (file, rest of the classname after the module, "" when none)
 Resolver = Callable[[str], tuple[str, str] | None]
@@ -32,6 +35,8 @@ class JunitError(ValueError):
 
 
 def parse(text: str | bytes, resolve: Resolver | None = None) -> dict[str, Outcome]:
+    from xml.etree import ElementTree
+
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as exc:

@@ -1,32 +1,26 @@
 """Running the configured commands once, through the one subprocess seam.
 
 Each command runs from the repository root with the config's timeout, in its own
-process group (gtd.proc). The test command gets per-test outcomes for free from
-any pytest it ends up starting (plain, ``python -m pytest``, make, a shell
-pipeline): ``--junitxml=<temp file>`` is appended to ``PYTEST_ADDOPTS``. Other
-runners report through ``ratchet.junit_xml`` (a file or glob they write; stale
-matches are deleted before the run). Nothing is run twice: the overhead over the
-bare command is one temp file and one XML parse.
+process group (gtd.proc). The test command runs with the environment of
+gtd.ratchet.reports, so any pytest it ends up starting (plain, ``python -m
+pytest``, make, a shell pipeline) reports per-test outcomes; other runners report
+through ``ratchet.junit_xml``. Nothing is run twice.
 
-Limits: a pytest command line that passes its own ``--junitxml`` wins over ours
-(last option wins), and a command that starts pytest twice keeps only the last
-report — name the file in ``ratchet.junit_xml`` in such set-ups.
+Limits: where the plugin cannot load (the command replaces ``PYTHONPATH``), the
+JUnit fallback applies: a pytest command line that passes its own ``--junitxml``
+wins over ours (last option wins), and a command that starts pytest twice keeps
+only the last report — name the file in ``ratchet.junit_xml`` in such set-ups.
 """
 
 from __future__ import annotations
 
-import glob
-import os
 import re
-import shlex
-import shutil
-import tempfile
 from pathlib import Path
 
 from gtd import proc
 from gtd.config import CONFIG_PATH, Config
 from gtd.errors import GitError, InputError
-from gtd.ratchet import junit
+from gtd.ratchet import reports
 from gtd.ratchet.model import CommandRun, Kind, Outcome, RunResult
 
 TAIL_LINES = 60
@@ -56,7 +50,7 @@ def run_all(root: Path, config: Config) -> RunResult:
 
     git = Git(root)
     try:
-        before = git.status()
+        before = git.untracked()
     except GitError:  # not a repository (a bare directory in tests): nothing to sweep
         before = None
     commands: list[CommandRun] = []
@@ -75,27 +69,15 @@ def run_all(root: Path, config: Config) -> RunResult:
 def run_tests(
     root: Path, command: str, config: Config
 ) -> tuple[CommandRun, dict[str, Outcome] | None]:
-    configured = _configured_reports(root, config.junit_xml)
-    for stale in configured:
+    for stale in reports.configured(root, config.junit_xml):
         stale.unlink(missing_ok=True)
-    tmpdir = Path(tempfile.mkdtemp(prefix="gtd-junit-"))
+    files = reports.prepare(root)
     try:
-        ours = tmpdir / "pytest.xml"
-        existing = os.environ.get("PYTEST_ADDOPTS", "").strip()
-        addopts = f"--junitxml={shlex.quote(str(ours))}"
-        env = {"PYTEST_ADDOPTS": f"{existing} {addopts}" if existing else addopts}
-        run = run_command(root, "test", command, config.timeout_s, env)
-        reports = [ours, *_configured_reports(root, config.junit_xml)]
-        resolver = ModuleResolver(root)
-        parsed: list[dict[str, Outcome]] = []
-        for report in reports:
-            try:
-                parsed.append(junit.parse(report.read_bytes(), resolver))
-            except (OSError, junit.JunitError):
-                continue  # absent, or cut short by a timeout: judged by exit code
-        return run, junit.merge(parsed) if parsed else None
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        run = run_command(root, "test", command, config.timeout_s, reports.environment(files))
+    except BaseException:
+        reports.discard(files)
+        raise
+    return run, reports.collect(root, files, config.junit_xml)
 
 
 def run_command(
@@ -145,40 +127,3 @@ def _missing(
 def tail(text: str, lines: int = TAIL_LINES) -> str:
     kept = text.rstrip("\n").splitlines()[-lines:]
     return "\n".join(line if len(line) <= _LINE_MAX else line[:_LINE_MAX] + "…" for line in kept)
-
-
-def _configured_reports(root: Path, pattern: str | None) -> list[Path]:
-    """Files matching ``ratchet.junit_xml``, inside the repository only."""
-    if not pattern:
-        return []
-    base = os.path.realpath(root)
-    out: list[Path] = []
-    for match in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
-        real = os.path.realpath(match)
-        if os.path.isfile(real) and (real == base or real.startswith(base + os.sep)):
-            out.append(Path(match))
-    return out
-
-
-class ModuleResolver:
-    """Maps a JUnit ``classname`` (``tests.test_api.TestX``) to the test file it
-    names (``tests/test_api.py``) and the rest (``TestX``) by looking on disk, with
-    a cache: a suite of 500 tests in 40 files costs about 100 stat calls."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._cache: dict[str, tuple[str, str] | None] = {}
-
-    def __call__(self, classname: str) -> tuple[str, str] | None:
-        if classname in self._cache:
-            return self._cache[classname]
-        found: tuple[str, str] | None = None
-        parts = classname.split(".")
-        if all(p and " " not in p and "/" not in p for p in parts):
-            for i in range(len(parts), 0, -1):
-                candidate = "/".join(parts[:i]) + ".py"
-                if (self.root / candidate).is_file():
-                    found = (candidate, ".".join(parts[i:]))
-                    break
-        self._cache[classname] = found
-        return found

@@ -10,7 +10,8 @@ import pytest
 
 from gtd.config import Config
 from gtd.errors import InputError
-from gtd.ratchet.runner import ModuleResolver, planned, run_all, run_command, run_tests, tail
+from gtd.ratchet.reports import ModuleResolver
+from gtd.ratchet.runner import planned, run_all, run_command, run_tests, tail
 
 PY = shlex.quote(sys.executable)
 
