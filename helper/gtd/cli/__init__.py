@@ -10,10 +10,15 @@ other argv, including --help, goes through typer."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gtd.errors import GtdError
+
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def _fast_path(args: list[str]) -> Callable[[], int] | None:
@@ -78,7 +83,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         fast = _fast_path(args)
         if fast is not None:
-            sys.exit(fast())
+            code = fast()
+            if argv is None:  # a process of its own, not a caller's interpreter
+                _exit_now(code)
+            sys.exit(code)
         from gtd.cli.app import run
 
         sys.exit(run(args, json_mode))
@@ -86,6 +94,18 @@ def main(argv: list[str] | None = None) -> None:
         fail(exc.render(), json_mode, exc.exit_code, raw=getattr(exc, "raw", False))
     except KeyboardInterrupt:
         fail("interrupted", json_mode, 130)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the process without the interpreter's teardown (freeing every module
+    and object: ~15 ms). The fast path leaves nothing to finalize: its files are
+    written and closed, its subprocesses reaped; only stdio needs flushing."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # the reader went away (`gtd next | head`): nothing to say to it
+        pass
+    os._exit(code)
 
 
 def fail(message: str, json_mode: bool, code: int, *, raw: bool = False) -> None:
