@@ -114,7 +114,7 @@ def next_prompt(as_json: bool) -> int:
     snapshot = gather(ctx.git)
     if snapshot.tree.dirty_outside_gtd:
         raise RawError(_DIRTY_NEXT)
-    r = resolve_snapshot(snapshot, ctx.config, None)
+    r = resolve_snapshot(snapshot, ctx.config, None, ctx.git)
     if r.pending:
         if as_json:
             _emit({"state": r.state, "actor": r.actor, "pending": True, "prompt": None})
@@ -138,14 +138,18 @@ def next_prompt(as_json: bool) -> int:
 
 
 def status(as_json: bool) -> int:
-    from gtd.step.edge import file_fields, open_context, resolve_snapshot
+    from gtd.step.edge import complete, file_fields, open_context, resolve_snapshot
+    from gtd.step.errors import ChangesNotGathered
     from gtd.step.gather import gather
     from gtd.step.predict import predict
 
     ctx = open_context(_root())
     snapshot = gather(ctx.git)
-    r = resolve_snapshot(snapshot, ctx.config, None)
-    predicted_commit, predicted_state = predict(snapshot, r, ctx.config)
+    r = resolve_snapshot(snapshot, ctx.config, None, ctx.git)
+    try:
+        predicted_commit, predicted_state = predict(snapshot, r, ctx.config)
+    except ChangesNotGathered:  # a simulated squash may fold further back
+        predicted_commit, predicted_state = predict(complete(ctx.git, snapshot), r, ctx.config)
     fields = file_fields(r)
     if as_json:
         _emit(
@@ -191,7 +195,7 @@ def review(targets: list[str], as_json: bool) -> int:
         raise RawError(
             "gtd review: working tree is dirty — commit your changes (or run `gtd step`) first"
         )
-    current = resolve_snapshot(snapshot, ctx.config, None)
+    current = resolve_snapshot(snapshot, ctx.config, None, git)
     if current.pending or current.state not in ("idle", "review"):
         raise RawError(
             f"gtd review: a cycle is in progress ({current.state}, awaiting the "

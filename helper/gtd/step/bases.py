@@ -33,6 +33,7 @@ __all__ = [
     "health_run_base",
     "last_done_index",
     "review_base",
+    "review_material_from",
     "squash_base",
 ]
 
@@ -106,7 +107,16 @@ def has_review_material(commits: Sequence[Commit]) -> bool:
     if anchored:
         return True
     prefix = f"{GTD_DIR}/"
-    return any(not change.path.startswith(prefix) for c in commits[first:] for change in c.changes)
+    return any(
+        not change.path.startswith(prefix) for c in commits[first:] for change in c.change_list
+    )
+
+
+def review_material_from(commits: Sequence[Commit]) -> int:
+    """The index of the oldest commit whose change list :func:`has_review_material`
+    may read (``len(commits)`` when none)."""
+    base, first, anchored = _review_source(commits)
+    return len(commits) if base is None or anchored else first
 
 
 def cycle_squash_base(commits: Sequence[Commit], done: int) -> str | None:

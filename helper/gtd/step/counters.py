@@ -17,16 +17,17 @@ builds, the old root path too (the README's upgrade note).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from gtd.step.config import Config
 from gtd.step.events import Commit
 from gtd.step.steering import ERRORS, FEEDBACK, LEGACY_ERRORS, LEGACY_FEEDBACK
-from gtd.step.subjects import Routing, Turn
+from gtd.step.subjects import Routing, Subject, Turn
 
 __all__ = [
     "Counters",
+    "changes_read_from",
     "fold_counters",
     "is_feedback_round",
     "is_package_start",
@@ -55,43 +56,64 @@ def is_package_start(commit: Commit) -> bool:
     return isinstance(parsed, Routing) and parsed.route in ("planning", "package done")
 
 
+def _is_agentic_review(parsed: Subject) -> bool:
+    return isinstance(parsed, Turn) and parsed.actor == "agent" and parsed.gate == "agentic-review"
+
+
 def is_feedback_round(commit: Commit) -> bool:
     """An agentic-review turn whose diff touched FEEDBACK.md — a findings round, and
     (README) also the approval write itself."""
-    parsed = commit.parsed
-    return (
-        isinstance(parsed, Turn)
-        and parsed.actor == "agent"
-        and parsed.gate == "agentic-review"
-        and commit.touched(FEEDBACK, LEGACY_FEEDBACK)
-    )
+    return _is_agentic_review(commit.parsed) and commit.touched(FEEDBACK, LEGACY_FEEDBACK)
 
 
 def removes_errors(commit: Commit) -> bool:
     return commit.deleted(ERRORS, LEGACY_ERRORS)
 
 
-def _is_route(commit: Commit, route: str) -> bool:
-    parsed = commit.parsed
-    return isinstance(parsed, Routing) and parsed.route == route
+def _last_package_start(commits: Sequence[Commit]) -> int:
+    for i in range(len(commits) - 1, -1, -1):
+        if is_package_start(commits[i]):
+            return i
+    return -1
 
 
 def fold_counters(commits: Iterable[Commit]) -> Counters:
+    """The counters at the newest commit.
+
+    Folded from the newest package start on (it resets all three, and adds to none),
+    and a commit's change list is read only where it can matter — an agentic-review
+    turn's, and a commit's below which a ``gtd: errors`` or ``gtd: health-check``
+    made a counter non-zero (a reset of zeros changes nothing) — so the edge need
+    not read the others (:func:`changes_read_from`)."""
+    seq = commits if isinstance(commits, Sequence) else tuple(commits)
     test_fix = review_fix = health_fix = 0
-    for commit in commits:
-        start = is_package_start(commit)
-        feedback = is_feedback_round(commit)
-        errors_gone = removes_errors(commit)
-        if start or feedback or errors_gone:
+    for commit in seq[_last_package_start(seq) + 1 :]:
+        parsed = commit.parsed
+        route = parsed.route if isinstance(parsed, Routing) else None
+        feedback = _is_agentic_review(parsed) and commit.touched(FEEDBACK, LEGACY_FEEDBACK)
+        errors_gone = bool(test_fix or health_fix) and removes_errors(commit)
+        if feedback or errors_gone:
             test_fix = 0
-        if _is_route(commit, "errors"):
+        if route == "errors":
             test_fix += 1
-        if start:
-            review_fix = 0
         if feedback:
             review_fix += 1
-        if start or errors_gone:
+        if errors_gone:
             health_fix = 0
-        if _is_route(commit, "health-check"):
+        if route == "health-check":
             health_fix += 1
     return Counters(test_fix, review_fix, health_fix)
+
+
+def changes_read_from(commits: Sequence[Commit]) -> int:
+    """The index of the oldest commit whose change list :func:`fold_counters` may
+    read (``len(commits)`` when none): the first agentic-review turn after the
+    newest package start, or the commit after the first ``gtd: errors`` /
+    ``gtd: health-check`` there, whichever is older."""
+    for i in range(_last_package_start(commits) + 1, len(commits)):
+        parsed = commits[i].parsed
+        if _is_agentic_review(parsed):
+            return i
+        if isinstance(parsed, Routing) and parsed.route in ("errors", "health-check"):
+            return i + 1
+    return len(commits)

@@ -9,7 +9,6 @@ the checkpoint HEAD now records.
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import NamedTuple
 
@@ -29,9 +28,9 @@ from gtd.step.actions import (
 )
 from gtd.step.config import Config
 from gtd.step.config_file import STUB_NAME, load_config, stub_text
-from gtd.step.errors import StepError
+from gtd.step.errors import ChangesNotGathered, StepError
 from gtd.step.events import Invoker
-from gtd.step.gather import Snapshot, ensure_attached, gather
+from gtd.step.gather import Snapshot, ensure_attached, gather, read_changes
 from gtd.step.machine import Resolution, resolve
 from gtd.step.states import State, SteeringFile
 from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, SQUASH_MSG
@@ -44,6 +43,7 @@ __all__ = [
     "TestCommandNotFound",
     "advance",
     "commit",
+    "complete",
     "file_fields",
     "open_context",
     "resolve_snapshot",
@@ -177,6 +177,8 @@ TestRun.__test__ = False  # type: ignore[attr-defined]  # not a pytest class
 
 def run_test_command(ctx: Context) -> TestRun:
     """Run ``testCommand`` split like a shell word list — never through a shell."""
+    import shlex  # deferred: `gtd next` never runs the tests
+
     command = ctx.config.test_command
     try:
         argv = shlex.split(command)
@@ -269,8 +271,23 @@ class Advance(NamedTuple):
     actions: tuple[str, ...]
 
 
-def resolve_snapshot(snapshot: Snapshot, config: Config, invoker: Invoker) -> Resolution:
-    """``resolve`` with the merge-commit caveat spelled out when nothing matches."""
+def resolve_snapshot(
+    snapshot: Snapshot, config: Config, invoker: Invoker, git: Git | None = None
+) -> Resolution:
+    """``resolve`` with the merge-commit caveat spelled out when nothing matches.
+
+    With ``git``, should a fold read a change list the gather skipped
+    (:class:`ChangesNotGathered`), every list is read and the snapshot resolved
+    again: the answer never depends on what was skipped."""
+    try:
+        return _resolve(snapshot, config, invoker)
+    except ChangesNotGathered:
+        if git is None:
+            raise
+        return _resolve(complete(git, snapshot), config, invoker)
+
+
+def _resolve(snapshot: Snapshot, config: Config, invoker: Invoker) -> Resolution:
     try:
         return resolve(snapshot.commits, snapshot.tree, config, invoker)
     except StepError as exc:
@@ -282,6 +299,13 @@ def resolve_snapshot(snapshot: Snapshot, config: Config, invoker: Invoker) -> Re
                 "the cycle on a branch without merges)",
             ) from None
         raise
+
+
+def complete(git: Git, snapshot: Snapshot) -> Snapshot:
+    """``snapshot`` with every commit's change list read (:func:`gather` reads only
+    those the folds are known to need)."""
+    commits = read_changes(git, snapshot.commits, len(snapshot.commits))
+    return snapshot._replace(commits=commits)
 
 
 def file_fields(r: Resolution) -> dict[str, str]:
@@ -300,7 +324,7 @@ def resting_file(root: Path) -> tuple[Resolution, SteeringFile | None]:
     file its resting state is about. The language server's jump command calls this
     in-process; ``gtd next``/``gtd status`` emit the same association."""
     ctx = open_context(root, mutate=False)
-    r = resolve_snapshot(gather(ctx.git), ctx.config, None)
+    r = resolve_snapshot(gather(ctx.git), ctx.config, None, ctx.git)
     return r, r.steering_file
 
 
@@ -309,8 +333,7 @@ def advance(ctx: Context, invoker: Invoker) -> Advance:
     fixpoint. A refusal at the first hop raises (exit 1, zero commits)."""
     git = ctx.git
     for hop in range(HOPS):
-        snapshot = gather(git)
-        r = resolve_snapshot(snapshot, ctx.config, invoker)
+        r = resolve_snapshot(gather(git), ctx.config, invoker, git)
         if r.refusal is not None:
             if hop == 0:
                 raise RepoError(r.refusal)

@@ -13,7 +13,7 @@ from typing import Literal
 
 from gtd.errors import StateError
 
-__all__ = ["StepError", "StepErrorKind"]
+__all__ = ["ChangesNotGathered", "StepError", "StepErrorKind"]
 
 StepErrorKind = Literal["illegal-combination", "corruption", "input"]
 
@@ -26,3 +26,17 @@ class StepError(StateError):
     def __init__(self, kind: StepErrorKind, message: str) -> None:
         super().__init__(message)
         self.kind: StepErrorKind = kind
+
+
+class ChangesNotGathered(Exception):
+    """A fold read the change list of a commit the edge did not read it for.
+
+    The edge reads change lists (``--name-status``) only for the newest commits the
+    folds can look at (:func:`gtd.step.machine.changes_wanted`); this is the safety
+    net should any reader reach further. Deliberately not a :class:`StepError` (no
+    handler of the core's may swallow it): the edge catches it, reads every change
+    list and resolves again, so the answer never depends on what was skipped."""
+
+    def __init__(self, sha: str) -> None:
+        super().__init__(f"the change list of {sha[:12]} was not gathered")
+        self.sha = sha

@@ -4,8 +4,9 @@ One invocation reads:
 
 - the first-parent commits of ``merge-base(default, HEAD)..HEAD`` (or the whole
   history), oldest first, as :class:`Commit` values — one
-  ``git log --first-parent --no-renames --name-status -z --format=...`` carrying
-  ``%H``, the first token of ``%P`` and ``%s``;
+  ``git log --first-parent -z --format=...`` carrying ``%H``, the first token of
+  ``%P`` and ``%s``, and the change lists (``--no-renames --name-status``) of the
+  newest :func:`gtd.step.machine.changes_wanted` commits only;
 - one :class:`WorkingTree` snapshot — one ``git status --porcelain=v1 -z
   --untracked-files=all`` for :attr:`WorkingTree.dirty`, a stat of the six steering
   files for :attr:`WorkingTree.present`, a listing of ``.gtd/`` for the packages
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple, TypeAlias
 
+from gtd.step.errors import ChangesNotGathered
 from gtd.step.steering import GTD_DIR, STEERING_FILES, Package, is_package_path
 from gtd.step.subjects import Actor, Subject, parse_subject
 
@@ -61,12 +63,15 @@ class LineDiff(NamedTuple):
 
 class Commit(NamedTuple):
     """One first-parent commit. ``changes`` are against its first parent (empty for an
-    empty commit); ``parent`` is None only for a root commit."""
+    empty commit); ``parent`` is None only for a root commit. ``changes`` is None when
+    the edge did not read them (older than :func:`gtd.step.machine.changes_wanted`
+    reaches): reading them through :attr:`change_list` and the helpers below then
+    raises :class:`gtd.step.errors.ChangesNotGathered`."""
 
     sha: str
     subject: str
     parent: str | None = None
-    changes: tuple[Change, ...] = ()
+    changes: tuple[Change, ...] | None = ()
     review_diff: LineDiff | None = None
 
     @property
@@ -74,20 +79,27 @@ class Commit(NamedTuple):
         return parse_subject(self.subject)
 
     @property
+    def change_list(self) -> tuple[Change, ...]:
+        changes = self.changes
+        if changes is None:
+            raise ChangesNotGathered(self.sha)
+        return changes
+
+    @property
     def is_empty(self) -> bool:
-        return not self.changes
+        return not self.change_list
 
     def status_of(self, path: str) -> ChangeStatus | None:
-        for change in self.changes:
+        for change in self.change_list:
             if change.path == path:
                 return change.status
         return None
 
     def touched(self, *paths: str) -> bool:
-        return any(change.path in paths for change in self.changes)
+        return any(change.path in paths for change in self.change_list)
 
     def deleted(self, *paths: str) -> bool:
-        return any(change.status == "D" and change.path in paths for change in self.changes)
+        return any(change.status == "D" and change.path in paths for change in self.change_list)
 
 
 class FormatFinding(NamedTuple):

@@ -1,10 +1,13 @@
 """The edge's reads: the folded commit range and the working-tree snapshot
 (step-mode.md, "Inputs"; DESIGN.md §3 — git reads are few and batched).
 
-One gather costs a fixed handful of git calls whatever the history's length:
-``symbolic-ref`` (detached HEAD guard), ``rev-parse HEAD``, one ``for-each-ref`` for
-the default-branch candidates, one ``merge-base``, ONE ``git log --first-parent
---name-status`` over ``merge-base..HEAD`` and ONE ``git status --porcelain -z``; the
+One gather costs a fixed handful of git calls whatever the history's length: HEAD
+is read from the git directory (``symbolic-ref`` only when that layout is not the
+plain one), one ``for-each-ref`` for the default-branch candidates, ONE ``git log
+--first-parent`` of subjects over ``<default>..HEAD``, one ``git log -n <count>
+--name-status`` for the change lists of the newest commits the folds read
+(:func:`gtd.step.machine.changes_wanted`; the older ones stay None, and are read on
+demand should a fold reach them) and ONE ``git status --porcelain -z``; the
 steering files are read from disk — and, only while the tree has pending changes
 (a turn to capture), TODO.md and REVIEW.md are checked against their formats with
 :func:`gtd.steering.check`, imported then and only then. Its cost grows with the
@@ -20,7 +23,7 @@ from typing import NamedTuple
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
-from gtd.git import Git
+from gtd.git import GIT_ENV, Git
 from gtd.step.events import (
     Change,
     ChangeStatus,
@@ -29,6 +32,7 @@ from gtd.step.events import (
     LineDiff,
     WorkingTree,
 )
+from gtd.step.machine import changes_wanted
 from gtd.step.review_diff import needs_review_diff
 from gtd.step.steering import (
     FEEDBACK,
@@ -48,6 +52,7 @@ __all__ = [
     "gather",
     "parse_log",
     "parse_status_changes",
+    "read_changes",
     "read_commits",
     "read_tree",
 ]
@@ -63,6 +68,9 @@ CHECKED_FILES: tuple[str, ...] = (TODO, REVIEW)
 _RECORD = "\x1e"
 _FIELD = "\x1f"
 _LOG_FORMAT = f"--format={_RECORD}%H %P{_FIELD}%s"
+# GIT_FLUSH=0: into a pipe, `git log` otherwise flushes after every commit, and the
+# helper pays a poll and a read for each (~10 ms over 1,000 commits).
+_READ_ENV = {**GIT_ENV, "GIT_FLUSH": "0"}
 
 
 class Snapshot(NamedTuple):
@@ -109,9 +117,10 @@ def default_branch(git: Git) -> str | None:
     return next((ref for ref in DEFAULT_BRANCH_CANDIDATES if ref in found), None)
 
 
-def parse_log(raw: str) -> list[Commit]:
-    """Parse ``git log -z --name-status`` with :data:`_LOG_FORMAT`; newest first in,
-    oldest first out."""
+def parse_log(raw: str, *, with_changes: bool = True) -> list[Commit]:
+    """Parse ``git log -z`` with :data:`_LOG_FORMAT` (and ``--name-status`` when
+    ``with_changes``; without, each commit's ``changes`` is None: not read); newest
+    first in, oldest first out."""
     commits: list[Commit] = []
     for record in raw.split(_RECORD):
         if not record:
@@ -120,6 +129,9 @@ def parse_log(raw: str) -> list[Commit]:
         subject, _, names = rest.partition("\0")
         ids = header.split()
         sha, parent = ids[0], (ids[1] if len(ids) > 1 else None)
+        if not with_changes:
+            commits.append(Commit(sha, subject, parent, None))
+            continue
         fields = names.lstrip("\n").split("\0")
         changes: list[Change] = []
         i = 0
@@ -152,10 +164,38 @@ def _review_line_diff(git: Git, commit: Commit) -> LineDiff:
     return LineDiff(tuple(removed), tuple(added))
 
 
-def _log(git: Git, rev: str) -> proc.Result:
-    return git.call(
-        "log", "--first-parent", "--no-renames", "--name-status", "-z", _LOG_FORMAT, rev
+def _log(git: Git, rev: str, *options: str, changes: bool = True) -> proc.Result:
+    args = ["git", "log", "--first-parent", "--no-renames"]
+    if changes:
+        args.append("--name-status")
+    result = proc.run(
+        [*args, "-z", _LOG_FORMAT, *options, rev], git.root, env=_READ_ENV, check_exists=False
     )
+    if result.not_found:
+        raise GitError("git is not installed or not on PATH", "install git and retry")
+    return result
+
+
+def _log_failed(result: proc.Result) -> GitError:
+    detail = (result.stderr.strip().splitlines() or ["git log failed"])[-1]
+    return GitError(f"git log failed: {detail}")
+
+
+def read_changes(git: Git, commits: tuple[Commit, ...], count: int) -> tuple[Commit, ...]:
+    """``commits`` (a first-parent chain, oldest first) with the change lists of the
+    newest ``count`` read: one ``git log --name-status -n <count>`` from the newest
+    commit when any of them is missing, none otherwise."""
+    start = max(0, len(commits) - count)
+    if all(c.changes is not None for c in commits[start:]):
+        return commits
+    result = _log(git, commits[-1].sha, f"--max-count={len(commits) - start}")
+    if result.returncode != 0:
+        raise _log_failed(result)
+    read = parse_log(result.stdout)
+    if [c.sha for c in read] != [c.sha for c in commits[start:]]:  # pragma: no cover
+        raise GitError("git log failed: the first-parent history changed while it was read")
+    tail = tuple(c._replace(changes=r.changes) for c, r in zip(commits[start:], read, strict=True))
+    return commits[:start] + tail
 
 
 def read_commits(git: Git) -> tuple[tuple[Commit, ...], bool]:
@@ -163,32 +203,35 @@ def read_commits(git: Git) -> tuple[tuple[Commit, ...], bool]:
     history), oldest first, and whether HEAD is a merge.
 
     ``<default>..HEAD`` walked first-parent is exactly the commits after the merge
-    base, so the common case is ONE ``git log``. When it is empty (HEAD is the merge
-    base, or behind it) or there is no default branch, the whole history is read —
-    and when that fails too the repository has no commits yet."""
+    base. When it is empty (HEAD is the merge base, or behind it) or there is no
+    default branch, the whole history is read — and when that fails too the
+    repository has no commits yet.
+
+    That ``git log`` reads subjects only: the tree diffs of ``--name-status`` are
+    most of a log's cost, and the folds look at the change lists of a few of the
+    newest commits (:func:`gtd.step.machine.changes_wanted`), which a second
+    ``git log -n <count>`` reads."""
     default = default_branch(git)
     raw = ""
     if default is not None:
-        ranged = _log(git, f"{default}..HEAD")
+        ranged = _log(git, f"{default}..HEAD", changes=False)
         if ranged.returncode == 0:
             raw = ranged.stdout
     if not raw:
-        whole = _log(git, "HEAD")
+        whole = _log(git, "HEAD", changes=False)
         if whole.returncode != 0:
             if git.head() is None:
                 return (), False
-            detail = (whole.stderr.strip().splitlines() or ["git log failed"])[-1]
-            raise GitError(f"git log failed: {detail}")
+            raise _log_failed(whole)
         raw = whole.stdout
     first = raw[1 : raw.find(_FIELD)] if raw.startswith(_RECORD) else ""
     head_is_merge = len(first.split()) > 2
-    commits = parse_log(raw)
+    commits = tuple(parse_log(raw, with_changes=False))
+    commits = read_changes(git, commits, changes_wanted(commits))
     if commits and needs_review_diff(commits[-1]):
-        last = commits[-1]
-        commits[-1] = Commit(
-            last.sha, last.subject, last.parent, last.changes, _review_line_diff(git, last)
-        )
-    return tuple(commits), head_is_merge
+        head = commits[-1]
+        commits = (*commits[:-1], head._replace(review_diff=_review_line_diff(git, head)))
+    return commits, head_is_merge
 
 
 def parse_status_changes(raw: str, root: Path) -> tuple[Change, ...]:

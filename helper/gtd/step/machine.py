@@ -86,10 +86,11 @@ from gtd.step.bases import (
     has_review_material,
     health_run_base,
     review_base,
+    review_material_from,
     squash_base,
 )
 from gtd.step.config import Config
-from gtd.step.counters import Counters, fold_counters
+from gtd.step.counters import Counters, changes_read_from, fold_counters
 from gtd.step.errors import StepError
 from gtd.step.events import Commit, FormatFinding, Invoker, WorkingTree
 from gtd.step.review_diff import is_substantive
@@ -100,6 +101,7 @@ from gtd.step.subjects import Actor, Boundary, Routing, Subject, Turn
 __all__ = [
     "Decision",
     "Resolution",
+    "changes_wanted",
     "corruption_message",
     "malformed_message",
     "refusal_message",
@@ -420,13 +422,16 @@ def _nearest_workflow_commit(commits: Sequence[Commit]) -> Subject | None:
 
 def _ladder(f: _Facts) -> _Baseline:
     tree = f.tree
-    review_or_idle = (
-        _Rest("review", "agent") if has_review_material(f.commits) else _Rest("idle", "human")
-    )
+
+    def review_or_idle() -> _Rest:
+        return (
+            _Rest("review", "agent") if has_review_material(f.commits) else _Rest("idle", "human")
+        )
+
     if tree.dirty_package_paths:
         return _Rest("planning", "agent")
     if f.head_is(Routing("package done")):
-        return _Rest("building", "agent") if f.packages else review_or_idle
+        return _Rest("building", "agent") if f.packages else review_or_idle()
     if tree.has(TODO):
         return _Rest("grilling", "agent")
     if f.packages and _nearest_workflow_commit(f.commits) == Turn("agent", "building"):
@@ -435,7 +440,7 @@ def _ladder(f: _Facts) -> _Baseline:
         return _Mid("testing", f.run_tests())
     steering = (TODO, REVIEW, FEEDBACK, ERRORS, HEALTH)
     if not f.packages and not any(tree.has(path) for path in steering):
-        return review_or_idle
+        return review_or_idle()
     raise StepError("corruption", corruption_message(f.head_text, tree.clean))
 
 
@@ -573,3 +578,15 @@ def resolve(
         package=f.packages[0] if f.packages else None,
         findings=findings,
     )
+
+
+def changes_wanted(commits: Sequence[Commit]) -> int:
+    """How many of the newest commits' change lists :func:`resolve` may read: HEAD's
+    (its classification), the counters' (:func:`gtd.step.counters.changes_read_from`)
+    and the review material's (:func:`gtd.step.bases.review_material_from`). The
+    edge reads ``--name-status`` for those alone; the older commits' ``changes`` may
+    be None (not read)."""
+    if not commits:
+        return 0
+    oldest = min(len(commits) - 1, changes_read_from(commits), review_material_from(commits))
+    return len(commits) - oldest

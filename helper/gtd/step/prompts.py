@@ -32,6 +32,7 @@ from pathlib import Path
 from gtd.git import Git
 from gtd.step.config import Config
 from gtd.step.events import Commit
+from gtd.step.gather import read_changes
 from gtd.step.machine import Resolution
 from gtd.step.states import State
 from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, TODO
@@ -220,7 +221,7 @@ def _cycle_log(commits: tuple[Commit, ...], base: str | None) -> str:
 def _last_plan(git: Git, commits: tuple[Commit, ...]) -> str:
     """The plan as it was when gtd consumed it (the parent of the commit that
     deleted TODO.md), for the squash message's record of decisions."""
-    for commit in reversed(commits):
+    for commit in reversed(read_changes(git, commits, len(commits))):
         if commit.deleted(TODO) and commit.parent:
             text = git.run("show", f"{commit.parent}:{TODO}", check=False)
             if text.strip():

@@ -50,7 +50,7 @@ def needs_review_diff(commit: Commit) -> bool:
 
 def is_substantive(commit: Commit) -> bool:
     """For a ``gtd(human): review`` turn: does it carry feedback?"""
-    if any(change.path != REVIEW for change in commit.changes):
+    if any(change.path != REVIEW for change in commit.change_list):
         return True
     status = commit.status_of(REVIEW)
     if status is None or status == "D":
