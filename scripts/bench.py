@@ -149,23 +149,32 @@ def bench_ratchet(runs: int) -> dict[str, float]:
         sh(["git", "add", "-A"], repo)
         sh(["git", "commit", "-q", "-m", "suite"], repo)
         sh(gtd_cmd("auto", "setup", "--json"), repo)
-        # Interleaved pairs: this machine's speed drifts by ±15 % over a minute,
-        # which two separate series would read as overhead (or hide it).
+        # Interleaved pairs, alternating which runs first: this machine's speed
+        # drifts by ±15 % over a minute, which two separate series would read as
+        # overhead (or hide), and the second of two runs is favoured by warm caches.
+        direct_cmd = pytest_cmd.split()
+        ratchet_cmd = gtd_cmd("ratchet", "run", "--json")
+        out = json.loads(sh(ratchet_cmd, repo).stdout)
+        assert out["passed"], out
+        assert out["tests_total"] == 500, out  # the ratchet saw every test
+        sh(direct_cmd, repo)
         pairs = []
-        sh(pytest_cmd.split(), repo)
-        sh(gtd_cmd("ratchet", "run", "--json"), repo)
-        for _ in range(runs):
-            pairs.append(
-                (
-                    median_ms(lambda: sh(pytest_cmd.split(), repo), 1, warmup=0),
-                    median_ms(lambda: sh(gtd_cmd("ratchet", "run", "--json"), repo), 1, warmup=0),
-                )
-            )
+        for i in range(runs):
+            order = [(0, direct_cmd), (1, ratchet_cmd)]
+            sample = [0.0, 0.0]
+            for slot, cmd in order if i % 2 == 0 else order[::-1]:
+                start = time.perf_counter()
+                sh(cmd, repo)
+                sample[slot] = (time.perf_counter() - start) * 1000
+            pairs.append((sample[0], sample[1]))
         direct = statistics.median(d for d, _ in pairs)
         ratchet = statistics.median(r for _, r in pairs)
         return {
             "pytest direct, 500 tests (ms)": direct,
             "gtd ratchet run, 500 tests (ms)": ratchet,
+            "ratchet overhead, median of paired differences (ms)": statistics.median(
+                r - d for d, r in pairs
+            ),
             "ratchet overhead (ratio of medians)": ratchet / direct,
             "ratchet overhead (median of paired ratios)": statistics.median(
                 r / d for d, r in pairs
