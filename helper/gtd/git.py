@@ -148,7 +148,13 @@ def parse_status(raw: str) -> list[StatusEntry]:
 
 def repo_root(cwd: Path) -> Path:
     """The repository root, refusing anything but an invocation from the root itself
-    (relative paths in PLAN.md and config are root-relative)."""
+    (relative paths in PLAN.md and config are root-relative).
+
+    A ``.git`` (directory, or file in a worktree or submodule) in ``cwd`` makes it a
+    repository's top level without asking git — one process fewer on every tick —
+    unless GIT_DIR or GIT_WORK_TREE say the repository is elsewhere."""
+    if (cwd / ".git").exists() and not {"GIT_DIR", "GIT_WORK_TREE"} & os.environ.keys():
+        return cwd
     res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, env=GIT_ENV, check_exists=False)
     if res.not_found:
         raise GitError("git is not installed or not on PATH", "install git and retry")

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gtd.git import Git, StatusEntry, parse_status_v2
+import pytest
+
+from gtd.errors import GitError
+from gtd.git import Git, StatusEntry, parse_status_v2, repo_root
 from tests.conftest import Repo
 
 
@@ -50,3 +53,20 @@ def test_state_agrees_with_status_on_a_real_repository(repo: Repo) -> None:
         (e.path, e.orig) for e in git.status()
     )
     assert {e.path for e in tree.entries} == {"a.py", "c.py", "dir with space/new.txt"}
+
+
+def test_repo_root_at_the_top_level_asks_no_git(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # any git call would fail
+    assert repo_root(repo.path) == repo.path
+
+
+@pytest.mark.parametrize("variable", ["GIT_DIR", "GIT_WORK_TREE"])
+def test_repo_root_asks_git_when_the_environment_names_the_repository(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, str(repo.path / ".git"))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(GitError, match="git is not installed"):
+        repo_root(repo.path)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gtd.config import Config
-from gtd.ratchet.files import is_test_file, is_test_path
+from gtd.ratchet.files import is_test_file, is_test_path, list_tree
 from gtd.ratchet.model import CommandRun, FileHashes, Outcome, RunResult, Snapshot
 from gtd.ratchet.snapshot import (
     advance,
@@ -68,10 +68,11 @@ def check(root: Path, config: Config, snapshot: Snapshot) -> tuple[Verdict, RunR
     from gtd.ratchet import runner
     from gtd.ratchet.verdict import integrity, judge
 
-    violations = integrity(snapshot, current_hashes(root, snapshot))
+    listing = list_tree(root)  # one listing: the integrity check's and the sweep's
+    violations = integrity(snapshot, current_hashes(root, snapshot, listing))
     if violations:
         return judge(snapshot.baseline, RunResult(), violations), RunResult()
-    run = runner.run_all(root, config)
+    run = runner.run_all(root, config, untracked=set(listing.untracked))
     return judge(snapshot.baseline, run, ()), run
 
 

@@ -22,6 +22,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from gtd.git import Git
 from gtd.ratchet import protect
@@ -59,14 +60,28 @@ def is_skipped(path: str) -> bool:
     )
 
 
-def list_files(root: Path, *, untracked: bool) -> list[str]:
-    """Tracked files; with ``untracked``, also untracked files git does not ignore.
-    One git call either way."""
-    args = ["ls-files", "-z", "--cached"]
-    if untracked:
-        args += ["--others", "--exclude-standard"]
-    out = Git(root).run(*args)
-    return sorted({p for p in out.split("\0") if p})
+class Listing(NamedTuple):
+    """The working tree's files as git sees them (repository-relative, sorted)."""
+
+    tracked: list[str]
+    untracked: list[str]  # untracked and not ignored
+
+    @property
+    def present(self) -> list[str]:
+        """Tracked and untracked together."""
+        return sorted({*self.tracked, *self.untracked})
+
+
+def list_tree(root: Path) -> Listing:
+    """Tracked files and the untracked ones git does not ignore, in ONE git call
+    (``-t`` tags each: ``?`` untracked, a letter otherwise)."""
+    out = Git(root).run("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard")
+    tracked: set[str] = set()
+    untracked: set[str] = set()
+    for record in out.split("\0"):
+        if len(record) > 2:
+            (untracked if record[0] == "?" else tracked).add(record[2:])
+    return Listing(sorted(tracked), sorted(untracked))
 
 
 def test_files(paths: Iterable[str]) -> list[str]:

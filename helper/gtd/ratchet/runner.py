@@ -39,20 +39,23 @@ def planned(config: Config) -> list[tuple[Kind, str]]:
     return [(kind, command) for kind, command in pairs if command]
 
 
-def run_all(root: Path, config: Config) -> RunResult:
+def run_all(root: Path, config: Config, untracked: set[str] | None = None) -> RunResult:
     """Run every configured command once; never raises for a command's failure.
 
     Untracked files the commands leave behind (bytecode or reports in a
     repository that does not ignore them) are removed afterwards: they are
     neither the agent's work, to be committed, nor the human's, to make the next
-    tick answer `dirty`. Ignored caches stay, so pytest keeps its speed."""
+    tick answer `dirty`. Ignored caches stay, so pytest keeps its speed.
+    ``untracked`` is the untracked files now, when the caller has listed them."""
     from gtd.git import Git, sweep_created
 
     git = Git(root)
-    try:
-        before = git.untracked()
-    except GitError:  # not a repository (a bare directory in tests): nothing to sweep
-        before = None
+    before = untracked
+    if before is None:
+        try:
+            before = git.untracked()
+        except GitError:  # not a repository (a bare directory in tests): nothing to sweep
+            before = None
     commands: list[CommandRun] = []
     tests: dict[str, Outcome] | None = None
     for kind, command in planned(config):

@@ -51,11 +51,10 @@ _REDO = "run `gtd ratchet snapshot` to take a fresh snapshot and baseline"
 def take_snapshot(root: Path, config: Config) -> Snapshot:
     """Hash the tracked test files and the protected configuration, run the
     configured commands once for the baseline, and save it all."""
-    tracked = files_mod.list_files(root, untracked=False)
-    listed = files_mod.list_files(root, untracked=True)
+    listing = files_mod.list_tree(root)
     snap = Snapshot(
-        files=files_mod.hash_files(root, files_mod.test_files(tracked)),
-        protected=protect.discover(root, listed),
+        files=files_mod.hash_files(root, files_mod.test_files(listing.tracked)),
+        protected=protect.discover(root, listing.present),
         baseline=_run_all(root, config),
     )
     save_snapshot(root, snap)
@@ -67,7 +66,7 @@ def advance(snapshot: Snapshot, run: RunResult, root: Path) -> Snapshot:
     untracked, not ignored) becomes protected — the agent's new tests included —
     and the cycle's run becomes the baseline. Runs nothing."""
     del snapshot  # everything it protected is still in the tree (the cycle passed)
-    listed = files_mod.list_files(root, untracked=True)
+    listed = files_mod.list_tree(root).present
     return Snapshot(
         files=files_mod.hash_files(root, files_mod.test_files(listed)),
         protected=protect.discover(root, listed),
@@ -75,9 +74,12 @@ def advance(snapshot: Snapshot, run: RunResult, root: Path) -> Snapshot:
     )
 
 
-def current_hashes(root: Path, snapshot: Snapshot) -> FileHashes:
-    """The working tree as the integrity check sees it (one git call + hashing)."""
-    listed = files_mod.list_files(root, untracked=True)
+def current_hashes(
+    root: Path, snapshot: Snapshot, listing: files_mod.Listing | None = None
+) -> FileHashes:
+    """The working tree as the integrity check sees it: hashing, and one git call
+    unless the caller has ``listing`` already."""
+    listed = (listing or files_mod.list_tree(root)).present
     new = [p for p in files_mod.test_files(listed) if p not in snapshot.files]
     return FileHashes(
         files={p: files_mod.sha256_file(root / p) for p in snapshot.files},
