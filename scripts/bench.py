@@ -8,7 +8,7 @@ Measures, as medians over repeated real subprocess runs on this machine:
   * ratchet overhead: `gtd ratchet run` vs the same pytest command run directly,
     on a generated 500-test suite.
 
-Usage: .venv/bin/python scripts/bench.py [--runs N] [--only NAME ...]
+Usage: .venv/bin/python scripts/bench.py [--runs N] [--pairs N] [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -192,6 +192,12 @@ BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=41,
+        help="ratchet pairs: one run of this suite varies by ~100 ms, the size of the overhead",
+    )
     parser.add_argument("--only", nargs="*", choices=sorted(BENCHES))
     args = parser.parse_args()
     import compileall
@@ -201,7 +207,7 @@ def main() -> None:
     compileall.compile_dir(str(Path(gtd.__file__).parent), quiet=1)
     print(f"# {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs")
     for name in args.only or list(BENCHES):
-        for label, value in BENCHES[name](args.runs).items():
+        for label, value in BENCHES[name](args.pairs if name == "ratchet" else args.runs).items():
             unit = "x" if "ratio" in label else ""
             print(f"{label:<58} {value:8.2f}{unit}")
 
