@@ -20,6 +20,7 @@ from tests.e2e.harness import (
     loop_start_rules,
     make_project,
     memory,
+    role,
     run_claude,
     tick_rules,
 )
@@ -40,6 +41,11 @@ def test_auto_plans_sets_up_and_starts_the_loop(server: ModelServer, tmp_path: P
     session = run_claude(server, repo, [f"/gtd:auto {REQUEST}"], base=tmp_path / "claude")
     assert_on_script(server, session)
 
+    # the planner started with the plan-format skill preloaded (agents/planner.md
+    # names it bare; Claude Code resolves it within the plugin)
+    planner = [r for r in server.model_requests() if role(r) == "planner"]
+    assert planner, "the planner subagent made no model request"
+    assert "# PLAN.md format" in planner[0].conversation + planner[0].system
     # the planner's plan, committed by setup
     subjects = git(repo, "log", "--format=%s").splitlines()
     assert subjects[2] == "chore(gtd): set up auto mode"
