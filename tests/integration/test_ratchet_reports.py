@@ -246,3 +246,15 @@ def test_the_plugin_reads_the_names_the_runner_sets() -> None:
         reports.JUNIT_ENV,
         reports.SITE_ENV,
     )
+
+
+def test_a_report_that_cannot_be_written_never_fails_the_run(suite: Repo) -> None:
+    files = reports.prepare(suite.path)
+    env = reports.environment(files)
+    env[reports.REPORT_ENV] = str(suite.path / "no" / "such" / "dir.jsonl")
+    argv = [*shlex.split(PYTEST), "tests/test_kinds.py", "-k", "pass"]
+    result = proc.run(argv, suite.path, env=env)
+    reports.discard(files)
+    assert "INTERNALERROR" not in result.output
+    assert "1 failed, 1 passed, 7 deselected, 1 xpassed" in result.output  # as without gtd
+    assert result.returncode == 1
