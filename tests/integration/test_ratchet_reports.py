@@ -3,7 +3,9 @@ fallback, and that both classify every kind of outcome the same way."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -258,3 +260,19 @@ def test_a_report_that_cannot_be_written_never_fails_the_run(suite: Repo) -> Non
     assert "INTERNALERROR" not in result.output
     assert "1 failed, 1 passed, 7 deselected, 1 xpassed" in result.output  # as without gtd
     assert result.returncode == 1
+
+
+def test_report_files_of_a_killed_run_are_removed_by_the_next(repo: Repo) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs
+    cache = repo.path / ".git" / "gtd-cache"
+    cache.mkdir(parents=True)
+    orphans = [cache / f"ratchet-{dead.pid}.jsonl", cache / f"ratchet-{dead.pid}.xml"]
+    alive = cache / f"ratchet-{os.getppid()}.jsonl"  # a running process's: kept
+    for path in [*orphans, alive, cache / "config.json"]:
+        path.write_text("")
+    files = reports.prepare(repo.path)
+    reports.discard(files)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        ["config.json", alive.name, "pytest-site"]
+    )

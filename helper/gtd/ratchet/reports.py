@@ -54,6 +54,7 @@ def prepare(root: Path) -> Reports:
         try:
             _install_plugin(reports.site)
             _remove(reports)
+            _remove_orphans(cache)
             return reports
         except OSError:
             pass  # read-only: a temporary directory does
@@ -171,6 +172,22 @@ def _read_outcomes(path: Path, root: Path) -> dict[str, Outcome] | None:
     except OSError:
         return None  # the plugin did not load, or the run was killed first
     return recorded.parse(text, str(root))
+
+
+def _remove_orphans(cache: Path) -> None:
+    """Report files of runs whose helper was killed (its process is gone)."""
+    for entry in os.scandir(cache):
+        stem, _, suffix = entry.name.partition(".")
+        pid = stem.removeprefix("ratchet-")
+        if pid == stem or suffix not in ("jsonl", "xml") or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+        except OSError:  # alive, but another user's: not ours to judge
+            continue
 
 
 def _remove(reports: Reports) -> None:
