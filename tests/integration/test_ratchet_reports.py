@@ -276,3 +276,12 @@ def test_report_files_of_a_killed_run_are_removed_by_the_next(repo: Repo) -> Non
     assert sorted(p.name for p in cache.iterdir()) == sorted(
         ["config.json", alive.name, "pytest-site"]
     )
+
+
+def test_blocking_the_plugin_by_name_chooses_the_junit_fallback(suite: Repo) -> None:
+    files = reports.prepare(suite.path)
+    argv = [*shlex.split(PYTEST), "-p", "no:gtd_ratchet_report"]
+    proc.run(argv, suite.path, env=reports.environment(files))
+    assert not files.outcomes.exists()
+    assert files.junit_xml.is_file()
+    assert reports.collect(suite.path, files, None) == EXPECTED
