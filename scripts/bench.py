@@ -205,7 +205,10 @@ def main() -> None:
     import gtd
 
     compileall.compile_dir(str(Path(gtd.__file__).parent), quiet=1)
-    print(f"# {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs")
+    print(
+        f"# {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs"
+        f" ({args.pairs} pairs for the ratchet)"
+    )
     for name in args.only or list(BENCHES):
         for label, value in BENCHES[name](args.pairs if name == "ratchet" else args.runs).items():
             unit = "x" if "ratio" in label else ""
