@@ -21,14 +21,20 @@ from gtd import __version__
 from gtd.fsio import atomic_write
 
 
+def directory(root: Path) -> Path | None:
+    """``.git/gtd-cache``: inside the git directory, never in `git status`. None in a
+    worktree or submodule, where ``.git`` is a file (no cache there)."""
+    return root / ".git" / "gtd-cache" if (root / ".git").is_dir() else None
+
+
 def through(root: Path, name: str, data: bytes, parse: Callable[[], Any]) -> Any:
     """The plain value ``parse()`` returns for ``data``, from the cache when the
     same bytes were parsed before. ``parse`` must return JSON-safe data."""
-    folder = root / ".git"
-    if not folder.is_dir():  # a worktree or submodule: .git is a file; no cache
+    folder = directory(root)
+    if folder is None:
         return parse()
     key = f"{__version__}:{hashlib.sha256(data).hexdigest()}"
-    path = folder / "gtd-cache" / f"{name}.json"
+    path = folder / f"{name}.json"
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))
         if entry["key"] == key:

@@ -16,18 +16,16 @@ teardown error, two suites with the same names) keeps its worst outcome.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gtd.ratchet.model import Outcome
+from gtd.ratchet.model import Outcome, worst_by_test
 
 if TYPE_CHECKING:  # the XML parser loads on use: most pytest runs report through the plugin
     from xml.etree import ElementTree
 
 # classname → (file, rest of the classname after the module, "" when none)
 Resolver = Callable[[str], tuple[str, str] | None]
-
-_RANK: dict[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 
 class JunitError(ValueError):
@@ -43,25 +41,12 @@ def parse(text: str | bytes, resolve: Resolver | None = None) -> dict[str, Outco
         raise JunitError(f"not well-formed XML: {exc}") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise JunitError(f"root element is <{root.tag}>, not <testsuites> or <testsuite>")
-    out: dict[str, Outcome] = {}
-    for case in root.iter("testcase"):
-        test_id = _test_id(case.get("classname") or "", case.get("name") or "", case, resolve)
-        outcome = _outcome(case)
-        previous = out.get(test_id)
-        if previous is None or _RANK[outcome] > _RANK[previous]:
-            out[test_id] = outcome
-    return out
+    cases = root.iter("testcase")
+    return worst_by_test((_case_id(case, resolve), _outcome(case)) for case in cases)
 
 
-def merge(results: Iterable[dict[str, Outcome]]) -> dict[str, Outcome]:
-    """Union of several reports; a test in more than one keeps its worst outcome."""
-    out: dict[str, Outcome] = {}
-    for result in results:
-        for test_id, outcome in result.items():
-            previous = out.get(test_id)
-            if previous is None or _RANK[outcome] > _RANK[previous]:
-                out[test_id] = outcome
-    return out
+def _case_id(case: ElementTree.Element, resolve: Resolver | None) -> str:
+    return _test_id(case.get("classname") or "", case.get("name") or "", case, resolve)
 
 
 def _outcome(case: ElementTree.Element) -> Outcome:

@@ -5,12 +5,14 @@ form of each lives in gtd.ratchet.snapshot (the sidecar file)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error", "skipped")
+# A test reported more than once (a failing teardown, two reports) keeps its worst.
+_RANK: Mapping[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 Kind = Literal["build", "test", "typecheck", "lint"]
 # The order commands run and are judged in.
@@ -118,3 +120,18 @@ class FileHashes(NamedTuple):
     files: Mapping[str, str | None]
     new_files: Mapping[str, str]
     protected: Mapping[str, str]
+
+
+def worst_by_test(pairs: Iterable[tuple[str, Outcome]]) -> dict[str, Outcome]:
+    """``{test id: outcome}`` from (test id, outcome) pairs, the worst outcome winning."""
+    out: dict[str, Outcome] = {}
+    for test_id, outcome in pairs:
+        previous = out.get(test_id)
+        if previous is None or _RANK[outcome] > _RANK[previous]:
+            out[test_id] = outcome
+    return out
+
+
+def merge(results: Iterable[Mapping[str, Outcome]]) -> dict[str, Outcome]:
+    """Union of several reports; a test in more than one keeps its worst outcome."""
+    return worst_by_test(pair for result in results for pair in result.items())

@@ -14,10 +14,7 @@ import json
 import os
 from typing import cast
 
-from gtd.ratchet.junit import merge
-from gtd.ratchet.model import Outcome
-
-_OUTCOMES = frozenset(("passed", "skipped", "failed", "error"))
+from gtd.ratchet.model import OUTCOMES, Outcome, merge
 
 
 def parse(text: str, repo_root: str) -> dict[str, Outcome] | None:
@@ -37,7 +34,7 @@ def parse(text: str, repo_root: str) -> dict[str, Outcome] | None:
             {
                 _from_repo_root(str(nodeid), root, base): cast(Outcome, outcome)
                 for nodeid, outcome in tests.items()
-                if outcome in _OUTCOMES
+                if outcome in OUTCOMES
             }
         )
     return merge(sessions) if sessions else None

@@ -17,9 +17,10 @@ import shlex
 from pathlib import Path
 from typing import NamedTuple
 
+from gtd.cache import directory
 from gtd.fsio import atomic_write
 from gtd.ratchet import junit, recorded
-from gtd.ratchet.model import Outcome
+from gtd.ratchet.model import Outcome, merge
 
 # The plugin's settings: gtd.ratchet.pytest_report reads the same names (it cannot
 # import gtd, which the user's test environment does not have).
@@ -45,8 +46,8 @@ class Reports(NamedTuple):
 
 def prepare(root: Path) -> Reports:
     """Report files for a run from ``root``, none of them left from an earlier run."""
-    if (root / ".git").is_dir():
-        cache = root / ".git" / "gtd-cache"
+    cache = directory(root)
+    if cache is not None:
         stem = f"ratchet-{os.getpid()}"  # concurrent runs never share a file
         reports = Reports(
             cache / "pytest-site", cache / f"{stem}.jsonl", cache / f"{stem}.xml", None
@@ -99,7 +100,7 @@ def collect(root: Path, reports: Reports, pattern: str | None) -> dict[str, Outc
                 parsed.append(junit.parse(path.read_bytes(), resolver))
             except (OSError, junit.JunitError):
                 continue  # absent, or cut short by a timeout: judged by exit code
-        return junit.merge(parsed) if parsed else None
+        return merge(parsed) if parsed else None
     finally:
         discard(reports)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gtd.ratchet.junit import JunitError, merge, parse
+from gtd.ratchet.junit import JunitError, parse
+from gtd.ratchet.model import merge
 
 PYTEST_XUNIT2 = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites name="pytest tests">
