@@ -169,8 +169,9 @@ def dotclaude_files(version: str, layout: str) -> dict[str, tuple[bytes, int]]:
 
     Outside a plugin nothing is namespaced by plugin name, so the layout does it:
     commands go to ``commands/gtd/`` (Claude Code names them ``gtd:auto``: measured
-    with the CLI, see docs/install.md), agents and skills get a ``gtd-`` prefix and
-    every ``gtd:<agent>`` reference in the markdown becomes ``gtd-<agent>``.
+    with the CLI, see docs/install.md), agents and skills get a ``gtd-`` prefix,
+    every ``gtd:<agent or skill>`` reference in the markdown becomes ``gtd-<name>``
+    and so do the names in each file's frontmatter.
     """
     agents = sorted(p.stem for p in (SOURCE / "agents").glob("*.md"))
     skills = sorted(p.name for p in (SOURCE / "skills").iterdir() if p.is_dir())
@@ -178,11 +179,14 @@ def dotclaude_files(version: str, layout: str) -> dict[str, tuple[bytes, int]]:
     def adapt(text: str) -> str:
         for name in agents + skills:
             text = text.replace(f"gtd:{name}", f"gtd-{name}")
-        for name in agents:
-            text = re.sub(rf"^name: {re.escape(name)}$", f"name: gtd-{name}", text, flags=re.M)
-        for name in skills:
-            text = re.sub(rf"(?<![\w:/-]){re.escape(name)}(?![\w-])", f"gtd-{name}", text)
-        return text
+        # Bare names are renamed in the frontmatter only (`name:` and the `skills:`
+        # list items): in prose a bare word such as "loop" means something else
+        # (Claude Code's own /loop skill in commands/auto.md).
+        head, sep, body = text.partition("\n---\n") if text.startswith("---\n") else ("", "", text)
+        for name in agents + skills:
+            escaped = re.escape(name)
+            head = re.sub(rf"^(name: |  - ){escaped}$", rf"\g<1>gtd-{name}", head, flags=re.M)
+        return head + sep + body
 
     out: dict[str, tuple[bytes, int]] = {}
     for rel in pack_sources():

@@ -381,6 +381,13 @@ def test_project_layout_namespaces_without_a_plugin() -> None:
     text = "".join(data.decode() for data, _ in files.values())
     assert "gtd:implementer" not in text
     assert "gtd:planner" not in text
+    # frontmatter names are prefixed; prose keeps its words (`loop` in auto.md is
+    # Claude Code's own /loop skill, not the pack's step-mode skill)
+    assert "  - gtd-plan-format\n" in files["agents/gtd-planner.md"][0].decode()
+    assert files["skills/gtd-loop/SKILL.md"][0].decode().startswith("---\nname: gtd-loop\n")
+    auto = files["commands/gtd/auto.md"][0].decode()
+    assert "(the `loop` skill with the arguments `1m /gtd:auto-cycle`)" in auto
+    assert "gtd-loop" not in auto
     marker = json.loads(files["gtd-pack.json"][0])
     assert marker["version"] == __version__
     assert "commands/gtd/auto.md" in marker["files"]
