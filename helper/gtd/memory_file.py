@@ -14,7 +14,6 @@ of what the loop already tried.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -95,6 +94,8 @@ def _kind(value: object) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
+    import datetime as dt  # here, not at import: `cycle begin` reads memory from the cache
+
     if isinstance(value, (dt.date, dt.datetime)):
         return "a date"
     return type(value).__name__
@@ -111,6 +112,8 @@ def _text(value: object, path: _Path, *, timestamp: bool = False) -> str:
         if isinstance(width, int) and value >= 0:
             digits = digits.zfill(width)
         return digits
+    import datetime as dt  # only a non-string value gets this far
+
     if timestamp and isinstance(value, dt.datetime):
         offset = value.utcoffset()
         if offset is not None and not offset:
