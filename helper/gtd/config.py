@@ -75,11 +75,6 @@ def load_config(root: Path) -> Config:
     return _config(cache.through(root, "config", raw, lambda: _validated(text)), root)
 
 
-def parse_config(text: str, root: Path) -> Config:
-    """Validate ``text`` (the config file's content) and resolve the test command."""
-    return _config(_validated(text), root)
-
-
 def _config(values: dict[str, Any], root: Path) -> Config:
     ratchet = values.get("ratchet", {})
     quality = values.get("quality", {})

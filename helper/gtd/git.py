@@ -36,6 +36,23 @@ class Git:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def call(
+        self, *args: str, input_text: str | None = None, env: dict[str, str] | None = None
+    ) -> proc.Result:
+        """Run git and hand back the whole result (exit code, stdout, stderr), for
+        callers whose non-zero exits are answers rather than failures. ``env`` adds
+        to GIT_ENV."""
+        result = proc.run(
+            ["git", *args],
+            self.root,
+            env={**GIT_ENV, **env} if env else GIT_ENV,
+            input_text=input_text,
+            check_exists=False,
+        )
+        if result.not_found:
+            raise GitError("git is not installed or not on PATH", "install git and retry")
+        return result
+
     def run(
         self,
         *args: str,
@@ -43,15 +60,8 @@ class Git:
         env: dict[str, str] | None = None,
         check: bool = True,
     ) -> str:
-        result = proc.run(
-            ["git", *args],
-            self.root,
-            env={**GIT_ENV, **(env or {})},
-            input_text=input_text,
-            check_exists=False,
-        )
-        if result.not_found:
-            raise GitError("git is not installed or not on PATH", "install git and retry")
+        """git's stdout; a non-zero exit is a GitError (unless ``check`` is off)."""
+        result = self.call(*args, input_text=input_text, env=env)
         if check and result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()
             raise GitError(
@@ -59,36 +69,16 @@ class Git:
             )
         return result.stdout
 
-    def call(self, *args: str) -> proc.Result:
-        """Run git and hand back the whole result (exit code, stdout, stderr), for
-        callers whose non-zero exits are answers rather than failures."""
-        result = proc.run(["git", *args], self.root, env=GIT_ENV, check_exists=False)
-        if result.not_found:
-            raise GitError("git is not installed or not on PATH", "install git and retry")
-        return result
-
     def ok(self, *args: str) -> bool:
-        return proc.run(["git", *args], self.root, env=GIT_ENV, check_exists=False).returncode == 0
+        return self.call(*args).returncode == 0
 
     # -- reads ---------------------------------------------------------------------
 
     def head(self) -> str | None:
-        out = proc.run(
-            ["git", "rev-parse", "--verify", "-q", "HEAD"],
-            self.root,
-            env=GIT_ENV,
-            check_exists=False,
-        )
-        return out.stdout.strip() or None
+        return self.call("rev-parse", "--verify", "-q", "HEAD").stdout.strip() or None
 
     def branch(self) -> str | None:
-        out = proc.run(
-            ["git", "symbolic-ref", "-q", "--short", "HEAD"],
-            self.root,
-            env=GIT_ENV,
-            check_exists=False,
-        )
-        return out.stdout.strip() or None
+        return self.call("symbolic-ref", "-q", "--short", "HEAD").stdout.strip() or None
 
     def status(self) -> list[StatusEntry]:
         """Tracked changes and untracked (not ignored) files, one call."""
@@ -106,9 +96,6 @@ class Git:
         them): cheaper than a whole status, which also compares tracked files."""
         raw = self.run("ls-files", "--others", "--exclude-standard", "-z")
         return {p for p in raw.split("\0") if p}
-
-    def ls_files(self) -> list[str]:
-        return [p for p in self.run("ls-files", "-z").split("\0") if p]
 
     def short(self, rev: str) -> str:
         return self.run("rev-parse", "--short", rev).strip()
@@ -146,14 +133,18 @@ def parse_status(raw: str) -> list[StatusEntry]:
     return entries
 
 
+def is_top_level(cwd: Path) -> bool:
+    """Whether ``cwd`` is a repository's top level without asking git: it holds
+    ``.git`` (a directory, or a file in a worktree or submodule) and GIT_DIR or
+    GIT_WORK_TREE do not say the repository is elsewhere."""
+    return (cwd / ".git").exists() and not {"GIT_DIR", "GIT_WORK_TREE"} & os.environ.keys()
+
+
 def repo_root(cwd: Path) -> Path:
     """The repository root, refusing anything but an invocation from the root itself
-    (relative paths in PLAN.md and config are root-relative).
-
-    A ``.git`` (directory, or file in a worktree or submodule) in ``cwd`` makes it a
-    repository's top level without asking git — one process fewer on every tick —
-    unless GIT_DIR or GIT_WORK_TREE say the repository is elsewhere."""
-    if (cwd / ".git").exists() and not {"GIT_DIR", "GIT_WORK_TREE"} & os.environ.keys():
+    (relative paths in PLAN.md and config are root-relative). Git is asked only
+    when :func:`is_top_level` cannot tell: one process fewer on every tick."""
+    if is_top_level(cwd):
         return cwd
     res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, env=GIT_ENV, check_exists=False)
     if res.not_found:

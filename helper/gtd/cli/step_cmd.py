@@ -50,17 +50,14 @@ def _emit(payload: dict[str, Any]) -> None:
 def _root() -> Path:
     """The repository root, which must be the working directory (README: steering
     files, diffs and pathspecs are resolved against cwd)."""
-    cwd = Path.cwd()
-    if (cwd / ".git").exists():  # the root itself: no need to ask git
-        return cwd
     from gtd import proc
+    from gtd.git import GIT_ENV, is_top_level
 
-    res = proc.run(
-        ["git", "rev-parse", "--show-toplevel"],
-        cwd,
-        env={"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"},
-        check_exists=False,
-    )
+    cwd = Path.cwd()
+    if is_top_level(cwd):
+        return cwd
+    # Not Git.call: step mode's messages for these cases are its own (2.x contract).
+    res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, env=GIT_ENV, check_exists=False)
     if res.not_found:
         raise RepoError("git is not installed or not on PATH")
     if res.returncode != 0:
@@ -201,14 +198,7 @@ def review(targets: list[str], as_json: bool) -> int:
             f"gtd review: a cycle is in progress ({current.state}, awaiting the "
             f"{current.actor}) — finish it before anchoring a review"
         )
-    from gtd import proc
-
-    resolved = proc.run(
-        ["git", "rev-parse", "--verify", "--end-of-options", f"{target}^{{commit}}"],
-        git.root,
-        env={"LC_ALL": "C"},
-        check_exists=False,
-    )
+    resolved = git.call("rev-parse", "--verify", "--end-of-options", f"{target}^{{commit}}")
     if resolved.returncode != 0 or snapshot.head is None:
         detail = (resolved.stderr.strip().splitlines() or ["unknown revision"])[-1]
         if snapshot.head is None:

@@ -90,7 +90,7 @@ def fold_counters(commits: Iterable[Commit]) -> Counters:
     for commit in seq[_last_package_start(seq) + 1 :]:
         parsed = commit.parsed
         route = parsed.route if isinstance(parsed, Routing) else None
-        feedback = _is_agentic_review(parsed) and commit.touched(FEEDBACK, LEGACY_FEEDBACK)
+        feedback = is_feedback_round(commit)
         errors_gone = bool(test_fix or health_fix) and removes_errors(commit)
         if feedback or errors_gone:
             test_fix = 0

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Literal, NamedTuple, TypeAlias
 
 from gtd.step.errors import ChangesNotGathered
-from gtd.step.steering import GTD_DIR, STEERING_FILES, Package, is_package_path
+from gtd.step.steering import GTD_DIR, Package, is_package_path
 from gtd.step.subjects import Actor, Subject, parse_subject
 
 __all__ = [
@@ -171,7 +171,3 @@ class WorkingTree(NamedTuple):
 
     def findings_for(self, path: str) -> tuple[FormatFinding, ...]:
         return tuple(f for f in self.format_findings if f.path == path)
-
-    @property
-    def steering_present(self) -> frozenset[str]:
-        return self.present & frozenset(STEERING_FILES)

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
-from gtd.git import GIT_ENV, Git
+from gtd.git import Git
 from gtd.step.events import (
     Change,
     ChangeStatus,
@@ -70,7 +70,7 @@ _FIELD = "\x1f"
 _LOG_FORMAT = f"--format={_RECORD}%H %P{_FIELD}%s"
 # GIT_FLUSH=0: into a pipe, `git log` otherwise flushes after every commit, and the
 # helper pays a poll and a read for each (~10 ms over 1,000 commits).
-_READ_ENV = {**GIT_ENV, "GIT_FLUSH": "0"}
+_NO_FLUSH = {"GIT_FLUSH": "0"}
 
 
 class Snapshot(NamedTuple):
@@ -165,15 +165,10 @@ def _review_line_diff(git: Git, commit: Commit) -> LineDiff:
 
 
 def _log(git: Git, rev: str, *options: str, changes: bool = True) -> proc.Result:
-    args = ["git", "log", "--first-parent", "--no-renames"]
+    args = ["log", "--first-parent", "--no-renames"]
     if changes:
         args.append("--name-status")
-    result = proc.run(
-        [*args, "-z", _LOG_FORMAT, *options, rev], git.root, env=_READ_ENV, check_exists=False
-    )
-    if result.not_found:
-        raise GitError("git is not installed or not on PATH", "install git and retry")
-    return result
+    return git.call(*args, "-z", _LOG_FORMAT, *options, rev, env=_NO_FLUSH)
 
 
 def _log_failed(result: proc.Result) -> GitError:

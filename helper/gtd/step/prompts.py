@@ -136,17 +136,14 @@ def _cap(text: str) -> str:
     return text[:DIFF_CAP] + f"\n… (truncated at {DIFF_CAP} characters — run git diff for the rest)"
 
 
-def _diff(git: Git, base: str | None, head: str, *, outside_gtd: bool = True) -> str:
-    spec = [f"{base}..{head}"] if base else [head]
+def _diff(git: Git, base: str | None, head: str) -> str:
+    """The change since ``base`` (or ``head``'s own), outside .gtd/."""
+    pathspec = [".", f":(exclude){GTD_DIR}"]
     if base is None:
-        raw = git.run("show", "--no-color", "--format=", head, "--", *_pathspec(outside_gtd))
+        raw = git.run("show", "--no-color", "--format=", head, "--", *pathspec)
     else:
-        raw = git.run("diff", "--no-color", *spec, "--", *_pathspec(outside_gtd))
+        raw = git.run("diff", "--no-color", f"{base}..{head}", "--", *pathspec)
     return _cap(raw)
-
-
-def _pathspec(outside_gtd: bool) -> list[str]:
-    return [".", f":(exclude){GTD_DIR}"] if outside_gtd else ["."]
 
 
 def _commit_diff(git: Git, commit: Commit) -> str:

@@ -4,7 +4,7 @@ awaited actor"; README "States & subjects").
 Four states are edge-only — ``testing``, ``close-package``, ``done`` and
 ``health-check`` — they name the bookkeeping a mid-chain HEAD is about to perform and
 are never a rest. ``grilling`` awaits the agent except at the answer gate, which the
-machine decides from HEAD, so :func:`awaited_actor` gives the default only.
+machine decides from HEAD.
 """
 
 from __future__ import annotations
@@ -12,16 +12,14 @@ from __future__ import annotations
 from typing import Literal, NamedTuple, get_args
 
 from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO
-from gtd.step.subjects import Actor, Gate
+from gtd.step.subjects import Gate
 
 __all__ = [
     "DRAFTED",
-    "EDGE_ONLY",
     "STATES",
     "Mode",
     "State",
     "SteeringFile",
-    "awaited_actor",
     "capture_gate",
     "steering_file",
 ]
@@ -45,9 +43,6 @@ State = Literal[
     "health-fixing",
 ]
 STATES: tuple[State, ...] = get_args(State)
-EDGE_ONLY: frozenset[State] = frozenset({"testing", "close-package", "done", "health-check"})
-
-_HUMAN_STATES: frozenset[State] = frozenset({"escalate", "await-review", "idle"})
 
 # The gate a turn captured at a rest is committed under (turn-taking 9). await-review
 # is answered by the human's `review` turn; planning (package files amended while
@@ -67,10 +62,6 @@ _CAPTURE_GATE: dict[State, Gate] = {
     "squashing": "squashing",
     "health-fixing": "health-fixing",
 }
-
-
-def awaited_actor(state: State) -> Actor:
-    return "human" if state in _HUMAN_STATES else "agent"
 
 
 def capture_gate(state: State) -> Gate | None:
