@@ -394,16 +394,18 @@ class Cycle:
             learning=current.learning,
         )  # fmt: skip
         mem = memory.record_cycle(mem, rec)
-        memory_file.save(path, mem, doc)
         _, the_plan = plan_file.load(self.root)
+        pending = [t.id for t in the_plan.pending]
+        trip = breaker.check(mem, self.config.circuit_breaker_threshold, pending)
+        if trip is not None:  # logged in `halts` (idempotent, like the cycle record)
+            mem = memory.record_halt(mem, breaker.halt_record(trip, current.cycle, self.now.iso))
+        memory_file.save(path, mem, doc)
         title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
         atomic_write(
             self.root / paths.REPORT, report.render(title or self.root.name, mem, self.now.iso)
         )
         crash_point("recorded")
         journal_mod.clear(self.root)
-        pending = [t.id for t in the_plan.pending]
-        trip = breaker.check(mem, self.config.circuit_breaker_threshold, pending)
         answer: Answer = {
             "status": "passed" if status == "passed" else "reverted",
             "cycle": current.cycle,

@@ -148,6 +148,9 @@ def test_three_reverts_trip_the_breaker_until_reset(project: Repo) -> None:
     assert str(result["message"]).startswith(
         "Circuit breaker tripped: T1 failed 3 consecutive times. Reason: tests failed:"
     )
+    [halt] = memory(project)["halts"]
+    assert (halt["cycle"], halt["task"], halt["count"]) == (3, "T1", 3)
+    assert str(halt["reason"]).startswith("tests failed:")
     halted = begin(project)
     assert halted["status"] == "halted"
     assert halted["task"] == "T1"
