@@ -125,7 +125,7 @@ class Cycle:
             raise StateError("the repository has no commits", "commit once, then run again")
         # A human may have committed PLAN.md or config edits since the last cycle;
         # the tree is clean here, so what is on disk is what the cycle starts from.
-        ratchet.resync_owned(self.root)
+        ratchet.resync_owned(self.root, snapshot)
         sidecar = ratchet.sidecar_digest(self.root)
         number = memory.next_cycle_number(mem)
         test_command = self.config.test_command or "(no test command detected)"

@@ -155,11 +155,13 @@ def refresh_owned(root: Path, snap: Snapshot) -> Snapshot:
     return Snapshot(snap.files, protected, snap.baseline)
 
 
-def resync_owned(root: Path) -> bool:
+def resync_owned(root: Path, snap: Snapshot | None = None) -> bool:
     """At `cycle begin` (clean tree): adopt the human's committed edits to PLAN.md
     or the gtd config since the snapshot, so they are not blamed on the next cycle.
-    Returns whether the saved snapshot changed."""
-    snap = load_snapshot(root)
+    ``snap`` is the saved snapshot when the caller has loaded it already. Returns
+    whether the saved snapshot changed."""
+    if snap is None:
+        snap = load_snapshot(root)
     if snap is None:
         return False
     fresh = refresh_owned(root, snap)
