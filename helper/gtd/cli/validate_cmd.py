@@ -12,8 +12,9 @@ from typing import Any
 
 from gtd.cli.output import emit
 from gtd.errors import GtdError, InputError
+from gtd.step.steering import REVIEW, TODO
 
-DEFAULT_FILES = (".gtd/TODO.md", ".gtd/REVIEW.md")
+DEFAULT_FILES = (TODO, REVIEW)  # what step mode checks (gtd.step.gather.CHECKED_FILES)
 
 
 def _read(path: Path, shown: str) -> str:

@@ -320,7 +320,7 @@ def file_fields(r: Resolution) -> dict[str, str]:
 
 def resting_file(root: Path) -> tuple[Resolution, SteeringFile | None]:
     """The current resolution of the repository at ``root`` (as ``gtd status`` sees
-    it: no invoker, nothing written — not even the config stub) and the steering
+    it, with no invoker; unlike it, writing nothing — not even the config stub) and the steering
     file its resting state is about. The language server's jump command calls this
     in-process; ``gtd next``/``gtd status`` emit the same association."""
     ctx = open_context(root, mutate=False)

@@ -54,6 +54,7 @@ __all__ = [
     "parse_status_changes",
     "read_changes",
     "read_commits",
+    "read_file",
     "read_tree",
 ]
 
@@ -249,7 +250,8 @@ def parse_status_changes(raw: str, root: Path) -> tuple[Change, ...]:
     return tuple(changes)
 
 
-def _read(root: Path, rel: str) -> str | None:
+def read_file(root: Path, rel: str) -> str | None:
+    """A steering file's text; None when it is not a readable file."""
     try:
         return (root / rel).read_text(encoding="utf-8", errors="replace")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -285,7 +287,7 @@ def format_findings(root: Path, paths: tuple[str, ...]) -> tuple[FormatFinding, 
 
     found: list[FormatFinding] = []
     for rel in wanted:
-        kind, text = kind_of(rel), _read(root, rel)
+        kind, text = kind_of(rel), read_file(root, rel)
         if kind is None or text is None:
             continue
         found.extend(
@@ -306,8 +308,8 @@ def read_tree(git: Git) -> WorkingTree:
         present=present,
         dirty=dirty,
         packages=packages_from_paths(_package_listing(root)),
-        feedback_text=_read(root, FEEDBACK) if FEEDBACK in present else None,
-        squash_msg_text=_read(root, SQUASH_MSG) if SQUASH_MSG in present else None,
+        feedback_text=read_file(root, FEEDBACK) if FEEDBACK in present else None,
+        squash_msg_text=read_file(root, SQUASH_MSG) if SQUASH_MSG in present else None,
         format_findings=format_findings(root, tuple(present)) if dirty else (),
     )
 

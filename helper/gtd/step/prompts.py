@@ -32,7 +32,7 @@ from pathlib import Path
 from gtd.git import Git
 from gtd.step.config import Config
 from gtd.step.events import Commit
-from gtd.step.gather import read_changes
+from gtd.step.gather import read_changes, read_file
 from gtd.step.machine import Resolution
 from gtd.step.states import State
 from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, TODO
@@ -151,13 +151,6 @@ def _commit_diff(git: Git, commit: Commit) -> str:
     return _cap(raw)
 
 
-def _read(root: Path, rel: str) -> str | None:
-    try:
-        return (root / rel).read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
-        return None
-
-
 def findings_section(resolution: Resolution) -> str:
     """The refused draft's findings, one ``path:line: message`` a line; ``""`` when
     there are none."""
@@ -176,7 +169,7 @@ def findings_section(resolution: Resolution) -> str:
 
 
 def _todo_section(root: Path) -> str:
-    text = _read(root, TODO)
+    text = read_file(root, TODO)
     if text is None:
         return ""
     return f"## The plan (`{TODO}`)\n\n````markdown\n{text.rstrip()}\n````"
@@ -189,7 +182,7 @@ def _package_tasks(root: Path, resolution: Resolution) -> tuple[str, str]:
     parts: list[str] = []
     for task in package.tasks:
         rel = f"{package.path}/{task}"
-        text = (_read(root, rel) or "").rstrip()
+        text = (read_file(root, rel) or "").rstrip()
         parts.append(f"### `{rel}`\n\n````markdown\n{text}\n````")
     return package.name, "\n\n".join(parts) if parts else "(the package has no task files)"
 
@@ -265,7 +258,7 @@ def prompt_context(
         if name == "fixing":
             ctx["feedback_title"] = "Findings"
             ctx["feedback_path"] = FEEDBACK
-            ctx["feedback"] = (_read(root, FEEDBACK) or "").rstrip() or "(empty)"
+            ctx["feedback"] = (read_file(root, FEEDBACK) or "").rstrip() or "(empty)"
         if name == "agentic-review":
             ctx["diff_title"] = "The package's diff (`.gtd/` left out)"
             ctx["diff"] = _diff(git, _package_start(commits), head)
@@ -279,7 +272,7 @@ def prompt_context(
         path = ERRORS if name == "escalate" else HEALTH
         ctx["feedback_title"] = "Test output"
         ctx["feedback_path"] = path
-        ctx["feedback"] = (_read(root, path) or "").rstrip() or "(empty)"
+        ctx["feedback"] = (read_file(root, path) or "").rstrip() or "(empty)"
     elif name == "squashing":
         base = resolution.squash_base
         ctx["plan_section"] = _last_plan(git, commits)
