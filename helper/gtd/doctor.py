@@ -220,7 +220,7 @@ def check_test_command(cwd: Path) -> Check:
     root = _repo_root(cwd)
     if root is None:
         return Check("test command", "ok", "skipped: not in a git repository")
-    from gtd.config import CONFIG_PATH, load_config
+    from gtd.auto.config import CONFIG_PATH, load_config
     from gtd.errors import GtdError
     from gtd.proc import command_argv
 

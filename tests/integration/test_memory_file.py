@@ -1,4 +1,4 @@
-"""gtd.memory_file against real files: round-trip edits, corrupt files, atomic saves."""
+"""gtd.auto.memory_file against real files: round-trip edits, corrupt files, atomic saves."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gtd import memory as m
-from gtd import memory_file as mf
+from gtd.auto import memory as m
+from gtd.auto import memory_file as mf
+from gtd.auto.memory import CycleRecord, Memory, ProbeLearning, Revert, TaskResult
 from gtd.errors import InputError
-from gtd.memory import CycleRecord, Memory, ProbeLearning, Revert, TaskResult
 
 AT = "2026-01-15T10:00:00Z"
 

@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
-from gtd import paths, ratchet
-from gtd.config import Config, load_config
-from gtd.ratchet.snapshot import SNAPSHOT_JSON, SNAPSHOT_TXT, save_snapshot
+from gtd import paths
+from gtd.auto import ratchet
+from gtd.auto.config import Config, load_config
+from gtd.auto.ratchet.snapshot import SNAPSHOT_JSON, SNAPSHOT_TXT, save_snapshot
 from tests.conftest import Repo, run_gtd
 
 pytestmark = pytest.mark.slow

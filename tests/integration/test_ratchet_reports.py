@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from gtd import proc
-from gtd.config import Config
-from gtd.ratchet import pytest_report, reports
-from gtd.ratchet.runner import run_tests
+from gtd.auto.config import Config
+from gtd.auto.ratchet import pytest_report, reports
+from gtd.auto.ratchet.runner import run_tests
 from tests.conftest import Repo
 
 pytestmark = pytest.mark.slow

@@ -7,8 +7,8 @@ from gtd.cli.output import emit, root
 
 
 def setup(as_json: bool) -> int:
+    from gtd.auto.setup import setup as run_setup
     from gtd.clock import now
-    from gtd.setup import setup as run_setup
 
     answer = run_setup(root(), now())
     emit(answer, render(answer), as_json)

@@ -19,8 +19,8 @@ def begin(as_json: bool, tick: bool = False) -> int:
     """With ``tick`` (the form a slash command injects with `!`), an operational
     error is answered as `status: error` with exit 0: a non-zero exit would abort
     the whole tick, while an answer lets the tick stop the loop and report."""
+    from gtd.auto.cycle import Cycle
     from gtd.clock import now
-    from gtd.cycle import Cycle
     from gtd.errors import GtdError
 
     try:
@@ -38,8 +38,8 @@ def begin(as_json: bool, tick: bool = False) -> int:
 
 
 def end(as_json: bool, learning: str | None) -> int:
+    from gtd.auto.cycle import Cycle
     from gtd.clock import now
-    from gtd.cycle import Cycle
 
     answer = Cycle(root(), now()).end(learning)
     emit(answer, render(answer), as_json)
@@ -47,8 +47,8 @@ def end(as_json: bool, learning: str | None) -> int:
 
 
 def reset(as_json: bool, task: str | None) -> int:
+    from gtd.auto.cycle import Cycle
     from gtd.clock import now
-    from gtd.cycle import Cycle
 
     answer = Cycle(root(), now()).reset(task)
     emit(answer, render(answer), as_json)

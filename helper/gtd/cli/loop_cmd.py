@@ -1,4 +1,4 @@
-"""`gtd loop --agent CMD [--max-cycles N]`: the headless driver (gtd.headless)."""
+"""`gtd loop --agent CMD [--max-cycles N]`: the headless driver (gtd.auto.headless)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 
 def loop(agent: str, max_cycles: int | None) -> int:
-    from gtd import headless
+    from gtd.auto import headless
     from gtd.cli.output import root
 
     def say(line: str) -> None:

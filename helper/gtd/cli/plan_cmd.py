@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gtd import plan_file
+from gtd.auto import plan_file
+from gtd.auto.plan import Plan, Task, pick
 from gtd.cli.output import emit, root
-from gtd.plan import Plan, Task, pick
 
 
 def _counts(plan: Plan) -> dict[str, int]:

@@ -15,9 +15,9 @@ _FAILING_TAIL = 20
 
 
 def snapshot(as_json: bool) -> int:
-    from gtd import ratchet
-    from gtd.config import load_config
-    from gtd.ratchet.snapshot import SNAPSHOT_TXT, summary_lines
+    from gtd.auto import ratchet
+    from gtd.auto.config import load_config
+    from gtd.auto.ratchet.snapshot import SNAPSHOT_TXT, summary_lines
 
     top = root()
     config = load_config(top)
@@ -58,9 +58,9 @@ def snapshot(as_json: bool) -> int:
 
 
 def run(as_json: bool) -> int:
-    from gtd import ratchet
-    from gtd.config import load_config
-    from gtd.ratchet.snapshot import command_json, summary_lines
+    from gtd.auto import ratchet
+    from gtd.auto.config import load_config
+    from gtd.auto.ratchet.snapshot import command_json, summary_lines
 
     top = root()
     snap = ratchet.load_snapshot(top)

@@ -1,4 +1,4 @@
-"""`gtd verify`: print the final verification (gtd.verify). Exit 0 for either
+"""`gtd verify`: print the final verification (gtd.auto.verify). Exit 0 for either
 verdict; operational errors (not a repository, an invalid plan) exit 1 via GtdError."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from gtd.cli.output import emit, root
 
 
 def verify(as_json: bool) -> int:
-    from gtd import verify as verify_mod
+    from gtd.auto import verify as verify_mod
     from gtd.clock import now
 
     answer = verify_mod.verify(root(), now())

@@ -1,0 +1,298 @@
+"""`.deepflow/config.yaml`: the human's settings for auto mode, read as nested YAML.
+
+The file is deepflow's (``quality.test_command``, ``circuit_breaker_threshold``)
+plus gtd's ``ratchet`` and ``cycle`` sections. It is parsed with PyYAML's safe
+loader (the C one when available) into a node tree first, so every error names the
+line it is about: syntax errors, unknown keys (a typo must never silently fall back
+to a default), duplicate keys, wrong types and unparseable commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from gtd.errors import InputError
+
+CONFIG_PATH = ".deepflow/config.yaml"
+
+TestCommandSource = Literal["config", "quality", "detected"]
+
+_DEFAULT_TIMEOUT_S = 600.0
+_DEFAULT_THRESHOLD = 3
+_DEFAULT_AGENT_MINUTES = 45
+
+# The accepted keys: a section maps to its own key table, a leaf to its type name.
+_COMMAND_KEYS = ("build_command", "test_command", "typecheck_command", "lint_command")
+_SCHEMA: dict[str, Any] = {
+    "ratchet": {
+        **{key: "command" for key in _COMMAND_KEYS},
+        "timeout_seconds": "positive number",
+        "junit_xml": "path",
+    },
+    "quality": {"test_command": "command"},
+    "circuit_breaker_threshold": "positive integer",
+    "cycle": {"agent_timeout_minutes": "positive integer"},
+}
+
+
+class Config(NamedTuple):
+    build_command: str | None = None
+    test_command: str | None = None
+    typecheck_command: str | None = None
+    lint_command: str | None = None
+    timeout_s: float = _DEFAULT_TIMEOUT_S
+    junit_xml: str | None = None
+    circuit_breaker_threshold: int = _DEFAULT_THRESHOLD
+    agent_timeout_minutes: int = _DEFAULT_AGENT_MINUTES
+    # Where test_command came from; None when no test command is known at all.
+    test_command_source: TestCommandSource | None = None
+
+
+def template_text() -> str:
+    """The commented default config that `gtd auto setup` writes."""
+    from gtd.templates import template
+
+    return template("config.yaml")
+
+
+def load_config(root: Path) -> Config:
+    """Read ``root/.deepflow/config.yaml``; a missing file means all defaults."""
+    path = root / CONFIG_PATH
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raw = b""
+    except IsADirectoryError:
+        raise InputError(CONFIG_PATH, "is a directory, not a file") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(CONFIG_PATH, f"not UTF-8 text ({exc.reason})") from None
+    from gtd.auto import cache
+
+    return _config(cache.through(root, "config", raw, lambda: _validated(text)), root)
+
+
+def _config(values: dict[str, Any], root: Path) -> Config:
+    ratchet = values.get("ratchet", {})
+    quality = values.get("quality", {})
+    cycle = values.get("cycle", {})
+    test_command: str | None = ratchet.get("test_command")
+    source: TestCommandSource | None = "config" if test_command else None
+    if test_command is None and quality.get("test_command"):
+        test_command, source = quality["test_command"], "quality"
+    if test_command is None:
+        test_command = detect_test_command(root)
+        source = "detected" if test_command else None
+    return Config(
+        build_command=ratchet.get("build_command"),
+        test_command=test_command,
+        typecheck_command=ratchet.get("typecheck_command"),
+        lint_command=ratchet.get("lint_command"),
+        timeout_s=float(ratchet.get("timeout_seconds", _DEFAULT_TIMEOUT_S)),
+        junit_xml=ratchet.get("junit_xml"),
+        circuit_breaker_threshold=values.get("circuit_breaker_threshold", _DEFAULT_THRESHOLD),
+        agent_timeout_minutes=cycle.get("agent_timeout_minutes", _DEFAULT_AGENT_MINUTES),
+        test_command_source=source,
+    )
+
+
+# -- validation -----------------------------------------------------------------------
+
+
+def _validated(text: str) -> dict[str, Any]:
+    """The document as nested dicts with every null leaf dropped, or an InputError."""
+    import yaml
+
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_cls(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(p for p in (exc.context, exc.problem) if p) or "invalid YAML"
+        kind = (
+            "YAML error"
+            if isinstance(exc, yaml.constructor.ConstructorError)
+            else "YAML syntax error"
+        )
+        raise InputError(
+            CONFIG_PATH,
+            f"{kind}: {problem}",
+            line=mark.line + 1 if mark is not None else None,
+            hint="fix the YAML (indent nested keys with spaces), or delete the file for defaults",
+        ) from None
+    except yaml.YAMLError as exc:
+        raise InputError(CONFIG_PATH, f"YAML error: {exc}") from None
+    finally:
+        loader.dispose()
+    if node is None or data is None:
+        return {}
+    if not isinstance(node, yaml.MappingNode) or not isinstance(data, dict):
+        raise InputError(
+            CONFIG_PATH,
+            "the top level must be a mapping of keys (ratchet:, quality:, ...)",
+            line=node.start_mark.line + 1,
+            hint="see the commented template: `gtd auto setup` writes it when the file is absent",
+        )
+    return _check_mapping(node, data, _SCHEMA, "")
+
+
+def _check_mapping(
+    node: Any, data: dict[Any, Any], schema: dict[str, Any], prefix: str
+) -> dict[str, Any]:
+    import yaml
+
+    out: dict[str, Any] = {}
+    seen: set[str] = set()
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, str):
+            raise InputError(
+                CONFIG_PATH, f"{prefix or 'top level'}: keys must be plain names", line
+            )
+        path = f"{prefix}{key}"
+        if key in seen:
+            raise InputError(CONFIG_PATH, f"duplicate key {path}", line, hint="keep one of them")
+        seen.add(key)
+        if key not in schema:
+            known = ", ".join(f"{prefix}{k}" for k in schema)
+            raise InputError(
+                CONFIG_PATH,
+                f"unknown key {path}",
+                line,
+                hint=f"known keys here: {known} (check the spelling and the indentation)",
+            )
+        value = data.get(key)
+        expected = schema[key]
+        if value is None:
+            continue  # an explicit null means "the default"
+        vline = value_node.start_mark.line + 1
+        if isinstance(expected, dict):
+            if not isinstance(value_node, yaml.MappingNode) or not isinstance(value, dict):
+                raise InputError(
+                    CONFIG_PATH,
+                    f"{path} must be a mapping of keys ({', '.join(expected)})",
+                    vline,
+                )
+            out[key] = _check_mapping(value_node, value, expected, f"{path}.")
+        else:
+            out[key] = _check_leaf(path, value, expected, vline)
+    return out
+
+
+def _check_leaf(path: str, value: Any, expected: str, line: int) -> Any:
+    got = _describe(value)
+    if expected in ("command", "path"):
+        if not isinstance(value, str) or not value.strip():
+            what = "a command string" if expected == "command" else "a file path or glob"
+            raise InputError(
+                CONFIG_PATH,
+                f"{path} must be {what} or null, not {got}",
+                line,
+                hint="quote it if YAML reads it as something else",
+            )
+        if expected == "command":
+            _check_command(path, value, line)
+        return value.strip()
+    if expected == "positive integer":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(CONFIG_PATH, f"{path} must be an integer ≥ 1, not {got}", line)
+        return value
+    # positive number
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise InputError(CONFIG_PATH, f"{path} must be a number of seconds > 0, not {got}", line)
+    if value == float("inf"):
+        raise InputError(CONFIG_PATH, f"{path} must be finite", line)
+    return float(value)
+
+
+def _check_command(path: str, command: str, line: int) -> None:
+    from gtd.proc import command_argv
+
+    try:
+        argv, _ = command_argv(command)
+    except ValueError as exc:
+        raise InputError(
+            CONFIG_PATH, f"{path}: cannot split the command: {exc}", line, hint="balance the quotes"
+        ) from None
+    if not argv:
+        raise InputError(CONFIG_PATH, f"{path} is empty", line)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+# -- detection ------------------------------------------------------------------------
+
+
+def detect_test_command(root: Path) -> str | None:
+    """Guess the project's test command when the config names none.
+
+    Strong pytest signs first (pytest.ini, conftest.py, test_*.py files, a pytest
+    section), then a package.json with a real "test" script, Cargo.toml, go.mod,
+    then weak Python signs (pyproject.toml, setup.py, a tests/ folder of .py files).
+    """
+    if _strong_pytest(root):
+        return _pytest_command()
+    if _npm_test_script(root):
+        return "npm test"
+    if (root / "Cargo.toml").is_file():
+        return "cargo test"
+    if (root / "go.mod").is_file():
+        return "go test ./..."
+    if (
+        (root / "pyproject.toml").is_file()
+        or (root / "setup.py").is_file()
+        or any((root / "tests").glob("**/*.py"))
+    ):
+        return _pytest_command()
+    return None
+
+
+def _pytest_command() -> str:
+    import shutil  # only when detecting: shutil costs ~5 ms of imports
+
+    return "pytest" if shutil.which("pytest") else "python3 -m pytest"
+
+
+def _strong_pytest(root: Path) -> bool:
+    if (root / "pytest.ini").is_file() or (root / "conftest.py").is_file():
+        return True
+    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
+        return True
+    if any((root / "tests").glob("**/test_*.py")) or any((root / "test").glob("**/test_*.py")):
+        return True
+    for name, marker in (
+        ("pyproject.toml", "[tool.pytest"),
+        ("setup.cfg", "[tool:pytest]"),
+        ("tox.ini", "[pytest]"),
+    ):
+        try:
+            if marker in (root / name).read_text(encoding="utf-8", errors="replace"):
+                return True
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+    return False
+
+
+def _npm_test_script(root: Path) -> bool:
+    try:
+        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError, ValueError):
+        return False
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    # `npm init` writes a placeholder that always fails; it is not a test suite.
+    return isinstance(test, str) and bool(test.strip()) and "no test specified" not in test

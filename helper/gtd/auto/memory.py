@@ -1,0 +1,245 @@
+"""Cross-cycle memory of auto mode: the model behind `.deepflow/auto-memory.yaml`.
+
+Pure: values in, values out, no IO and no clock (timestamps arrive as ISO-8601 UTC
+strings). The four deepflow keys (`task_results`, `revert_history`,
+`consecutive_reverts`, `probe_learnings`) follow the deepflow 0.1.73 rules exactly;
+`cycles` (one record per cycle, the source of the report) and `halts` (breaker trips)
+are our additions. `gtd.auto.memory_file` maps this model to and from the YAML file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
+
+from gtd.errors import StateError
+
+BOOTSTRAP = "BOOTSTRAP"
+# deepflow's default for `circuit_breaker_threshold` when config.yaml has no such key.
+DEFAULT_THRESHOLD = 3
+
+CycleStatus = Literal["passed", "failed", "skipped"]
+CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "failed", "skipped")
+
+
+class CycleRecord(NamedTuple):
+    """What one cycle did. `task` is a PLAN.md task id or ``BOOTSTRAP``."""
+
+    cycle: int
+    task: str
+    title: str
+    status: CycleStatus
+    commit: str | None  # short hash when passed
+    reason: str | None  # ratchet failure reason when failed
+    at: str  # ISO-8601 UTC, e.g. 2026-01-15T10:00:00Z
+    tests_passed: int | None
+    tests_total: int | None
+    build_ok: bool | None
+    spike: bool = False
+    learning: str | None = None
+
+
+class TaskResult(NamedTuple):
+    """deepflow's `task_results[T]`: `success` (with commit) or `reverted` (with reason)."""
+
+    status: str
+    cycle: int | None = None
+    commit: str | None = None
+    reason: str | None = None
+
+
+class Revert(NamedTuple):
+    """One `revert_history` entry."""
+
+    task: str
+    cycle: int
+    reason: str
+
+
+class ProbeLearning(NamedTuple):
+    """One `probe_learnings` entry: what a spike taught, fed to later implementer briefs."""
+
+    spike: str
+    probe: str
+    insight: str
+
+
+class Halt(NamedTuple):
+    """A recorded breaker trip (history only: whether the loop is halted *now* is always
+    re-derived from `consecutive_reverts`, so a reset or a raised threshold resumes)."""
+
+    cycle: int
+    task: str
+    failures: int  # consecutive reverts (not "count": that is a tuple method)
+    reason: str
+    at: str
+
+
+def _frozen_map(value: Mapping[str, object]) -> MappingProxyType[str, object]:
+    # Copy, then wrap read-only: a caller keeping the dict it passed in cannot change
+    # a Memory behind our back, and a Memory cannot be mutated through its attribute.
+    return MappingProxyType(dict(value))
+
+
+class _MemoryFields(NamedTuple):
+    task_results: Mapping[str, TaskResult] = MappingProxyType({})
+    revert_history: tuple[Revert, ...] = ()
+    consecutive_reverts: Mapping[str, int] = MappingProxyType({})
+    probe_learnings: tuple[ProbeLearning, ...] = ()
+    cycles: tuple[CycleRecord, ...] = ()
+    halts: tuple[Halt, ...] = ()
+
+
+class Memory(_MemoryFields):
+    """Frozen all the way down: every construction (including ``_replace``) copies the
+    mappings into read-only proxies and the sequences into tuples."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        *,
+        task_results: Mapping[str, TaskResult] = MappingProxyType({}),
+        revert_history: Iterable[Revert] = (),
+        consecutive_reverts: Mapping[str, int] = MappingProxyType({}),
+        probe_learnings: Iterable[ProbeLearning] = (),
+        cycles: Iterable[CycleRecord] = (),
+        halts: Iterable[Halt] = (),
+    ) -> Memory:
+        return super().__new__(
+            cls,
+            _frozen_map(task_results),  # type: ignore[arg-type]
+            tuple(revert_history),
+            _frozen_map(consecutive_reverts),  # type: ignore[arg-type]
+            tuple(probe_learnings),
+            tuple(cycles),
+            tuple(halts),
+        )
+
+    @classmethod
+    def _make(cls, iterable: Iterable[Any]) -> Memory:  # type: ignore[override]
+        # NamedTuple's _replace builds through _make, which would skip __new__.
+        return cls(**dict(zip(cls._fields, iterable, strict=True)))
+
+
+EMPTY = Memory()
+
+
+def find_cycle(mem: Memory, cycle: int) -> CycleRecord | None:
+    return next((rec for rec in mem.cycles if rec.cycle == cycle), None)
+
+
+def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
+    """Fold one cycle's outcome into memory, by deepflow's rules (auto-cycle §3.5/§3.6).
+
+    Idempotent by cycle number: crash recovery may replay the bookkeeping of a cycle
+    that was already recorded, and that must change nothing. A *different* outcome
+    under a number already used is a contradiction we refuse to paper over.
+    """
+    if rec.status not in CYCLE_STATUSES:
+        raise ValueError(f"unknown cycle status {rec.status!r}")
+    if rec.cycle < 1:
+        raise ValueError(f"cycle numbers start at 1, got {rec.cycle}")
+    seen = find_cycle(mem, rec.cycle)
+    if seen is not None:
+        if (seen.task, seen.status) == (rec.task, rec.status):
+            return mem
+        raise StateError(
+            f"cycle {rec.cycle} is already recorded as {seen.task} {seen.status}, "
+            f"not {rec.task} {rec.status}",
+            "inspect .deepflow/auto-memory.yaml; the cycle journal and memory disagree",
+        )
+
+    task_results = dict(mem.task_results)
+    counters = dict(mem.consecutive_reverts)
+    reverts = list(mem.revert_history)
+    learned = list(mem.probe_learnings)
+    is_bootstrap = rec.task == BOOTSTRAP
+
+    if rec.status == "passed":
+        # A bootstrap is not a PLAN.md task: keep it out of task_results (which other
+        # code reads as "PLAN task → outcome"), but clear a counter a failed bootstrap
+        # left behind so the breaker forgets it.
+        if not is_bootstrap:
+            task_results[rec.task] = TaskResult("success", rec.cycle, commit=rec.commit)
+        if not is_bootstrap or rec.task in counters:
+            counters[rec.task] = 0
+    elif rec.status == "failed":
+        reason = rec.reason or ""
+        if not is_bootstrap:
+            task_results[rec.task] = TaskResult("reverted", rec.cycle, reason=reason)
+        # A deepflow-era file has no cycle log to dedupe by; don't double its history.
+        revert = Revert(rec.task, rec.cycle, reason)
+        if not any((r.task, r.cycle) == (revert.task, revert.cycle) for r in reverts):
+            reverts.append(revert)
+        counters[rec.task] = counters.get(rec.task, 0) + 1
+    # "skipped" (the task was already done): logged, nothing else changes.
+
+    if rec.spike and rec.learning and rec.learning.strip():
+        learning = ProbeLearning(rec.task, rec.title, rec.learning.strip())
+        if learning not in learned:
+            learned.append(learning)
+
+    return Memory(
+        task_results=task_results,
+        revert_history=tuple(reverts),
+        consecutive_reverts=counters,
+        probe_learnings=tuple(learned),
+        cycles=(*mem.cycles, rec),
+        halts=mem.halts,
+    )
+
+
+def record_halt(mem: Memory, halt: Halt) -> Memory:
+    """Log a breaker trip; idempotent by (cycle, task) like record_cycle."""
+    if any((h.cycle, h.task) == (halt.cycle, halt.task) for h in mem.halts):
+        return mem
+    return mem._replace(halts=(*mem.halts, halt))
+
+
+def reset_breaker(
+    mem: Memory, task_id: str | None, threshold: int = DEFAULT_THRESHOLD
+) -> tuple[Memory, list[str]]:
+    """Zero `consecutive_reverts` for `task_id`, or (None) for every task at or over
+    `threshold`. Returns the ids actually reset (empty: nothing was tripped), in file
+    order so the CLI's answer is stable."""
+    counters = dict(mem.consecutive_reverts)
+    if task_id is not None:
+        targets = [task_id] if counters.get(task_id, 0) > 0 else []
+    else:
+        targets = [task for task, count in counters.items() if count >= threshold]
+    if not targets:
+        return mem, []
+    for task in targets:
+        counters[task] = 0
+    return mem._replace(consecutive_reverts=counters), targets
+
+
+def _all_cycle_numbers(mem: Memory) -> Iterable[int]:
+    yield from (rec.cycle for rec in mem.cycles)
+    # deepflow-era files carry cycle numbers only here; never reuse them.
+    yield from (res.cycle for res in mem.task_results.values() if res.cycle is not None)
+    yield from (rev.cycle for rev in mem.revert_history)
+    yield from (halt.cycle for halt in mem.halts)
+
+
+def next_cycle_number(mem: Memory) -> int:
+    return max(_all_cycle_numbers(mem), default=0) + 1
+
+
+def failures_for(mem: Memory, task_id: str) -> list[tuple[int, str]]:
+    """(cycle, reason) of every revert of `task_id`, oldest first — the implementer
+    brief's "do not repeat" list."""
+    hits = [(rev.cycle, rev.reason) for rev in mem.revert_history if rev.task == task_id]
+    return sorted(hits, key=lambda hit: hit[0])
+
+
+def learnings(mem: Memory) -> list[ProbeLearning]:
+    return list(mem.probe_learnings)
+
+
+def latest_ratchet_record(mem: Memory) -> CycleRecord | None:
+    """The most recent cycle that ran the ratchet (skipped cycles did not)."""
+    ran = [rec for rec in mem.cycles if rec.status != "skipped"]
+    return max(ran, key=lambda rec: rec.cycle, default=None)

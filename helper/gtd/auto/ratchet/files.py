@@ -1,0 +1,107 @@
+"""Test files: which paths are tests, listing them from git, hashing their content.
+
+The pattern is deepflow's ``git ls-files | grep -E`` line, widened where deepflow
+misses common layouts (it anchors ``test_`` and ``tests/`` at the top level only):
+
+- ``*.test.*``, ``*.spec.*``            (JS/TS: foo.test.ts, foo.spec.js)
+- ``test_*`` anywhere, ``*_test.*``     (pytest, Go: foo_test.go)
+- ``*_spec.*``                          (RSpec: user_spec.rb)
+- anything under a ``tests/``, ``test/``, ``__tests__/`` or ``testdata/`` (Go)
+  folder at any depth, fixtures and helpers included: they decide what the tests
+  check.
+
+Never tests: helper state in ``.deepflow/``, caches and build output (a
+``__pycache__`` file changes on every run and would fail the check), and protected
+configuration (``conftest.py``, ``tests/pytest.ini``...), which gtd.auto.ratchet.protect
+digests instead, so a reason says "protected test config", not "snapshot test".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from gtd.auto.ratchet import protect
+from gtd.git import Git
+
+TEST_FILE_RE = re.compile(
+    r"\.(test|spec)\.[^/]+$"
+    r"|(^|/)test_[^/]*$"
+    r"|_(test|spec)\.[^/]+$"
+    r"|(^|/)(tests?|__tests__|testdata)/"
+)
+_HELPER_OR_BYTECODE_RE = re.compile(r"^\.deepflow/|\.py[co]$")
+
+
+def is_test_file(path: str) -> bool:
+    """Whether the repository-relative ``path`` is a test file the snapshot holds."""
+    return (
+        TEST_FILE_RE.search(path) is not None
+        and not is_skipped(path)
+        and not protect.is_protected_path(path)
+    )
+
+
+def is_test_path(path: str) -> bool:
+    """A test file or test-only configuration (conftest.py, pytest.ini, jest.config.js):
+    what a bootstrap cycle may create. Shared project files (pyproject.toml,
+    package.json, setup.cfg), PLAN.md and the gtd config are not test paths."""
+    return is_test_file(path) or (not is_skipped(path) and protect.is_test_only_config(path))
+
+
+def is_skipped(path: str) -> bool:
+    """Caches, build output and helper state: never protected, never tests."""
+    return (
+        _HELPER_OR_BYTECODE_RE.search(path) is not None
+        or protect.CACHE_DIRS_RE.search(path) is not None
+    )
+
+
+class Listing(NamedTuple):
+    """The working tree's files as git sees them (repository-relative, sorted)."""
+
+    tracked: list[str]
+    untracked: list[str]  # untracked and not ignored
+
+    @property
+    def present(self) -> list[str]:
+        """Tracked and untracked together."""
+        return sorted({*self.tracked, *self.untracked})
+
+
+def list_tree(root: Path) -> Listing:
+    """Tracked files and the untracked ones git does not ignore, in ONE git call
+    (``-t`` tags each: ``?`` untracked, a letter otherwise)."""
+    out = Git(root).run("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard")
+    tracked: set[str] = set()
+    untracked: set[str] = set()
+    for record in out.split("\0"):
+        if len(record) > 2:
+            (untracked if record[0] == "?" else tracked).add(record[2:])
+    return Listing(sorted(tracked), sorted(untracked))
+
+
+def test_files(paths: Iterable[str]) -> list[str]:
+    return sorted(p for p in paths if is_test_file(p))
+
+
+def sha256_file(path: Path) -> str | None:
+    """The content hash, or None when the file is gone (or is not a file)."""
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    return hashlib.sha256(data).hexdigest()
+
+
+def hash_files(root: Path, paths: Iterable[str]) -> dict[str, str]:
+    """path → sha256 for each path that is a readable file (others are left out)."""
+    out: dict[str, str] = {}
+    for rel in paths:
+        digest = sha256_file(root / rel)
+        if digest is not None:
+            out[rel] = digest
+    return out

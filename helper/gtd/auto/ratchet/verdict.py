@@ -1,0 +1,187 @@
+"""The ratchet's verdict. Pure: (snapshot, hashes) → violations, and
+(baseline, run, violations) → Verdict. No IO, no clock.
+
+Rules, in order; the reason is the first failure found, ``details`` lists them all:
+
+1. Integrity (needs no test run): a snapshot test modified, deleted or renamed; a
+   protected configuration file modified, deleted or added where it governs a
+   snapshot test (its own folder and below; PLAN.md and the gtd config always).
+2. Commands: a timeout or a missing executable always fails. Otherwise a command
+   that passed at baseline must pass now. A command already failing at baseline
+   (say lint was red before the loop started) is tolerated while it keeps failing
+   the same way; it is never an excuse for the rest, and once a cycle sees it pass
+   the advanced baseline holds it green from then on.
+3. Tests, with per-test outcomes (JUnit XML): no test that was not failing at
+   baseline may fail or error now (new tests included: they must pass, and a
+   passing new test never offsets a failing old one); no baseline-passing test may
+   be skipped or vanish; the count never drops. Without per-test outcomes the test
+   command must exit 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+from gtd.auto.ratchet.model import (
+    KINDS,
+    LABELS,
+    CommandRun,
+    FileHashes,
+    Outcome,
+    RunResult,
+    Snapshot,
+)
+from gtd.auto.ratchet.protect import OWNED, governs
+
+_BAD: frozenset[Outcome | None] = frozenset({"failed", "error"})
+_SHOWN_IDS = 3
+_LINE_MAX = 120
+
+
+class Verdict(NamedTuple):  # a NamedTuple: cheap to define on every run (see cycle begin)
+    passed: bool
+    reason: str | None
+    tests_passed: int | None = None
+    tests_total: int | None = None
+    build_ok: bool | None = None
+    details: tuple[str, ...] = ()
+
+
+# -- integrity ------------------------------------------------------------------------
+
+
+def integrity(snapshot: Snapshot, current: FileHashes) -> list[str]:
+    """Every integrity violation, most telling first; [] when the tree is intact."""
+    out: list[str] = []
+    missing: list[str] = []
+    for path, digest in sorted(snapshot.files.items()):
+        now = current.files.get(path)
+        if now is None:
+            missing.append(path)
+        elif now != digest:
+            out.append(f"snapshot test modified: {path}")
+    by_digest = {digest: path for path, digest in sorted(current.new_files.items(), reverse=True)}
+    for path in missing:
+        twin = by_digest.get(snapshot.files[path])
+        if twin is not None:
+            out.append(f"snapshot test renamed: {path} → {twin}")
+        else:
+            out.append(f"snapshot test deleted or renamed: {path}")
+    for path in sorted(set(snapshot.protected) | set(current.protected)):
+        before, after = snapshot.protected.get(path), current.protected.get(path)
+        if before == after:
+            continue
+        owned = path in OWNED
+        if not owned and not any(governs(path, test) for test in snapshot.files):
+            continue  # e.g. the conftest.py of a new test folder: no snapshot test under it
+        what = "protected file" if owned else "protected test config"
+        if before is None:
+            if after or owned:
+                out.append(f"{what} added: {path}")
+        elif after is None:
+            if before or owned:
+                out.append(f"{what} deleted: {path}")
+        else:
+            out.append(f"{what} modified: {path}")
+    return out
+
+
+# -- judge ----------------------------------------------------------------------------
+
+
+def judge(baseline: RunResult, run: RunResult, integrity_violations: Sequence[str]) -> Verdict:
+    if integrity_violations:
+        return Verdict(False, integrity_violations[0], details=tuple(integrity_violations))
+    details: list[str] = []
+    for cmd in sorted(run.commands, key=lambda c: KINDS.index(c.kind)):
+        before = baseline.command(cmd.kind)
+        if cmd.timed_out or cmd.missing is not None:
+            details.append(command_reason(cmd))
+        elif cmd.kind == "test":
+            details.extend(_judge_tests(before, cmd, baseline.tests, run.tests))
+        elif not cmd.ok and (before is None or before.ok):
+            details.append(command_reason(cmd))
+    build = run.command("build")
+    return Verdict(
+        passed=not details,
+        reason=details[0] if details else None,
+        tests_passed=run.tests_passed,
+        tests_total=run.tests_total,
+        build_ok=None if build is None else build.ok,
+        details=tuple(details),
+    )
+
+
+def _judge_tests(
+    before: CommandRun | None,
+    cmd: CommandRun,
+    base_tests: Mapping[str, Outcome] | None,
+    run_tests: Mapping[str, Outcome] | None,
+) -> list[str]:
+    out: list[str] = []
+    old = base_tests or {}
+    if base_tests and run_tests is None:
+        return [command_reason(cmd) if not cmd.ok else _results_missing(len(base_tests))]
+    if run_tests is not None:
+        # Baseline tests first, then the new ones; a test failing at baseline too is
+        # not counted (it was not made worse).
+        failed = sorted(
+            (t for t, o in run_tests.items() if o in _BAD and old.get(t) not in _BAD),
+            key=lambda t: (t not in old, t),
+        )
+        if failed:
+            out.append(f"tests failed: {len(failed)} of {len(run_tests)} ({_ids(failed)})")
+    if base_tests is not None and run_tests is not None:
+        passing = sorted(t for t, o in base_tests.items() if o == "passed")
+        skipped = [t for t in passing if run_tests.get(t) == "skipped"]
+        vanished = [t for t in passing if t not in run_tests]
+        if skipped:
+            out.append(_plural("baseline test now skipped", "baseline tests now skipped", skipped))
+        if vanished:
+            out.append(_plural("baseline test vanished", "baseline tests vanished", vanished))
+        if len(run_tests) < len(base_tests) and not vanished:
+            out.append(f"test count dropped: {len(base_tests)} → {len(run_tests)}")
+    if out or cmd.ok:
+        return out
+    if base_tests is None or run_tests is None or before is None or before.ok:
+        # Exit code only, or the per-test report is missing, or a green command
+        # went red with every test accounted for (a crash after the tests, say).
+        return [command_reason(cmd)]
+    return []
+
+
+def _results_missing(base_total: int) -> str:
+    return f"test results missing: no JUnit XML this run (baseline had {base_total} tests)"
+
+
+def _plural(one: str, many: str, ids: Sequence[str]) -> str:
+    if len(ids) == 1:
+        return f"{one}: {ids[0]}"
+    return f"{many}: {len(ids)} ({_ids(ids)})"
+
+
+def _ids(ids: Iterable[str]) -> str:
+    listed = list(ids)
+    shown = ", ".join(listed[:_SHOWN_IDS])
+    return shown + (", …" if len(listed) > _SHOWN_IDS else "")
+
+
+def command_reason(run: CommandRun) -> str:
+    """Why one command run counts as a failure, in a few words."""
+    label = LABELS[run.kind]
+    if run.timed_out:
+        return f"timeout after {run.timeout_s:g} s ({label})"
+    if run.missing is not None:
+        return f"{label} not found: {run.missing}"
+    head = "test command failed" if run.kind == "test" else f"{run.kind} failed"
+    last = _last_line(run.output_tail)
+    return f"{head} (exit {run.exit_code})" + (f": {last}" if last else "")
+
+
+def _last_line(text: str) -> str:
+    for raw in reversed(text.splitlines()):
+        line = raw.strip().strip("=").strip()
+        if line:
+            return line if len(line) <= _LINE_MAX else line[: _LINE_MAX - 1] + "…"
+    return ""

@@ -1,0 +1,251 @@
+"""`gtd verify`: the final check once every task is done (deepflow's levels).
+
+- **L0 build**: the configured build command (``ratchet.build_command``) passes;
+  ``skipped`` when none is configured.
+- **L1 files**: each done task's work commit (the ``✓ (abc1234)`` hash) changed
+  only the files its ``Files:`` line lists. Extra files are a ``warning``, never a
+  failure: plans name the files they expect, not every file an honest change
+  touches. One ``git log --no-walk`` call covers every task.
+- **L2 coverage**: measured only when the test command is pytest and the test
+  interpreter can import ``coverage`` (``<python> -m coverage --version``); then
+  ``coverage run -m pytest …`` runs with its data file in a temporary directory
+  (nothing is left in the tree) and the total is reported. Informational: no
+  threshold, so ``passed`` with the percentage, ``warning`` when the run fails,
+  ``skipped`` ("not available") otherwise.
+- **L4 tests**: the configured test command, the whole suite, must pass.
+
+The verdict is ``passed`` when no level failed and the plan has no open task.
+A verdict is never an error; gtd never merges or pushes — the branch is left for
+review. The Health Score of `.deepflow/auto-report.md` is re-rendered with the
+levels.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gtd import paths, proc
+from gtd.auto.config import Config, load_config
+from gtd.auto.plan import Plan, Task
+from gtd.auto.report import Health, VerifyResult
+from gtd.clock import Now
+from gtd.errors import GtdError
+from gtd.git import Git
+
+Answer = dict[str, Any]
+
+_TOTAL = re.compile(r"^TOTAL\s.*?(\d+(?:\.\d+)?)%\s*$", re.MULTILINE)
+_MAX_LISTED = 5
+
+
+def verify(root: Path, now: Now) -> Answer:
+    from gtd.auto import journal, plan_file
+
+    _, the_plan = plan_file.load_valid(root)
+    current = journal.load(root)
+    if current is not None:
+        raise GtdError(
+            f"cycle {current.cycle} ({current.task}) is in flight",
+            "let it finish (or run `gtd cycle end`), then verify",
+        )
+    config = load_config(root)
+    results = [
+        _build(root, config),
+        _files(Git(root), the_plan),
+        _coverage(root, config),
+        _tests(root, config),
+    ]
+    open_tasks = [t.id for t in the_plan.tasks if t.status == "todo"]
+    failed = [r for r in results if r.status == "failed"]
+    passed = not failed and not open_tasks
+    if passed:
+        message = "Verification passed: the branch is ready for review"
+    else:
+        why = [f"{r.level} {r.name} failed" for r in failed]
+        if open_tasks:
+            why.append(f"{len(open_tasks)} task(s) not done: {', '.join(open_tasks)}")
+        message = "Verification failed (" + "; ".join(why) + ")"
+    message += " (gtd never merges or pushes)."
+    _write_report(root, the_plan, now, results)
+    return {
+        "status": "passed" if passed else "failed",
+        "levels": [
+            {"level": r.level, "name": r.name, "status": r.status, "detail": r.detail}
+            for r in results
+        ],
+        "open_tasks": open_tasks,
+        "message": message,
+    }
+
+
+# -- the levels --------------------------------------------------------------------
+
+
+def _build(root: Path, config: Config) -> VerifyResult:
+    from gtd.auto.ratchet import runner
+
+    if not config.build_command:
+        return VerifyResult("L0", "skipped", "build", "not configured")
+    run = runner.run_command(root, "build", config.build_command, config.timeout_s)
+    if run.ok:
+        return VerifyResult("L0", "passed", "build", config.build_command)
+    return VerifyResult("L0", "failed", "build", _why(run.missing, run.timed_out, run.exit_code))
+
+
+def _files(git: Git, the_plan: Plan) -> VerifyResult:
+    done = [t for t in the_plan.tasks if t.status == "done"]
+    hashed = [t for t in done if t.commit]
+    if not hashed:
+        detail = "no done task with a commit hash" if done else "no done tasks"
+        return VerifyResult("L1", "skipped", "files", detail)
+    changed, missing = _changed_files(git, hashed)
+    extra: list[str] = []
+    for task in hashed:
+        files = changed.get(task.id)
+        if files is None:
+            continue
+        listed = {_norm(f) for f in task.files}
+        unlisted = sorted(f for f in files if _norm(f) not in listed and f != paths.PLAN)
+        if unlisted:
+            shown = ", ".join(unlisted[:_MAX_LISTED])
+            more = f" (+{len(unlisted) - _MAX_LISTED} more)" if len(unlisted) > _MAX_LISTED else ""
+            extra.append(f"{task.id} changed unlisted {shown}{more}")
+    notes = extra + [f"{task_id}: commit {h} not found" for task_id, h in missing]
+    if notes:
+        return VerifyResult("L1", "warning", "files", "; ".join(notes))
+    return VerifyResult("L1", "passed", "files", f"{len(hashed)} task(s) match their Files")
+
+
+def _changed_files(
+    git: Git, tasks: list[Task]
+) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+    """Files each task's commit changed, from one `git log --no-walk` call; commits
+    that do not resolve are returned apart (a hand-edited hash, a rewritten branch)."""
+    resolved: dict[str, str] = {}
+    missing: list[tuple[str, str]] = []
+    for task in tasks:
+        assert task.commit is not None
+        full = git.run("rev-parse", "--verify", "-q", f"{task.commit}^{{commit}}", check=False)
+        if full.strip():
+            resolved[task.id] = full.strip()
+        else:
+            missing.append((task.id, task.commit))
+    if not resolved:
+        return {}, missing
+    out = git.run("log", "--no-walk=unsorted", "--name-only", "--format=%x1e%H", *resolved.values())
+    by_hash: dict[str, list[str]] = {}
+    for record in out.split("\x1e"):
+        lines = [line.strip() for line in record.strip().splitlines() if line.strip()]
+        if lines:
+            by_hash[lines[0]] = lines[1:]
+    return {task_id: by_hash.get(full, []) for task_id, full in resolved.items()}, missing
+
+
+def _coverage(root: Path, config: Config) -> VerifyResult:
+    command = config.test_command
+    python, pytest_args = _pytest_interpreter(command) if command else (None, [])
+    if python is None:
+        return VerifyResult(
+            "L2", "skipped", "coverage", "not available (test command is not pytest)"
+        )
+    probe = proc.run([python, "-m", "coverage", "--version"], root, timeout=60)
+    if not probe.ok:
+        return VerifyResult("L2", "skipped", "coverage", "not available (coverage not installed)")
+    tmp = Path(tempfile.mkdtemp(prefix="gtd-coverage-"))
+    try:
+        env = {"COVERAGE_FILE": str(tmp / ".coverage")}
+        run = proc.run(
+            [python, "-m", "coverage", "run", "-m", "pytest", *pytest_args],
+            root,
+            timeout=config.timeout_s,
+            env=env,
+        )
+        if not run.ok:
+            detail = "coverage run failed: " + _why(None, run.timed_out, run.returncode)
+            return VerifyResult("L2", "warning", "coverage", detail)
+        report = proc.run([python, "-m", "coverage", "report"], root, timeout=120, env=env)
+        match = _TOTAL.search(report.stdout)
+        if not report.ok or match is None:
+            return VerifyResult("L2", "warning", "coverage", "coverage report gave no total")
+        return VerifyResult("L2", "passed", "coverage", f"{match.group(1)}% of lines")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _pytest_interpreter(command: str) -> tuple[str | None, list[str]]:
+    """(python, pytest arguments) when ``command`` is plain pytest: ``pytest …`` or
+    ``<python> -m pytest …``. Shell syntax or another runner gives (None, [])."""
+    try:
+        argv, via_shell = proc.command_argv(command)
+    except ValueError:
+        return None, []
+    if via_shell or not argv:
+        return None, []
+    if len(argv) >= 3 and argv[1:3] == ["-m", "pytest"]:
+        return argv[0], argv[3:]
+    if os.path.basename(argv[0]) == "pytest":
+        exe = shutil.which(argv[0])
+        if exe is None:
+            return None, []
+        try:
+            with open(exe, "rb") as fh:
+                first = fh.readline().decode("utf-8", "replace")
+        except OSError:
+            return None, []
+        if first.startswith("#!") and "python" in first and " " not in first[2:].strip():
+            return first[2:].strip(), argv[1:]
+    return None, []
+
+
+def _tests(root: Path, config: Config) -> VerifyResult:
+    from gtd.auto.ratchet import runner
+
+    if not config.test_command:
+        return VerifyResult("L4", "failed", "tests", "no test command configured")
+    run, outcomes = runner.run_tests(root, config.test_command, config)
+    counts = ""
+    if outcomes:
+        good = sum(1 for o in outcomes.values() if o == "passed")
+        counts = f"{good} / {len(outcomes)} tests passed"
+    if run.ok:
+        return VerifyResult("L4", "passed", "tests", counts or "test command passed")
+    detail = _why(run.missing, run.timed_out, run.exit_code)
+    if outcomes:
+        bad = sorted(name for name, o in outcomes.items() if o != "passed")
+        detail = f"{counts}; failing: {', '.join(bad[:_MAX_LISTED])}" + (
+            f" (+{len(bad) - _MAX_LISTED} more)" if len(bad) > _MAX_LISTED else ""
+        )
+    return VerifyResult("L4", "failed", "tests", detail)
+
+
+# -- helpers -----------------------------------------------------------------------
+
+
+def _why(missing: str | None, timed_out: bool, code: int) -> str:
+    if missing:
+        return f"command not found: {missing}"
+    if timed_out:
+        return "timed out"
+    return f"exit code {code}"
+
+
+def _norm(path: str) -> str:
+    return path.strip().strip("`").removeprefix("./")
+
+
+def _write_report(root: Path, the_plan: Plan, now: Now, results: list[VerifyResult]) -> None:
+    from gtd.auto import memory_file, report
+    from gtd.fsio import atomic_write, locked
+
+    if not (root / paths.STATE_DIR).is_dir():
+        return
+    with locked(root / paths.LOCK):
+        mem = memory_file.load_fast(root / paths.MEMORY)
+        title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
+        text = report.render(title or root.name, mem, now.iso, health=Health(verify=tuple(results)))
+        atomic_write(root / paths.REPORT, text)

@@ -1,0 +1,214 @@
+"""`.deepflow/config.yaml`: defaults, values, the template, errors with line numbers,
+and test-command detection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gtd.auto import config as config_mod
+from gtd.auto.config import CONFIG_PATH, Config, detect_test_command, load_config, template_text
+from gtd.errors import InputError
+
+
+def write(root: Path, text: str) -> None:
+    path = root / CONFIG_PATH
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_missing_file_means_defaults(tmp_path: Path) -> None:
+    assert load_config(tmp_path) == Config()
+
+
+def test_template_is_valid_and_states_the_defaults(tmp_path: Path) -> None:
+    text = template_text()
+    write(tmp_path, text)
+    assert load_config(tmp_path) == Config()
+    for key in (
+        "build_command",
+        "test_command",
+        "typecheck_command",
+        "lint_command",
+        "timeout_seconds: 600",
+        "junit_xml",
+        "circuit_breaker_threshold: 3",
+        "agent_timeout_minutes: 45",
+    ):
+        assert key in text
+
+
+def test_full_config(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        """\
+ratchet:
+  build_command: make build
+  test_command: "pytest -q"
+  typecheck_command: mypy .
+  lint_command: ruff check . && ruff format --check .
+  timeout_seconds: 90.5
+  junit_xml: reports/*.xml
+quality:
+  test_command: ignored because ratchet.test_command wins
+circuit_breaker_threshold: 5
+cycle:
+  agent_timeout_minutes: 20
+""",
+    )
+    assert load_config(tmp_path) == Config(
+        build_command="make build",
+        test_command="pytest -q",
+        typecheck_command="mypy .",
+        lint_command="ruff check . && ruff format --check .",
+        timeout_s=90.5,
+        junit_xml="reports/*.xml",
+        circuit_breaker_threshold=5,
+        agent_timeout_minutes=20,
+        test_command_source="config",
+    )
+
+
+def test_quality_test_command_is_deepflows_fallback(tmp_path: Path) -> None:
+    write(tmp_path, "quality:\n  test_command: npm test\nratchet:\n  test_command: null\n")
+    cfg = load_config(tmp_path)
+    assert (cfg.test_command, cfg.test_command_source) == ("npm test", "quality")
+
+
+def test_detected_when_unset(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text("module x\n")
+    write(tmp_path, "circuit_breaker_threshold: 2\n")
+    cfg = load_config(tmp_path)
+    assert (cfg.test_command, cfg.test_command_source) == ("go test ./...", "detected")
+    assert cfg.circuit_breaker_threshold == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("ratchet:\n  test_command: [unclosed\n", 3, "YAML syntax error"),
+        ("ratchet:\n\ttest_command: x\n", 2, "YAML syntax error"),
+        ("- a\n- b\n", 1, "top level must be a mapping"),
+        ("just text\n", 1, "top level must be a mapping"),
+        ("ratchet:\n  test_comand: pytest\n", 2, "unknown key ratchet.test_comand"),
+        ("retchet:\n  test_command: pytest\n", 1, "unknown key retchet"),
+        ("quality:\n  build_command: make\n", 2, "unknown key quality.build_command"),
+        ("ratchet: pytest\n", 1, "ratchet must be a mapping"),
+        ("ratchet:\n  test_command: true\n", 2, "must be a command string or null"),
+        ("ratchet:\n  test_command: 5\n", 2, "must be a command string or null"),
+        ("ratchet:\n  test_command: ''\n", 2, "must be a command string or null"),
+        ("ratchet:\n  lint_command: ruff 'check\n", 2, "cannot split the command"),
+        ("ratchet:\n  junit_xml: [a, b]\n", 2, "must be a file path or glob"),
+        ("ratchet:\n  timeout_seconds: 0\n", 2, "number of seconds > 0"),
+        ("ratchet:\n  timeout_seconds: -5\n", 2, "number of seconds > 0"),
+        ("ratchet:\n  timeout_seconds: '600'\n", 2, "number of seconds > 0"),
+        ("ratchet:\n  timeout_seconds: .inf\n", 2, "must be finite"),
+        ("circuit_breaker_threshold: 0\n", 1, "integer ≥ 1"),
+        ("circuit_breaker_threshold: 2.5\n", 1, "integer ≥ 1"),
+        ("circuit_breaker_threshold: yes\n", 1, "integer ≥ 1, not the boolean true"),
+        ("\n\ncycle:\n  agent_timeout_minutes: -1\n", 4, "integer ≥ 1"),
+        ("circuit_breaker_threshold: 3\ncircuit_breaker_threshold: 4\n", 2, "duplicate key"),
+        ("? [a, b]\n: 1\n", 1, "YAML error: while constructing a mapping found unhashable key"),
+        ("1: x\n", 1, "unknown key 1"),
+    ],
+)
+def test_errors_name_the_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+    write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        load_config(tmp_path)
+    err = info.value
+    assert err.path == CONFIG_PATH
+    assert err.line == line, err.render()
+    assert fragment in err.message
+    assert err.message.startswith(f"{CONFIG_PATH}:{line}: ")
+
+
+def test_unknown_key_hint_lists_known_keys(tmp_path: Path) -> None:
+    write(tmp_path, "cycle:\n  agent_timeout: 5\n")
+    with pytest.raises(InputError) as info:
+        load_config(tmp_path)
+    assert info.value.hint is not None
+    assert "cycle.agent_timeout_minutes" in info.value.hint
+
+
+def test_empty_and_comment_only_files_are_defaults(tmp_path: Path) -> None:
+    write(tmp_path, "# nothing yet\n")
+    assert load_config(tmp_path) == Config()
+    write(tmp_path, "ratchet:\ncycle:\n")  # empty sections are null
+    assert load_config(tmp_path) == Config()
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / CONFIG_PATH
+    path.parent.mkdir()
+    path.write_bytes(b"ratchet:\n  test_command: \xff\n")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_config(tmp_path)
+
+
+def test_pure_python_loader_gives_the_same_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    write(tmp_path, "ratchet:\n  timeout_seconds: 0\n")
+    with pytest.raises(InputError) as info:
+        load_config(tmp_path)
+    assert info.value.line == 2
+
+
+# -- detection ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({}, None),
+        ({"pytest.ini": "[pytest]\n"}, "PYTEST"),
+        ({"conftest.py": ""}, "PYTEST"),
+        ({"test_app.py": ""}, "PYTEST"),
+        ({"tests/unit/test_app.py": ""}, "PYTEST"),
+        ({"pyproject.toml": "[tool.pytest.ini_options]\n"}, "PYTEST"),
+        ({"pyproject.toml": "[project]\n"}, "PYTEST"),
+        ({"package.json": json.dumps({"scripts": {"test": "vitest run"}})}, "npm test"),
+        (
+            {"package.json": json.dumps({"scripts": {"test": 'echo "Error: no test specified"'}})},
+            None,
+        ),
+        ({"package.json": "{broken"}, None),
+        ({"Cargo.toml": "[package]\n"}, "cargo test"),
+        ({"go.mod": "module x\n"}, "go test ./..."),
+        (
+            {"package.json": json.dumps({"scripts": {"test": "jest"}}), "pyproject.toml": ""},
+            "npm test",
+        ),
+        (
+            {"package.json": json.dumps({"scripts": {"test": "jest"}}), "conftest.py": ""},
+            "PYTEST",
+        ),
+    ],
+)
+def test_detect_test_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], expected: str | None
+) -> None:
+    monkeypatch.setattr(config_mod, "_pytest_command", lambda: "PYTEST")
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert detect_test_command(tmp_path) == expected
+
+
+def test_pytest_command_prefers_the_executable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = tmp_path / "bin" / "pytest"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tool.parent))
+    assert config_mod._pytest_command() == "pytest"
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert config_mod._pytest_command() == "python3 -m pytest"
