@@ -34,6 +34,8 @@ def _isolated_home(
     gitconfig.write_text("[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    # The clean rooms auto mode checks candidates in (see gtd.auto.ratchet.room).
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     before = sorted(p.name for p in home.iterdir())

@@ -16,11 +16,16 @@ from gtd.errors import LockTimeout
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file in the same directory + os.replace,
     so a reader (or a crash) sees either the old file or the new one, never a mix."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """:func:`atomic_write` for bytes, written exactly as given."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if path.exists():
@@ -34,13 +39,18 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+TEMP_MARK = ".gtd-tmp-"
+
+
 def _create_temp(path: Path) -> tuple[int, str]:
     """A new, exclusively created file beside ``path``. What ``tempfile.mkstemp``
     does, without importing tempfile (with shutil, bz2, lzma and random behind it,
     ~8 ms of every tick): the process id and a counter make the name unique, and
-    O_EXCL steps past a leftover of a crashed process that had the same id."""
+    O_EXCL steps past a leftover of a crashed process that had the same id. The
+    name says whose it is (:func:`temp_owner`), so recovery removes the leftovers
+    of a killed helper and nothing else."""
     while True:
-        tmp = str(path.parent / f".{path.name}.{os.getpid()}.{next(_TEMP_SEQUENCE)}.tmp")
+        tmp = str(path.parent / f".{path.name}{TEMP_MARK}{os.getpid()}-{next(_TEMP_SEQUENCE)}")
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), tmp
         except FileExistsError:
@@ -48,6 +58,17 @@ def _create_temp(path: Path) -> tuple[int, str]:
 
 
 _TEMP_SEQUENCE = itertools.count()
+
+
+def temp_owner(name: str) -> int | None:
+    """The process id in the name of an :func:`atomic_write` temp file, else None."""
+    if not name.startswith("."):
+        return None
+    _, mark, rest = name.partition(TEMP_MARK)
+    pid, dash, seq = rest.partition("-")
+    if not mark or not dash or not pid.isdigit() or not seq.isdigit():
+        return None
+    return int(pid)
 
 
 def read_text(path: Path) -> str | None:

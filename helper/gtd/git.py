@@ -1,9 +1,13 @@
 """The git edge: every git invocation of the helper goes through :class:`Git`, which
-runs through the one subprocess seam and turns failures into GitError."""
+runs through the one subprocess seam and turns failures into GitError. All parsing
+of git's output lives here too (status, trees, diffs, batched object reads)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -13,13 +17,37 @@ from gtd.errors import GitError, RepoError
 # Stable, parseable output whatever the user's environment says.
 GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
+# Auto mode's own plumbing runs with the repository's fsmonitor and hooks switched
+# off: both are programs named in .git/config or .git/hooks, which an agent working
+# in the repository can write, and a lying fsmonitor would hide changes from
+# `status` and `add`. (Cycle commits are made with commit-tree, which never ran
+# hooks; `commit.hooks: run` runs the pre-commit hook deliberately, see gtd.auto.)
+HARDENED_ENV = {
+    **GIT_ENV,
+    "GIT_CONFIG_COUNT": "2",
+    "GIT_CONFIG_KEY_0": "core.fsmonitor",
+    "GIT_CONFIG_VALUE_0": "false",
+    "GIT_CONFIG_KEY_1": "core.hooksPath",
+    "GIT_CONFIG_VALUE_1": os.devnull,
+}
+
+EMPTY_TREE_SHA1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+# git commands that take a lock in the git directory (index, HEAD, a ref).
+_LOCKING = frozenset(
+    {"add", "read-tree", "update-index", "reset", "checkout-index", "update-ref", "symbolic-ref"}
+)
+CHILDREN_DIR = "gtd-children"
+
 
 class StatusEntry(NamedTuple):
-    """One `git status --porcelain -z` record. ``xy`` is the two-letter code."""
+    """One changed path of `git status`. ``xy`` is the two-letter code (v1 style:
+    a space for "unchanged", ``??`` for untracked)."""
 
     xy: str
     path: str
     orig: str | None = None
+    submodule: bool = False  # a submodule (its pointer or its working tree changed)
 
     @property
     def untracked(self) -> bool:
@@ -32,41 +60,96 @@ class WorkTree(NamedTuple):
     entries: tuple[StatusEntry, ...]
 
 
+class TreeEntry(NamedTuple):
+    """One blob, link or submodule of a recursive `ls-tree`."""
+
+    mode: str  # "100644", "100755", "120000" (symlink), "160000" (submodule)
+    kind: str  # "blob" or "commit" (a submodule)
+    oid: str
+
+
+class GitObject(NamedTuple):
+    """One object of a `cat-file --batch` answer."""
+
+    oid: str
+    kind: str  # "blob", "tree", "commit", "tag"
+    data: bytes
+
+
+class Change(NamedTuple):
+    """One path that differs between two trees (`diff-tree --raw`, no renames)."""
+
+    status: str  # "A" added, "D" deleted, "M" modified, "T" type changed
+    path: str
+    old_mode: str
+    new_mode: str
+    old_oid: str
+    new_oid: str
+
+
 class Git:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, hardened: bool = False) -> None:
         self.root = root
+        self.env = HARDENED_ENV if hardened else GIT_ENV
 
     def call(
-        self, *args: str, input_text: str | None = None, env: dict[str, str] | None = None
+        self,
+        *args: str,
+        input_text: str | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> proc.Result:
         """Run git and hand back the whole result (exit code, stdout, stderr), for
         callers whose non-zero exits are answers rather than failures. ``env`` adds
-        to GIT_ENV."""
-        result = proc.run(
-            ["git", *args],
-            self.root,
-            env={**GIT_ENV, **env} if env else GIT_ENV,
-            input_text=input_text,
-            check_exists=False,
-        )
+        to this instance's environment."""
+        children = self._children if args and args[0] in _LOCKING else None
+        marker: list[Path] = []
+
+        def started(pid: int) -> None:
+            if children is not None:
+                marker.append(children / str(pid))
+                with contextlib.suppress(OSError):
+                    children.mkdir(exist_ok=True)
+                    marker[0].write_text(f"{time.time_ns()}\n")
+
+        try:
+            result = proc.run(
+                ["git", *args],
+                cwd or self.root,
+                env={**self.env, **env} if env else self.env,
+                input_text=input_text,
+                check_exists=False,
+                started=started if children is not None else None,
+            )
+        finally:
+            for path in marker:
+                with contextlib.suppress(OSError):
+                    path.unlink()
         if result.not_found:
             raise GitError("git is not installed or not on PATH", "install git and retry")
         return result
+
+    @property
+    def _children(self) -> Path | None:
+        """Where a hardened instance notes each git child that may take a lock in
+        the repository's git directory (see :func:`stale_locks`)."""
+        if self.env is not HARDENED_ENV:
+            return None
+        dot = self.root / ".git"
+        return dot / CHILDREN_DIR if dot.is_dir() else None
 
     def run(
         self,
         *args: str,
         input_text: str | None = None,
-        env: dict[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
         check: bool = True,
+        cwd: Path | None = None,
     ) -> str:
         """git's stdout; a non-zero exit is a GitError (unless ``check`` is off)."""
-        result = self.call(*args, input_text=input_text, env=env)
+        result = self.call(*args, input_text=input_text, env=env, cwd=cwd)
         if check and result.returncode != 0:
-            detail = (result.stderr or result.stdout).strip().splitlines()
-            raise GitError(
-                f"git {' '.join(args[:3])} failed: {detail[-1] if detail else result.returncode}"
-            )
+            raise failure(args, result)
         return result.stdout
 
     def ok(self, *args: str) -> bool:
@@ -80,10 +163,13 @@ class Git:
     def branch(self) -> str | None:
         return self.call("symbolic-ref", "-q", "--short", "HEAD").stdout.strip() or None
 
+    def rev(self, name: str) -> str | None:
+        """The object ``name`` names, or None when there is none."""
+        return self.call("rev-parse", "--verify", "-q", name).stdout.strip() or None
+
     def status(self) -> list[StatusEntry]:
         """Tracked changes and untracked (not ignored) files, one call."""
-        raw = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all")
-        return parse_status(raw)
+        return list(self.state().entries)
 
     def state(self) -> WorkTree:
         """HEAD, branch and every change in ONE git call (porcelain v2 with headers):
@@ -91,46 +177,237 @@ class Git:
         raw = self.run("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
         return parse_status_v2(raw)
 
-    def untracked(self) -> set[str]:
-        """Untracked, not ignored files (one path each, as `status -uall` lists
-        them): cheaper than a whole status, which also compares tracked files."""
-        raw = self.run("ls-files", "--others", "--exclude-standard", "-z")
-        return {p for p in raw.split("\0") if p}
+    def empty_dirs(self) -> set[str]:
+        """Untracked directories that hold no file at any depth (not ignored), as
+        git lists them (the outermost such directory). Git never records them, so
+        only a listing made earlier says whether a cycle made one."""
+        raw = self.run("ls-files", "-z", "--others", "--directory", "--exclude-standard")
+        return {
+            rel.rstrip("/")
+            for rel in raw.split("\0")
+            if rel.endswith("/") and not _holds_files(self.root / rel)
+        }
 
     def short(self, rev: str) -> str:
         return self.run("rev-parse", "--short", rev).strip()
 
-    # -- writes --------------------------------------------------------------------
+    def objects(self, names: Sequence[str]) -> list[GitObject | None]:
+        """Each named object (``<rev>:<path>``, an oid, a ref) with its id, kind and
+        content, in one `cat-file --batch`; None for a name that does not resolve."""
+        if not names:
+            return []
+        data = b"".join(name.encode("utf-8") + b"\n" for name in names)
+        result = proc.run(
+            ["git", "cat-file", "--batch"],
+            self.root,
+            env=self.env,
+            input_bytes=data,
+            check_exists=False,
+            binary=True,
+        )
+        if result.returncode != 0:
+            raise failure(("cat-file", "--batch"), result)
+        return parse_batch(result.stdout_bytes, len(names))
 
-    def commit_all(self, message: str, paths: list[str] | None = None) -> str:
-        """Stage ``paths`` (everything when None) and commit; return the new HEAD."""
-        if paths is None:
-            self.run("add", "-A")
-        else:
-            self.run("add", "-A", "--", *paths)
-        self.run("commit", "-q", "--no-verify", "-F", "-", input_text=message)
+    def ls_tree(self, tree: str, paths: Sequence[str] = ()) -> dict[str, TreeEntry]:
+        """Every file, link and submodule of ``tree`` (recursive), by path."""
+        raw = self.run("ls-tree", "-r", "-z", "--full-tree", tree, "--", *paths)
+        return parse_ls_tree(raw)
+
+    def diff_trees(self, old: str, new: str) -> list[Change]:
+        """What changed from tree ``old`` to tree ``new`` (no rename detection: a
+        rename is a deletion plus an addition, which is what the ratchet judges)."""
+        raw = self.run("diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", old, new)
+        return parse_raw_diff(raw)
+
+    def config_value(self, key: str) -> str | None:
+        result = self.call("config", "--get", key)
+        return result.stdout.strip() if result.returncode == 0 else None
+
+    def git_dir(self) -> Path:
+        """The repository's git directory (``.git``, or where a worktree's file
+        points)."""
+        dot = self.root / ".git"
+        if dot.is_dir() and "GIT_DIR" not in os.environ:
+            return dot
+        out = self.run("rev-parse", "--absolute-git-dir").strip()
+        return Path(out)
+
+    # -- writes (plumbing) ---------------------------------------------------------
+
+    def write_blob(self, data: bytes) -> str:
+        result = proc.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            self.root,
+            env=self.env,
+            input_bytes=data,
+            check_exists=False,
+            binary=True,
+        )
+        if result.returncode != 0:
+            raise failure(("hash-object",), result)
+        return result.stdout_bytes.decode("ascii").strip()
+
+    def make_tree(self, entries: Iterable[tuple[str, str, str, str]]) -> str:
+        """A tree object of (mode, kind, oid, name) entries (names without '/')."""
+        text = "".join(f"{m} {k} {o}\t{n}\0" for m, k, o, n in entries)
+        return self.run("mktree", "-z", input_text=text).strip()
+
+    def commit_tree(
+        self, tree: str, parents: Sequence[str], message: str, *, sign: bool = False
+    ) -> str:
+        args = ["commit-tree", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        if sign:
+            args.append("-S")
+        return self.run(*args, input_text=message).strip()
+
+    def update_refs(self, updates: Sequence[tuple[str, str | None, str | None]]) -> None:
+        """Move refs in one transaction, all or none: (ref, new or None to delete,
+        expected old value: an oid, "" for "must not exist", None for "any")."""
+        lines: list[str] = ["start"]
+        for ref, new, old in updates:
+            if new is None:
+                lines.append(f"delete {ref}" + (f" {old}" if old else ""))
+            elif old is None:
+                lines.append(f"update {ref} {new}")
+            else:
+                lines.append(f"update {ref} {new} {old or '0' * len(new)}")
+        lines += ["prepare", "commit"]
+        self.run("update-ref", "--stdin", input_text="\n".join(lines) + "\n")
+
+    def worktree_tree(self, index: Path) -> str:
+        """The tree git would commit from the working tree now: tracked files as
+        they are plus untracked ones it does not ignore. Built in the private index
+        ``index`` (kept between calls, so only changed files are hashed again); the
+        real index and HEAD are never touched."""
+        env = {"GIT_INDEX_FILE": str(index)}
         head = self.head()
-        if head is None:  # pragma: no cover - git just made a commit
-            raise GitError("commit succeeded but HEAD is unreadable")
-        return head
+        if head is not None:
+            self.run("read-tree", "--reset", "HEAD", env=env)
+        else:
+            self.run("read-tree", "--empty", env=env)
+        self.run("add", "-A", "--ignore-errors", env=env)
+        return self.run("write-tree", env=env).strip()
 
 
-def parse_status(raw: str) -> list[StatusEntry]:
-    entries: list[StatusEntry] = []
+def stale_locks(git_dir: Path) -> list[Path]:
+    """Remove the lock files that a git child of this helper left when it was killed,
+    and only those: a child is known by the note made when it started (its pid, its
+    start time); once that process is gone, a lock file in the git directory made
+    after it started is its. Returns what was removed."""
+    children = git_dir / CHILDREN_DIR
+    try:
+        notes = list(os.scandir(children))
+    except OSError:
+        return []
+    dead_since: list[int] = []
+    for note in notes:
+        if not note.name.isdigit():
+            continue
+        try:
+            os.kill(int(note.name), 0)
+            continue  # still running: its locks are live
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            dead_since.append(int(Path(note.path).read_text().strip() or 0))
+        except (OSError, ValueError):
+            dead_since.append(0)
+        with contextlib.suppress(OSError):
+            os.unlink(note.path)
+    if not dead_since:
+        return []
+    oldest = min(dead_since)
+    removed: list[Path] = []
+    candidates = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
+    for parent, _dirs, names in os.walk(git_dir / "refs"):
+        candidates.extend(Path(parent) / n for n in names if n.endswith(".lock"))
+    for lock in candidates:
+        try:
+            if lock.stat().st_mtime_ns >= oldest:
+                lock.unlink()
+                removed.append(lock)
+        except OSError:
+            continue
+    return removed
+
+
+def failure(args: Sequence[str], result: proc.Result) -> GitError:
+    """A GitError that says what git said, and names the lock file when another
+    git process (or a killed one) holds it."""
+    detail = (result.stderr or result.stdout).strip().splitlines()
+    lock = next((line for line in detail if ".lock'" in line and "File exists" in line), None)
+    if lock is not None:
+        path = lock.split("'")[1]
+        return GitError(
+            f"git is locked: {path} exists",
+            f"if no git process is running in this repository, delete {path} and retry",
+        )
+    last = detail[-1] if detail else f"exit {result.returncode}"
+    return GitError(f"git {' '.join(args[:3])} failed: {last}")
+
+
+def parse_batch(raw: bytes, count: int) -> list[GitObject | None]:
+    """`cat-file --batch` output: ``<oid> <type> <size>\\n<content>\\n`` per object,
+    ``<name> missing`` (or ``ambiguous``) for one that is not there."""
+    out: list[GitObject | None] = []
+    pos = 0
+    for _ in range(count):
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].split(b" ")
+        pos = end + 1
+        if len(header) != 3 or header[-1] in (b"missing", b"ambiguous"):
+            out.append(None)
+            continue
+        size = int(header[2])
+        out.append(GitObject(header[0].decode(), header[1].decode(), raw[pos : pos + size]))
+        pos += size + 1
+    return out
+
+
+def parse_tree(data: bytes, oid_bytes: int = 20) -> dict[str, tuple[str, str]]:
+    """A raw tree object (``<mode> <name>\\0<binary id>`` entries): name → (mode, id)."""
+    out: dict[str, tuple[str, str]] = {}
+    pos = 0
+    while pos < len(data):
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        mode = data[pos:space].decode()
+        name = data[space + 1 : nul].decode("utf-8", errors="surrogateescape")
+        oid = data[nul + 1 : nul + 1 + oid_bytes].hex()
+        out[name] = (mode.zfill(6), oid)
+        pos = nul + 1 + oid_bytes
+    return out
+
+
+def parse_ls_tree(raw: str) -> dict[str, TreeEntry]:
+    out: dict[str, TreeEntry] = {}
+    for record in raw.split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        mode, kind, oid = meta.split(" ")
+        out[path] = TreeEntry(mode, kind, oid)
+    return out
+
+
+def parse_raw_diff(raw: str) -> list[Change]:
+    """`diff-tree -r -z --raw`: ``:<old mode> <new mode> <old> <new> <status>\\0<path>\\0``."""
+    out: list[Change] = []
     fields = raw.split("\0")
     i = 0
-    while i < len(fields):
-        rec = fields[i]
-        i += 1
-        if len(rec) < 4:
+    while i + 1 < len(fields):
+        meta, path = fields[i], fields[i + 1]
+        i += 2
+        if not meta.startswith(":"):
             continue
-        xy, path = rec[:2], rec[3:]
-        orig = None
-        if "R" in xy or "C" in xy:
-            orig = fields[i]
-            i += 1
-        entries.append(StatusEntry(xy, path, orig))
-    return entries
+        old_mode, new_mode, old_oid, new_oid, status = meta[1:].split(" ")
+        out.append(Change(status[0], path, old_mode, new_mode, old_oid, new_oid))
+    return out
 
 
 def is_top_level(cwd: Path) -> bool:
@@ -177,10 +454,12 @@ def parse_status_v2(raw: str) -> WorkTree:
             branch = None if name == "(detached)" else name
         elif rec.startswith("1 "):
             parts = rec.split(" ", 8)
-            entries.append(StatusEntry(_xy(parts[1]), parts[8]))
+            entries.append(StatusEntry(_xy(parts[1]), parts[8], None, parts[2].startswith("S")))
         elif rec.startswith("2 "):
             parts = rec.split(" ", 9)
-            entries.append(StatusEntry(_xy(parts[1]), parts[9], fields[i]))
+            entries.append(
+                StatusEntry(_xy(parts[1]), parts[9], fields[i], parts[2].startswith("S"))
+            )
             i += 1
         elif rec.startswith("u "):
             parts = rec.split(" ", 10)
@@ -191,28 +470,29 @@ def parse_status_v2(raw: str) -> WorkTree:
 
 
 def _xy(code: str) -> str:
-    # v2 writes "." for "unchanged"; v1 (and StatusEntry) use a space.
+    # v2 writes "." for "unchanged"; StatusEntry uses a space, as v1 does.
     return code.replace(".", " ")
 
 
-def sweep_created(git: Git, root: Path, before: set[str]) -> list[str]:
-    """Remove the untracked files that appeared since ``before`` (from
-    :meth:`Git.untracked`) was read: what a test command left in the tree (build
-    output, caches a repository does not ignore) is neither the agent's work nor
-    the human's, and must not be committed with the cycle or make the next tick
-    answer `dirty`."""
-    created = sorted(git.untracked() - before)
-    for rel in created:
-        remove_created(root, rel)
-    return created
+def _holds_files(path: Path) -> bool:
+    """Whether a file, link or anything but a directory lies below ``path``."""
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if not entry.is_dir(follow_symlinks=False) or _holds_files(Path(entry.path)):
+                    return True
+    except OSError:
+        return True  # unreadable: treat as holding something, never remove it
+    return False
 
 
-def remove_created(root: Path, rel: str) -> None:
-    """Delete a file the cycle created, then any directories it left empty."""
-    target = root / rel
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    parent = target.parent
-    while parent != root and parent.is_dir() and not any(parent.iterdir()):
-        parent.rmdir()
-        parent = parent.parent
+def remove_empty_tree(path: Path) -> bool:
+    """Remove ``path`` and the directories below it when none of them holds a
+    file; True when it is gone."""
+    if _holds_files(path):
+        return False
+    for parent, dirs, _files in os.walk(path, topdown=False):
+        for name in dirs:
+            os.rmdir(os.path.join(parent, name))
+    os.rmdir(path)
+    return True

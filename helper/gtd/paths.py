@@ -1,4 +1,5 @@
-"""Where auto mode keeps its files, relative to the repository root (DESIGN §4.1)."""
+"""Where auto mode keeps its files, relative to the repository root (DESIGN §4.1).
+The one source of these names: every module imports them from here."""
 
 from __future__ import annotations
 
@@ -8,24 +9,41 @@ CONFIG = ".deepflow/config.yaml"
 MEMORY = ".deepflow/auto-memory.yaml"
 REPORT = ".deepflow/auto-report.md"
 SNAPSHOT = ".deepflow/auto-snapshot.txt"
+SNAPSHOT_JSON = ".deepflow/auto-snapshot.json"
 JOURNAL = ".deepflow/cycle.json"
 BRIEF = ".deepflow/cycle-brief.md"
 LOCK = ".deepflow/.gtd.lock"
 IGNORE = ".deepflow/.gitignore"
+AGENT_LOGS = ".deepflow/agent-logs"
+CHECK_LOG = ".deepflow/check.log"
+REPORTED = ".deepflow/reported"
+RENDERED = ".deepflow/rendered"
 
-# Everything in .deepflow/ is helper state kept out of commits, except the human's
-# config (and this file itself). Written by `gtd auto setup`.
-IGNORE_TEXT = """\
-# Written by `gtd auto setup`: gtd's working state (memory, report, snapshot,
-# cycle journal, lock) stays out of your commits. Only config.yaml is tracked.
-*
-!.gitignore
-!config.yaml
-"""
+# The block `gtd auto setup` keeps in .git/info/exclude: gtd's private files are
+# ignored on every branch (an ignore file committed on one branch is absent on the
+# next), and so is the litter test runs leave (bytecode, caches, coverage data),
+# which would otherwise make the tree dirty between cycles.
+EXCLUDE_BEGIN = "# >>> gtd auto mode (managed by `gtd auto setup`)"
+EXCLUDE_END = "# <<< gtd auto mode"
+EXCLUDE_LINES = (
+    "/.deepflow/*",
+    "!/.deepflow/config.yaml",
+    "__pycache__/",
+    "*.py[co]",
+    ".pytest_cache/",
+    ".coverage",
+    ".coverage.*",
+    "htmlcov/",
+    ".hypothesis/",
+)
 
 # Helper-owned files that must never be tracked (a tracked one would make the tree
 # dirty after every cycle).
-HELPER_STATE = (MEMORY, REPORT, SNAPSHOT, ".deepflow/auto-snapshot.json", JOURNAL, BRIEF, LOCK)
+HELPER_STATE = (MEMORY, REPORT, SNAPSHOT, SNAPSHOT_JSON, JOURNAL, BRIEF, LOCK)
 
-# The ref namespace where a reverted cycle's complete working tree is kept.
+# Ref namespaces: a reverted cycle's complete working tree, and the sealed state.
 REVERTED_REF = "refs/gtd/reverted/cycle-"
+STATE_REF = "refs/gtd/state"
+
+# The task id of the cycle that writes the first tests of a project without any.
+BOOTSTRAP = "BOOTSTRAP"

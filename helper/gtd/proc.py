@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -24,6 +24,7 @@ class Result(NamedTuple):
     duration_s: float
     timed_out: bool = False
     not_found: bool = False
+    stdout_bytes: bytes = b""  # stdout undecoded, for `binary` runs (stdout is then "")
 
     @property
     def ok(self) -> bool:
@@ -75,28 +76,38 @@ def run(
     timeout: float | None = None,
     env: Mapping[str, str] | None = None,
     input_text: str | None = None,
+    input_bytes: bytes | None = None,
     check_exists: bool = True,
+    binary: bool = False,
+    started: Callable[[int], None] | None = None,
 ) -> Result:
     """Run ``argv`` in its own process group; kill the whole group on timeout.
 
     Never raises for the command's own failure: the caller decides what a non-zero
-    exit, a timeout or a missing executable means.
+    exit, a timeout or a missing executable means. ``binary``: stdout is kept as
+    bytes (``stdout_bytes``), for object contents; stdin then takes ``input_bytes``.
+    ``started`` is told the child's process id as soon as it exists.
     """
     args = tuple(argv)
     full_env = None if env is None else {**os.environ, **env}
     if check_exists and args and _which(args[0], (full_env or os.environ).get("PATH")) is None:
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
     start = time.monotonic()
+    feed: str | bytes | None = input_text
+    if input_bytes is not None:
+        feed = input_bytes if binary else input_bytes.decode("utf-8", errors="surrogateescape")
+    elif binary and input_text is not None:
+        feed = input_text.encode("utf-8")
     try:
         popen = subprocess.Popen(
             args,
             cwd=str(cwd),
             env=full_env,
-            stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+            stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
+            text=not binary,
+            errors=None if binary else "replace",
             start_new_session=True,
         )
     except FileNotFoundError:
@@ -104,7 +115,9 @@ def run(
     except PermissionError as exc:
         return Result(args, 126, "", f"cannot execute {args[0]}: {exc}", 0.0, not_found=True)
     try:
-        out, err = popen.communicate(input_text, timeout=timeout)
+        if started is not None:
+            started(popen.pid)
+        out, err = popen.communicate(feed, timeout=timeout)
         timed_out = False
     except subprocess.TimeoutExpired:
         _kill_group(popen)
@@ -114,9 +127,13 @@ def run(
         # Ctrl-C or a kill of the helper: never leave the child group running.
         _kill_group(popen)
         raise
-    return Result(
-        args, popen.returncode, out or "", err or "", time.monotonic() - start, timed_out=timed_out
-    )
+    duration = time.monotonic() - start
+    if binary:
+        error = (err or b"").decode("utf-8", errors="replace")
+        return Result(
+            args, popen.returncode, "", error, duration, timed_out, stdout_bytes=out or b""
+        )
+    return Result(args, popen.returncode, out or "", err or "", duration, timed_out=timed_out)
 
 
 def _kill_group(popen: subprocess.Popen[str]) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gtd import paths
+from gtd.auto.setup import ensure_excluded
+from gtd.git import Git
 from tests.conftest import Repo, run_gtd
 from tests.integration.test_cycle import CALC, MUL, MUL_TEST, PYTEST, TESTS
 
@@ -27,8 +28,8 @@ def done_project(repo: Repo, *, extra: dict[str, str] | None = None) -> str:
     repo.write("conftest.py", "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
     repo.write("PLAN.md", PLAN_TODO)
     repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
-    repo.write(paths.IGNORE, paths.IGNORE_TEXT)  # as `gtd auto setup` writes it
     repo.commit_all("initial")
+    ensure_excluded(Git(repo.path))  # as `gtd auto setup` does
     repo.write("calc.py", MUL)
     repo.write("tests/test_mul.py", MUL_TEST)
     for rel, text in (extra or {}).items():

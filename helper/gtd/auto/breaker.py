@@ -12,7 +12,15 @@ from typing import NamedTuple
 
 from gtd.auto.memory import DEFAULT_THRESHOLD, Halt, Memory, failures_for
 
-__all__ = ["DEFAULT_THRESHOLD", "Trip", "check", "halt_record", "message"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "Trip",
+    "check",
+    "forced_halt",
+    "forced_message",
+    "halt_record",
+    "message",
+]
 
 
 class Trip(NamedTuple):
@@ -25,6 +33,10 @@ class Trip(NamedTuple):
 def message(task: str, count: int, reason: str) -> str:
     # Verbatim deepflow wording: people (and their scripts) grep for it.
     return f"Circuit breaker tripped: {task} failed {count} consecutive times. Reason: {reason}"
+
+
+def forced_message(task: str, reason: str) -> str:
+    return f"Loop halted at {task}: {reason}"
 
 
 def _last_reason(mem: Memory, task: str) -> tuple[int, str]:
@@ -48,6 +60,9 @@ def check(mem: Memory, threshold: int, pending_ids: Collection[str]) -> Trip | N
     """
     if threshold < 1:
         raise ValueError(f"circuit_breaker_threshold must be at least 1, got {threshold}")
+    if mem.stop is not None:
+        stop = mem.stop
+        return Trip(stop.task, stop.failures, stop.reason, forced_message(stop.task, stop.reason))
     best: tuple[int, Trip] | None = None
     for task, count in mem.consecutive_reverts.items():
         if count < threshold or task not in pending_ids:
@@ -61,3 +76,8 @@ def check(mem: Memory, threshold: int, pending_ids: Collection[str]) -> Trip | N
 def halt_record(trip: Trip, cycle: int, at: str) -> Halt:
     """The `halts` entry to log for a trip found after `cycle`."""
     return Halt(cycle=cycle, task=trip.task, failures=trip.failures, reason=trip.reason, at=at)
+
+
+def forced_halt(task: str, cycle: int, reason: str, at: str) -> Halt:
+    """A halt that holds until `gtd cycle reset`, whatever the counters say."""
+    return Halt(cycle=cycle, task=task, failures=0, reason=reason, at=at, forced=True)

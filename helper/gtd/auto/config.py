@@ -22,6 +22,9 @@ TestCommandSource = Literal["config", "quality", "detected"]
 _DEFAULT_TIMEOUT_S = 600.0
 _DEFAULT_THRESHOLD = 3
 _DEFAULT_AGENT_MINUTES = 45
+_DEFAULT_RERUNS = 2
+# Under the Bash tool's longest timeout (600 s), with room to answer.
+_DEFAULT_WAIT_S = 540.0
 
 # The accepted keys: a section maps to its own key table, a leaf to its type name.
 _COMMAND_KEYS = ("build_command", "test_command", "typecheck_command", "lint_command")
@@ -30,6 +33,9 @@ _SCHEMA: dict[str, Any] = {
         **{key: "command" for key in _COMMAND_KEYS},
         "timeout_seconds": "positive number",
         "junit_xml": "path",
+        "link": "path list",
+        "rerun_failures": "count",
+        "wait_seconds": "seconds",
     },
     "quality": {"test_command": "command"},
     "circuit_breaker_threshold": "positive integer",
@@ -48,6 +54,12 @@ class Config(NamedTuple):
     agent_timeout_minutes: int = _DEFAULT_AGENT_MINUTES
     # Where test_command came from; None when no test command is known at all.
     test_command_source: TestCommandSource | None = None
+    # Ignored paths the suite needs, linked into the clean room (.venv, node_modules).
+    links: tuple[str, ...] = ()
+    # Times a failing, baseline-passing test is run again before it counts.
+    rerun_failures: int = _DEFAULT_RERUNS
+    # How long `gtd cycle end` waits for its verdict before answering `checking`.
+    wait_s: float = _DEFAULT_WAIT_S
 
 
 def template_text() -> str:
@@ -96,7 +108,22 @@ def _config(values: dict[str, Any], root: Path) -> Config:
         circuit_breaker_threshold=values.get("circuit_breaker_threshold", _DEFAULT_THRESHOLD),
         agent_timeout_minutes=cycle.get("agent_timeout_minutes", _DEFAULT_AGENT_MINUTES),
         test_command_source=source,
+        links=tuple(ratchet.get("link", ())),
+        rerun_failures=ratchet.get("rerun_failures", _DEFAULT_RERUNS),
+        wait_s=float(ratchet.get("wait_seconds", _DEFAULT_WAIT_S)),
     )
+
+
+def to_json(config: Config) -> dict[str, Any]:
+    """The config as sealed in the helper's state (what a cycle is judged by)."""
+    return {key: list(v) if isinstance(v, tuple) else v for key, v in config._asdict().items()}
+
+
+def from_json(data: dict[str, Any]) -> Config:
+    known = {k: v for k, v in data.items() if k in Config._fields}
+    if "links" in known:
+        known["links"] = tuple(known["links"])
+    return Config(**known)
 
 
 # -- validation -----------------------------------------------------------------------
@@ -127,6 +154,16 @@ def _validated(text: str) -> dict[str, Any]:
         ) from None
     except yaml.YAMLError as exc:
         raise InputError(CONFIG_PATH, f"YAML error: {exc}") from None
+    except ValueError as exc:
+        # A number too long for Python to convert (over 4,300 digits) ends up here.
+        raise InputError(
+            CONFIG_PATH,
+            "a number is too long to read (more than 4,300 digits)"
+            if "digits" in str(exc)
+            else f"a value cannot be read: {exc}",
+            line=_long_number_line(node),
+            hint="use a number of a sensible size",
+        ) from None
     finally:
         loader.dispose()
     if node is None or data is None:
@@ -139,6 +176,23 @@ def _validated(text: str) -> dict[str, Any]:
             hint="see the commented template: `gtd auto setup` writes it when the file is absent",
         )
     return _check_mapping(node, data, _SCHEMA, "")
+
+
+def _long_number_line(node: Any) -> int | None:
+    """The line of the first scalar too long to be a number the helper reads."""
+    import yaml
+
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, yaml.ScalarNode):
+            if len(current.value) > 1000 and current.value.lstrip("+-").isdigit():
+                return int(current.start_mark.line) + 1
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend(v for pair in reversed(current.value) for v in reversed(pair))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(reversed(current.value))
+    return None
 
 
 def _check_mapping(
@@ -199,6 +253,31 @@ def _check_leaf(path: str, value: Any, expected: str, line: int) -> Any:
         if expected == "command":
             _check_command(path, value, line)
         return value.strip()
+    if expected == "path list":
+        items = value if isinstance(value, list) else None
+        if items is None or not all(isinstance(i, str) and i.strip() for i in items):
+            raise InputError(
+                CONFIG_PATH, f"{path} must be a list of paths, not {got}", line,
+                hint="e.g. `link: [.venv, node_modules]`",
+            )  # fmt: skip
+        bad = [i for i in items if i.startswith("/") or ".." in i.split("/")]
+        if bad:
+            raise InputError(
+                CONFIG_PATH, f"{path}: {bad[0]!r} must be a path inside the repository", line
+            )
+        return [i.strip().strip("/") for i in items]
+    if expected == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+            raise InputError(
+                CONFIG_PATH, f"{path} must be an integer from 0 to 100, not {got}", line
+            )
+        return value
+    if expected == "seconds":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
+            raise InputError(
+                CONFIG_PATH, f"{path} must be a number of seconds ≥ 0, not {got}", line
+            )
+        return float(value)
     if expected == "positive integer":
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(CONFIG_PATH, f"{path} must be an integer ≥ 1, not {got}", line)
@@ -231,6 +310,8 @@ def _describe(value: Any) -> str:
         return f"the string {value!r}"
     if isinstance(value, (dict, list)):
         return "a mapping" if isinstance(value, dict) else "a list"
+    if isinstance(value, int) and abs(value) >= 10**100:
+        return "an integer of more than 100 digits"
     return f"{type(value).__name__} {value!r}"
 
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from gtd import paths, proc
 from gtd.auto.config import load_config
@@ -84,21 +85,21 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             result = proc.run(argv, root, timeout=timeout_s, input_text=answer["brief_text"])
             _keep_output(root, result)
             phase = "checking"
-            end = Cycle(root, now()).end(learning_from(result.stdout))
+            end = Cycle(root, now()).end(learning_from(result.stdout), detach=False)
         except KeyboardInterrupt:
             say(_interrupted(answer, phase))
             return 130
         say(_progress(end))
 
 
-def _progress(end: dict[str, object]) -> str:
+def _progress(end: Mapping[str, Any]) -> str:
     head = f"cycle {end['cycle']} {end['task']}"
     if end["status"] == "passed":
         return f"{head} passed {end.get('commit', '')} ({end['remaining']} remaining)"
     return f"{head} reverted: {end.get('reason') or 'no reason given'}"
 
 
-def _stop(status: str, answer: dict[str, object], say: Say) -> int:
+def _stop(status: str, answer: Mapping[str, Any], say: Say) -> int:
     message = str(answer.get("message", ""))
     if status == "complete":
         say(f"complete: {message} Next: run `gtd verify`.")
@@ -110,7 +111,7 @@ def _stop(status: str, answer: dict[str, object], say: Say) -> int:
     return 1
 
 
-def _interrupted(answer: dict[str, object], phase: str) -> str:
+def _interrupted(answer: Mapping[str, Any], phase: str) -> str:
     where = f"cycle {answer['cycle']} ({answer['task']})"
     if phase == "agent":
         return (

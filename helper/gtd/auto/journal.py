@@ -1,66 +1,68 @@
-"""The cycle journal: the one record of an in-flight cycle (DESIGN §4.2).
+"""The journal: the one record of work in flight (DESIGN §4.2). Pure: the value and
+its JSON form; gtd.auto.state keeps it sealed in git.
 
-A cycle moves through phases agent → checking → committing | reverting; every
-transition is an atomic write, so after a crash the next `begin` or `end` knows
-exactly how far the cycle got and finishes or reverts it."""
+A cycle moves through phases agent → checking → committing | reverting; a baseline
+run (`gtd auto setup`, or a snapshot refresh after a person's commit) is one
+``checking`` phase. Every transition is sealed before the work it announces, so
+after a crash the next `begin` or `end` knows exactly how far it got and finishes
+or reverts it."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from gtd import paths
-from gtd.errors import StateError
-from gtd.fsio import atomic_write, read_text
-
 Phase = Literal["agent", "checking", "committing", "reverting"]
-Kind = Literal["task", "bootstrap"]
+Kind = Literal["task", "bootstrap", "baseline"]
 
 
 class Journal(NamedTuple):
-    cycle: int
+    cycle: int  # 0 for a baseline run
     task: str
     title: str
     kind: Kind
     spike: bool
-    base: str  # HEAD when the cycle began; a revert restores exactly this
+    base: str  # HEAD when the work began; a revert restores exactly this
     branch: str | None
     started_at: str  # ISO-8601 UTC
     started_epoch: float
     phase: Phase = "agent"
-    pid: int | None = None  # the `gtd cycle end` process while checking
+    pid: int | None = None  # the process running the check, while checking
     passed: bool | None = None
     reason: str | None = None
+    details: tuple[str, ...] = ()  # every failure found, the reason first
     learning: str | None = None
     tests_passed: int | None = None
+    tests_failed: int | None = None
+    tests_skipped: int | None = None
     tests_total: int | None = None
     build_ok: bool | None = None
+    duration_s: float | None = None
+    flaky: tuple[str, ...] = ()
+    candidate: str | None = None  # the tree that was judged
+    head_at_check: str | None = None  # HEAD when the check began (the branch may have moved)
     work_commit: str | None = None
-    sidecar: str | None = None  # digest of the snapshot sidecar at begin: the agent may not edit it
+    tick_commit: str | None = None
+    halt: bool = False  # stop the loop after this cycle whatever the counters say
+    seals: dict[str, Any] | None = None  # what the cycle must leave as it found it
+    agent_exit: int | None = None
+    agent_tail: str | None = None
+    blocked: str | None = None  # why git refused the commit of a passed cycle (with the fix)
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)
 
 
-def load(root: Path) -> Journal | None:
-    text = read_text(root / paths.JOURNAL)
-    if text is None:
-        return None
-    try:
-        data = json.loads(text)
-        return Journal(**data)
-    except (ValueError, TypeError) as exc:
-        raise StateError(
-            f"{paths.JOURNAL}: unreadable cycle journal ({exc})",
-            "a cycle may be in flight: inspect `git status`, then delete the file "
-            "and run `gtd cycle begin` again",
-        ) from exc
+def dumps(journal: Journal) -> str:
+    return json.dumps(journal._asdict(), indent=2, ensure_ascii=False) + "\n"
 
 
-def save(root: Path, journal: Journal) -> None:
-    atomic_write(root / paths.JOURNAL, json.dumps(journal._asdict(), indent=2) + "\n")
-
-
-def clear(root: Path) -> None:
-    (root / paths.JOURNAL).unlink(missing_ok=True)
+def loads(text: str) -> Journal:
+    """Raises ValueError or TypeError for anything that is not a journal."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    for key in ("details", "flaky"):
+        if key in data and isinstance(data[key], list):
+            data[key] = tuple(data[key])
+    return Journal(**data)

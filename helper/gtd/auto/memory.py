@@ -38,6 +38,14 @@ class CycleRecord(NamedTuple):
     build_ok: bool | None
     spike: bool = False
     learning: str | None = None
+    # Added with the sealed records; None where an older memory file had no such field.
+    tests_failed: int | None = None
+    tests_skipped: int | None = None
+    duration_s: float | None = None  # the test run's wall time
+    kept: str | None = None  # the ref holding a reverted cycle's work
+    agent_exit: int | None = None  # the headless agent's exit status, when known
+    agent_tail: str | None = None  # the end of its output, when it failed
+    flaky: tuple[str, ...] = ()  # tests that failed, then passed on a re-run
 
 
 class TaskResult(NamedTuple):
@@ -67,13 +75,35 @@ class ProbeLearning(NamedTuple):
 
 class Halt(NamedTuple):
     """A recorded breaker trip (history only: whether the loop is halted *now* is always
-    re-derived from `consecutive_reverts`, so a reset or a raised threshold resumes)."""
+    re-derived from `consecutive_reverts`, so a reset or a raised threshold resumes),
+    or, ``forced``, a stop that holds until `gtd cycle reset` whatever the counters say
+    (the agent tampered with the helper's state, a commit git cannot write)."""
 
     cycle: int
     task: str
     failures: int  # consecutive reverts (not "count": that is a tuple method)
     reason: str
     at: str
+    forced: bool = False
+
+
+class Quarantine(NamedTuple):
+    """A test that flipped between failing and passing on the same code: its
+    failures are reported, never alone the reason for a revert."""
+
+    test: str
+    cycle: int  # 0: found at the baseline
+    at: str
+    evidence: str
+    by: str = "gtd"  # "gtd" (found by a re-run) or "person" (`gtd ratchet quarantine`)
+
+
+class Refresh(NamedTuple):
+    """The snapshot was re-taken from a commit that no cycle made (a person's)."""
+
+    commit: str
+    at: str
+    reason: str
 
 
 def _frozen_map(value: Mapping[str, object]) -> MappingProxyType[str, object]:
@@ -89,6 +119,9 @@ class _MemoryFields(NamedTuple):
     probe_learnings: tuple[ProbeLearning, ...] = ()
     cycles: tuple[CycleRecord, ...] = ()
     halts: tuple[Halt, ...] = ()
+    quarantined: Mapping[str, Quarantine] = MappingProxyType({})
+    refreshes: tuple[Refresh, ...] = ()
+    stop: Halt | None = None  # a forced halt in force (cleared by a reset)
 
 
 class Memory(_MemoryFields):
@@ -106,6 +139,9 @@ class Memory(_MemoryFields):
         probe_learnings: Iterable[ProbeLearning] = (),
         cycles: Iterable[CycleRecord] = (),
         halts: Iterable[Halt] = (),
+        quarantined: Mapping[str, Quarantine] = MappingProxyType({}),
+        refreshes: Iterable[Refresh] = (),
+        stop: Halt | None = None,
     ) -> Memory:
         return super().__new__(
             cls,
@@ -115,6 +151,9 @@ class Memory(_MemoryFields):
             tuple(probe_learnings),
             tuple(cycles),
             tuple(halts),
+            _frozen_map(quarantined),  # type: ignore[arg-type]
+            tuple(refreshes),
+            stop,
         )
 
     @classmethod
@@ -181,21 +220,38 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
         if learning not in learned:
             learned.append(learning)
 
-    return Memory(
+    return mem._replace(
         task_results=task_results,
         revert_history=tuple(reverts),
         consecutive_reverts=counters,
         probe_learnings=tuple(learned),
         cycles=(*mem.cycles, rec),
-        halts=mem.halts,
     )
 
 
 def record_halt(mem: Memory, halt: Halt) -> Memory:
-    """Log a breaker trip; idempotent by (cycle, task) like record_cycle."""
-    if any((h.cycle, h.task) == (halt.cycle, halt.task) for h in mem.halts):
+    """Log a breaker trip; idempotent by (cycle, task) like record_cycle. A forced
+    halt also stops the loop until the next reset."""
+    if any((h.cycle, h.task, h.forced) == (halt.cycle, halt.task, halt.forced) for h in mem.halts):
         return mem
-    return mem._replace(halts=(*mem.halts, halt))
+    return mem._replace(halts=(*mem.halts, halt), stop=halt if halt.forced else mem.stop)
+
+
+def quarantine(mem: Memory, entry: Quarantine) -> Memory:
+    if entry.test in mem.quarantined:
+        return mem
+    return mem._replace(quarantined={**mem.quarantined, entry.test: entry})
+
+
+def release(mem: Memory, test: str) -> Memory:
+    """Take a test out of quarantine: its failures count again."""
+    if test not in mem.quarantined:
+        return mem
+    return mem._replace(quarantined={t: q for t, q in mem.quarantined.items() if t != test})
+
+
+def record_refresh(mem: Memory, refresh: Refresh) -> Memory:
+    return mem._replace(refreshes=(*mem.refreshes, refresh))
 
 
 def reset_breaker(
@@ -209,11 +265,16 @@ def reset_breaker(
         targets = [task_id] if counters.get(task_id, 0) > 0 else []
     else:
         targets = [task for task, count in counters.items() if count >= threshold]
+    stop = mem.stop
+    if stop is not None and (task_id is None or task_id == stop.task):
+        targets = [*targets, stop.task] if stop.task not in targets else targets
+        stop = None
     if not targets:
         return mem, []
     for task in targets:
-        counters[task] = 0
-    return mem._replace(consecutive_reverts=counters), targets
+        if task in counters:
+            counters[task] = 0
+    return mem._replace(consecutive_reverts=counters, stop=stop), targets
 
 
 def _all_cycle_numbers(mem: Memory) -> Iterable[int]:

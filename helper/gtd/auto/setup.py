@@ -1,16 +1,25 @@
 """`gtd auto setup`: make a repository ready for the unattended loop.
 
-Checks the repository and PLAN.md, writes the config template and the ignore rules
-for helper state, commits the files the loop needs tracked (only those paths),
-takes the ratchet snapshot with a baseline run, and says how to start the loop."""
+Checks the repository and PLAN.md, writes the config template, keeps gtd's private
+files and test litter out of git through ``.git/info/exclude`` (on every branch),
+commits the files the loop needs tracked (only those paths), takes the baseline in
+the clean room, and seals the snapshot. The baseline may take as long as the
+suite, so it runs in a worker process: setup waits for it up to
+``ratchet.wait_seconds`` and otherwise answers ``checking``; run setup again to
+get the result. A baseline that did not really run is refused with a diagnosis
+(``baseline-broken``) unless accepted with ``--accept-baseline``.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 from gtd import paths
-from gtd.auto import journal as journal_mod
+from gtd.auto import records, state
 from gtd.clock import Now
 from gtd.errors import GtdError, InputError, RepoError
 from gtd.fsio import atomic_write, locked
@@ -19,14 +28,21 @@ from gtd.git import Git
 LOOP_COMMAND = "/loop 1m /gtd:auto-cycle"
 SETUP_SUBJECT = "chore(gtd): set up auto mode"
 
+Answer = dict[str, Any]
 
-def setup(root: Path, now: Now) -> dict[str, Any]:
+
+def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
     from gtd.auto import plan_file
 
-    git = Git(root)
+    git = Git(root, hardened=True)
     if git.head() is None:
         raise RepoError(
             f"{root}: the repository has no commits", "make a first commit, then run setup again"
+        )
+    if git.branch() is None:
+        raise RepoError(
+            "HEAD is detached: the loop's commits would land on no branch",
+            "create or check out a branch for the loop (`git switch -c gtd-auto`), then rerun",
         )
     try:
         _, plan = plan_file.load_valid(root)
@@ -51,64 +67,257 @@ def setup(root: Path, now: Now) -> dict[str, Any]:
             "and commit, then rerun setup",
         )
     with locked(root / paths.LOCK):
-        if journal_mod.load(root) is not None:
+        st = state.read(git)
+        current = st.journal
+        if current is not None and current.kind != "baseline":
             raise GtdError(
                 "a cycle is in flight", "let it finish (or run `gtd cycle begin` to recover it)"
             )
-        return _setup_locked(root, git, plan, now)
+        from gtd.auto.cycle.finish import pid_alive
+
+        if current is not None and pid_alive(current.pid):
+            return _checking()
+        if current is not None:
+            st = state.write(git, st, "drop an interrupted baseline run", journal=None)
+        head = git.head()
+        if state.SETUP in st.raw:
+            result: Answer = json.loads(st.raw[state.SETUP])
+            st = state.write(git, st, "setup result reported", others={state.SETUP: None})
+            if result.get("head") == head:
+                result.pop("head", None)
+                return result
+        created, committed, cfg = _prepare(root, git)
+        head = git.head()
+        assert head is not None
+        from gtd.auto.config import to_json
+
+        summary = st.summary or {}
+        if st.set_up and summary.get("head") == head and summary.get("config") == to_json(cfg):
+            return _ready(root, git, st, plan, cfg, created=created, committed=committed)
+        from gtd.auto.cycle.engine import _fork
+        from gtd.auto.journal import Journal
+
+        entry = Journal(
+            cycle=0, task="", title="gtd auto setup: taking the baseline", kind="baseline",
+            spike=False, base=head, branch=git.branch(), started_at=now.iso,
+            started_epoch=now.epoch, phase="checking",
+        )  # fmt: skip
+        st = state.write(git, st, "setup: baseline", journal=entry)
+        extra = {"created": created, "committed": committed}
+        child = _fork(root, lambda: _worker(root, accept, extra))
+        st = state.write(git, st, f"setup: worker {child}", journal=entry.evolve(pid=child))
+    deadline = time.monotonic() + cfg.wait_s
+    while True:
+        done, _ = os.waitpid(child, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() >= deadline:
+            return _checking()
+        time.sleep(0.02)
+    with locked(root / paths.LOCK):
+        st = state.read(git)
+        if state.SETUP not in st.raw:
+            raise GtdError(
+                f"the baseline run stopped before its result (see {paths.CHECK_LOG})",
+                "run `gtd auto setup` again",
+            )
+        result = json.loads(st.raw[state.SETUP])
+        state.write(git, st, "setup result reported", others={state.SETUP: None})
+    result.pop("head", None)
+    return result
 
 
-def _setup_locked(root: Path, git: Git, plan: Any, now: Now) -> dict[str, Any]:
-    from gtd.auto import config, memory_file, ratchet, report
+def _checking() -> Answer:
+    return {
+        "status": "checking",
+        "message": "the baseline run is still going (it runs the whole suite once)",
+        "next": "run `gtd auto setup` again later for the result",
+    }
+
+
+def _prepare(root: Path, git: Git) -> tuple[list[str], str | None, Any]:
+    """Config template, exclude rules, and the setup commit (PLAN.md + config)."""
+    from gtd.auto import config
 
     created: list[str] = []
     if not (root / paths.CONFIG).exists():
         atomic_write(root / paths.CONFIG, config.template_text())
         created.append(paths.CONFIG)
-    if not (root / paths.IGNORE).exists():
-        atomic_write(root / paths.IGNORE, paths.IGNORE_TEXT)
-        created.append(paths.IGNORE)
+    ensure_excluded(git)
     cfg = config.load_config(root)  # after writing the template: validates a human's file
-
-    to_commit = [e.path for e in git.status() if e.path in (paths.PLAN, paths.CONFIG, paths.IGNORE)]
+    to_commit = [e.path for e in git.status() if e.path in (paths.PLAN, paths.CONFIG)]
     committed = None
     if to_commit:
         git.run("add", "--", *to_commit)
         git.run("commit", "-q", "--no-verify", "-m", SETUP_SUBJECT, "--", *to_commit)
         committed = git.short("HEAD")
+    return created, committed, cfg
 
-    snapshot = ratchet.take_snapshot(root, cfg)
-    mem = memory_file.load_fast(root / paths.MEMORY)
-    title = plan.title or next((t.spec for t in plan.tasks if t.spec), None) or root.name
-    atomic_write(root / paths.REPORT, report.render(title, mem, now.iso))
 
-    dirty = [e.path for e in git.status()]
-    answer: dict[str, Any] = {
+def ensure_excluded(git: Git) -> bool:
+    """gtd's block in ``.git/info/exclude``: private helper files and test litter
+    are ignored on every branch. Returns whether the file changed."""
+    path = git.git_dir() / "info" / "exclude"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    block = "\n".join([paths.EXCLUDE_BEGIN, *paths.EXCLUDE_LINES, paths.EXCLUDE_END]) + "\n"
+    start, end = text.find(paths.EXCLUDE_BEGIN), text.find(paths.EXCLUDE_END)
+    if start != -1 and end != -1:
+        new = text[:start] + block + text[end + len(paths.EXCLUDE_END) :].lstrip("\n")
+    else:
+        new = text + ("" if not text or text.endswith("\n") else "\n") + block
+    if new == text:
+        return False
+    atomic_write(path, new)
+    return True
+
+
+def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
+    """The baseline run of setup, in its own process; its answer is sealed."""
+    from gtd.auto import baseline, config, memory_file, plan_file
+    from gtd.auto.cycle.engine import render
+    from gtd.auto.ratchet.diagnose import diagnose
+    from gtd.clock import now
+
+    git = Git(root, hardened=True)
+    lock = root / paths.LOCK
+    with locked(lock):
+        st = state.read(git)
+        current = st.journal
+        if current is None or current.kind != "baseline" or current.pid != os.getpid():
+            return
+    cfg = config.load_config(root)
+    snap = baseline.take(git, cfg, current.base)
+    found = diagnose(
+        snap.baseline,
+        cfg.test_command,
+        pytest=snap.environment.plugin,
+        has_tests=bool(snap.test_paths),
+    )
+    if found is not None and accept:
+        snap = snap._replace(accepted=f"{found.problem} (accepted at setup)")
+    with locked(lock):
+        st = state.read(git)
+        if st.journal is None or st.journal.pid != os.getpid():
+            return
+        _, plan = plan_file.load(root)
+        answer: Answer = {"head": current.base}
+        if snap.baseline_red or (found is not None and not accept):
+            answer.update(_refused(snap, cfg, found))
+            state.write(
+                git,
+                st,
+                "setup: baseline refused",
+                journal=None,
+                others={state.SETUP: json.dumps(answer).encode()},
+            )
+            return
+        imported: list[records.Record] = []
+        reverted: list[int] = []
+        if not st.set_up:
+            mem, _ = memory_file.load(root / paths.MEMORY)
+            imported = records.from_memory(mem)
+            known = {r.cycle for r in mem.cycles}
+            reverted = [n for n in _reverted_numbers(git) if n not in known]
+        st = baseline.seal(
+            root,
+            git,
+            st,
+            snap,
+            cfg,
+            message="setup: snapshot",
+            append=imported,
+            reverted_before=reverted,
+        )
+        answer.update(_ready_answer(root, git, snap, plan, cfg, extra=extra))
+        state.write(git, st, "setup: ready", others={state.SETUP: json.dumps(answer).encode()})
+        render(root, state.read(git), plan, now())
+
+
+def _reverted_numbers(git: Git) -> list[int]:
+    raw = git.run("for-each-ref", "--format=%(refname)", "refs/gtd/reverted/")
+    return sorted(
+        int(ref.rsplit("-", 1)[-1]) for ref in raw.split() if ref.rsplit("-", 1)[-1].isdigit()
+    )
+
+
+def _ready(
+    root: Path,
+    git: Git,
+    st: state.State,
+    plan: Any,
+    cfg: Any,
+    *,
+    created: list[str],
+    committed: str | None,
+) -> Answer:
+    from gtd.auto.ratchet import snapshot as codec
+
+    raw = state.read_blob(git, st, state.SNAPSHOT)
+    assert raw is not None
+    snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
+    return _ready_answer(
+        root, git, snap, plan, cfg, extra={"created": created, "committed": committed}
+    )
+
+
+def _ready_answer(
+    root: Path, git: Git, snap: Any, plan: Any, cfg: Any, *, extra: dict[str, Any]
+) -> Answer:
+    from gtd.auto.ratchet import snapshot as codec
+
+    count = len(snap.test_paths)
+    answer: Answer = {
         "status": "ready",
         "tasks": len(plan.tasks),
         "pending": len(plan.pending),
-        "snapshot_files": len(snapshot.files),
+        "snapshot_files": count,
         "test_command": cfg.test_command,
-        "baseline": ratchet.describe_baseline(snapshot),
-        "tests": _tests_line(snapshot),
-        "created": created,
-        "committed": committed,
+        "baseline": codec.describe_baseline(snap),
+        "tests": _tests_line(snap),
+        "created": extra.get("created") or [],
+        "committed": extra.get("committed"),
         "loop": LOOP_COMMAND,
         "report": paths.REPORT,
-        "message": f"Ratchet snapshot: {len(snapshot.files)} pre-existing test files",
+        "message": f"Ratchet snapshot: {count} pre-existing test files",
     }
-    if ratchet.baseline_red(snapshot):
-        answer["status"] = "baseline-red"
+    if snap.accepted:
+        answer["accepted"] = snap.accepted
+    dirty = [e.path for e in git.status()]
+    if dirty:
+        answer["dirty"] = dirty
+        answer["warning"] = "uncommitted changes: every tick answers `dirty` until you commit them"
+    answer["next"] = f"start the loop: {LOOP_COMMAND}"
+    return answer
+
+
+def _refused(snap: Any, cfg: Any, found: Any) -> Answer:
+    from gtd.auto.ratchet import snapshot as codec
+
+    answer: Answer = {
+        "status": "baseline-red",
+        "snapshot_files": len(snap.test_paths),
+        "test_command": cfg.test_command,
+        "baseline": codec.describe_baseline(snap),
+        "tests": _tests_line(snap),
+    }
+    if snap.baseline_red:
         answer["message"] = (
             "the test suite fails before any change and reports no per-test results, "
             "so the ratchet cannot tell a regression from the old failure"
         )
         answer["next"] = "make the suite green (or emit JUnit XML, see ratchet.junit_xml) and rerun"
         return answer
-    if dirty:
-        answer["dirty"] = dirty
-        answer["warning"] = "uncommitted changes: every tick answers `dirty` until you commit them"
-    answer["next"] = f"start the loop: {LOOP_COMMAND}"
+    answer["status"] = "baseline-broken"
+    answer["problem"] = found.problem
+    answer["fix"] = found.fix
+    answer["message"] = f"the baseline did not really run the suite: {found.problem}"
+    answer["next"] = (
+        f"{found.fix}; then rerun `gtd auto setup` (or accept it as it is with "
+        "`gtd auto setup --accept-baseline`)"
+    )
     return answer
 
 

@@ -44,11 +44,11 @@ _MAX_LISTED = 5
 
 
 def verify(root: Path, now: Now) -> Answer:
-    from gtd.auto import journal, plan_file
+    from gtd.auto import plan_file, state
 
     _, the_plan = plan_file.load_valid(root)
-    current = journal.load(root)
-    if current is not None:
+    current = state.read(Git(root, hardened=True)).journal
+    if current is not None and current.kind != "baseline":
         raise GtdError(
             f"cycle {current.cycle} ({current.task}) is in flight",
             "let it finish (or run `gtd cycle end`), then verify",
@@ -239,13 +239,13 @@ def _norm(path: str) -> str:
 
 
 def _write_report(root: Path, the_plan: Plan, now: Now, results: list[VerifyResult]) -> None:
-    from gtd.auto import memory_file, report
+    from gtd.auto import records, report, state
     from gtd.fsio import atomic_write, locked
 
     if not (root / paths.STATE_DIR).is_dir():
         return
     with locked(root / paths.LOCK):
-        mem = memory_file.load_fast(root / paths.MEMORY)
+        mem = records.fold(state.read(Git(root, hardened=True)).records)
         title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
         text = report.render(title or root.name, mem, now.iso, health=Health(verify=tuple(results)))
         atomic_write(root / paths.REPORT, text)

@@ -185,11 +185,18 @@ def _cycle_reset(
 
 
 @auto_app.command("setup")
-def _auto_setup(as_json: bool = JsonOpt) -> None:
+def _auto_setup(
+    as_json: bool = JsonOpt,
+    accept: bool = typer.Option(
+        False,
+        "--accept-baseline",
+        help="Seal a baseline with problems (collection errors, no test passing) anyway.",
+    ),
+) -> None:
     """Check repo and PLAN.md, write config, snapshot + baseline; print the loop command."""
     from gtd.cli import auto_cmd
 
-    raise typer.Exit(auto_cmd.setup(as_json))
+    raise typer.Exit(auto_cmd.setup(as_json, accept))
 
 
 # -- verify and the headless loop ------------------------------------------------------

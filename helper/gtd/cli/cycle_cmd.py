@@ -5,8 +5,10 @@ tick, so it is a few `key: value` lines with the status first, nothing more."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from gtd.auto.cycle.answers import Answer
 from gtd.cli.output import emit, root
 
 # Keys that only make sense in JSON (the brief itself is in the brief file).
@@ -23,6 +25,7 @@ def begin(as_json: bool, tick: bool = False) -> int:
     from gtd.clock import now
     from gtd.errors import GtdError
 
+    answer: Answer
     try:
         answer = Cycle(root(), now()).begin()
     except GtdError as exc:
@@ -55,7 +58,7 @@ def reset(as_json: bool, task: str | None) -> int:
     return 0
 
 
-def render(answer: dict[str, Any]) -> str:
+def render(answer: Mapping[str, Any]) -> str:
     lines = []
     for key, value in answer.items():
         if key in _JSON_ONLY or value is None or value == []:

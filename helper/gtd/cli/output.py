@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 JSON_HELP = "Print one JSON object on stdout instead of text."
 
 
-def emit(payload: dict[str, Any], text: str, as_json: bool) -> None:
+def emit(payload: Mapping[str, Any], text: str, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, sort_keys=False) + "\n")
     else:

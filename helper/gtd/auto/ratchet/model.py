@@ -73,17 +73,36 @@ class RunResult(NamedTuple):
         return None if self.tests is None else len(self.tests)
 
 
+class Environment(NamedTuple):
+    """What the baseline run said about the test interpreter (from the plugin)."""
+
+    dirs: tuple[str, ...] = ()  # directories on its sys.path outside the repository
+    shadowable: tuple[str, ...] = ()  # top-level module names a new file must not take
+    plugin: bool = False  # whether the per-test plugin reported at all
+
+
 class Snapshot(NamedTuple):
     """What the ratchet protects and the baseline it compares against.
 
-    ``files``: the snapshot test files (path → sha256 of the content).
-    ``protected``: protected test configuration (path → sha256 of the part that
-    governs tests; "" when the file exists but has no such part).
+    ``head``: the commit the snapshot describes (the cycle base it guards).
+    ``files``: the snapshot test files, path → git blob id: any change is a
+    modification.
+    ``doctests``: modules whose only tests are doctests, path → {doctest name →
+    digest of its docstring}: the code around them may change, the examples not.
+    ``protected``: protected test configuration, path → digest of the part that
+    governs tests ("" when the file exists but has no such part).
+    ``collected``: the test files came from the runner's own collection (pytest),
+    not only from name patterns.
     """
 
+    head: str = ""
     files: Mapping[str, str] = MappingProxyType({})
     protected: Mapping[str, str] = MappingProxyType({})
     baseline: RunResult = RunResult()
+    doctests: Mapping[str, Mapping[str, str]] = MappingProxyType({})
+    collected: bool = False
+    environment: Environment = Environment()
+    accepted: str | None = None  # baseline problems the person accepted at setup
 
     @property
     def baseline_red(self) -> bool:
@@ -108,18 +127,31 @@ class Snapshot(NamedTuple):
             return f"baseline {command_reason(test)}, with no per-test results (JUnit XML)"
         return None
 
+    @property
+    def test_paths(self) -> list[str]:
+        """Every file whose tests the snapshot protects, sorted."""
+        return sorted({*self.files, *self.doctests})
+
 
 class FileHashes(NamedTuple):
-    """The working tree as the integrity check sees it.
+    """The candidate tree as the integrity check sees it (all read from git objects).
 
-    ``files``: each snapshot test file's current sha256, None when it is gone.
-    ``new_files``: test files not in the snapshot (path → sha256), to spot renames.
+    ``files``: each snapshot test file's blob id now, None when it is gone.
+    ``new_files``: test files not in the snapshot (path → blob id), to spot renames.
     ``protected``: protected configuration found now (path → digest, as in Snapshot).
+    ``doctests``: each snapshot doctest module's docstring digests now (None: gone).
+    ``new_modules``: Python modules the candidate adds in a folder without an
+    ``__init__.py`` (a folder that may be on the import path: the root, a test
+    folder pytest inserts, ``src``).
+    ``submodules``: submodule paths whose recorded commit changed, appeared or went.
     """
 
     files: Mapping[str, str | None]
     new_files: Mapping[str, str]
     protected: Mapping[str, str]
+    doctests: Mapping[str, Mapping[str, str] | None] = MappingProxyType({})
+    new_modules: tuple[str, ...] = ()
+    submodules: tuple[str, ...] = ()
 
 
 def worst_by_test(pairs: Iterable[tuple[str, Outcome]]) -> dict[str, Outcome]:

@@ -44,8 +44,17 @@ class Reports(NamedTuple):
     scratch: Path | None  # a temporary directory to remove afterwards, if one was made
 
 
-def prepare(root: Path) -> Reports:
-    """Report files for a run from ``root``, none of them left from an earlier run."""
+def prepare(root: Path, folder: Path | None = None) -> Reports:
+    """Report files for a run from ``root``, none of them left from an earlier run.
+    ``folder`` (a clean room's slot): the plugin is written there afresh, so nothing
+    else can sit beside it on the test run's import path."""
+    if folder is not None:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        reports = Reports(folder / "site", folder / "outcomes.jsonl", folder / "pytest.xml", None)
+        _install_plugin(reports.site)
+        return reports
     cache = directory(root)
     if cache is not None:
         stem = f"ratchet-{os.getpid()}"  # concurrent runs never share a file

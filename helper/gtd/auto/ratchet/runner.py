@@ -1,7 +1,8 @@
 """Running the configured commands once, through the one subprocess seam.
 
-Each command runs from the repository root with the config's timeout, in its own
-process group (gtd.proc). The test command runs with the environment of
+Each command runs from the directory it is given (a clean room's checkout, see
+gtd.auto.ratchet.room) with the config's timeout, in its own process group
+(gtd.proc). The test command runs with the environment of
 gtd.auto.ratchet.reports, so any pytest it ends up starting (plain, ``python -m
 pytest``, make, a shell pipeline) reports per-test outcomes; other runners report
 through ``ratchet.junit_xml``. Nothing is run twice.
@@ -21,7 +22,7 @@ from gtd import proc
 from gtd.auto.config import CONFIG_PATH, Config
 from gtd.auto.ratchet import reports
 from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
-from gtd.errors import GitError, InputError
+from gtd.errors import InputError
 
 TAIL_LINES = 60
 _LINE_MAX = 500
@@ -39,52 +40,52 @@ def planned(config: Config) -> list[tuple[Kind, str]]:
     return [(kind, command) for kind, command in pairs if command]
 
 
-def run_all(root: Path, config: Config, untracked: set[str] | None = None) -> RunResult:
-    """Run every configured command once; never raises for a command's failure.
-
-    Untracked files the commands leave behind (bytecode or reports in a
-    repository that does not ignore them) are removed afterwards: they are
-    neither the agent's work, to be committed, nor the human's, to make the next
-    tick answer `dirty`. Ignored caches stay, so pytest keeps its speed.
-    ``untracked`` is the untracked files now, when the caller has listed them."""
-    from gtd.git import Git, sweep_created
-
-    git = Git(root)
-    before = untracked
-    if before is None:
-        try:
-            before = git.untracked()
-        except GitError:  # not a repository (a bare directory in tests): nothing to sweep
-            before = None
+def run_all(
+    cwd: Path,
+    config: Config,
+    *,
+    env: dict[str, str] | None = None,
+    reports_dir: Path | None = None,
+    only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
+) -> RunResult:
+    """Run every configured command (of the kinds in ``only``) once from ``cwd``;
+    never raises for a command's failure. ``env`` adds to each command's
+    environment; ``reports_dir`` is where the test run's per-test reports go (a
+    clean room's slot; by default the repository's cache)."""
     commands: list[CommandRun] = []
     tests: dict[str, Outcome] | None = None
     for kind, command in planned(config):
+        if kind not in only:
+            continue
         if kind == "test":
-            run, tests = run_tests(root, command, config)
+            run, tests = run_tests(cwd, command, config, env, reports_dir)
         else:
-            run = run_command(root, kind, command, config.timeout_s)
+            run = run_command(cwd, kind, command, config.timeout_s, env)
         commands.append(run)
-    if before is not None:
-        sweep_created(git, root, before)
     return RunResult(tuple(commands), tests)
 
 
 def run_tests(
-    root: Path, command: str, config: Config
+    cwd: Path,
+    command: str,
+    config: Config,
+    env: dict[str, str] | None = None,
+    reports_dir: Path | None = None,
 ) -> tuple[CommandRun, dict[str, Outcome] | None]:
-    for stale in reports.configured(root, config.junit_xml):
+    for stale in reports.configured(cwd, config.junit_xml):
         stale.unlink(missing_ok=True)
-    files = reports.prepare(root)
+    files = reports.prepare(cwd, reports_dir)
     try:
-        run = run_command(root, "test", command, config.timeout_s, reports.environment(files))
+        run_env = {**(env or {}), **reports.environment(files)}
+        run = run_command(cwd, "test", command, config.timeout_s, run_env)
     except BaseException:
         reports.discard(files)
         raise
-    return run, reports.collect(root, files, config.junit_xml)
+    return run, reports.collect(cwd, files, config.junit_xml)
 
 
 def run_command(
-    root: Path, kind: Kind, command: str, timeout_s: float, env: dict[str, str] | None = None
+    cwd: Path, kind: Kind, command: str, timeout_s: float, env: dict[str, str] | None = None
 ) -> CommandRun:
     try:
         argv, via_shell = proc.command_argv(command)
@@ -94,7 +95,7 @@ def run_command(
         ) from None
     if not argv:
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
-    result = proc.run(argv, root, timeout=timeout_s, env=env)
+    result = proc.run(argv, cwd, timeout=timeout_s, env=env)
     output = result.output
     return CommandRun(
         kind=kind,

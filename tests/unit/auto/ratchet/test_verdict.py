@@ -245,7 +245,9 @@ def test_judge_reports_every_failure_in_details() -> None:
 def test_judge_health_figures() -> None:
     run = res(cmd("build"), cmd(), tests={"t::a": "passed", "t::b": "skipped"})
     verdict = judge(res(cmd("build"), cmd(), tests={"t::a": "passed"}), run, [])
-    assert verdict == Verdict(True, None, tests_passed=1, tests_total=2, build_ok=True)
+    assert verdict == Verdict(
+        True, None, tests_passed=1, tests_total=2, build_ok=True, tests_failed=0, tests_skipped=1
+    )
     bare = judge(res(cmd()), res(cmd()), [])
     assert (bare.tests_passed, bare.tests_total, bare.build_ok) == (None, None, None)
 

@@ -1,0 +1,153 @@
+"""Taking the ratchet's baseline and sealing the snapshot: at `gtd auto setup`,
+after a person's commit (a refresh, started by `cycle begin`), and after each
+passing cycle (the snapshot advances to what was just judged).
+
+A baseline run goes through the clean room like a cycle's check and may take as
+long as the suite does, so setup and refresh run it in a worker process of their
+own (gtd.auto.cycle.engine._fork) and seal the result when it is in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gtd import paths
+from gtd.auto import records, state
+from gtd.auto.config import Config, load_config, to_json
+from gtd.auto.ratchet import check
+from gtd.auto.ratchet import snapshot as codec
+from gtd.auto.ratchet.model import Snapshot
+from gtd.auto.state import State
+from gtd.clock import now
+from gtd.fsio import locked
+from gtd.git import Git
+
+
+def summary(
+    snap: Snapshot, config: Config, at: str, reverted_before: list[int] | None = None
+) -> dict[str, Any]:
+    """What every tick needs, small: the sealed config and the snapshot's facts."""
+    return {
+        "format": codec.FORMAT,
+        "head": snap.head,
+        "config": to_json(config),
+        "environment_dirs": list(snap.environment.dirs),
+        "bootstrap": codec.bootstrap_needed(snap),
+        "test_files": len(snap.test_paths),
+        "taken_at": at,
+        "reverted_before_setup": reverted_before or [],
+    }
+
+
+def take(git: Git, config: Config, head: str, accepted: str | None = None) -> Snapshot:
+    """Run the baseline of ``head`` in the clean room and describe it."""
+    tree = check.tree_of(git, head)
+    base = check.run_baseline(git, config, tree)
+    return check.snapshot_of(git, head, tree, base, accepted=accepted)
+
+
+def seal(
+    root: Path,
+    git: Git,
+    st: State,
+    snap: Snapshot,
+    config: Config,
+    *,
+    message: str,
+    append: list[records.Record] | None = None,
+    reverted_before: list[int] | None = None,
+) -> State:
+    at = now().iso
+    previous = (st.summary or {}).get("reverted_before_setup")
+    st = state.write(
+        git,
+        st,
+        message,
+        journal=None,
+        summary=summary(snap, config, at, reverted_before or previous),
+        snapshot=codec.dumps(snap),
+        pending=None,
+        append=append or [],
+    )
+    state.write_mirrors(root, st, snapshot_paths=snap.test_paths)
+    return st
+
+
+def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], list[str]]:
+    """The snapshot after a passing cycle: the pending one (judged on the
+    candidate) now describing ``final``, whose PLAN.md carries the tick."""
+    raw = state.read_blob(git, st, state.PENDING)
+    assert raw is not None
+    assert st.summary is not None
+    pending = codec.loads(raw, f"{state.REF}:{state.PENDING}")
+    from gtd.auto.ratchet import protect
+
+    protected = dict(pending.protected)
+    found = git.objects([f"{final}:{paths.PLAN}"])[0]
+    if found is not None:
+        protected[paths.PLAN] = protect.digest(paths.PLAN, found.data)
+    snap = pending._replace(head=final, protected=protected)
+    from gtd.auto.config import from_json
+
+    config = from_json(st.summary.get("config") or {})
+    reverted = st.summary.get("reverted_before_setup") or []
+    return codec.dumps(snap), summary(snap, config, now().iso, reverted), snap.test_paths
+
+
+def refresh_worker(root: Path) -> None:
+    """The worker `cycle begin` starts after a person's commit: a new baseline of
+    HEAD, sealed with a ``refresh`` record (the report says whose commit it was)."""
+    from gtd.auto.cycle.engine import render
+    from gtd.auto.memory import Refresh
+
+    git = Git(root, hardened=True)
+    lock = root / paths.LOCK
+    with locked(lock):
+        st = state.read(git)
+        current = st.journal
+        import os
+
+        if current is None or current.kind != "baseline" or current.pid != os.getpid():
+            return
+    from gtd.auto import breaker
+    from gtd.auto.ratchet.diagnose import diagnose
+    from gtd.errors import GtdError
+
+    short = git.short(current.base)
+    problem: str | None = None
+    snap: Snapshot | None = None
+    config = Config()
+    try:
+        config = load_config(root)
+        snap = take(git, config, current.base)
+        found = diagnose(
+            snap.baseline,
+            config.test_command,
+            pytest=snap.environment.plugin,
+            has_tests=bool(snap.test_paths),
+        )
+        if snap.baseline_reason is not None:
+            problem = snap.baseline_reason
+        elif found is not None:
+            problem = f"{found.problem}; {found.fix}"
+    except GtdError as exc:
+        problem = exc.render().replace("\n", " ")
+    with locked(lock):
+        st = state.read(git)
+        if st.journal is None or st.journal.pid != os.getpid():
+            return
+        at = now().iso
+        refresh = Refresh(short, at, f"snapshot refreshed after {short} by a person")
+        new: list[records.Record] = [refresh]
+        if problem is not None:
+            reason = f"the baseline after {short} is broken: {problem}"
+            new.append(breaker.forced_halt("baseline", 0, reason, at))
+        if snap is None:
+            st = state.write(git, st, f"refresh after {short} failed", journal=None, append=new)
+        else:
+            st = seal(root, git, st, snap, config, message=f"refresh after {short}", append=new)
+        from gtd.auto import plan_file
+
+        _, the_plan = plan_file.load(root)
+        render(root, st, the_plan, now())

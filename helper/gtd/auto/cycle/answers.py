@@ -1,0 +1,257 @@
+"""What `gtd cycle begin|end|reset` answer. Pure: values in, typed answers out.
+
+Every answer is a flat mapping with ``status`` first; the CLI prints it as
+``key: value`` lines (what a tick injects into the model's context) or as one JSON
+object. A verdict is never an error: `end` answers ``passed`` or ``reverted``
+(or ``checking`` when the tests outlive its wait) with ``next:`` saying whether the
+loop goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, TypedDict
+
+from gtd import paths
+from gtd.auto.breaker import Trip
+from gtd.auto.journal import Journal
+from gtd.auto.memory import CycleRecord
+from gtd.auto.plan import Pick
+
+Status = Literal[
+    # begin
+    "task",
+    "busy",
+    "halted",
+    "blocked",
+    "dirty",
+    "complete",
+    "error",
+    # end
+    "passed",
+    "reverted",
+    "checking",
+    # reset
+    "reset",
+    "unchanged",
+]
+Next = Literal["continue", "halt", "complete"]
+
+
+class BlockedTask(TypedDict):
+    id: str
+    title: str
+    blocked_by: list[str]
+
+
+class _Required(TypedDict):
+    status: Status
+
+
+class Answer(_Required, total=False):
+    cycle: int
+    task: str
+    title: str
+    kind: str
+    spike: bool
+    phase: str
+    since: str
+    files: list[str]
+    brief: str
+    brief_text: str
+    paths: list[str]
+    blocked: list[BlockedTask]
+    done: int
+    commit: str
+    reason: str
+    kept: str
+    tests: str
+    remaining: int
+    tasks: list[str]
+    pid: int
+    duration_s: float
+    flaky: list[str]
+    recovered: str
+    previous: str
+    message: str
+    next: str
+
+
+_MAX_REASON = 300  # a reason longer than this is cut in answers (memory keeps it whole)
+
+
+def short(text: str, limit: int = _MAX_REASON) -> str:
+    """``text`` cut to ``limit`` characters at a word boundary, marked with …."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
+    return cut + "…"
+
+
+def busy(journal: Journal) -> Answer:
+    if journal.kind == "baseline":
+        return {
+            "status": "busy",
+            "phase": journal.phase,
+            "since": journal.started_at,
+            "message": journal.title or "the ratchet is taking a new baseline",
+            "next": "end this tick; the baseline run finishes on its own",
+        }
+    return {
+        "status": "busy",
+        "cycle": journal.cycle,
+        "task": journal.task,
+        "phase": journal.phase,
+        "since": journal.started_at,
+        "message": f"cycle {journal.cycle} ({journal.task}) is in flight ({journal.phase})",
+        "next": "end this tick; the running cycle finishes on its own",
+    }
+
+
+def halted(trip: Trip) -> Answer:
+    return {
+        "status": "halted",
+        "task": trip.task,
+        "reason": short(trip.reason),
+        "message": short(trip.message),
+        "next": f"stop the loop; fix {trip.task} by hand, then run `gtd cycle reset {trip.task}`"
+        if trip.task != "baseline"
+        else "stop the loop; fix the test suite or its environment, then run `gtd cycle reset`",
+    }
+
+
+def blocked_commit(reason: str, hint: str) -> Answer:
+    """A passed cycle whose commit git refuses to write (signing, a hook)."""
+    return {
+        "status": "halted",
+        "reason": short(reason),
+        "message": f"git cannot write the cycle's commit: {short(reason)}",
+        "next": f"stop the loop; {hint}; the next `gtd cycle begin` then commits the work",
+    }
+
+
+def dirty(changed: Sequence[str]) -> Answer:
+    return {
+        "status": "dirty",
+        "paths": list(changed),
+        "message": f"{len(changed)} uncommitted change(s) not made by a cycle, untouched",
+        "next": "end this tick; the human commits or stashes their work",
+    }
+
+
+def complete(done: int) -> Answer:
+    return {
+        "status": "complete",
+        "done": done,
+        "message": f"All tasks complete ({done} done).",
+        "next": "stop the loop, then run `gtd verify`",
+    }
+
+
+def blocked(pick: Pick) -> Answer:
+    return {
+        "status": "blocked",
+        "blocked": [{"id": t.id, "title": t.title, "blocked_by": list(b)} for t, b in pick.blocked],
+        "message": "All remaining tasks are blocked: "
+        + "; ".join(f"{t.id} by {', '.join(b)}" for t, b in pick.blocked),
+        "next": "stop the loop; resolve the blockers in PLAN.md by hand",
+    }
+
+
+def refreshing(commit: str) -> Answer:
+    return {
+        "status": "busy",
+        "phase": "checking",
+        "message": f"snapshot refreshed after {commit} by a person: taking a new baseline",
+        "next": "end this tick; the next tick starts a task once the baseline is in",
+    }
+
+
+def task(journal: Journal, files: Sequence[str], brief_text: str) -> Answer:
+    return {
+        "status": "task",
+        "cycle": journal.cycle,
+        "task": journal.task,
+        "title": journal.title,
+        "kind": journal.kind,
+        "spike": journal.spike,
+        "files": list(files),
+        "brief": paths.BRIEF,
+        "brief_text": brief_text,
+        "next": "run the implementer subagent on the brief, then `gtd cycle end`",
+    }
+
+
+def checking(journal: Journal) -> Answer:
+    return {
+        "status": "checking",
+        "cycle": journal.cycle,
+        "task": journal.task,
+        "pid": journal.pid or 0,
+        "since": journal.started_at,
+        "message": f"cycle {journal.cycle} ({journal.task}): the tests are still running "
+        "in the background",
+        "next": "end this tick; a later tick reports the verdict",
+    }
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
+    answer: Answer = {
+        "status": "passed" if rec.status == "passed" else "reverted",
+        "cycle": rec.cycle,
+        "task": rec.task,
+        "remaining": remaining,
+    }
+    if rec.commit:
+        answer["commit"] = rec.commit
+    if rec.status != "passed":
+        if rec.reason:
+            answer["reason"] = short(rec.reason)
+        answer["kept"] = rec.kept or f"{paths.REVERTED_REF}{rec.cycle}"
+    if rec.tests_total is not None:
+        answer["tests"] = f"{rec.tests_passed} / {rec.tests_total}"
+    if rec.flaky:
+        answer["flaky"] = list(rec.flaky)
+    if rec.duration_s is not None:
+        answer["duration_s"] = rec.duration_s
+    if trip is not None:
+        answer["next"] = "halt"
+        answer["message"] = short(trip.message)
+    elif not remaining:
+        answer["next"] = "complete"
+        answer["message"] = "All tasks complete. Stop the loop and run `gtd verify`."
+    else:
+        answer["next"] = "continue"
+        answer["message"] = f"Cycle complete. {plural(remaining, 'task')} remaining."
+    return answer
+
+
+def previous(rec: CycleRecord) -> str:
+    """One line on a cycle whose verdict no `end` reported (it came in the background)."""
+    if rec.status == "passed":
+        return f"cycle {rec.cycle} {rec.task} passed {rec.commit or ''}".rstrip()
+    return f"cycle {rec.cycle} {rec.task} reverted: {short(rec.reason or 'no reason', 200)}"
+
+
+def recovered(journal: Journal, committed: bool) -> str:
+    what = "committed" if committed else "reverted"
+    text = f"cycle {journal.cycle} ({journal.task}) was interrupted; {what} it"
+    if journal.reason and not committed:
+        text += f": {short(journal.reason, 200)}"
+    return text
+
+
+def reset(cleared: Sequence[str]) -> Answer:
+    return {
+        "status": "reset",
+        "tasks": list(cleared),
+        "message": f"circuit breaker reset for {', '.join(cleared)}; the loop may run again",
+    }
+
+
+def unchanged() -> Answer:
+    return {"status": "unchanged", "message": "no tripped circuit breaker to reset"}

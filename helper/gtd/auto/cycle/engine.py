@@ -1,0 +1,635 @@
+"""One auto-mode cycle (DESIGN §4.2): begin, end, reset, and crash recovery.
+
+`begin` answers what the tick should do and, for a task, seals the journal and
+writes the brief. `end` hands the judging to a worker process of its own (its own
+session, so it outlives the tool call that started it) and waits for the verdict
+up to ``ratchet.wait_seconds``; the worker judges the candidate in the clean room,
+then commits it or restores the base, and seals the record. A verdict that comes
+later is reported by the next `begin` (``previous:``).
+
+Crash safety rests on three facts: `begin` only starts a cycle on a clean tree,
+so every change present at `end` is the cycle's own; a revert first stores the
+whole working tree under refs/gtd/reverted/cycle-N; and each step of finishing is
+sealed in the journal before the next, so a rerun (by `end` or by the next
+`begin`) finishes the job. Everything a decision depends on is read from the
+sealed state (gtd.auto.state), never from files the agent could edit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from gtd import paths
+from gtd.auto import breaker, records, state
+from gtd.auto.config import Config, from_json
+from gtd.auto.cycle import answers, finish, seals
+from gtd.auto.cycle.answers import Answer
+from gtd.auto.journal import Journal
+from gtd.auto.memory import CycleRecord, Memory
+from gtd.auto.plan import Plan, Task
+from gtd.auto.state import State
+from gtd.clock import Now
+from gtd.errors import GtdError, RepoError, StateError
+from gtd.fsio import atomic_write, locked, temp_owner
+from gtd.git import Git, stale_locks
+
+# How long `begin` waits for a snapshot refresh before answering busy: an injected
+# tick command has two minutes in Claude Code.
+_REFRESH_WAIT_S = 90.0
+
+
+def crash_point(name: str) -> None:
+    """Test hook: `GTD_CRASH_AT=<name>` kills the helper here, as a power cut would.
+    The fault tests use it to prove every point of `end` is recoverable."""
+    if os.environ.get("GTD_CRASH_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def require_setup(root: Path, st: State) -> None:
+    if st.set_up:
+        return
+    if (root / paths.SNAPSHOT_JSON).exists():
+        raise GtdError(
+            "auto mode's state now lives in git (refs/gtd/state), and this repository "
+            "was set up by an older gtd",
+            "run `gtd auto setup` once: it takes a new snapshot and keeps your memory",
+        )
+    raise GtdError("auto mode is not set up in this repository", "run `gtd auto setup` first")
+
+
+def sealed_config(st: State) -> Config:
+    assert st.summary is not None
+    return from_json(st.summary.get("config") or {})
+
+
+class Cycle:
+    def __init__(self, root: Path, now: Now) -> None:
+        self.root = root
+        self.now = now
+        self.git = Git(root, hardened=True)
+
+    @property
+    def _lock(self) -> Path:
+        return self.root / paths.LOCK
+
+    # -- begin -----------------------------------------------------------------------
+
+    def begin(self) -> Answer:
+        answer, child = self._begin_once()
+        if child is None:
+            return answer
+        # A snapshot refresh started: wait for it a while (a tick's injected command
+        # may take two minutes), then answer as if it had never been needed.
+        st = state.read(self.git)
+        deadline = time.monotonic() + min(sealed_config(st).wait_s, _REFRESH_WAIT_S)
+        while time.monotonic() < deadline:
+            done, _ = os.waitpid(child, os.WNOHANG)
+            if done:
+                again, started = self._begin_once()
+                return again if started is None else answer
+            time.sleep(0.02)
+        return answer
+
+    def _begin_once(self) -> tuple[Answer, int | None]:
+        """One pass of `begin` under the lock; the pid of a refresh worker it
+        started, if it did."""
+        with locked(self._lock):
+            self._leftovers()
+            st = state.read(self.git)
+            require_setup(self.root, st)
+            recovered: str | None = None
+            if st.journal is not None:
+                if self._live(st.journal, sealed_config(st)):
+                    return self._with_previous(st, answers.busy(st.journal)), None
+                st, recovered = self._recover(st)
+                if st.journal is not None and st.journal.blocked:
+                    return answers.blocked_commit(st.journal.blocked, "see the reason"), None
+            if st.records and rendered_count(self.root) != len(st.records):
+                from gtd.auto import plan_file
+
+                render(self.root, st, plan_file.load(self.root)[1], self.now)
+            answer, child = self._begin_clean(st)
+            answer = self._with_previous(st, answer)
+        if recovered:
+            answer["recovered"] = recovered
+        return answer, child
+
+    def _leftovers(self) -> None:
+        """Remove what a killed helper of ours left, and nothing else: its
+        atomic-write temp files beside PLAN.md and config.yaml, and git lock files
+        its killed git children left in the git directory."""
+        for folder in (self.root, self.root / paths.STATE_DIR):
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                pid = temp_owner(name)
+                if pid is not None and not finish.pid_alive(pid):
+                    with contextlib.suppress(OSError):
+                        os.unlink(folder / name)
+        dot = self.root / ".git"
+        if dot.is_dir():
+            stale_locks(dot)
+
+    def _live(self, journal: Journal, config: Config) -> bool:
+        if journal.phase == "agent":
+            return self.now.epoch - journal.started_epoch < config.agent_timeout_minutes * 60
+        if journal.phase == "checking":
+            return finish.pid_alive(journal.pid)
+        # committing / reverting only ever appear under the lock we now hold, so a
+        # journal left in those phases belongs to a process that died mid-way.
+        return False
+
+    def _begin_clean(self, st: State) -> tuple[Answer, int | None]:
+        from gtd.auto import plan, plan_file
+
+        config = sealed_config(st)
+        _, the_plan = plan_file.load_valid(self.root)
+        mem = records.fold(st.records)
+        pending = [t.id for t in the_plan.pending]
+        trip = breaker.check(mem, config.circuit_breaker_threshold, pending)
+        if trip is not None:
+            return answers.halted(trip), None
+        tree = self.git.state()
+        if tree.head is None:
+            raise RepoError("the repository has no commits", "commit once, then run again")
+        if tree.branch is None:
+            raise RepoError(
+                "HEAD is detached: a cycle's commits would land on no branch",
+                "check out the loop's branch (`git switch <branch>`), then run again",
+            )
+        dirty = [e.path for e in tree.entries]
+        if dirty:
+            return answers.dirty(dirty), None
+        assert st.summary is not None
+        if tree.head != st.summary.get("head"):
+            return self._refresh(st, tree.head, tree.branch)
+        pick = plan.pick(the_plan)
+        if pick.kind == "complete":
+            return answers.complete(sum(1 for t in the_plan.tasks if t.status == "done")), None
+        if pick.kind == "blocked":
+            return answers.blocked(pick), None
+        assert pick.task is not None
+        return self._start(st, the_plan, pick.task, mem, where=(tree.head, tree.branch)), None
+
+    def _start(
+        self, st: State, the_plan: Plan, task: Task, mem: Memory, *, where: tuple[str, str]
+    ) -> Answer:
+        from gtd.auto import brief, memory
+        from gtd.templates import template
+
+        assert st.summary is not None
+        head, branch = where
+        config = sealed_config(st)
+        number = memory.next_cycle_number(mem)
+        test_command = config.test_command or "(no test command detected)"
+        bootstrap = bool(st.summary.get("bootstrap")) and not any(
+            r.task == paths.BOOTSTRAP and r.status == "passed" for r in mem.cycles
+        )
+        env_dirs = st.summary.get("environment_dirs") or []
+        sealed = seals.take(self.git, env_dirs)
+        common: dict[str, Any] = {
+            "cycle": number,
+            "base": head,
+            "branch": branch,
+            "started_at": self.now.iso,
+            "started_epoch": self.now.epoch,
+            "seals": sealed,
+        }
+        if bootstrap:
+            files = sorted({f for t in the_plan.tasks for f in t.files})
+            text = brief.render_bootstrap(
+                template("brief-bootstrap.md"), cycle=number, files=files, test_command=test_command
+            )
+            entry = Journal(
+                task=paths.BOOTSTRAP,
+                title="baseline tests",
+                kind="bootstrap",
+                spike=False,
+                **common,
+            )
+            shown: list[str] = []
+        else:
+            text = brief.render_task(
+                template("brief.md"),
+                cycle=number,
+                task=task,
+                failures=memory.failures_for(mem, task.id),
+                learnings=[f"{item.spike}: {item.insight}" for item in memory.learnings(mem)],
+                test_command=test_command,
+            )
+            entry = Journal(task=task.id, title=task.title, kind="task", spike=task.spike, **common)
+            shown = list(task.files)
+        atomic_write(self.root / paths.BRIEF, text)
+        st = state.write(self.git, st, f"cycle {number} ({entry.task}): begin", journal=entry)
+        state.write_mirrors(self.root, st)
+        return answers.task(entry, shown, text)
+
+    def _refresh(self, st: State, head: str, branch: str) -> tuple[Answer, int]:
+        """HEAD moved with no cycle in flight: commits a person made. Take a new
+        snapshot and baseline from them in a worker (`begin` waits for it a while,
+        outside the lock) and answer busy meanwhile."""
+        from gtd.auto.config import load_config
+
+        load_config(self.root)  # a broken config is the person's to fix: say so now
+        short = self.git.short(head)
+        entry = Journal(
+            cycle=0,
+            task="",
+            title=f"snapshot refreshed after {short} by a person: taking a new baseline",
+            kind="baseline",
+            spike=False,
+            base=head,
+            branch=branch,
+            started_at=self.now.iso,
+            started_epoch=self.now.epoch,
+            phase="checking",
+        )
+        st = state.write(self.git, st, f"refresh after {short}", journal=entry)
+        from gtd.auto import baseline
+
+        child = _fork(self.root, lambda: baseline.refresh_worker(self.root))
+        entry = entry.evolve(pid=child)
+        st = state.write(self.git, st, f"refresh after {short}: worker {child}", journal=entry)
+        state.write_mirrors(self.root, st)
+        return answers.refreshing(short), child
+
+    def _with_previous(self, st: State, answer: Answer) -> Answer:
+        """Add the verdict of a cycle whose `end` answered `checking` (the tests
+        outlived its wait) to the first answer after it came in."""
+        last = next((r for r in reversed(st.records) if isinstance(r, CycleRecord)), None)
+        if last is None or last.cycle <= self._reported():
+            return answer
+        self._mark_reported(last.cycle)
+        answer["previous"] = answers.previous(last)
+        return answer
+
+    def _reported(self) -> int:
+        try:
+            return int((self.root / paths.REPORTED).read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def _mark_reported(self, cycle: int) -> None:
+        with contextlib.suppress(OSError):
+            atomic_write(self.root / paths.REPORTED, f"{cycle}\n")
+
+    def _recover(self, st: State) -> tuple[State, str]:
+        current = st.journal
+        assert current is not None
+        if current.kind == "baseline":
+            st = state.write(self.git, st, "drop an interrupted baseline run", journal=None)
+            state.write_mirrors(self.root, st)
+            return st, "a baseline run was interrupted; it runs again"
+        if current.phase in ("agent", "checking"):
+            config = sealed_config(st)
+            if current.phase == "agent":
+                minutes = config.agent_timeout_minutes
+                reason = f"abandoned: no `gtd cycle end` within {minutes} min"
+            else:
+                reason = "interrupted: `gtd cycle end` stopped before its verdict"
+            halt = False
+            tampered = state.tampered(self.root, self.git, st)
+            if tampered:
+                reason, halt = f"helper state modified: {tampered[0]}", True
+            current = current.evolve(phase="reverting", passed=False, reason=reason, halt=halt)
+            st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
+        st, rec, _trip = self._finish(st)
+        if st.journal is not None:  # the commit is blocked: leave it for the next tick
+            return st, ""
+        self._mark_reported(rec.cycle)
+        return st, answers.recovered(current, committed=rec.status == "passed")
+
+    # -- end -------------------------------------------------------------------------
+
+    def end(self, learning: str | None, *, detach: bool = True) -> Answer:
+        """Judge the cycle in flight. ``detach``: in a worker process that outlives
+        this one, waiting up to ``ratchet.wait_seconds`` for its verdict; otherwise
+        here, to the end (`gtd loop`)."""
+        with locked(self._lock):
+            st = state.read(self.git)
+            require_setup(self.root, st)
+            current = st.journal
+            if current is None or current.kind == "baseline":
+                raise GtdError("no cycle in flight", "run `gtd cycle begin` first")
+            if current.phase in ("committing", "reverting"):
+                return self._answer(*self._finish(st)[1:])
+            if current.phase == "checking" and finish.pid_alive(current.pid):
+                return answers.checking(current)
+            tampered = state.tampered(self.root, self.git, st)
+            if tampered:
+                current = current.evolve(
+                    phase="reverting",
+                    passed=False,
+                    reason=f"helper state modified: {tampered[0]}",
+                    halt=True,
+                )
+                st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
+                return self._answer(*self._finish(st)[1:])
+            current = current.evolve(
+                phase="checking", pid=None, learning=learning or current.learning
+            )
+            if not detach:
+                current = current.evolve(pid=os.getpid())
+            st = state.write(self.git, st, f"cycle {current.cycle}: check", journal=current)
+            child = 0
+            if detach:
+                cycle = current.cycle
+                child = _fork(self.root, lambda: Cycle(self.root, self.now).work(cycle))
+                current = current.evolve(pid=child)
+                st = state.write(self.git, st, f"cycle {cycle}: worker {child}", journal=current)
+            state.write_mirrors(self.root, st)
+        if not detach:
+            self.work(current.cycle)
+            return self._answer_for(current)
+        return self._wait(current, child, sealed_config(st).wait_s)
+
+    def _wait(self, current: Journal, child: int, wait_s: float) -> Answer:
+        deadline = time.monotonic() + wait_s
+        while True:
+            done, _ = os.waitpid(child, os.WNOHANG)
+            if done:
+                return self._answer_for(current)
+            if time.monotonic() >= deadline:
+                return answers.checking(current)
+            time.sleep(0.02)
+
+    def _answer_for(self, current: Journal) -> Answer:
+        st = state.read(self.git)
+        rec = next(
+            (r for r in st.records if isinstance(r, CycleRecord) and r.cycle == current.cycle),
+            None,
+        )
+        if rec is None:
+            if st.journal is not None and st.journal.blocked:
+                return answers.blocked_commit(st.journal.blocked, "see the reason")
+            raise GtdError(
+                f"the check of cycle {current.cycle} stopped before its verdict "
+                f"(see {paths.CHECK_LOG})",
+                "the next `gtd cycle begin` reverts it and goes on",
+            )
+        return self._answer(rec, self._trip(st))
+
+    def _trip(self, st: State) -> breaker.Trip | None:
+        from gtd.auto import plan_file
+
+        _, the_plan = plan_file.load(self.root)
+        pending = [t.id for t in the_plan.pending]
+        return breaker.check(
+            records.fold(st.records), sealed_config(st).circuit_breaker_threshold, pending
+        )
+
+    def _answer(self, rec: CycleRecord, trip: breaker.Trip | None) -> Answer:
+        from gtd.auto import plan_file
+
+        self._mark_reported(rec.cycle)
+        _, the_plan = plan_file.load(self.root)
+        return answers.ended(rec, len(the_plan.pending), trip)
+
+    def work(self, cycle: int) -> None:
+        """The check of cycle ``cycle``: judge, then commit or revert and record.
+        Runs in the worker `end` started (or in `end` itself, not detached)."""
+        from gtd.auto.cycle import judging
+
+        with locked(self._lock):
+            st = state.read(self.git)
+            current = st.journal
+            if (
+                current is None
+                or current.cycle != cycle
+                or current.phase != "checking"
+                or current.pid != os.getpid()
+            ):
+                return  # not ours (the starter died before naming us, or a rerun)
+        crash_point("checking")
+        verdict = judging.judge(self.root, self.git, st, self.now)
+        with locked(self._lock):
+            st = state.read(self.git)
+            if st.journal is None or st.journal.pid != os.getpid():
+                return  # recovered behind our back (we looked dead): nothing is ours
+            current = verdict.journal(st.journal)
+            st = state.write(
+                self.git,
+                st,
+                f"cycle {cycle}: {'pass' if current.passed else 'revert'}",
+                journal=current,
+                pending=verdict.pending,
+            )
+            crash_point("verdict")
+            self._finish(st)
+
+    # -- finishing (shared by end and recovery; every step idempotent) ---------------
+
+    def _finish(self, st: State) -> tuple[State, CycleRecord, breaker.Trip | None]:
+        current = st.journal
+        assert current is not None
+        if current.phase == "committing":
+            try:
+                st, commit = self._commit(st)
+            except finish.CommitBlocked as exc:
+                blocked = f"{exc.message} — {exc.hint}" if exc.hint else exc.message
+                st = state.write(
+                    self.git,
+                    st,
+                    f"cycle {current.cycle}: commit blocked",
+                    journal=current.evolve(blocked=blocked),
+                )
+                raise
+            status = "passed"
+        else:
+            kept = finish.keep(self.git, current, self._scratch())
+            crash_point("reverted-kept")
+            finish.restore(self.root, self.git, current, kept)
+            commit = None
+            status = "failed"
+        return self._record(st, status, commit)
+
+    def _scratch(self) -> Path:
+        folder = self.git.git_dir() / "gtd"
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    def _commit(self, st: State) -> tuple[State, str]:
+        current = st.journal
+        assert current is not None
+        if current.work_commit is None:
+            work = finish.work_commit(self.git, current)
+            current = current.evolve(work_commit=work)
+            st = state.write(self.git, st, f"cycle {current.cycle}: work commit", journal=current)
+            crash_point("work-commit")
+        assert current.work_commit is not None
+        if current.tick_commit is None:
+            final = (
+                finish.tick_commit(self.git, current, current.work_commit)
+                if current.kind == "task"
+                else current.work_commit
+            )
+            current = current.evolve(tick_commit=final)
+            st = state.write(self.git, st, f"cycle {current.cycle}: tick commit", journal=current)
+        assert current.tick_commit is not None
+        finish.move_branch(self.git, current, current.tick_commit)
+        crash_point("tick-commit")
+        finish.sync_tree(self.root, self.git, current, current.tick_commit)
+        crash_point("plan-ticked")
+        made = current.work_commit
+        assert made is not None
+        return st, self.git.short(made)
+
+    def _record(
+        self, st: State, status: str, commit: str | None
+    ) -> tuple[State, CycleRecord, breaker.Trip | None]:
+        from gtd.auto import baseline, memory, plan_file
+
+        current = st.journal
+        assert current is not None
+        config = sealed_config(st)
+        rec = CycleRecord(
+            cycle=current.cycle, task=current.task, title=current.title,
+            status="passed" if status == "passed" else "failed", commit=commit,
+            reason=current.reason, at=self.now.iso, tests_passed=current.tests_passed,
+            tests_total=current.tests_total, build_ok=current.build_ok, spike=current.spike,
+            learning=current.learning, tests_failed=current.tests_failed,
+            tests_skipped=current.tests_skipped, duration_s=current.duration_s,
+            kept=None if status == "passed" else f"{paths.REVERTED_REF}{current.cycle}",
+            agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
+        )  # fmt: skip
+        new: list[records.Record] = [rec]
+        mem = records.apply(records.fold(st.records), rec)
+        _, the_plan = plan_file.load(self.root)
+        pending = [t.id for t in the_plan.pending]
+        if current.halt and current.reason:
+            halt = breaker.forced_halt(current.task, current.cycle, current.reason, self.now.iso)
+            new.append(halt)
+            mem = records.apply(mem, halt)
+        trip = breaker.check(mem, config.circuit_breaker_threshold, pending)
+        if trip is not None and not current.halt:
+            halt = breaker.halt_record(trip, current.cycle, self.now.iso)
+            if memory.record_halt(mem, halt) != mem:
+                new.append(halt)
+        updates: dict[str, Any] = {}
+        listed: list[str] | None = None
+        if status == "passed" and current.tick_commit is not None:
+            snap, summary, listed = baseline.advanced(self.git, st, current.tick_commit)
+            updates = {"snapshot": snap, "summary": summary}
+        st = state.write(
+            self.git,
+            st,
+            f"cycle {current.cycle} ({current.task}): {rec.status}",
+            journal=None,
+            pending=None,
+            append=new,
+            **updates,
+        )
+        crash_point("recorded")
+        state.write_mirrors(self.root, st, snapshot_paths=listed)
+        render(self.root, st, the_plan, self.now)
+        return st, rec, trip
+
+    # -- reset -----------------------------------------------------------------------
+
+    def reset(self, task: str | None) -> Answer:
+        from gtd.auto import memory, plan_file
+
+        with locked(self._lock):
+            st = state.read(self.git)
+            require_setup(self.root, st)
+            config = sealed_config(st)
+            mem = records.fold(st.records)
+            _, the_plan = plan_file.load(self.root)
+            if task is not None:
+                known = [t.id for t in the_plan.tasks]
+                stopped = mem.stop.task if mem.stop is not None else None
+                if task not in known and task not in mem.consecutive_reverts and task != stopped:
+                    raise GtdError(
+                        f"unknown task {task}",
+                        f"PLAN.md's tasks are {', '.join(known) or 'none'}",
+                    )
+            _, cleared = memory.reset_breaker(mem, task, config.circuit_breaker_threshold)
+            if not cleared:
+                return answers.unchanged()
+            reset = records.Reset(task, self.now.iso, config.circuit_breaker_threshold)
+            st = state.write(self.git, st, f"reset {task or 'all'}", append=[reset])
+            render(self.root, st, the_plan, self.now)
+        return answers.reset(cleared)
+
+
+def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
+    """Re-render auto-memory.yaml and auto-report.md from the sealed records."""
+    from gtd.auto import memory_file, report
+    from gtd.errors import InputError
+
+    mem = records.fold(st.records)
+    path = root / paths.MEMORY
+    try:
+        _, doc = memory_file.load(path)
+    except InputError:
+        doc = memory_file.Doc()  # a rendering: an unreadable copy is simply replaced
+    memory_file.save(path, mem, doc)
+    title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
+    atomic_write(root / paths.REPORT, report.render(title or root.name, mem, now.iso))
+    atomic_write(root / paths.RENDERED, f"{len(st.records)}\n")
+
+
+def rendered_count(root: Path) -> int | None:
+    """How many records the memory and report files were last rendered from."""
+    try:
+        return int((root / paths.RENDERED).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _fork(root: Path, work: Any) -> int:
+    """Run ``work()`` in a child process of its own session, detached from this
+    one's terminal, output and process group: it goes on when the caller (a tool
+    call with a timeout, a killed shell) ends. Returns the child's pid."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    try:  # the child: never return into the caller's stack
+        os.setsid()
+        log = root / paths.CHECK_LOG
+        log.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.closerange(3, _max_fd())
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        work()
+        code = 0
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+    os._exit(code)
+
+
+def _max_fd() -> int:
+    try:
+        return int(os.sysconf("SC_OPEN_MAX"))
+    except (ValueError, OSError):
+        return 1024
+
+
+def dump(answer: Answer) -> str:
+    return json.dumps(answer)
+
+
+__all__ = ["Cycle", "StateError", "crash_point", "render", "require_setup", "sealed_config"]

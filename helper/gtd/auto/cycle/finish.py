@@ -1,0 +1,239 @@
+"""Finishing a judged cycle in the repository: the commits of a pass, the exact
+restore of a revert. Every step is idempotent and its result is sealed in the
+journal before the next one, so a crash anywhere is finished by a rerun.
+
+A pass commits the *candidate tree* — exactly what was judged, built from git
+objects with `commit-tree` on top of the cycle's base — then the PLAN.md tick on
+top of it, and moves the cycle's branch there with a compare-and-swap. Nothing is
+staged from the live tree at commit time, so a file a person saves while the
+tests run is never swept into the agent's commit: it stays in the working tree,
+uncommitted.
+
+A revert first stores the whole working tree under ``refs/gtd/reverted/cycle-N``
+(gtd.auto.cycle.keep), puts HEAD back on the cycle's branch and the branch back on
+the base, then makes every path the cycle changed equal to the base again:
+tracked files restored, files the cycle created removed, submodules checked out
+at their recorded commits, nested repositories and empty directories it left
+removed. Files that appeared after the candidate was taken (a person's, while the
+tests ran) are left where they are. Ignored files are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from gtd import paths
+from gtd.auto import plan
+from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
+from gtd.auto.journal import Journal
+from gtd.errors import GitError, GtdError
+from gtd.git import Git, TreeEntry, remove_empty_tree
+
+_GITLINK = "160000"
+
+
+class CommitBlocked(GtdError):
+    """git refused to write the cycle's commit (a signing program, a hook)."""
+
+
+def trailers(journal: Journal) -> str:
+    return f"Gtd-Task: {journal.task}\nGtd-Cycle: {journal.cycle}\n"
+
+
+def _sign(git: Git) -> bool:
+    value = (git.config_value("commit.gpgsign") or "").lower()
+    return value in ("true", "yes", "on", "1")
+
+
+def _commit(git: Git, tree: str, parent: str, message: str) -> str:
+    sign = _sign(git)
+    try:
+        return git.commit_tree(tree, [parent], message, sign=sign)
+    except GitError as exc:
+        if sign:
+            raise CommitBlocked(
+                f"signing failed ({exc.message}); commit.gpgsign is on",
+                "make gpg work for this repository, or run `git config commit.gpgsign false`",
+            ) from None
+        raise CommitBlocked(
+            exc.message, "fix what git reports (`git commit` shows the same problem)"
+        ) from None
+
+
+def work_commit(git: Git, journal: Journal) -> str:
+    assert journal.candidate is not None
+    message = f"{journal.task}: {journal.title}\n\n{trailers(journal)}"
+    return _commit(git, journal.candidate, journal.base, message)
+
+
+def tick_commit(git: Git, journal: Journal, work: str) -> str:
+    """The PLAN.md tick on top of the work commit (the plan is the base's: the
+    cycle may not change it)."""
+    assert journal.candidate is not None
+    found = git.objects([f"{journal.candidate}:{paths.PLAN}"])[0]
+    if found is None:
+        return work
+    short = git.short(work)
+    try:
+        text = plan.tick(found.data.decode("utf-8"), journal.task, short)
+    except (KeyError, UnicodeDecodeError):
+        return work  # the task left the plan (a person's edit): nothing to tick
+    root = _root_entries(git, journal.candidate)
+    root[paths.PLAN] = ("100644", "blob", git.write_blob(text.encode("utf-8")))
+    tree = git.make_tree((m, k, o, n) for n, (m, k, o) in sorted(root.items()))
+    message = f"{journal.task}: mark done in PLAN.md ({short})\n\n{trailers(journal)}"
+    return _commit(git, tree, work, message)
+
+
+def _root_entries(git: Git, tree: str) -> dict[str, tuple[str, str, str]]:
+    raw = git.run("ls-tree", "-z", tree)
+    out: dict[str, tuple[str, str, str]] = {}
+    for record in raw.split("\0"):
+        if record:
+            meta, _, name = record.partition("\t")
+            mode, kind, oid = meta.split(" ")
+            out[name] = (mode, kind, oid)
+    return out
+
+
+def move_branch(git: Git, journal: Journal, final: str) -> None:
+    """Point the cycle's branch at ``final``, from where the cycle left it."""
+    ref = f"refs/heads/{journal.branch}"
+    current = git.rev(ref)
+    if current == final:
+        return
+    allowed = {journal.base, journal.head_at_check}
+    if current not in allowed:
+        raise GtdError(
+            f"the branch {journal.branch} moved while cycle {journal.cycle} was checked "
+            f"(now at {current})",
+            "commit nothing on the loop's branch while a cycle runs",
+        )
+    git.update_refs([(ref, final, current)])
+
+
+def sync_tree(root: Path, git: Git, journal: Journal, final: str) -> None:
+    """After the branch moved: the index matches the new HEAD, and PLAN.md on disk
+    shows the tick (unless someone edited it meanwhile)."""
+    if git.branch() != journal.branch:
+        git.run("symbolic-ref", "HEAD", f"refs/heads/{journal.branch}")
+    git.run("reset", "-q")
+    found = git.objects([f"{final}:{paths.PLAN}", f"{journal.base}:{paths.PLAN}"])
+    ticked, before = found[0], found[1]
+    if ticked is None or before is None or ticked.data == before.data:
+        return
+    plan_file = root / paths.PLAN
+    try:
+        on_disk = plan_file.read_bytes()
+    except FileNotFoundError:
+        return
+    if on_disk == before.data:
+        from gtd.fsio import atomic_write_bytes
+
+        atomic_write_bytes(plan_file, ticked.data)
+        git.run("update-index", "-q", "--refresh", check=False)
+
+
+# -- revert ------------------------------------------------------------------------------
+
+
+def keep(git: Git, journal: Journal, scratch: Path) -> str:
+    """The kept commit's ref, made once."""
+    ref = f"{paths.REVERTED_REF}{journal.cycle}"
+    if git.rev(ref) is not None:
+        return ref
+    tree = kept_tree(git, scratch)
+    head = git.head() or journal.base
+    message = (
+        f"gtd: reverted work of cycle {journal.cycle} ({journal.task})\n\n"
+        f"{journal.reason or 'reverted'}\n\n{trailers(journal)}"
+    )
+    commit = git.commit_tree(tree, [head], message)
+    git.update_refs([(ref, commit, "")])
+    return ref
+
+
+def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
+    """Make the working tree the base again wherever the cycle changed it."""
+    branch_ref = f"refs/heads/{journal.branch}"
+    if git.run("symbolic-ref", "-q", "HEAD", check=False).strip() != branch_ref:
+        git.run("symbolic-ref", "HEAD", branch_ref)
+    current = git.rev(branch_ref)
+    if current != journal.base:
+        git.update_refs([(branch_ref, journal.base, current)])
+    git.run("reset", "-q")  # the index is the base's again; the working tree untouched
+    base_tree = git.run("rev-parse", f"{journal.base}^{{tree}}").strip()
+    kept_tree_id = git.run("rev-parse", f"{kept}^{{tree}}").strip()
+    changes = [
+        c for c in git.diff_trees(base_tree, kept_tree_id) if not c.path.startswith(KEPT_DIR + "/")
+    ]
+    made_by_cycle = _candidate_paths(git, journal)
+    restore_paths: list[str] = []
+    for change in sorted(changes, key=lambda c: c.path.count("/"), reverse=True):
+        if change.status == "A":
+            if made_by_cycle is None or change.path in made_by_cycle:
+                _remove(root, change.path)
+        else:
+            if change.status == "T" or change.new_mode == _GITLINK:
+                _remove(root, change.path)
+            if change.old_mode != _GITLINK:
+                restore_paths.append(change.path)
+    if restore_paths:
+        git.run("checkout-index", "-f", "-q", "-z", "--stdin", input_text="\0".join(restore_paths))
+    _restore_submodules(git, git.ls_tree(base_tree))
+    before = set((journal.seals or {}).get("empty_dirs") or ())
+    for folder in sorted(git.empty_dirs() - before, reverse=True):
+        remove_empty_tree(root / folder)
+
+
+def _candidate_paths(git: Git, journal: Journal) -> set[str] | None:
+    """The paths of the tree that was judged: what the cycle made. None when the
+    cycle was reverted before its candidate was taken (then every change is the
+    cycle's, as it was the only writer allowed)."""
+    if journal.candidate is None:
+        return None
+    return set(git.ls_tree(journal.candidate))
+
+
+def _remove(root: Path, rel: str) -> None:
+    target = root / rel
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    parent = target.parent
+    while parent != root and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
+
+
+def _restore_submodules(git: Git, base_listing: Mapping[str, TreeEntry]) -> None:
+    """Every submodule of the base at its recorded commit, with nothing else in it
+    (its changes are in the kept ref's archive)."""
+    for path, entry in base_listing.items():
+        if entry.mode != _GITLINK:
+            continue
+        folder = git.root / path
+        if not (folder / ".git").exists():
+            continue  # not checked out: nothing the cycle could have changed
+        head = git.call("rev-parse", "HEAD", cwd=folder).stdout.strip()
+        dirty = git.call("status", "--porcelain", cwd=folder).stdout.strip()
+        if head == entry.oid and not dirty:
+            continue
+        git.call("checkout", "-f", "-q", entry.oid, cwd=folder)
+        git.call("clean", "-ffdq", cwd=folder)
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,151 @@
+"""The verdict on a cycle: the guards that need no test run, then the ratchet in
+the clean room. Runs in the worker `gtd cycle end` starts; its result is sealed in
+the journal before anything is committed or reverted.
+
+Guards, in order (the first that fails is the reason):
+
+1. the helper's mirrors (`.deepflow/cycle.json`, `auto-snapshot.json`) match the
+   sealed state, and no revert record is missing from it — otherwise the agent
+   tampered with the helper's state: revert, and halt the loop;
+2. what the cycle must leave alone is as sealed at `begin` (git config, hooks,
+   attributes, the test interpreter's site-packages);
+3. HEAD is still on the branch the cycle began on;
+4. no submodule's checkout changed;
+5. a bootstrap cycle changed only test files and made no commits;
+6. something changed at all (unless the task is a spike).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from gtd.auto import records, state
+from gtd.auto.cycle import seals
+from gtd.auto.journal import Journal
+from gtd.auto.memory import CycleRecord
+from gtd.auto.ratchet import check, room
+from gtd.auto.ratchet import snapshot as snapshot_codec
+from gtd.auto.ratchet.files import is_test_path
+from gtd.auto.ratchet.verdict import Verdict
+from gtd.auto.state import State
+from gtd.clock import Now
+from gtd.git import Git
+
+
+class Decision(NamedTuple):
+    passed: bool
+    reason: str | None
+    verdict: Verdict | None = None
+    candidate: str | None = None
+    head: str | None = None
+    duration_s: float | None = None
+    halt: bool = False
+    pending: bytes | None = None  # the snapshot a pass advances to
+
+    def journal(self, current: Journal) -> Journal:
+        v = self.verdict
+        return current.evolve(
+            phase="committing" if self.passed else "reverting",
+            passed=self.passed,
+            reason=self.reason,
+            details=v.details if v is not None else ((self.reason,) if self.reason else ()),
+            tests_passed=v.tests_passed if v else None,
+            tests_failed=v.tests_failed if v else None,
+            tests_skipped=v.tests_skipped if v else None,
+            tests_total=v.tests_total if v else None,
+            build_ok=v.build_ok if v else None,
+            candidate=self.candidate,
+            head_at_check=self.head,
+            duration_s=self.duration_s,
+            halt=self.halt,
+        )
+
+
+def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
+    from gtd.auto.cycle.engine import sealed_config
+
+    del now  # the verdict depends on no clock
+    current = st.journal
+    assert current is not None
+    assert st.summary is not None
+    config = sealed_config(st)
+    tree = git.state()
+    tampered = state.tampered(root, git, st) or _rewound(git, st)
+    if tampered:
+        return Decision(False, f"helper state modified: {tampered[0]}", head=tree.head, halt=True)
+    broken = seals.broken(git, current.seals or {}, st.summary.get("environment_dirs") or [])
+    if broken:
+        return Decision(False, broken[0], head=tree.head)
+    if tree.branch != current.branch:
+        where = tree.branch or "a detached HEAD"
+        return Decision(
+            False,
+            f"checked out another branch: {where} (the cycle began on {current.branch})",
+            head=tree.head,
+        )
+    moved = [e.path for e in tree.entries if e.submodule]
+    if moved:
+        return Decision(False, f"submodule changed: {moved[0]}", head=tree.head)
+    raw = state.read_blob(git, st, state.SNAPSHOT)
+    assert raw is not None
+    snapshot = snapshot_codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
+    with room.acquire(git) as rm:
+        candidate = git.worktree_tree(rm.slot / "candidate.index")
+        base_tree = check.tree_of(git, current.base)
+        guard = _guard(git, current, tree.head, base_tree, candidate)
+        if guard is not None:
+            return Decision(False, guard, candidate=candidate, head=tree.head)
+        quarantined = frozenset(records.fold(st.records).quarantined)
+        judged = check.judge_candidate(
+            git, rm, config, snapshot, base=current.base, candidate=candidate, tolerated=quarantined
+        )
+    verdict = judged.verdict
+    pending = None
+    if verdict.passed:
+        baseline = check.Baseline(judged.run, snapshot.environment, ())
+        advanced = check.snapshot_of(git, current.base, candidate, baseline)
+        pending = snapshot_codec.dumps(
+            advanced._replace(doctests=snapshot.doctests, accepted=snapshot.accepted)
+        )
+    return Decision(
+        verdict.passed,
+        verdict.reason,
+        verdict,
+        candidate,
+        tree.head,
+        judged.duration_s,
+        pending=pending,
+    )
+
+
+def _guard(
+    git: Git, current: Journal, head: str | None, base_tree: str, candidate: str
+) -> str | None:
+    if current.kind == "bootstrap":
+        if head != current.base:
+            return "bootstrap cycle made commits of its own"
+        changes = git.diff_trees(base_tree, candidate)
+        non_tests = sorted(c.path for c in changes if not is_test_path(c.path))
+        if non_tests:
+            return f"bootstrap changed non-test files: {', '.join(non_tests[:5])}"
+    if candidate == base_tree and not current.spike:
+        return "no changes: the implementer left the tree as it was"
+    return None
+
+
+def _rewound(git: Git, st: State) -> list[str]:
+    """A kept revert the sealed records do not know: the state was rolled back."""
+    raw = git.run("for-each-ref", "--format=%(refname)", "refs/gtd/reverted/")
+    recorded = {r.cycle for r in st.records if isinstance(r, CycleRecord) and r.status == "failed"}
+    assert st.summary is not None
+    recorded |= set(st.summary.get("reverted_before_setup") or ())
+    out: list[str] = []
+    for ref in raw.split():
+        number = ref.rsplit("-", 1)[-1]
+        if number.isdigit() and int(number) not in recorded:
+            current = st.journal
+            if current is not None and int(number) == current.cycle:
+                continue  # this cycle's own ref, from an earlier attempt to revert it
+            out.append(f"{state.REF} (no record of {ref})")
+    return out

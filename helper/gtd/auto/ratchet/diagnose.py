@@ -1,0 +1,86 @@
+"""Whether a baseline run really ran the suite. Pure: a run in, a diagnosis out.
+
+A baseline that did not run (the wrong interpreter, a missing dependency, a
+collection error, pytest's own usage or internal error) would make every later
+cycle look like a pass or a failure for reasons that have nothing to do with the
+agent's work, so setup refuses it and says what to fix. A person may accept a
+baseline with problems deliberately (`gtd auto setup --accept-baseline`); the
+choice is recorded in the snapshot and shown in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from gtd.auto.ratchet.model import RunResult
+
+# pytest's exit codes that mean the tests did not (all) run.
+_PYTEST_EXIT = {
+    2: "the run was interrupted",
+    3: "pytest hit an internal error",
+    4: "pytest was called wrongly (a usage error)",
+    5: "pytest collected no tests",
+}
+_MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'")
+
+
+class Diagnosis(NamedTuple):
+    problem: str  # what is wrong, in a sentence
+    fix: str  # what to do about it
+
+
+def diagnose(
+    run: RunResult, command: str | None, *, pytest: bool, has_tests: bool
+) -> Diagnosis | None:
+    """None when the baseline ran the suite; else what went wrong and the fix.
+    ``pytest``: the per-test plugin reported, so the command runs pytest.
+    ``has_tests``: the snapshot has test files (without any, the first cycle is a
+    bootstrap, and a run that collects nothing is expected)."""
+    test = run.command("test")
+    if test is None or test.missing is not None or test.timed_out:
+        return None  # reported as a red baseline already (missing, timeout, none)
+    if not has_tests and not (run.tests or {}):
+        return None
+    tail = test.output_tail
+    missing = _MISSING_MODULE.search(tail)
+    if "INTERNALERROR" in tail:
+        return Diagnosis(
+            "pytest stopped with an internal error",
+            _fix(missing, "run the test command by hand and fix what it reports"),
+        )
+    tests = run.tests
+    if tests is not None:
+        broken = sorted(t for t, o in tests.items() if o == "error" and "::" not in t)
+        if broken:
+            shown = ", ".join(broken[:3]) + (", …" if len(broken) > 3 else "")
+            return Diagnosis(
+                f"{len(broken)} test file(s) could not be collected ({shown})",
+                _fix(missing, "fix the import errors (run the test command to see them)"),
+            )
+        if tests and not any(o == "passed" for o in tests.values()):
+            return Diagnosis(
+                f"no test passed ({len(tests)} ran)", _fix(missing, "make the suite pass first")
+            )
+    if pytest or _looks_like_pytest(command):
+        reason = _PYTEST_EXIT.get(test.exit_code)
+        if reason is not None:
+            return Diagnosis(
+                f"{reason} (exit {test.exit_code})",
+                _fix(missing, "run the test command by hand and fix what it reports"),
+            )
+    return None
+
+
+def _fix(missing: re.Match[str] | None, default: str) -> str:
+    if missing is None:
+        return default
+    return (
+        f"the module {missing.group(1)!r} cannot be imported by the test run: install it "
+        "in the environment the test command uses, or point ratchet.test_command at the "
+        "project's environment (e.g. `.venv/bin/python -m pytest`, with `link: [.venv]`)"
+    )
+
+
+def _looks_like_pytest(command: str | None) -> bool:
+    return bool(command) and "pytest" in (command or "")

@@ -1,0 +1,89 @@
+"""The test interpreter's environment, watched between a cycle's begin and end.
+
+An agent can change what the tests run with without touching the repository: a
+``.pth`` file or a plugin dropped into the virtualenv's site-packages runs inside
+every later test process. The baseline run names the directories on the test
+interpreter's import path that lie outside the repository (the plugin reports
+them); `cycle begin` records a fingerprint of each — every top-level entry with its
+type, size and modification time, the content of ``.pth`` files, and every file of
+the packages that carry pytest's reporting (pytest, _pytest, pluggy) — and `cycle
+end` compares. A difference is a revert naming the entry.
+
+Not covered (written in the threat model): an edit deep inside another installed
+package that keeps the size and modification time of every top-level entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+
+# Packages whose every file is watched: they decide what a test report says.
+_DEEP = frozenset({"pytest", "_pytest", "pluggy", "py.py"})
+
+
+def fingerprint(dirs: Iterable[str]) -> dict[str, str]:
+    """entry path → a short description that changes when the entry does."""
+    out: dict[str, str] = {}
+    for folder in dirs:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            out[folder] = "missing"
+            continue
+        out[folder] = "dir"
+        for entry in entries:
+            out[entry.path] = _describe(entry.path)
+            if entry.name in _DEEP and entry.is_dir(follow_symlinks=False):
+                for parent, _dirs, names in os.walk(entry.path):
+                    if "__pycache__" in parent:
+                        continue
+                    for name in names:
+                        path = os.path.join(parent, name)
+                        out[path] = _describe(path)
+    return out
+
+
+def _describe(path: str) -> str:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "missing"
+    kind = "d" if os.path.isdir(path) and not os.path.islink(path) else "f"
+    text = f"{kind}:{st.st_size}:{st.st_mtime_ns}"
+    if path.endswith(".pth") and kind == "f":
+        try:
+            with open(path, "rb") as handle:
+                text += ":" + hashlib.sha256(handle.read()).hexdigest()[:16]
+        except OSError:
+            text += ":unreadable"
+    return text
+
+
+def changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """What changed, most telling first: added, removed, then modified entries."""
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    modified = sorted(p for p in set(before) & set(after) if before[p] != after[p])
+    return (
+        [f"{p} added" for p in added]
+        + [f"{p} removed" for p in removed]
+        + [f"{p} modified" for p in modified]
+    )
+
+
+def outside(paths: Sequence[str], roots: Sequence[str]) -> list[str]:
+    """The directories of ``paths`` that are not under any of ``roots`` (the
+    repository, the clean room): those are the environment."""
+    real_roots = [os.path.realpath(r) for r in roots]
+    out: list[str] = []
+    for path in paths:
+        if not path or not os.path.isdir(path):
+            continue
+        real = os.path.realpath(path)
+        if any(real == r or real.startswith(r + os.sep) for r in real_roots):
+            continue
+        if real not in out:
+            out.append(real)
+    return out

@@ -1,0 +1,231 @@
+"""The clean room: a checkout outside the repository where the ratchet runs the
+configured commands, so the verdict reads nothing an agent wrote except the
+candidate change itself.
+
+Each repository has a few room *slots* under ``$XDG_CACHE_HOME/gtd/rooms/``
+(``~/.cache/gtd/rooms/`` by default), one per concurrent run, each held with an
+``flock`` for the run's length. A slot keeps, between runs:
+
+- ``tree/``: the checkout. It is brought to the judged tree with `git read-tree
+  --reset -u` through a private index (only files that differ are rewritten, and a
+  file changed behind git's back is rewritten too: its stat data no longer
+  matches), then `git clean -ffdx` removes everything git did not put there —
+  test litter of the last run, bytecode, anything planted — except the paths
+  configured in ``ratchet.link``, which are symlinks to the live repository
+  (ignored paths a suite needs: a virtualenv, ``node_modules``, a ``.env``).
+- ``index``: that private index. The repository's own index, HEAD and working
+  tree are never touched; git runs with GIT_WORK_TREE and GIT_INDEX_FILE set.
+- bytecode (``__pycache__``) is kept between runs, so a run does not recompile
+  the project, but only where it is provably the last run's own (see
+  :func:`_prune_bytecode`): planted or stale bytecode never loads.
+- ``site/``: the ratchet's pytest plugin, written afresh for every run.
+
+The checkout has no ``.git``: a test that runs git in its working directory sees
+no repository there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from gtd.errors import GtdError
+from gtd.git import Git
+
+SLOTS = 4
+_LAST_RUN = "last-run"
+_TREE = "tree-id"
+
+
+class Room(NamedTuple):
+    slot: Path  # the slot directory
+    tree: Path  # the checkout the commands run in
+    index_file: Path
+    site: Path
+    live: Path  # the repository root
+
+
+def rooms_home() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "gtd" / "rooms"
+
+
+def _repo_id(git: Git) -> str:
+    git_dir = os.path.realpath(git.git_dir())
+    digest = hashlib.sha256(git_dir.encode("utf-8", errors="surrogateescape")).hexdigest()
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in git.root.name)[:40]
+    return f"{name}-{digest[:16]}"
+
+
+@contextlib.contextmanager
+def acquire(git: Git) -> Iterator[Room]:
+    """A free slot of this repository's rooms, held until the block ends."""
+    import fcntl
+
+    base = rooms_home() / _repo_id(git)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GtdError(
+            f"cannot create the clean room under {base}: {exc.strerror or exc}",
+            "make the directory writable, or point XDG_CACHE_HOME somewhere writable",
+        ) from None
+    for number in range(SLOTS):
+        slot = base / str(number)
+        slot.mkdir(exist_ok=True)
+        fd = os.open(slot / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        try:
+            yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root)
+        finally:
+            with contextlib.suppress(OSError):
+                (slot / _LAST_RUN).write_text("")
+            os.close(fd)  # closing releases the flock
+        return
+    raise GtdError(
+        f"all {SLOTS} clean rooms of this repository are busy ({base})",
+        "another gtd run is checking this repository; wait for it to finish",
+    )
+
+
+def _env(room: Room, git: Git) -> dict[str, str]:
+    return {
+        "GIT_DIR": str(git.git_dir()),
+        "GIT_WORK_TREE": str(room.tree),
+        "GIT_INDEX_FILE": str(room.index_file),
+    }
+
+
+def sync(git: Git, room: Room, tree: str, links: Sequence[str] = ()) -> None:
+    """Make the checkout exactly ``tree``, plus the configured links; keep only the
+    bytecode that is still the checkout's own."""
+    room.tree.mkdir(exist_ok=True)
+    env = _env(room, git)
+    previous = _read(room.slot / _TREE)
+    (room.slot / _TREE).unlink(missing_ok=True)  # unknown until this sync completes
+    result = git.call("read-tree", "--reset", "-u", tree, env=env, cwd=room.tree)
+    if result.returncode != 0:
+        # A damaged private index (or a checkout an agent scrambled): start over. The
+        # slot is ours (flock), so its index lock can only be a dead run's.
+        import shutil
+
+        room.index_file.unlink(missing_ok=True)
+        (room.slot / "index.lock").unlink(missing_ok=True)
+        shutil.rmtree(room.tree, ignore_errors=True)
+        room.tree.mkdir()
+        previous = None
+        git.run("read-tree", "--reset", "-u", tree, env=env, cwd=room.tree)
+    excludes = ["-e", "__pycache__"]
+    excludes += [arg for link in links for arg in ("-e", "/" + link.strip("/"))]
+    git.run("clean", "-ffdxq", *excludes, env=env, cwd=room.tree)
+    for link in links:
+        _link(room, link.strip("/"))
+    _prune_bytecode(git, room, previous, tree)
+    (room.slot / _TREE).write_text(tree + "\n")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _prune_bytecode(git: Git, room: Room, previous: str | None, tree: str) -> None:
+    """Bytecode stays between runs (recompiling a project on every run is slow),
+    but only where it is provably the run's own: the caches of modules this sync
+    rewrote are dropped (a rewrite within the second of the last compile would
+    otherwise pass the timestamp check), and a cache anything else wrote after the
+    last run ended (a planted file: its ctime cannot be set back) is wiped."""
+    import shutil
+
+    since = _mtime(room.slot / _LAST_RUN)
+    changed: set[str] | None = None
+    if previous is not None and since is not None:
+        out = git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", previous, tree)
+        changed = {p for p in out.split("\0") if p}
+    for parent, dirs, _files in os.walk(room.tree):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(parent, d))]
+        if "__pycache__" not in dirs:
+            continue
+        cache = Path(parent) / "__pycache__"
+        dirs.remove("__pycache__")
+        if changed is None or since is None or _changed_since(cache, since):
+            shutil.rmtree(cache, ignore_errors=True)
+            continue
+        folder = Path(parent).relative_to(room.tree).as_posix()
+        prefix = "" if folder == "." else folder + "/"
+        for name in os.listdir(cache):
+            stem = name.split(".", 1)[0]
+            if f"{prefix}{stem}.py" in changed:
+                with contextlib.suppress(OSError):
+                    os.unlink(cache / name)
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _link(room: Room, rel: str) -> None:
+    target = room.live / rel
+    place = room.tree / rel
+    if place.is_symlink():
+        if os.readlink(place) == str(target):
+            return
+        place.unlink()
+    elif place.is_dir() and not any(place.iterdir()):
+        place.rmdir()  # an empty submodule folder: the live checkout is linked in
+    elif place.exists():
+        return  # the tree itself has this path (tracked): the tree wins
+    if not os.path.lexists(target):
+        return  # nothing to link (yet): the command reports what it misses
+    place.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, place)
+
+
+def _changed_since(folder: Path, since: float) -> bool:
+    try:
+        if folder.stat().st_ctime > since:
+            return True
+        return any(
+            entry.stat(follow_symlinks=False).st_ctime > since for entry in os.scandir(folder)
+        )
+    except OSError:
+        return True
+
+
+def blob_id(data: bytes, oid_length: int) -> str:
+    """The id git gives a blob with this content (SHA-1, or SHA-256 repositories)."""
+    algorithm = hashlib.sha256 if oid_length == 64 else hashlib.sha1
+    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def altered(room: Room, expected: Mapping[str, str]) -> list[str]:
+    """The paths whose content in the checkout is not the blob ``expected`` says
+    (rewritten behind git's back, or during the run), by content, not stat data."""
+    out: list[str] = []
+    for rel, oid in sorted(expected.items()):
+        try:
+            data = (room.tree / rel).read_bytes()
+        except OSError:
+            out.append(rel)
+            continue
+        if blob_id(data, len(oid)) != oid:
+            out.append(rel)
+    return out
+
+
+def environment(room: Room) -> dict[str, str]:
+    """What a command run in the room adds to the environment."""
+    return {"PWD": str(room.tree)}

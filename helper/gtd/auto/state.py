@@ -1,0 +1,241 @@
+"""The helper's sealed state: what the verdict and the breaker depend on, kept in
+git objects under one ref, ``refs/gtd/state``, rather than in files an agent
+working in the repository could rewrite along with their check values.
+
+The ref is a chain of commits (one per change, so `git log refs/gtd/state` is an
+audit trail) whose tree holds:
+
+- ``journal.json``: the work in flight (gtd.auto.journal), absent when none;
+- ``summary.json``: what every tick needs — the commit the snapshot describes, the
+  sealed config values, the environment to watch (gtd.auto.ratchet.snapshot);
+- ``snapshot.json``: the ratchet snapshot and its baseline (read only to judge);
+- ``pending.json``: the snapshot a passed cycle advances to, until its commit is made;
+- ``records.jsonl``: the history of cycles, halts, resets... (gtd.auto.records).
+
+Reading all of it is one `git cat-file --batch`. A write makes the new blobs, the
+tree and the commit, then moves the ref with a compare-and-swap, so two writers (or
+an agent moving the ref) can never interleave silently.
+
+The files people look at — ``.deepflow/cycle.json`` and
+``.deepflow/auto-snapshot.{json,txt}`` — are *mirrors* written after the ref. The
+helper never trusts them; :func:`tampered` compares them with the sealed blobs, and
+a mirror that matches neither the sealed content nor the state before it (what a
+crash between the two writes leaves) was edited by someone else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from gtd import paths
+from gtd.auto import journal as journal_mod
+from gtd.auto import records as records_mod
+from gtd.auto.journal import Journal
+from gtd.auto.records import Record
+from gtd.errors import GitError, StateError
+from gtd.fsio import atomic_write
+from gtd.git import Git, parse_tree
+
+REF = "refs/gtd/state"
+JOURNAL = "journal.json"
+SUMMARY = "summary.json"
+SNAPSHOT = "snapshot.json"
+PENDING = "pending.json"
+SETUP = "setup.json"  # the answer of a setup whose baseline finished after setup stopped waiting
+RECORDS = "records.jsonl"
+
+# State commits are the helper's, whoever runs it: a fixed identity, so a missing
+# user.name never blocks the loop and the audit trail says who wrote it.
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "gtd",
+    "GIT_AUTHOR_EMAIL": "gtd@localhost",
+    "GIT_COMMITTER_NAME": "gtd",
+    "GIT_COMMITTER_EMAIL": "gtd@localhost",
+}
+_HINT = (
+    "the helper's sealed state is damaged; inspect `git log refs/gtd/state`, or "
+    "delete the ref (`git update-ref -d refs/gtd/state`) and run `gtd auto setup`"
+)
+
+
+class State(NamedTuple):
+    commit: str | None  # None: auto mode was never set up here
+    entries: dict[str, tuple[str, str]]  # tree name → (mode, blob id)
+    journal: Journal | None
+    summary: dict[str, Any] | None
+    records: tuple[Record, ...]
+    snapshot: bytes | None  # only when read with snapshot=True
+    raw: dict[str, bytes]  # the blobs as read, by tree name
+
+    @property
+    def set_up(self) -> bool:
+        return self.summary is not None
+
+
+EMPTY = State(None, {}, None, None, (), None, {})
+
+
+class _Keep:
+    """Marker: leave this part of the state as it is."""
+
+
+KEEP: Any = _Keep()
+
+
+def read(git: Git, *, snapshot: bool = False) -> State:
+    """The sealed state in one git call (the snapshot only when asked for)."""
+    names = [f"{REF}^{{commit}}", f"{REF}^{{tree}}"]
+    parts = [JOURNAL, SUMMARY, RECORDS, SETUP] + ([SNAPSHOT] if snapshot else [])
+    names += [f"{REF}:{part}" for part in parts]
+    objects = git.objects(names)
+    commit, tree = objects[0], objects[1]
+    if commit is None or tree is None:
+        return EMPTY
+    raw = {part: obj.data for part, obj in zip(parts, objects[2:], strict=True) if obj}
+    try:
+        entries = parse_tree(tree.data, len(tree.oid) // 2)
+        the_journal = journal_mod.loads(raw[JOURNAL].decode()) if JOURNAL in raw else None
+        summary = json.loads(raw[SUMMARY]) if SUMMARY in raw else None
+        history = records_mod.decode(raw.get(RECORDS, b"").decode())
+    except (ValueError, TypeError) as exc:
+        raise StateError(f"{REF}: unreadable sealed state ({exc})", _HINT) from None
+    return State(
+        commit.oid,
+        entries,
+        the_journal,
+        summary,
+        tuple(history),
+        raw.get(SNAPSHOT),
+        raw,
+    )
+
+
+def read_blob(git: Git, st: State, name: str) -> bytes | None:
+    """A part of the state read on demand (the snapshot, the pending snapshot)."""
+    if name in st.raw:
+        return st.raw[name]
+    entry = st.entries.get(name)
+    if entry is None:
+        return None
+    found = git.objects([entry[1]])[0]
+    return None if found is None else found.data
+
+
+def write(
+    git: Git,
+    old: State,
+    message: str,
+    *,
+    journal: Journal | Any | None = KEEP,
+    summary: dict[str, Any] | Any = KEEP,
+    snapshot: bytes | Any = KEEP,
+    pending: bytes | Any | None = KEEP,
+    others: dict[str, bytes | None] | None = None,
+    append: Sequence[Record] = (),
+) -> State:
+    """Seal a new state on top of ``old`` (which must still be the ref's value)."""
+    entries = dict(old.entries)
+    raw = dict(old.raw)
+    new_journal = old.journal if journal is KEEP else journal
+    new_summary = old.summary if summary is KEEP else summary
+    contents: dict[str, bytes | None] = {}
+    if journal is not KEEP:
+        contents[JOURNAL] = None if journal is None else journal_mod.dumps(journal).encode()
+    if summary is not KEEP:
+        contents[SUMMARY] = json.dumps(summary, indent=1, sort_keys=True).encode() + b"\n"
+    if snapshot is not KEEP:
+        contents[SNAPSHOT] = snapshot
+    if pending is not KEEP:
+        contents[PENDING] = pending
+    contents.update(others or {})
+    if append:
+        lines = "".join(records_mod.encode(rec) + "\n" for rec in append).encode()
+        contents[RECORDS] = raw.get(RECORDS, b"") + lines
+    for name, data in contents.items():
+        if data is None:
+            entries.pop(name, None)
+            raw.pop(name, None)
+        else:
+            entries[name] = ("100644", git.write_blob(data))
+            raw[name] = data
+    tree = git.make_tree((mode, "blob", oid, name) for name, (mode, oid) in sorted(entries.items()))
+    commit = git.run(
+        "commit-tree",
+        tree,
+        *(("-p", old.commit) if old.commit else ()),
+        input_text=message + "\n",
+        env=_IDENTITY,
+    ).strip()
+    try:
+        git.update_refs([(REF, commit, old.commit or "")])
+    except GitError as exc:
+        raise StateError(
+            f"{REF} changed while gtd was writing it ({exc.message})",
+            "another gtd process or a program writing git refs is at work; retry, "
+            "and if it repeats, see `git log refs/gtd/state`",
+        ) from None
+    return State(
+        commit,
+        entries,
+        new_journal,
+        new_summary,
+        (*old.records, *append),
+        raw.get(SNAPSHOT) if snapshot is not KEEP else old.snapshot,
+        raw,
+    )
+
+
+# -- mirrors ---------------------------------------------------------------------------
+
+
+def write_mirrors(root: Path, st: State, *, snapshot_paths: Sequence[str] | None = None) -> None:
+    """The human-readable copies of the sealed journal and snapshot."""
+    journal_file = root / paths.JOURNAL
+    if JOURNAL in st.raw:
+        atomic_write(journal_file, st.raw[JOURNAL].decode())
+    else:
+        journal_file.unlink(missing_ok=True)
+    if SNAPSHOT in st.raw:
+        atomic_write(root / paths.SNAPSHOT_JSON, st.raw[SNAPSHOT].decode())
+    if snapshot_paths is not None:
+        atomic_write(root / paths.SNAPSHOT, "".join(f"{p}\n" for p in sorted(snapshot_paths)))
+
+
+def tampered(root: Path, git: Git, st: State) -> list[str]:
+    """The mirror files whose content matches neither the sealed state nor the
+    state just before it (what a crash between the ref and the mirror leaves)."""
+    out: list[str] = []
+    checks = [(paths.JOURNAL, JOURNAL)]
+    if SNAPSHOT in st.raw:
+        checks.append((paths.SNAPSHOT_JSON, SNAPSHOT))
+    previous: dict[str, bytes | None] | None = None
+    for rel, name in checks:
+        try:
+            mirror: bytes | None = (root / rel).read_bytes()
+        except FileNotFoundError:
+            mirror = None
+        except OSError:
+            out.append(rel)
+            continue
+        if mirror == st.raw.get(name):
+            continue
+        if previous is None:
+            previous = _previous(git, st)
+        if name in previous and mirror == previous[name]:
+            continue
+        out.append(rel)
+    return out
+
+
+def _previous(git: Git, st: State) -> dict[str, bytes | None]:
+    if st.commit is None:
+        return {}
+    names = [f"{st.commit}^:{JOURNAL}", f"{st.commit}^:{SNAPSHOT}"]
+    objects = git.objects(names)
+    return {
+        JOURNAL: objects[0].data if objects[0] else None,
+        SNAPSHOT: objects[1].data if objects[1] else None,
+    }
