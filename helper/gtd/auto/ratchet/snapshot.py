@@ -54,7 +54,7 @@ def take_snapshot(root: Path, config: Config) -> Snapshot:
     listing = files_mod.list_tree(root)
     snap = Snapshot(
         files=files_mod.hash_files(root, files_mod.test_files(listing.tracked)),
-        protected=protect.discover(root, listing.present),
+        protected=protect.discover(root, listing.present, _commands(config)),
         baseline=_run_all(root, config),
     )
     save_snapshot(root, snap)
@@ -69,7 +69,7 @@ def advance(snapshot: Snapshot, run: RunResult, root: Path) -> Snapshot:
     listed = files_mod.list_tree(root).present
     return Snapshot(
         files=files_mod.hash_files(root, files_mod.test_files(listed)),
-        protected=protect.discover(root, listed),
+        protected=protect.discover(root, listed, [c.command for c in run.commands]),
         baseline=run,
     )
 
@@ -84,8 +84,16 @@ def current_hashes(
     return FileHashes(
         files={p: files_mod.sha256_file(root / p) for p in snapshot.files},
         new_files=files_mod.hash_files(root, new),
-        protected=protect.discover(root, listed),
+        # The baseline's commands: the snapshot's digests were taken with them.
+        protected=protect.discover(root, listed, [c.command for c in snapshot.baseline.commands]),
     )
+
+
+def _commands(config: Config) -> list[str]:
+    """The configured commands: which of them may run a task runner decides what
+    configuration is protected (gtd.auto.ratchet.invocation)."""
+    found = (config.build_command, config.test_command, config.typecheck_command)
+    return [c for c in (*found, config.lint_command) if c]
 
 
 def bootstrap_needed(snapshot: Snapshot) -> bool:
