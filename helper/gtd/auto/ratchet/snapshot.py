@@ -40,7 +40,10 @@ from gtd.fsio import atomic_write
 SNAPSHOT_TXT = ".deepflow/auto-snapshot.txt"
 SNAPSHOT_JSON = ".deepflow/auto-snapshot.json"
 PENDING_JSON = ".deepflow/auto-snapshot.pending.json"
-FORMAT = 1
+# 2: protected configuration is keyed per governing section ("pyproject.toml
+# [tool.pytest.ini_options]"); a format-1 snapshot's keys would all read as changed,
+# so it is refused with the command that takes a fresh one.
+FORMAT = 2
 
 _REDO = "run `gtd ratchet snapshot` to take a fresh snapshot and baseline"
 

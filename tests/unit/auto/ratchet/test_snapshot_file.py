@@ -65,7 +65,7 @@ def test_txt_without_sidecar_is_an_error(tmp_path: Path) -> None:
 
 def _doc() -> dict[str, object]:
     return {
-        "format": 1,
+        "format": 2,
         "files": {"t.py": "x"},
         "protected": {},
         "baseline": {
@@ -102,6 +102,7 @@ def _with(path: list[str], value: object) -> str:
         ("{", "not JSON"),
         ("[]", "not a JSON object"),
         (_with(["format"], 9), "unknown format 9"),
+        (_with(["format"], 1), "unknown format 1 (this gtd reads format 2)"),  # old keys
         (_with(["files"], ["t.py"]), "files is not a mapping"),
         (_with(["files"], {"t.py": 1}), "files is not a mapping"),
         (_with(["protected"], None), "protected is not a mapping"),
