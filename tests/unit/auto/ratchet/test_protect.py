@@ -587,3 +587,36 @@ def test_discover_digests_the_files_a_command_names(tmp_path: Path) -> None:
         "ci/run.sh (named in a command)",
     ]
     assert found["ci/run.sh (named in a command)"] == digest("", b"pytest\n")
+
+
+def test_loading_protect_imports_no_parser() -> None:
+    # `cycle begin` (every tick) loads this module and digests PLAN.md only.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gtd.auto.ratchet.protect as p; p.digest('PLAN.md', b'x');"
+        "print(sorted(m for m in ('tomllib', 'tomli', 'iniconfig', 'configparser', 'shlex',"
+        " 'gtd.auto.ratchet.sections', 'gtd.auto.ratchet.invocation') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/a.py",
+        "pkg/test/data.bin",
+        "web/__tests__/x.js",
+        "go/testdata/in.txt",
+        "testing/util.py",
+        "numpy/testing/util.py",
+        "src/latest/x.py",
+        "tests",
+    ],
+)
+def test_the_snapshot_and_protection_agree_on_test_folders(path: str) -> None:
+    from gtd.auto.ratchet.files import TEST_FILE_RE
+
+    assert (enclosing_test_folder(path) is not None) is (TEST_FILE_RE.search(path) is not None)
