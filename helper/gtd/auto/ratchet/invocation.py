@@ -24,9 +24,11 @@ from the command text is conservative by construction:
 - Files a command **names** are protected whole whatever the command: a program
   given as a path (``./run-tests.sh``), the script an interpreter runs (``python
   scripts/test.py``, ``bash ci/test.sh``) and the value of a configuration option
-  (``-c``, ``--config``, ``--config-file``, ``--rcfile``, ``-f``, ``--file``,
-  ``--makefile``, ``--noxfile``, ``--justfile``). Which of these words are
-  repository files is for the caller to tell; here they are only candidates.
+  (``-c``, ``--config``, ``--config-file``, ``--rcfile``, ``--makefile``,
+  ``--noxfile``, ``--justfile``, ``--taskfile``; ``-f`` and ``--file`` beside
+  make, nox, just or task). Paths are read from the repository root, where every
+  command runs. Which of these words are repository files is for the caller to
+  tell; here they are only candidates.
 
 No command at all (no test command known) is not plain: nothing is known.
 """
@@ -144,11 +146,11 @@ def _read_one(command: str, depth: int) -> Invocation:
     if words is None or depth > 3:
         return Invocation(False, frozenset(_config_values(command.split())))
     plain = True
-    named: set[str] = set(_config_values(words))
+    named: set[str] = set()
     for simple in _simple_commands(words):
         ok, files = _program(simple, depth)
         plain = plain and ok
-        named |= files
+        named |= files | _config_values(simple)
     return Invocation(plain, frozenset(named))
 
 
@@ -317,16 +319,23 @@ def _first_operand(words: list[str], i: int, with_value: frozenset[str]) -> str 
 
 
 def _config_values(words: Sequence[str]) -> set[str]:
-    """Words given as the value of a configuration-file option."""
+    """Words given as the value of a configuration-file option. ``-f``/``--file``
+    count only beside a task runner that reads a file so (``rm -f x`` names none)."""
+    runner = any(posixpath.basename(w) in _FILE_FLAG_RUNNERS for w in words)
     out: set[str] = set()
     for i, word in enumerate(words):
-        if word in CONFIG_OPTIONS and i + 1 < len(words):
+        option, eq, value = word.partition("=") if word.startswith("--") else (word, "", "")
+        if option not in CONFIG_OPTIONS or (option in _FILE_FLAGS and not runner):
+            continue
+        if eq:
+            out.add(value)
+        elif i + 1 < len(words):
             out.add(words[i + 1])
-        elif word.startswith("--") and "=" in word:
-            option, _, value = word.partition("=")
-            if option in CONFIG_OPTIONS:
-                out.add(value)
     return out
+
+
+_FILE_FLAGS = frozenset({"-f", "--file"})
+_FILE_FLAG_RUNNERS = frozenset({"make", "gmake", "nox", "just", "task"})
 
 
 def repo_path(word: str) -> str | None:

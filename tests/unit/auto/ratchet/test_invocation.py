@@ -111,6 +111,8 @@ def test_no_command_known_is_not_plain(commands: list[str] | None) -> None:
         ("nox --noxfile ci/noxfile.py", {"ci/noxfile.py"}),
         ("sh -c 'bash ci/inner.sh'", {"ci/inner.sh", "bash ci/inner.sh"}),
         ("pytest -q", set()),
+        ("rm -f coverage.xml && pytest", set()),  # -f is a file flag to runners only
+        ("nox -f ci/noxfile.py", {"ci/noxfile.py"}),
     ],
 )
 def test_named_files(command: str, named: set[str]) -> None:
