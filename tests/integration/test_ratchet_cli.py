@@ -270,7 +270,8 @@ def test_package_json_test_script_is_protected(repo: Repo) -> None:
     repo.write("package.json", '{"name": "x", "scripts": {"test": "jest"}, "dependencies": {}}')
     repo.write("src/app.test.js", "test('x', () => {})\n")
     repo.commit_all("init")
-    cfg = Config(test_command="sh -c 'exit 0'")
+    # A command that may run npm (npm itself is not installed here: `true` wins).
+    cfg = Config(test_command="sh -c 'true || npm test'")
     s = snap(repo, cfg)
     assert sorted(s.files) == ["src/app.test.js"]
     repo.write(
@@ -278,7 +279,7 @@ def test_package_json_test_script_is_protected(repo: Repo) -> None:
     )
     assert check(repo, s, cfg)[0].passed
     repo.write("package.json", '{"name": "x", "scripts": {"test": "jest -t nothing"}}')
-    assert check(repo, s, cfg)[0].reason == "protected test config modified: package.json"
+    assert check(repo, s, cfg)[0].reason == "protected test config modified: package.json scripts"
 
 
 def test_empty_repository_needs_a_bootstrap(repo: Repo) -> None:

@@ -1,4 +1,5 @@
-"""The implementer brief: a pure rendering of the task, its history and the rules."""
+"""The implementer brief: a pure rendering of the task, its history and the rules
+(whose words live in gtd.auto.ratchet.rules, the one source of them)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def render_task(
     if learnings:
         lines = "\n".join(f"- {item}" for item in learnings)
         history += f"\n## What spikes have learned so far\n\n{lines}\n"
+    from gtd.auto.ratchet import rules
+
     return Template(template_text).safe_substitute(
         cycle=cycle,
         task_id=task.id,
@@ -41,14 +44,17 @@ def render_task(
         history=history,
         test_command=test_command,
         spike_rule=_SPIKE_RULE if task.spike else "",
+        rules=rules.task_rules(),
     )
 
 
 def render_bootstrap(
     template_text: str, *, cycle: int, files: Sequence[str], test_command: str
 ) -> str:
+    from gtd.auto.ratchet import rules
+
     return Template(template_text).safe_substitute(
-        cycle=cycle, files=_files(files), test_command=test_command
+        cycle=cycle, files=_files(files), test_command=test_command, rules=rules.bootstrap_rules()
     )
 
 

@@ -23,9 +23,8 @@ load the plugin) there is one session, in the new-tests tree.
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -43,8 +42,6 @@ from gtd.auto.ratchet.model import (
 from gtd.auto.ratchet.verdict import Verdict, integrity, judge
 from gtd.git import Change, Git, TreeEntry
 
-# Folders whose every file belongs to the tests (fixtures, helpers, data).
-TEST_FOLDER_RE = re.compile(r"(^|/)(tests?|__tests__|testdata)/")
 _GITLINK = "160000"
 
 
@@ -68,12 +65,60 @@ def tree_of(git: Git, commit: str) -> str:
 # -- the candidate's view ---------------------------------------------------------------
 
 
-def is_protected(path: str) -> bool:
-    return protect.is_protected_path(path)
+def commands_of(run: RunResult) -> list[str]:
+    """The commands a snapshot was taken with: which of them may run a task runner
+    decides what configuration is protected (gtd.auto.ratchet.invocation)."""
+    return [c.command for c in run.commands]
 
 
-def in_test_folder(path: str) -> bool:
-    return TEST_FOLDER_RE.search(path) is not None
+def config_commands(config: Config) -> list[str]:
+    found = (config.build_command, config.test_command, config.typecheck_command)
+    return [c for c in (*found, config.lint_command) if c]
+
+
+def protected_digests(
+    git: Git,
+    listing: Mapping[str, TreeEntry],
+    commands: Sequence[str],
+    *,
+    unchanged: Callable[[str], bool] = lambda _: False,
+    previous: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Protected configuration in a tree: key → digest (gtd.auto.ratchet.protect),
+    read from git objects. A file ``unchanged`` says is the same as when
+    ``previous`` was taken keeps its keys from there instead of being read again."""
+    from gtd.auto.ratchet import invocation
+
+    seen = invocation.read(commands)
+    named = {p for p in map(invocation.repo_path, seen.named) if p is not None and p in listing}
+    wanted = sorted(
+        p
+        for p, e in listing.items()
+        if e.kind == "blob"
+        and (
+            protect.is_protected_path(p)
+            or (not seen.plain and protect.is_runner_file(p))
+            or p in named
+        )
+    )
+    out: dict[str, str] = {}
+    to_read: list[str] = []
+    by_path: dict[str, list[str]] = {}
+    for key in previous or {}:
+        by_path.setdefault(protect.split_key(key)[0], []).append(key)
+    for path in wanted:
+        if previous is not None and unchanged(path):
+            out.update({k: previous[k] for k in by_path.get(path, [])})
+        else:
+            to_read.append(path)
+    for path, obj in zip(to_read, git.objects([listing[p].oid for p in to_read]), strict=True):
+        if obj is None:
+            continue
+        if protect.is_protected_path(path) or (not seen.plain and protect.is_runner_file(path)):
+            out.update(protect.digests(path, obj.data, plain=seen.plain))
+        if path in named:
+            out[f"{path} {protect.NAMED}"] = protect.digest(path, obj.data)
+    return out
 
 
 def hashes(
@@ -91,18 +136,13 @@ def hashes(
         for p, e in listing.items()
         if files_mod.is_test_file(p) and p not in snapshot.files and e.kind == "blob"
     }
-    protected: dict[str, str] = {}
-    to_read: list[str] = []
-    for path, entry in listing.items():
-        if entry.kind != "blob" or not is_protected(path):
-            continue
-        if path in changed or path not in snapshot.protected:
-            to_read.append(path)
-        else:
-            protected[path] = snapshot.protected[path]
-    for path, obj in zip(to_read, git.objects([listing[p].oid for p in to_read]), strict=True):
-        if obj is not None:
-            protected[path] = protect.digest(path, obj.data)
+    protected = protected_digests(
+        git,
+        listing,
+        commands_of(snapshot.baseline),
+        unchanged=lambda p: p not in changed,
+        previous=snapshot.protected,
+    )
     inits = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
     inits |= {"" for p in listing if p == "__init__.py"}
     new_modules = tuple(
@@ -132,18 +172,20 @@ def judged_trees(
     candidate: str,
     base_listing: Mapping[str, TreeEntry],
     listing: Mapping[str, TreeEntry],
+    guarded: Mapping[str, protect.Protection],
 ) -> tuple[str, str]:
-    """(old-tests tree, new-tests tree) for ``candidate``."""
-    protected = {p for p in (*base_listing, *listing) if is_protected(p)}
-    from_base: dict[str, TreeEntry | None] = {}
-    for path in protected:
-        if base_listing.get(path) != listing.get(path) and path in base_listing:
-            from_base[path] = base_listing[path]
-    new_tests_tree = _replace(git, scratch, candidate, from_base)
-    dropped = {
-        p: None for p in listing if p not in base_listing and (in_test_folder(p) or p in protected)
+    """(old-tests tree, new-tests tree) for ``candidate``: every wholly protected
+    file as the base has it; in the old-tests tree, the protected files the
+    candidate adds (new tests in a test folder, a new conftest...) left out."""
+    whole = {p for p, why in guarded.items() if why.whole}
+    from_base: dict[str, TreeEntry | None] = {
+        p: base_listing[p] for p in whole if p in base_listing and base_listing[p] != listing.get(p)
     }
-    old_tests_tree = _replace(git, scratch, new_tests_tree, dropped) if dropped else new_tests_tree
+    new_tests_tree = _replace(git, scratch, candidate, from_base)
+    dropped: dict[str, TreeEntry | None] = {
+        p: None for p in listing if p not in base_listing and p in whole
+    }
+    old_tests_tree = _replace(git, scratch, new_tests_tree, dropped)
     return old_tests_tree, new_tests_tree
 
 
@@ -189,8 +231,15 @@ def judge_candidate(
     if violations:
         return Judgement(judge(snapshot.baseline, RunResult(), violations), RunResult(), 0.0)
     base_listing = git.ls_tree(base_tree) if changes else listing
-    expected = _expected(snapshot, base_listing)
-    old_tree, new_tree = judged_trees(git, rm.slot, candidate, base_listing, listing)
+    guarded = protect.protection(
+        {*base_listing, *listing}, commands_of(snapshot.baseline), snapshot.files
+    )
+    expected = {
+        p: e.oid
+        for p, e in base_listing.items()
+        if e.kind == "blob" and p in guarded and guarded[p].whole
+    }
+    old_tree, new_tree = judged_trees(git, rm.slot, candidate, base_listing, listing, guarded)
     split = snapshot.environment.plugin
     room.sync(git, rm, old_tree if split else new_tree, config.links)
     altered = room.altered(rm, expected)
@@ -200,7 +249,7 @@ def judge_candidate(
     env = room.environment(rm)
     run = runner.run_all(rm.tree, config, env=env, reports_dir=rm.slot / "reports")
     new_run: RunResult | None = None
-    if split and _has_new_code(changes, snapshot):
+    if split and _has_new_code(changes, snapshot, guarded):
         room.sync(git, rm, new_tree, config.links)
         new_run = runner.run_all(
             rm.tree, config, env=env, reports_dir=rm.slot / "reports", only=frozenset({"test"})
@@ -212,19 +261,14 @@ def judge_candidate(
     return Judgement(verdict, merged, round(time.monotonic() - start, 3))
 
 
-def _expected(snapshot: Snapshot, base_listing: Mapping[str, TreeEntry]) -> dict[str, str]:
-    """The blobs the room must hold for the snapshot's tests and the protected files."""
-    out = {p: oid for p, oid in snapshot.files.items() if p in base_listing}
-    for path, entry in base_listing.items():
-        if entry.kind == "blob" and is_protected(path):
-            out[path] = entry.oid
-    return out
-
-
-def _has_new_code(changes: Sequence[Change], snapshot: Snapshot) -> bool:
-    """Whether the candidate changes anything but the snapshot's tests and
-    protected files: then it may hold new tests for the second session."""
-    return any(c.path not in snapshot.files and not is_protected(c.path) for c in changes)
+def _has_new_code(
+    changes: Sequence[Change], snapshot: Snapshot, guarded: Mapping[str, protect.Protection]
+) -> bool:
+    """Whether the candidate adds or changes anything but the snapshot's tests and
+    the base's protected files: then it may hold new tests for the second session."""
+    return any(
+        c.status == "A" or (c.path not in snapshot.files and c.path not in guarded) for c in changes
+    )
 
 
 def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> RunResult:
@@ -272,11 +316,7 @@ def snapshot_of(
         for p, e in listing.items()
         if e.kind == "blob" and (files_mod.is_test_file(p) or p in collected)
     }
-    paths = [p for p, e in listing.items() if e.kind == "blob" and is_protected(p)]
-    protected: dict[str, str] = {}
-    for path, obj in zip(paths, git.objects([listing[p].oid for p in paths]), strict=True):
-        if obj is not None:
-            protected[path] = protect.digest(path, obj.data)
+    protected = protected_digests(git, listing, commands_of(baseline.run))
     return Snapshot(
         head=commit,
         files=files,

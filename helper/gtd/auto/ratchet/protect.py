@@ -1,40 +1,71 @@
-"""Protected test configuration: the files (or parts of files) that decide which
-tests run and how, so an agent cannot weaken the suite without touching a test.
+"""Protected paths: which files (or sections of files) decide which tests run and
+how, why, and their digests. The categories and their words for the agent live in
+:mod:`gtd.auto.ratchet.rules`; this module decides which path falls in which.
 
-Digests cover only the part that governs tests, so a legitimate edit elsewhere in a
-shared file (a new dependency in pyproject.toml or package.json) passes:
+:func:`protection` answers for a set of repository paths which are protected and
+why: every ``conftest.py``, pytest's configuration files, the JavaScript runner
+configs, the shared files whose sections govern tests (``pyproject.toml``,
+``setup.cfg``, ``tox.ini``, ``package.json``), task-runner files when a command
+may run a task runner, files a configured command names, ``PLAN.md`` and
+``.deepflow/config.yaml``, the snapshot's test files, and everything under a test
+folder. A folder counts as a test folder when it is named ``tests``, ``test``,
+``__tests__`` or ``testdata`` at any depth (the names :mod:`files` has always
+treated as tests), or ``testing`` at the top of the repository only: pytest and
+other projects keep their suite there, while a nested ``testing`` package
+(``numpy/testing``, ``pandas/_testing``...) is usually product code shipped for
+users, which an agent must be free to change.
 
-- conftest.py, pytest.ini, tox.ini, jest/vitest/playwright/cypress configs,
-  .mocharc.*, karma.conf.* (any depth): the whole file;
-- setup.cfg: the ``[tool:pytest]`` section;
-- pyproject.toml: the ``[tool.pytest...]`` tables and dotted ``tool.pytest`` keys;
-- package.json: the ``scripts``, ``jest``, ``mocha`` and ``ava`` keys;
-- PLAN.md and .deepflow/config.yaml (top level): the whole file, as the agent must
-  never edit them.
+Digests (:func:`digests`, :func:`discover`) map a *key* to a sha256:
 
-Section digests ignore blank and comment lines and indentation. The TOML and INI
-extractors are line-based on purpose: no TOML parser is needed on Python 3.10, the
-digest is the same on every interpreter (a snapshot taken by one helper version is
-checked by the next), and a file the agent broke still digests (differently).
-A file that exists without a governing part digests to "" so that adding one later
-reads as "modified".
+- a whole file — ``conftest.py``, ``pytest.ini``, ``.pytest.ini``, ``pytest.toml``,
+  ``.pytest.toml``, jest/vitest/playwright/cypress configs, ``.mocharc.*``,
+  ``karma.conf.*`` (any depth), ``PLAN.md`` and ``.deepflow/config.yaml`` (top
+  level) — is keyed by its path. Its digest ignores only the line-ending style
+  (CRLF, CR and LF read alike to Python, INI, YAML and JavaScript), so switching
+  ``core.autocrlf`` is not a change;
+- a shared file yields one key per governing section present, ``<path> <section>``
+  (``pyproject.toml [tool.pytest.ini_options]``, ``tox.ini [pytest]``,
+  ``package.json scripts``), each digest taken from the parsed value
+  (:mod:`sections`), so a verdict says which section changed and an edit outside
+  every governing section passes. A file the tool cannot parse is keyed
+  ``<path> (unparsable)`` with the whole file's digest: it differs from every
+  parsed form;
+- task-runner files (``tox.toml``, ``noxfile.py``, ``justfile``/``.justfile``,
+  ``Taskfile.yml``, ``tasks.py``, ``hatch.toml`` at the top; ``Makefile``, ``makefile``,
+  ``GNUmakefile``, ``*.mk`` at any depth) are whole files, and with them the
+  runner sections of shared files (tox's ``[tox]``/``[testenv*]``, ``[tool.tox]``,
+  ``[tool.hatch.envs]``, ``[tool.pdm.scripts]``, ``[tool.poe]``, package.json
+  ``scripts``), only when some configured command is not *plain*
+  (:mod:`invocation` decides; under plain pytest a tox ``envlist`` edit passes);
+- a file a configured command names is keyed ``<path> (named in a command)``.
+
+Which snapshot tests a key governs (:func:`governs`): a conftest, a pytest or
+JavaScript config file and the pytest or runner sections of a shared file apply
+to their own folder and below; everything else (task runners, named files,
+unparsable files, PLAN.md and the gtd config) to every test.
+
+Parsers and the command reader are imported on first use: this module is loaded
+on every ``cycle begin``, which only digests PLAN.md and the gtd config.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
+
+from gtd.auto.ratchet.rules import WHY, Category
 
 PLAN = "PLAN.md"
 CONFIG = ".deepflow/config.yaml"
 OWNED = (PLAN, CONFIG)
 
-_WHOLE_NAMES = frozenset({"conftest.py", "pytest.ini", "tox.ini"})
-_WHOLE_PREFIXES = (
+CONFTEST = "conftest.py"
+PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml")
+JS_CONFIG_PREFIXES = (
     "jest.config.",
     "vitest.config.",
     "vitest.workspace.",
@@ -43,8 +74,26 @@ _WHOLE_PREFIXES = (
     ".mocharc.",
     "karma.conf.",
 )
-_PARTIAL_NAMES = frozenset({"setup.cfg", "pyproject.toml", "package.json"})
-_PACKAGE_KEYS = ("scripts", "jest", "mocha", "ava")
+SHARED_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", "package.json")
+# Task runners' own files, read from the top of the repository (just reads its file
+# in any letter case; Taskfile.yml also as .yaml and .dist.yml)...
+RUNNER_FILES_TOP = (
+    "tox.toml",
+    "noxfile.py",
+    "justfile",
+    ".justfile",
+    "Taskfile.yml",
+    "tasks.py",
+    "hatch.toml",
+)
+# ...and make's, at any depth (recursive make, included fragments).
+MAKE_FILES = ("Makefile", "makefile", "GNUmakefile")
+MAKE_SUFFIX = ".mk"
+TEST_DIRS = ("tests", "test", "__tests__", "testdata")
+TOP_TEST_DIRS = ("testing",)
+
+UNPARSABLE = "(unparsable)"
+NAMED = "(named in a command)"
 
 # Caches, virtualenvs and dependencies: never protected, never tests.
 CACHE_DIRS_RE = re.compile(
@@ -52,154 +101,251 @@ CACHE_DIRS_RE = re.compile(
     r"|\.venv|\.git|\.hypothesis)/"
 )
 
+# Sections that apply to their file's folder and below (the rest apply everywhere).
+_FOLDER_SECTIONS = frozenset(
+    {
+        "[pytest]",
+        "[tool:pytest]",
+        "[tool.pytest]",
+        "[tool.pytest.ini_options]",
+        "jest",
+        "mocha",
+        "ava",
+    }
+)
+_PACKAGE_KEYS = frozenset({"jest", "mocha", "ava", "scripts"})
+
 
 def _basename(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+# -- paths ----------------------------------------------------------------------------
+
+
 def is_test_only_config(path: str) -> bool:
-    """conftest.py, pytest.ini, tox.ini and runner configs, at any depth."""
+    """conftest.py, pytest's configuration files and JS runner configs, at any depth:
+    configuration that exists only for tests (a bootstrap cycle may create it)."""
     name = _basename(path)
-    return name in _WHOLE_NAMES or name.startswith(_WHOLE_PREFIXES)
+    return name == CONFTEST or name in PYTEST_FILES or name.startswith(JS_CONFIG_PREFIXES)
 
 
 def is_protected_path(path: str) -> bool:
+    """Protected configuration whatever the commands are: test-only configuration,
+    the shared files, PLAN.md and the gtd config. Never a snapshot test file."""
     if path in OWNED:
         return True
     if path.startswith(".deepflow/") or CACHE_DIRS_RE.search(path):
         return False
-    return is_test_only_config(path) or _basename(path) in _PARTIAL_NAMES
+    return is_test_only_config(path) or _basename(path) in SHARED_FILES
+
+
+def is_runner_file(path: str) -> bool:
+    """A task runner's own file (protected when a command may run a task runner)."""
+    if CACHE_DIRS_RE.search(path) or path.startswith(".deepflow/"):
+        return False
+    name = _basename(path)
+    if name in MAKE_FILES or name.endswith(MAKE_SUFFIX):
+        return True
+    return "/" not in path and _runner_name(name) in RUNNER_FILES_TOP
+
+
+def _runner_name(name: str) -> str:
+    low = name.lower()
+    if low in ("justfile", ".justfile"):
+        return low
+    if _TASKFILE.fullmatch(low):
+        return "Taskfile.yml"
+    return name
+
+
+_TASKFILE = re.compile(r"taskfile(\.dist)?\.ya?ml")
+
+
+def enclosing_test_folder(path: str) -> str | None:
+    """The test folder ``path`` is under (the outermost), or None."""
+    parts = path.split("/")[:-1]
+    if parts and parts[0] in TOP_TEST_DIRS:
+        return parts[0]
+    for i, part in enumerate(parts):
+        if part in TEST_DIRS:
+            return "/".join(parts[: i + 1])
+    return None
+
+
+class Protection(NamedTuple):
+    """Why one path is protected.
+
+    ``whole``: the whole file is protected (the clean room takes it from the base
+    commit); False for a shared file, of which only the governing sections are
+    (checked by digest; the rest is the agent's to change).
+    """
+
+    category: Category
+    whole: bool
+    why: str
+
+
+def protection(
+    paths: Iterable[str],
+    commands: Sequence[str] | None,
+    snapshot_tests: Collection[str] = (),
+) -> dict[str, Protection]:
+    """The protected paths among ``paths`` (repository-relative), and why.
+
+    ``commands`` are the configured commands (build, test, typecheck, lint; None
+    when unknown, which protects the most); ``snapshot_tests`` the snapshot's test
+    files. The one answer to "which files must come from the base commit".
+    """
+    from gtd.auto.ratchet import invocation
+
+    seen = invocation.read(commands)
+    named = _named_paths(seen.named)
+    out: dict[str, Protection] = {}
+    for path in paths:
+        category = _category(path, seen.plain, named, snapshot_tests)
+        if category is not None:
+            out[path] = Protection(category, category != "shared-config", WHY[category])
+    return out
+
+
+def _category(
+    path: str, plain: bool, named: Collection[str], snapshot_tests: Collection[str]
+) -> Category | None:
+    if path in OWNED:
+        return "plan"
+    if path.startswith(".deepflow/") or CACHE_DIRS_RE.search(path):
+        return None
+    name = _basename(path)
+    if path in snapshot_tests:
+        return "snapshot-test"
+    if name == CONFTEST:
+        return "conftest"
+    if name in PYTEST_FILES:
+        return "pytest-config"
+    if name.startswith(JS_CONFIG_PREFIXES):
+        return "js-config"
+    if path in named:
+        return "named"
+    if enclosing_test_folder(path) is not None:
+        return "test-folder"
+    if not plain and is_runner_file(path):
+        return "task-runner"
+    if name in SHARED_FILES:
+        return "shared-config"
+    return None
+
+
+def _named_paths(words: Iterable[str]) -> frozenset[str]:
+    from gtd.auto.ratchet.invocation import repo_path
+
+    return frozenset(p for p in map(repo_path, words) if p is not None)
+
+
+# -- digests --------------------------------------------------------------------------
 
 
 def digest(path: str, data: bytes) -> str:
-    """sha256 of the part of ``data`` (the content of ``path``) that governs tests;
-    "" when the file has no such part."""
-    name = _basename(path)
+    """sha256 of a whole protected file, line endings read alike (``path`` is
+    unused: every whole file digests the same way)."""
+    del path
+    return hashlib.sha256(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")).hexdigest()
+
+
+def digests(path: str, data: bytes, *, plain: bool = False) -> dict[str, str]:
+    """Key → digest for the file at ``path`` with content ``data``: one key for a
+    whole file, one per governing section of a shared file (none when it has
+    none), ``<path> (unparsable)`` for a shared file its tool cannot read. ``plain``:
+    every configured command is plain (task runners' parts are then not protected)."""
     if path in OWNED or is_test_only_config(path):
-        return hashlib.sha256(data).hexdigest()
-    text = data.decode("utf-8", errors="replace")
-    if name == "pyproject.toml":
-        part = _toml_pytest(text)
-    elif name == "setup.cfg":
-        part = _ini_section(text, "tool:pytest")
-    elif name == "package.json":
-        part = _package_keys(text)
-    else:  # pragma: no cover - is_protected_path guards every caller
-        part = text
-    return hashlib.sha256(part.encode("utf-8")).hexdigest() if part else ""
+        return {path: digest(path, data)}
+    if not plain and is_runner_file(path):
+        return {path: digest(path, data)}
+    from gtd.auto.ratchet import sections
+
+    reader = sections.READERS.get(_basename(path))
+    if reader is None:
+        return {}
+    parts = reader(data, not plain)
+    if parts is None:
+        return {f"{path} {UNPARSABLE}": digest(path, data)}
+    return {
+        f"{path} {section}": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        for section, text in parts.items()
+    }
 
 
-def discover(root: Path, listed: Iterable[str]) -> dict[str, str]:
-    """Protected configuration present now: path → digest.
+def discover(
+    root: Path, listed: Iterable[str], commands: Sequence[str] | None = None
+) -> dict[str, str]:
+    """Protected configuration present now: key → digest (see :func:`digests`).
 
     ``listed`` is git's view (tracked + untracked, ignores respected); the files at
     the top of the repository are looked at directly too, so a git-ignored
     pytest.ini or conftest.py is still seen (pytest reads it all the same).
+    ``commands`` as for :func:`protection`; the same commands must be used for a
+    snapshot and the check against it.
     """
-    candidates = {p for p in listed if is_protected_path(p)}
+    from gtd.auto.ratchet import invocation
+
+    seen = invocation.read(commands)
+
+    def wanted(rel: str) -> bool:
+        return is_protected_path(rel) or (not seen.plain and is_runner_file(rel))
+
+    candidates = {p for p in listed if wanted(p)}
     try:
         top = os.listdir(root)
     except OSError:
         top = []
-    candidates.update(name for name in top if is_protected_path(name))
+    candidates.update(name for name in top if wanted(name))
     candidates.add(CONFIG)
     out: dict[str, str] = {}
     for rel in sorted(candidates):
-        try:
-            data = (root / rel).read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            continue
-        out[rel] = digest(rel, data)
+        data = _read(root, rel)
+        if data is not None:
+            out.update(digests(rel, data, plain=seen.plain))
+    for rel in sorted(_named_paths(seen.named)):
+        data = _read(root, rel)
+        if data is not None:
+            out[f"{rel} {NAMED}"] = digest(rel, data)
     return out
 
 
-def governs(config_path: str, test_path: str) -> bool:
-    """Whether the config file at ``config_path`` can affect ``test_path``: pytest,
-    jest and friends apply a config to its own directory and everything below."""
-    folder = config_path.rpartition("/")[0]
-    return not folder or test_path.startswith(folder + "/")
-
-
-# -- extractors -----------------------------------------------------------------------
-
-_TOML_HEADER = re.compile(r"^\[\[?\s*(.+?)\s*\]\]?\s*(#.*)?$")
-_INI_HEADER = re.compile(r"^\[([^\]]+)\]")
-
-
-def _significant(line: str) -> str | None:
-    stripped = line.strip()
-    if not stripped or stripped.startswith(("#", ";")):
-        return None
-    return stripped
-
-
-def _toml_key(raw: str) -> str:
-    return ".".join(part.strip().strip("\"'") for part in raw.split("."))
-
-
-def _toml_pytest(text: str) -> str:
-    """The ``[tool.pytest...]`` tables, plus ``pytest...`` keys written dotted under
-    ``[tool]`` or as ``tool.pytest...`` before any table."""
-    out: list[str] = []
-    table: str | None = None
-    keep = False
-    depth = 0  # open brackets of a kept dotted key's multi-line value
-    for line in text.splitlines():
-        sig = _significant(line)
-        if sig is None:
-            continue
-        if depth > 0:
-            out.append(sig)
-            depth += _bracket_balance(sig)
-            continue
-        header = _TOML_HEADER.match(sig) if sig.startswith("[") else None
-        if header is not None and "=" not in sig.split("]", 1)[0]:
-            table = _toml_key(header.group(1))
-            keep = table == "tool.pytest" or table.startswith("tool.pytest.")
-            if keep:
-                out.append(f"[{table}]")
-            continue
-        if keep:
-            out.append(sig)
-            continue
-        key = _toml_key(sig.split("=", 1)[0]) if "=" in sig else ""
-        dotted = f"{table}.{key}" if table else key
-        if dotted == "tool.pytest" or dotted.startswith("tool.pytest."):
-            out.append(f"{dotted} = {sig.split('=', 1)[1].strip()}")
-            depth = max(0, _bracket_balance(sig))
-    return "\n".join(out)
-
-
-def _bracket_balance(line: str) -> int:
-    # Brackets inside strings are rare in test config; a miscount only widens the
-    # digested part, which errs on the strict side.
-    return line.count("[") + line.count("{") - line.count("]") - line.count("}")
-
-
-def _ini_section(text: str, section: str) -> str:
-    out: list[str] = []
-    keep = False
-    for line in text.splitlines():
-        sig = _significant(line)
-        if sig is None:
-            continue
-        header = _INI_HEADER.match(sig)
-        if header is not None:
-            keep = header.group(1).strip() == section
-            if keep:
-                out.append(f"[{section}]")
-            continue
-        if keep:
-            out.append(sig)
-    return "\n".join(out)
-
-
-def _package_keys(text: str) -> str:
+def _read(root: Path, rel: str) -> bytes | None:
     try:
-        data = json.loads(text)
-    except ValueError:
-        return text  # unparseable: digest it all (differs from any parsed form)
-    if not isinstance(data, dict):
-        return text
-    picked = {key: data[key] for key in _PACKAGE_KEYS if key in data}
-    return json.dumps(picked, sort_keys=True, ensure_ascii=False) if picked else ""
+        return (root / rel).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    except OSError:  # unreadable (permissions, a name too long): digests as empty
+        return b""
+
+
+# -- keys -----------------------------------------------------------------------------
+
+
+def split_key(key: str) -> tuple[str, str | None]:
+    """(path, section) of a digest key; section None for a whole file."""
+    for suffix in (UNPARSABLE, NAMED):
+        if key.endswith(" " + suffix):
+            return key[: -len(suffix) - 1], suffix
+    if key.endswith("]"):
+        head, sep, tail = key.rpartition(" [")
+        if sep and _basename(head) in SHARED_FILES:
+            return head, "[" + tail
+    head, sep, tail = key.rpartition(" ")
+    if sep and tail in _PACKAGE_KEYS and _basename(head) == "package.json":
+        return head, tail
+    return key, None
+
+
+def governs(key: str, test_path: str) -> bool:
+    """Whether the protected part keyed ``key`` can affect ``test_path``: pytest,
+    jest and friends apply a config to its own folder and everything below; task
+    runners, files a command names and unparsable files may affect every test."""
+    path, section = split_key(key)
+    folder_scoped = (section is None and is_test_only_config(path)) or (section in _FOLDER_SECTIONS)
+    if not folder_scoped:
+        return True
+    folder = path.rpartition("/")[0]
+    return not folder or test_path.startswith(folder + "/")

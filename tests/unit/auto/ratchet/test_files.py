@@ -28,6 +28,8 @@ from tests.conftest import Repo
         ("src/contest.py", False),
         ("src/latest.py", False),
         ("docs/testing.md", False),
+        ("testing/helpers.py", True),  # pytest's own layout: the suite at the top
+        ("numpy/testing/utils.py", False),  # a nested testing package is product code
         ("tests/conftest.py", False),  # protected config, not a test
         ("conftest.py", False),
         ("tests/pytest.ini", False),

@@ -1,4 +1,6 @@
-"""Protected configuration digests: only the part that governs tests counts."""
+"""Protected paths and their digests: parsed the way the tools parse them, one key
+per governing section, whole files line-ending blind, task runners only when a
+command may run one."""
 
 from __future__ import annotations
 
@@ -6,7 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto.ratchet.protect import digest, discover, governs, is_protected_path
+from gtd.auto.ratchet.protect import (
+    Protection,
+    digest,
+    digests,
+    discover,
+    enclosing_test_folder,
+    governs,
+    is_protected_path,
+    is_runner_file,
+    protection,
+    split_key,
+)
 
 PYPROJECT = """\
 [project]
@@ -23,19 +36,50 @@ markers = [
 line-length = 100
 """
 
+TOX_INI = """\
+[tox]
+envlist = py311, py312
 
-def d(path: str, text: str) -> str:
-    return digest(path, text.encode())
+[testenv]
+deps = pytest
+commands = pytest {posargs}
+
+[testenv:lint]
+commands = ruff check .
+
+[pytest]
+addopts = -q
+
+[flake8]
+max-line-length = 100
+"""
+
+PLAIN = ["pytest -q"]
+TOX = ["tox -e py311"]
+
+
+def keys(path: str, text: str, *, plain: bool = False) -> dict[str, str]:
+    return digests(path, text.encode(), plain=plain)
+
+
+def changed(path: str, before: str, after: str, *, plain: bool = False) -> list[str]:
+    """The keys whose digest differs (or that appear or vanish)."""
+    old, new = keys(path, before, plain=plain), keys(path, after, plain=plain)
+    return sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
+
+
+# -- which section changed ------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("path", "before", "after", "same"),
+    ("path", "before", "after", "plain", "expected"),
     [
         pytest.param(
             "pyproject.toml",
             PYPROJECT,
             PYPROJECT.replace('"requests"', '"requests", "rich"'),
             True,
+            [],
             id="pyproject-dependency-edit-passes",
         ),
         pytest.param(
@@ -43,101 +87,241 @@ def d(path: str, text: str) -> str:
             PYPROJECT,
             PYPROJECT.replace("line-length = 100", "line-length = 80"),
             True,
+            [],
             id="pyproject-other-tool-edit-passes",
         ),
         pytest.param(
             "pyproject.toml",
             PYPROJECT,
-            PYPROJECT.replace('addopts = "-q"', 'addopts = "-q"  \n# a comment\n'),
+            PYPROJECT.replace('addopts = "-q"', "addopts = '-q'  # quiet\n\n# a comment"),
             True,
-            id="pyproject-whitespace-and-comments-pass",
+            [],
+            id="pyproject-quoting-and-comments-pass",
         ),
         pytest.param(
             "pyproject.toml",
             PYPROJECT,
             PYPROJECT.replace('addopts = "-q"', 'addopts = "-q --deselect tests/test_a.py"'),
-            False,
+            True,
+            ["pyproject.toml [tool.pytest.ini_options]"],
             id="pyproject-addopts-edit-caught",
         ),
         pytest.param(
             "pyproject.toml",
             PYPROJECT,
             PYPROJECT.replace('  "slow: slow tests",', '  "slow: slow tests",\n  "x: y",'),
-            False,
+            True,
+            ["pyproject.toml [tool.pytest.ini_options]"],
             id="pyproject-multiline-array-caught",
         ),
         pytest.param(
             "pyproject.toml",
             '[project]\nname = "x"\n',
             '[project]\nname = "x"\n[tool]\npytest.ini_options = { addopts = "-k not_slow" }\n',
-            False,
+            True,
+            ["pyproject.toml [tool.pytest.ini_options]"],
             id="pyproject-dotted-key-caught",
         ),
         pytest.param(
             "pyproject.toml",
             '[project]\nname = "x"\n',
             '[project]\nname = "x"\n[tool.pytest]\naddopts = ["-x"]\n',
+            True,
+            ["pyproject.toml [tool.pytest]"],
+            id="pyproject-native-table-added-caught",
+        ),
+        pytest.param(
+            "pyproject.toml",
+            PYPROJECT,
+            # The attack a line-based reader missed: U+2028 is a line break to
+            # str.splitlines, so "[tool.ruff]" looked like a new table; to TOML it
+            # is the rest of a comment, and addopts is still pytest's.
+            PYPROJECT.replace(
+                'addopts = "-q"', '# note\u2028[tool.ruff]\naddopts = "-q -k nothing"'
+            ),
+            True,
+            ["pyproject.toml [tool.pytest.ini_options]"],
+            id="pyproject-u2028-in-comment-caught",
+        ),
+        pytest.param(
+            "pyproject.toml",
+            PYPROJECT + '\n[tool.tox]\nenv_list = ["py311"]\n',
+            PYPROJECT + '\n[tool.tox]\nenv_list = ["py311", "py312"]\n',
+            True,
+            [],
+            id="pyproject-tool-tox-free-under-plain-pytest",
+        ),
+        pytest.param(
+            "pyproject.toml",
+            PYPROJECT + '\n[tool.tox]\nenv_list = ["py311"]\n',
+            PYPROJECT + '\n[tool.tox]\nenv_list = ["py311", "py312"]\n',
             False,
-            id="pyproject-section-added-caught",
+            ["pyproject.toml [tool.tox]"],
+            id="pyproject-tool-tox-caught-under-tox",
+        ),
+        pytest.param(
+            "pyproject.toml",
+            PYPROJECT,
+            PYPROJECT.replace("[project]", "[project\n"),
+            True,
+            ["pyproject.toml (unparsable)", "pyproject.toml [tool.pytest.ini_options]"],
+            id="pyproject-broken-is-unparsable",
+        ),
+        pytest.param(
+            "tox.ini",
+            TOX_INI,
+            TOX_INI.replace("envlist = py311, py312", "envlist = py311"),
+            True,
+            [],
+            id="tox-envlist-free-under-plain-pytest",
+        ),
+        pytest.param(
+            "tox.ini",
+            TOX_INI,
+            TOX_INI.replace("envlist = py311, py312", "envlist = py311"),
+            False,
+            ["tox.ini [tox]"],
+            id="tox-envlist-caught-under-tox",
+        ),
+        pytest.param(
+            "tox.ini",
+            TOX_INI,
+            TOX_INI.replace("commands = ruff check .", "commands = true"),
+            False,
+            ["tox.ini [testenv:lint]"],
+            id="tox-env-section-caught-under-tox",
+        ),
+        pytest.param(
+            "tox.ini",
+            TOX_INI,
+            TOX_INI.replace("addopts = -q", "addopts = -q -k nothing"),
+            True,
+            ["tox.ini [pytest]"],
+            id="tox-pytest-section-always-caught",
+        ),
+        pytest.param(
+            "tox.ini",
+            TOX_INI,
+            TOX_INI.replace("max-line-length = 100", "max-line-length = 120"),
+            False,
+            [],
+            id="tox-flake8-section-free-even-under-tox",
+        ),
+        pytest.param(
+            "tox.ini",
+            TOX_INI,
+            # iniconfig (pytest) splits lines at U+2028: this is a new key to pytest.
+            TOX_INI.replace("addopts = -q", "addopts = -q\n# note\u2028timeout = 1"),
+            True,
+            ["tox.ini [pytest]"],
+            id="tox-u2028-new-key-to-pytest-caught",
+        ),
+        pytest.param(
+            "tox.ini",
+            TOX_INI + "[helpers]\nargs = -x\n",
+            TOX_INI.replace("{posargs}", "{[helpers]args}") + "[helpers]\nargs = -k nothing\n",
+            False,
+            ["tox.ini [helpers]", "tox.ini [testenv]"],
+            id="tox-substituted-section-followed",
         ),
         pytest.param(
             "setup.cfg",
             "[metadata]\nname = x\n[tool:pytest]\naddopts = -q\n",
             "[metadata]\nname = y\n[tool:pytest]\naddopts = -q\n",
             True,
+            [],
             id="setup-cfg-metadata-edit-passes",
         ),
         pytest.param(
             "setup.cfg",
             "[metadata]\nname = x\n[tool:pytest]\naddopts = -q\n",
             "[metadata]\nname = x\n[tool:pytest]\naddopts = -q -k fast\n",
-            False,
+            True,
+            ["setup.cfg [tool:pytest]"],
             id="setup-cfg-pytest-edit-caught",
+        ),
+        pytest.param(
+            "setup.cfg",
+            "[tool:pytest]\naddopts = -q\n[tox:tox]\nenvlist = py311\n",
+            "[tool:pytest]\naddopts = -q\n[tox:tox]\nenvlist = py312\n",
+            False,
+            ["setup.cfg [tox:tox]"],
+            id="setup-cfg-tox-caught-under-tox",
         ),
         pytest.param(
             "package.json",
             '{"name": "x", "dependencies": {"a": "1"}, "scripts": {"test": "jest"}}',
             '{"name": "x", "dependencies": {"a": "2"}, "scripts": {"test": "jest"}}',
-            True,
+            False,
+            [],
             id="package-json-dependency-edit-passes",
         ),
         pytest.param(
             "package.json",
             '{"scripts": {"test": "jest"}}',
-            '{\n  "scripts": {\n    "test": "jest"\n  }\n}\n',
-            True,
-            id="package-json-reformat-passes",
+            '\ufeff{\n  "scripts": {\n    "test": "jest"\n  }\n}\n',
+            False,
+            [],
+            id="package-json-reformat-and-bom-pass",
         ),
         pytest.param(
             "package.json",
             '{"scripts": {"test": "jest"}}',
             '{"scripts": {"test": "jest --passWithNoTests -t nothing"}}',
             False,
+            ["package.json scripts"],
             id="package-json-test-script-caught",
         ),
         pytest.param(
             "package.json",
             '{"scripts": {"test": "jest"}}',
-            '{"scripts": {"test": "jest"}, "jest": {"testPathIgnorePatterns": ["api"]}}',
-            False,
-            id="package-json-jest-key-caught",
+            '{"scripts": {"test": "jest --passWithNoTests -t nothing"}}',
+            True,
+            [],
+            id="package-json-scripts-free-under-plain-pytest",
         ),
         pytest.param(
             "package.json",
             '{"scripts": {"test": "jest"}}',
-            '{"scripts": {"test": "jest"},',
-            False,
-            id="package-json-broken-caught",
+            '{"scripts": {"test": "jest"}, "jest": {"testPathIgnorePatterns": ["api"]}}',
+            True,
+            ["package.json jest"],
+            id="package-json-jest-key-always-caught",
         ),
-        pytest.param("conftest.py", "import os\n", "import os\n\n", False, id="conftest-whole"),
-        pytest.param("tox.ini", "[tox]\n", "[tox]\n\n", False, id="tox-whole"),
-        pytest.param("PLAN.md", "# Plan\n", "# Plan!\n", False, id="plan-whole"),
+        pytest.param(
+            "package.json",
+            '{"jest": {"bail": 1}}',
+            '{"jest": {"bail": NaN}}',
+            True,
+            ["package.json (unparsable)", "package.json jest"],
+            id="package-json-nan-is-not-json",
+        ),
+        pytest.param(
+            "conftest.py", "import os\n", "import os\n\n", True, ["conftest.py"], id="conftest"
+        ),
+        pytest.param(
+            "pkg/pytest.toml", "[pytest]\n", "[pytest]\n\n", True, ["pkg/pytest.toml"], id="toml"
+        ),
+        pytest.param("PLAN.md", "# Plan\n", "# Plan!\n", True, ["PLAN.md"], id="plan-whole"),
+        pytest.param("Makefile", "a:\n", "b:\n", True, [], id="makefile-free-under-plain"),
+        pytest.param("Makefile", "a:\n", "b:\n", False, ["Makefile"], id="makefile-under-make"),
+        pytest.param("noxfile.py", "1\n", "2\n", False, ["noxfile.py"], id="noxfile-under-nox"),
     ],
 )
-def test_digest_changes_only_with_the_governing_part(
-    path: str, before: str, after: str, same: bool
+def test_the_changed_section_is_named(
+    path: str, before: str, after: str, plain: bool, expected: list[str]
 ) -> None:
-    assert (d(path, before) == d(path, after)) is same
+    assert changed(path, before, after, plain=plain) == expected
+
+
+def test_unparsable_reads_as_its_own_key_with_the_whole_file_digest() -> None:
+    broken = b"[tool.pytest.ini_options\naddopts = 1\n"
+    assert digests("pyproject.toml", broken) == {
+        "pyproject.toml (unparsable)": digest("pyproject.toml", broken)
+    }
+    assert "setup.cfg (unparsable)" in digests("setup.cfg", b"no section header = 1\n")
+    assert "tox.ini (unparsable)" in digests("tox.ini", b"[pytest]\naddopts=1\naddopts=2\n")
+    assert "package.json (unparsable)" in digests("package.json", b"\xff{}")
 
 
 @pytest.mark.parametrize(
@@ -145,11 +329,40 @@ def test_digest_changes_only_with_the_governing_part(
     [
         ("pyproject.toml", '[project]\nname = "x"\n'),
         ("setup.cfg", "[metadata]\nname = x\n"),
+        ("tox.ini", "[flake8]\nmax-line-length = 1\n"),
         ("package.json", '{"name": "x"}'),
+        ("src/app.py", "x = 1\n"),
     ],
 )
-def test_no_governing_part_digests_to_empty(path: str, text: str) -> None:
-    assert d(path, text) == ""
+def test_no_governing_part_has_no_key(path: str, text: str) -> None:
+    assert keys(path, text, plain=False) == {}
+
+
+def test_an_empty_ini_options_table_still_counts() -> None:
+    # pytest takes a pyproject.toml with an empty [tool.pytest.ini_options] as its
+    # configuration file (and its folder as rootdir): adding one is a change.
+    assert list(keys("pyproject.toml", "[tool.pytest.ini_options]\n")) == [
+        "pyproject.toml [tool.pytest.ini_options]"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[tox]\nenvlist = a\n",
+        "[tool:pytest]\naddopts = -q\n",
+        '[tool.pytest.ini_options]\naddopts = "-q"\n',
+        "import os\n\n\ndef f():\n    return 1\n",
+    ],
+)
+@pytest.mark.parametrize("path", ["tox.ini", "setup.cfg", "pyproject.toml", "conftest.py"])
+def test_crlf_and_lf_digest_alike(path: str, text: str) -> None:
+    lf = digests(path, text.encode())
+    assert digests(path, text.replace("\n", "\r\n").encode()) == lf
+    assert digests(path, text.replace("\n", "\r").encode()) == lf
+
+
+# -- which path is protected ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -158,17 +371,22 @@ def test_no_governing_part_digests_to_empty(path: str, text: str) -> None:
         ("conftest.py", True),
         ("tests/unit/conftest.py", True),
         ("pytest.ini", True),
+        (".pytest.ini", True),
+        ("pytest.toml", True),
+        ("sub/.pytest.toml", True),
         ("web/jest.config.ts", True),
         ("vitest.config.mjs", True),
         (".mocharc.json", True),
         ("karma.conf.js", True),
         ("pyproject.toml", True),
+        ("tox.ini", True),
         ("PLAN.md", True),
         (".deepflow/config.yaml", True),
         ("docs/PLAN.md", False),
         (".deepflow/auto-memory.yaml", False),
         ("node_modules/pkg/package.json", False),
         ("src/app.py", False),
+        ("Makefile", False),  # only when a command may run make: see is_runner_file
     ],
 )
 def test_is_protected_path(path: str, expected: bool) -> None:
@@ -176,32 +394,229 @@ def test_is_protected_path(path: str, expected: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("config", "test", "expected"),
+    ("path", "expected"),
+    [
+        ("Makefile", True),
+        ("sub/GNUmakefile", True),
+        ("build/rules.mk", True),
+        ("noxfile.py", True),
+        ("sub/noxfile.py", False),
+        ("tox.toml", True),
+        ("Justfile", True),
+        (".JUSTFILE", True),
+        ("Taskfile.yaml", True),
+        ("taskfile.dist.yml", True),
+        ("tasks.py", True),
+        ("app/tasks.py", False),  # a Celery app's tasks, not invoke's
+        ("hatch.toml", True),
+        ("node_modules/x/Makefile", False),
+        ("setup.py", False),
+    ],
+)
+def test_is_runner_file(path: str, expected: bool) -> None:
+    assert is_runner_file(path) is expected
+
+
+@pytest.mark.parametrize(
+    ("path", "folder"),
+    [
+        ("tests/test_a.py", "tests"),
+        ("tests/data/x.json", "tests"),
+        ("pkg/tests/helpers.py", "pkg/tests"),
+        ("src/__tests__/a.js", "src/__tests__"),
+        ("go/pkg/testdata/golden.txt", "go/pkg/testdata"),
+        ("test/a/test/b.py", "test"),
+        ("testing/test_x.py", "testing"),
+        ("numpy/testing/utils.py", None),  # a nested `testing` package is product code
+        ("tests", None),  # a file named tests
+        ("src/latest/x.py", None),
+        ("docs/testing.md", None),
+    ],
+)
+def test_enclosing_test_folder(path: str, folder: str | None) -> None:
+    assert enclosing_test_folder(path) == folder
+
+
+PATHS = [
+    "PLAN.md",
+    ".deepflow/config.yaml",
+    ".deepflow/auto-memory.yaml",
+    "conftest.py",
+    "src/pkg/conftest.py",
+    "pytest.ini",
+    "web/jest.config.js",
+    "pyproject.toml",
+    "tox.ini",
+    "Makefile",
+    "noxfile.py",
+    "scripts/run-tests.sh",
+    "tests/test_a.py",
+    "tests/helpers.py",
+    "src/pkg/mod_test.py",
+    "src/pkg/mod.py",
+    "tests/__pycache__/x.pyc",
+    "README.md",
+]
+
+
+def test_protection_under_a_plain_pytest_command() -> None:
+    got = protection(PATHS, PLAIN, snapshot_tests={"tests/test_a.py", "src/pkg/mod_test.py"})
+    assert {p: (v.category, v.whole) for p, v in got.items()} == {
+        "PLAN.md": ("plan", True),
+        ".deepflow/config.yaml": ("plan", True),
+        "conftest.py": ("conftest", True),
+        "src/pkg/conftest.py": ("conftest", True),
+        "pytest.ini": ("pytest-config", True),
+        "web/jest.config.js": ("js-config", True),
+        "pyproject.toml": ("shared-config", False),
+        "tox.ini": ("shared-config", False),
+        "tests/test_a.py": ("snapshot-test", True),
+        "tests/helpers.py": ("test-folder", True),
+        "src/pkg/mod_test.py": ("snapshot-test", True),
+    }
+    assert all(isinstance(v, Protection) and v.why for v in got.values())
+
+
+def test_protection_under_commands_that_run_a_task_runner_or_a_script() -> None:
+    got = protection(PATHS, ["make test", "./scripts/run-tests.sh --fast"])
+    assert got["Makefile"].category == "task-runner"
+    assert got["noxfile.py"].category == "task-runner"
+    assert got["scripts/run-tests.sh"] == Protection(
+        "named", True, "a configured command names it (a script it runs or a config it reads)"
+    )
+    assert "src/pkg/mod.py" not in got
+    assert "README.md" not in got
+
+
+def test_protection_without_known_commands_protects_the_most() -> None:
+    assert protection(["Makefile", "src/a.py"], None) == protection(["Makefile", "src/a.py"], TOX)
+    assert "Makefile" in protection(["Makefile"], None)
+
+
+# -- keys and what they govern --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "parts"),
+    [
+        ("conftest.py", ("conftest.py", None)),
+        (
+            "pyproject.toml [tool.pytest.ini_options]",
+            ("pyproject.toml", "[tool.pytest.ini_options]"),
+        ),
+        ("my dir/tox.ini [testenv:py 3]", ("my dir/tox.ini", "[testenv:py 3]")),
+        ("package.json scripts", ("package.json", "scripts")),
+        ("web/package.json jest", ("web/package.json", "jest")),
+        ("setup.cfg (unparsable)", ("setup.cfg", "(unparsable)")),
+        ("ci/run tests.sh (named in a command)", ("ci/run tests.sh", "(named in a command)")),
+        ("docs/odd [name]", ("docs/odd [name]", None)),
+    ],
+)
+def test_split_key(key: str, parts: tuple[str, str | None]) -> None:
+    assert split_key(key) == parts
+
+
+@pytest.mark.parametrize(
+    ("key", "test", "expected"),
     [
         ("conftest.py", "tests/test_a.py", True),
         ("tests/conftest.py", "tests/test_a.py", True),
         ("tests/new/conftest.py", "tests/test_a.py", False),
         ("tests/new/conftest.py", "tests/new/test_b.py", True),
         ("tests/ne/conftest.py", "tests/new/test_b.py", False),
+        ("sub/pyproject.toml [tool.pytest]", "tests/test_a.py", False),
+        ("sub/pyproject.toml [tool.pytest]", "sub/tests/test_a.py", True),
+        ("sub/tox.ini [testenv]", "tests/test_a.py", True),  # tox may run anything
+        ("sub/Makefile", "tests/test_a.py", True),
+        ("sub/pyproject.toml (unparsable)", "tests/test_a.py", True),
+        ("ci/pytest.ini (named in a command)", "tests/test_a.py", True),  # pytest -c
+        ("web/package.json jest", "tests/test_a.py", False),
+        ("web/package.json scripts", "tests/test_a.py", True),
     ],
 )
-def test_governs(config: str, test: str, expected: bool) -> None:
-    assert governs(config, test) is expected
+def test_governs(key: str, test: str, expected: bool) -> None:
+    assert governs(key, test) is expected
+
+
+# -- discovery on disk ----------------------------------------------------------------
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
 
 
 def test_discover_reads_listed_and_top_level_files(tmp_path: Path) -> None:
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not listed: say git-ignored
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "conftest.py").write_text("")
-    (tmp_path / ".deepflow").mkdir()
-    (tmp_path / ".deepflow" / "config.yaml").write_text("{}\n")
-    found = discover(tmp_path, ["tests/conftest.py", "tests/gone/conftest.py", "src/app.py"])
+    _tree(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",  # not listed: say git-ignored
+            "pyproject.toml": '[project]\nname = "x"\n[tool.pytest.ini_options]\n',
+            "tests/conftest.py": "",
+            ".deepflow/config.yaml": "{}\n",
+            "Makefile": "test:\n\tpytest\n",
+            "tox.ini": TOX_INI,
+        },
+    )
+    listed = ["tests/conftest.py", "tests/gone/conftest.py", "src/app.py", "Makefile", "tox.ini"]
+    found = discover(tmp_path, listed, PLAIN)
     assert sorted(found) == [
         ".deepflow/config.yaml",
-        "pyproject.toml",
+        "pyproject.toml [tool.pytest.ini_options]",
         "pytest.ini",
         "tests/conftest.py",
+        "tox.ini [pytest]",
     ]
-    assert found["pyproject.toml"] == ""
-    assert found["pytest.ini"] == d("pytest.ini", "[pytest]\n")
+    assert found["pytest.ini"] == digest("pytest.ini", b"[pytest]\n")
+    under_make = discover(tmp_path, listed, ["make test"])
+    assert set(under_make) - set(found) == {
+        "Makefile",
+        "tox.ini [testenv:lint]",
+        "tox.ini [testenv]",
+        "tox.ini [tox]",
+    }
+
+
+def test_discover_digests_the_files_a_command_names(tmp_path: Path) -> None:
+    _tree(tmp_path, {"ci/run.sh": "pytest\n", "ci/pytest.ini": "[pytest]\n"})
+    found = discover(tmp_path, [], ["sh ci/run.sh", "pytest -c ci/pytest.ini"])
+    assert sorted(found) == [
+        "ci/pytest.ini (named in a command)",
+        "ci/run.sh (named in a command)",
+    ]
+    assert found["ci/run.sh (named in a command)"] == digest("", b"pytest\n")
+
+
+def test_loading_protect_imports_no_parser() -> None:
+    # `cycle begin` (every tick) loads this module and digests PLAN.md only.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gtd.auto.ratchet.protect as p; p.digest('PLAN.md', b'x');"
+        "print(sorted(m for m in ('tomllib', 'tomli', 'iniconfig', 'configparser', 'shlex',"
+        " 'gtd.auto.ratchet.sections', 'gtd.auto.ratchet.invocation') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/a.py",
+        "pkg/test/data.bin",
+        "web/__tests__/x.js",
+        "go/testdata/in.txt",
+        "testing/util.py",
+        "numpy/testing/util.py",
+        "src/latest/x.py",
+        "tests",
+    ],
+)
+def test_the_snapshot_and_protection_agree_on_test_folders(path: str) -> None:
+    from gtd.auto.ratchet.files import TEST_FILE_RE
+
+    assert (enclosing_test_folder(path) is not None) is (TEST_FILE_RE.search(path) is not None)
