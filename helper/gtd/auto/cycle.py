@@ -92,20 +92,19 @@ class Cycle:
                 "next": "end this tick; the human commits or stashes their work",
             }
         pick = plan.pick(the_plan)
-        if pick.kind == "complete":
-            done = sum(1 for t in the_plan.tasks if t.status == "done")
+        shaped = plan.answer(the_plan, pick)
+        if shaped["status"] == "complete":
+            done = shaped["done"]
             return {
                 "status": "complete",
                 "done": done,
                 "message": f"All tasks complete ({done} done).",
                 "next": "stop the loop, then run `gtd verify`",
             }
-        if pick.kind == "blocked":
+        if shaped["status"] == "blocked":
             return {
                 "status": "blocked",
-                "blocked": [
-                    {"id": t.id, "title": t.title, "blocked_by": list(b)} for t, b in pick.blocked
-                ],
+                "blocked": shaped["blocked"],
                 "message": "All remaining tasks are blocked: "
                 + "; ".join(f"{t.id} by {', '.join(b)}" for t, b in pick.blocked),
                 "next": "stop the loop; resolve the blockers in PLAN.md by hand",
