@@ -96,6 +96,12 @@ _NEAR_TASK = re.compile(
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 # "| Blocked by: T8" or "(blocked by: T2)" on the task line itself: never read.
 _INLINE_BLOCKED = re.compile(r"blocked[ \t_-]*by[ \t]*:", re.IGNORECASE)
+# "- Blocked by T1": the field without its colon.
+_BLOCKED_NO_COLON = re.compile(
+    rf"^[ \t]*(?:{_MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*blocked[ \t_-]*by\b"
+    r"(?![ \t]*(?:\*\*|__)?[ \t]*:)",
+    re.IGNORECASE,
+)
 _BOX_STATUS: dict[str, Status] = {" ": "todo", "x": "done", "X": "done", "~": "skipped"}
 _DONE_MARK = re.compile(r"[ \t]*[✓✔](?:[ \t]*\([ \t]*(?P<hash>[0-9a-fA-F]{4,40})[ \t]*\))?[ \t]*$")
 _SPIKE_TAG = re.compile(r"\[spike\]|\(spike\)", re.IGNORECASE)
@@ -546,6 +552,14 @@ def _read_field(
             current.files.extend(_parse_files(bullet.group("item")))
             return
         current.files_list_indent = None
+    if "locked" in line and _BLOCKED_NO_COLON.match(line):
+        problems.append(
+            Problem(
+                lineno,
+                f"{current.id}: Blocked by without a colon is not read: write `Blocked by: T1`",
+            )
+        )
+        return
     if ":" not in line:
         return
     m = _FIELD.match(line)

@@ -395,6 +395,11 @@ NOT_A_TASK = "checkbox names T2 but is not a task: write the id in bold, - [ ] *
             id="misspelt-lazy-line",
         ),
         pytest.param(
+            "- [ ] **T1**: a\n- [ ] **T2**: b\n  - Blocked by T1\n",
+            [(3, "T2: Blocked by without a colon is not read: write `Blocked by: T1`")],
+            id="blocked-by-without-colon",
+        ),
+        pytest.param(
             "- [ ] **T1**: a\n- [ ] **T2**: b\n  - Depends on: T1\n",
             [(3, "T2: unknown field 'Depends on': did you mean 'Blocked by'?")],
             id="synonym",
