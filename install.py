@@ -31,6 +31,7 @@ from typing import Any
 MIN_PYTHON = (3, 10)
 SOURCE = Path(__file__).resolve().parent
 PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin")
+PLUGIN_README = "README.md"
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
 MANIFEST = "install-manifest.json"
 MARKER = "gtd-pack.json"  # in <dir>/.claude/ for the --project and --user layouts
@@ -145,6 +146,13 @@ def claude_marketplaces() -> dict[str, str]:
     return out
 
 
+def claude_state_file() -> Path:
+    """Claude Code's own state file: ~/.claude.json, or .claude.json inside
+    CLAUDE_CONFIG_DIR when that is set (measured with the CLI)."""
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(moved) / ".claude.json" if moved else Path.home() / ".claude.json"
+
+
 def claude_plugins() -> set[str]:
     """Installed plugin ids (name@marketplace)."""
     data = read_json(claude_dir() / "plugins" / "installed_plugins.json")
@@ -156,9 +164,11 @@ def claude_plugins() -> set[str]:
 
 
 def plugin_files() -> dict[str, tuple[bytes, int]]:
-    """rel path in the plugin dir → (content, mode): the pack exactly as in the checkout."""
+    """rel path in the plugin dir → (content, mode): the pack exactly as in the checkout,
+    and its README (Claude Code's `plugin validate` refuses a plugin without one; the
+    checkout is the plugin too, and its README is this one)."""
     out: dict[str, tuple[bytes, int]] = {}
-    for rel in pack_sources():
+    for rel in [*pack_sources(), Path(PLUGIN_README)]:
         src = SOURCE / rel
         out[rel.as_posix()] = (src.read_bytes(), 0o755 if os.access(src, os.X_OK) else 0o644)
     return out
@@ -485,8 +495,11 @@ class Installer:
         plugin_id, market = reg.get("plugin"), reg.get("marketplace")
         installed = plugin_id in claude_plugins()
         listed = market in claude_marketplaces()
-        if not installed and not listed:
-            return
+        if installed or listed:
+            self._claude_remove(str(plugin_id), str(market), installed=installed, listed=listed)
+        self._forget_declined(str(plugin_id))
+
+    def _claude_remove(self, plugin_id: str, market: str, *, installed: bool, listed: bool) -> None:
         claude = shutil.which("claude")
         if claude is None:
             self.warn(
@@ -495,10 +508,35 @@ class Installer:
             )
             return
         if installed and self.act(f"run claude plugin uninstall {plugin_id}"):
-            self._run([claude, "plugin", "uninstall", str(plugin_id)], "claude")
-            self._clean_claude_cache(str(market), str(plugin_id).split("@")[0])
+            self._run([claude, "plugin", "uninstall", plugin_id], "claude")
+            self._clean_claude_cache(market, plugin_id.partition("@")[0])
         if listed and self.act(f"run claude plugin marketplace remove {market}"):
-            self._run([claude, "plugin", "marketplace", "remove", str(market)], "claude")
+            self._run([claude, "plugin", "marketplace", "remove", market], "claude")
+
+    def _forget_declined(self, plugin_id: str) -> None:
+        """`claude plugin uninstall` records the plugin in ``declinedPlugins`` of
+        Claude Code's state file; take it out (and the key, when that leaves it empty)
+        so nothing of gtd stays. Every other key and the file's mode are kept."""
+        path = claude_state_file()
+        state = read_json(path)
+        declined = state.get("declinedPlugins") if isinstance(state, dict) else None
+        if not isinstance(declined, list) or plugin_id not in declined:
+            return
+        if not self.act(f"remove {plugin_id} from declinedPlugins in {tilde(path)}"):
+            return
+        assert isinstance(state, dict)
+        kept = [entry for entry in declined if entry != plugin_id]
+        if kept:
+            state["declinedPlugins"] = kept
+        else:
+            del state["declinedPlugins"]
+        # The file is private (0600: it holds account data); the copy is created with
+        # the same mode, never readable by others for a moment.
+        tmp = path.with_name(path.name + ".gtd-tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, path.stat().st_mode & 0o777)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(state, indent=2) + "\n")
+        os.replace(tmp, path)
 
     # -- the commands ------------------------------------------------------------------
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
-from gtd.errors import LockTimeout
+from gtd.errors import GtdError, LockTimeout
+
+_fcntl: ModuleType | None
+try:
+    import fcntl as _fcntl
+except ImportError:  # Windows: the lock falls back to filelock (see locked)
+    _fcntl = None
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -83,27 +89,64 @@ def locked(lock_path: Path, timeout_s: float = 30.0) -> Iterator[None]:
     """Hold the sidecar lock for a short critical section (state read-modify-write).
 
     A plain ``flock``: the kernel releases it when the holder dies, so a killed
-    helper never leaves a stale lock. (filelock does the same on POSIX but costs
-    ~40 ms of imports on every tick; gtd runs where git and a POSIX shell do.)
+    helper never leaves a stale lock. filelock does the same on POSIX but costs
+    ~40 ms of imports on every tick (docs/dependencies.md), so it is used only where
+    there is no ``fcntl`` (Windows), imported there and nowhere else.
     """
     lock_path.parent.mkdir(parents=True, exist_ok=True)
+    if _fcntl is None:
+        with _portable_lock(lock_path, timeout_s):
+            yield
+        return
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + timeout_s
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise LockTimeout(
-                        f"{lock_path}: another gtd process held the lock for {timeout_s:.0f} s",
-                        "if no gtd process is running, delete the lock file and retry",
-                    ) from None
+                    raise _timeout(lock_path, timeout_s) from None
                 time.sleep(0.02)
         try:
             yield
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            _fcntl.flock(fd, _fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def _portable_lock(lock_path: Path, timeout_s: float) -> Iterator[None]:
+    """The same lock through filelock: the OS's file lock on Windows; elsewhere
+    without fcntl, its soft lock (a lock file; filelock's warning that only that is
+    available is silenced: it would print on every command)."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from filelock import FileLock, Timeout
+    except ImportError:
+        raise GtdError(
+            "no file lock on this system: fcntl is missing and the filelock package is "
+            "not installed",
+            "reinstall the helper (python3 install.py) so its dependencies are installed",
+        ) from None
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=timeout_s, poll_interval=0.02)
+    except Timeout:
+        raise _timeout(lock_path, timeout_s) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _timeout(lock_path: Path, timeout_s: float) -> LockTimeout:
+    return LockTimeout(
+        f"{lock_path}: another gtd process held the lock for {timeout_s:.0f} s",
+        "if no gtd process is running, delete the lock file and retry",
+    )

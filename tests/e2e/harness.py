@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.claude_cli import PINNED, claude_or_skip
 from tests.e2e.model_server import (
     Block,
     Json,
@@ -39,7 +40,6 @@ from tests.integration.calc_project import CALC, CONFTEST, PYTEST, TESTS
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
-PINNED = "2.1.332"
 # What the pack's own markdown puts in a subagent's system prompt: tells the
 # requests of each subagent from the main conversation's.
 IMPLEMENTER = "You implement one task of a plan"
@@ -47,20 +47,6 @@ PLANNER = "You write `PLAN.md` at the repository root"
 SUBAGENTS = (IMPLEMENTER, PLANNER)
 LOOP_PROMPT = "/gtd:auto-cycle"
 PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin")
-
-
-def claude_or_skip() -> str:
-    import pytest
-
-    exe = shutil.which("claude")
-    if exe is None and (os.environ.get("CI") or os.environ.get("GTD_E2E_REQUIRED")):
-        pytest.fail(f"claude is not on PATH, and CI must run the e2e tests ({PINNED})")
-    if exe is None:
-        pytest.skip(
-            "e2e needs the Claude Code CLI: claude is not on PATH "
-            f"(npm install -g @anthropic-ai/claude-code@{PINNED}; .ci/run does this)"
-        )
-    return exe
 
 
 @functools.cache

@@ -1,11 +1,14 @@
 """install.py as a new user runs it: a fresh copy of the checkout, the README's install
-command, real pip into a virtual environment under a HOME of the test's own, the real
-`claude` CLI when it is installed (it reads its commands without a model: the init
-line of `claude -p --output-format stream-json` lists them), then a sample repository
-with a PLAN.md, `gtd doctor`, a second run, dry runs, the --project and --user
-layouts, a version mismatch and the uninstall.
+command, real pip into a virtual environment under a HOME of the test's own, then a
+sample repository with a PLAN.md, `gtd doctor`, a second run, dry runs, the --project
+and --user layouts, a version mismatch and the uninstall.
 
-The helper is pip-installed once (about 30 s), so the walk-through is one test."""
+The walk-through runs twice: with the real `claude` CLI on PATH (the pinned one
+scripts/check provides; it reads its commands without a model: the init line of
+`claude -p --output-format stream-json` lists them), and on a machine without it,
+where the plugin cannot be registered and doctor says so with a warning.
+
+The helper is pip-installed once per walk-through (about 30 s)."""
 
 from __future__ import annotations
 
@@ -27,9 +30,11 @@ from typing import Any
 import pytest
 
 from gtd import __version__
+from tests.claude_cli import claude_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = shutil.which("claude")
+PLUGIN_ID = "gtd@gtd-pack"
 
 PLAN = """\
 # Sample
@@ -86,6 +91,26 @@ def user_env(home: Path) -> dict[str, str]:
     return env
 
 
+def hide(program: str, env: dict[str, str], shadow: Path) -> dict[str, str]:
+    """``env`` on a machine without ``program``: each PATH directory that has it is
+    replaced by a directory of links to everything else in it."""
+    path = []
+    for i, entry in enumerate(env.get("PATH", "").split(os.pathsep)):
+        found = Path(entry) / program
+        if not entry or not (found.exists() or found.is_symlink()):
+            path.append(entry)
+            continue
+        mirror = shadow / str(i)
+        mirror.mkdir(parents=True)
+        for item in Path(entry).iterdir():
+            if item.name != program:
+                (mirror / item.name).symlink_to(item)
+        path.append(str(mirror))
+    hidden = {**env, "PATH": os.pathsep.join(path)}
+    assert shutil.which(program, path=hidden["PATH"]) is None
+    return hidden
+
+
 def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 240) -> Any:
     res = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     return res
@@ -113,7 +138,7 @@ def not_ours(rel: str) -> bool:
     return top in (".claude", ".rustup") or top.startswith(".claude.json")
 
 
-def claude_sees(cwd: Path, env: dict[str, str]) -> dict[str, Any]:
+def claude_sees(claude: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
     """The init line of a real `claude -p` run: its slash commands and agents. The API
     is a closed port: the line comes before any request, then the process is killed."""
     with socket.socket() as sock:
@@ -124,9 +149,8 @@ def claude_sees(cwd: Path, env: dict[str, str]) -> dict[str, Any]:
         "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
         "ANTHROPIC_API_KEY": "sk-test-not-a-key",
     }
-    assert CLAUDE is not None
     proc = subprocess.Popen(
-        [CLAUDE, "-p", "hello", "--output-format", "stream-json", "--verbose"],
+        [claude, "-p", "hello", "--output-format", "stream-json", "--verbose"],
         cwd=cwd,
         env=probe_env,
         stdin=subprocess.DEVNULL,
@@ -180,45 +204,92 @@ def load_install() -> ModuleType:
     return module
 
 
+def validate_findings(claude: str, plugin: Path, home: Path) -> list[str]:
+    """The codes of every finding `claude plugin validate` reports for ``plugin``
+    (its manifest, its contents and the plugin directory's own review)."""
+    home.mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+    }
+    res = subprocess.run(
+        [claude, "plugin", "validate", "--json", str(plugin)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    report = json.loads(res.stdout)
+    found = [*(report.get("directory") or {}).get("findings", [])]
+    for part in [report.get("manifest") or {}, *(report.get("contents") or [])]:
+        found += [*part.get("errors", []), *part.get("warnings", [])]
+    return [str(f.get("code") or f.get("message")) for f in found]
+
+
 # -- the walk-through ------------------------------------------------------------------
 
 
 @pytest.mark.slow
-def test_new_user_walk_through(tmp_path: Path) -> None:
+@pytest.mark.parametrize("with_claude", [True, False], ids=["claude", "no-claude"])
+def test_new_user_walk_through(tmp_path: Path, with_claude: bool) -> None:
     home = tmp_path / "home"
     home.mkdir()
     env = user_env(home)
+    claude: str | None = None
+    if with_claude:
+        claude = claude_or_skip()
+    else:
+        env = hide("claude", env, tmp_path / "no-claude")
     clone = fresh_clone(tmp_path / "gtd-pack")
     sample = sample_repo(tmp_path / "sample", env)
     gtd = home / ".local" / "bin" / "gtd"
     home_before = snapshot(home)
     install = readme_install_argv()
+    plugin = home / ".local" / "share" / "gtd-pack" / "plugin"
+    # Without Claude Code the plugin cannot be registered, and doctor says so: that
+    # one warning, and nothing else, is what such a machine rightly shows.
+    unregistered = (
+        "warn claude registration: the plugin in ~/.local/share/gtd-pack/plugin is not "
+        "registered with Claude Code: start it with `claude --plugin-dir "
+        "~/.local/share/gtd-pack/plugin` or re-run install.py with claude on PATH"
+    )
+    doctor_line = (
+        "doctor: ok (0 failed, 0 warnings)" if claude else "doctor: warn (0 failed, 1 warnings)"
+    )
 
     # 1. the README's install command
     first = run(install, clone, env)
     assert first.returncode == 0, first.stdout + first.stderr
     assert f"Installed gtd {__version__}" in first.stdout
-    assert "doctor: ok" in first.stdout, first.stdout
+    assert doctor_line in first.stdout, first.stdout
+    assert (unregistered in first.stdout) is (claude is None), first.stdout
     assert os.path.realpath(gtd).startswith(str(home / ".local" / "share" / "gtd-pack" / "venv"))
-    plugin = home / ".local" / "share" / "gtd-pack" / "plugin"
     assert (plugin / "commands" / "auto.md").is_file()
+    assert (plugin / "README.md").read_bytes() == (ROOT / "README.md").read_bytes()
     assert not (plugin / "tests").exists()
     assert not (plugin / "helper").exists()
     assert not (plugin / ".venv").exists()
 
-    # 2. Claude Code sees the commands (the real CLI, no model needed)
-    if CLAUDE:
-        seen = claude_sees(sample, env)
+    # 2. Claude Code sees the commands (the real CLI, no model needed), and the copy
+    # it loads passes its own validation, README included
+    if claude:
+        seen = claude_sees(claude, sample, env)
         assert {"gtd:auto", "gtd:auto-cycle", "gtd:step"} <= set(seen["slash_commands"]), seen
-        listed = run([CLAUDE, "plugin", "list", "--json"], sample, env)
-        assert "gtd@gtd-pack" in listed.stdout
+        listed = run([claude, "plugin", "list", "--json"], sample, env)
+        assert PLUGIN_ID in listed.stdout
+        codes = validate_findings(claude, plugin, tmp_path / "validate-home")
+        assert "README_MISSING" not in codes, codes
     else:
         assert f"claude --plugin-dir {plugin}" in first.stdout
 
-    # 3. doctor is green in the sample repository
+    # 3. doctor in the sample repository: green, or the one warning without claude
     code, answer = doctor_json(gtd, sample, env)
     assert code == 0
-    assert answer["status"] == "ok", answer
+    warned = [c["name"] for c in answer["checks"] if c["status"] != "ok"]
+    assert warned == ([] if claude else ["claude registration"]), answer
+    assert answer["status"] == ("ok" if claude else "warn"), answer
     by_name = {c["name"]: c for c in answer["checks"]}
     assert by_name["test command"]["status"] == "ok"
     assert any(name.startswith("pack (plugin") for name in by_name)
@@ -229,6 +300,7 @@ def test_new_user_walk_through(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stdout + second.stderr
     assert "Nothing changed" in second.stdout
     assert "would " not in second.stdout
+    assert doctor_line in second.stdout, second.stdout
     assert snapshot(home) == before
 
     # 5. dry runs print every action and change nothing
@@ -272,12 +344,13 @@ def test_new_user_walk_through(tmp_path: Path) -> None:
     )
     assert (dot / "skills" / "gtd-plan-format" / "SKILL.md").is_file()
     assert not (dot / "bin").exists()
+    assert not (dot / "README.md").exists()
     assert "doctor: ok" in project.stdout, project.stdout
-    if CLAUDE:
-        seen = claude_sees(sample, env)
+    if claude:
+        seen = claude_sees(claude, sample, env)
         assert {"gtd:auto", "gtd:auto-cycle", "gtd:step"} <= set(seen["slash_commands"]), seen
         assert {"gtd-implementer", "gtd-planner"} <= set(seen["agents"]), seen
-        assert "gtd@gtd-pack" not in run([CLAUDE, "plugin", "list", "--json"], sample, env).stdout
+        assert PLUGIN_ID not in run([claude, "plugin", "list", "--json"], sample, env).stdout
 
     # 8. the user layout
     user = run([*install, "--user"], clone, env)
@@ -287,7 +360,7 @@ def test_new_user_walk_through(tmp_path: Path) -> None:
     assert code == 0
     assert "pack (user)" in {c["name"] for c in answer["checks"]}
 
-    # 9. uninstall leaves nothing behind
+    # 9. uninstall leaves nothing behind, in Claude Code's own state file too
     gone = run([*install, "--uninstall"], clone, env)
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert "nothing left" in gone.stdout
@@ -298,8 +371,10 @@ def test_new_user_walk_through(tmp_path: Path) -> None:
     assert not dot.exists()
     assert subprocess.run(["git", "status", "--porcelain"], cwd=sample, env=env,
                           capture_output=True, text=True).stdout == ""  # fmt: skip
-    if CLAUDE:
-        assert "gtd@" not in run([CLAUDE, "plugin", "list", "--json"], sample, env).stdout
+    state = home / ".claude.json"
+    assert "gtd" not in (state.read_text() if state.exists() else "")
+    if claude:
+        assert "gtd@" not in run([claude, "plugin", "list", "--json"], sample, env).stdout
 
 
 # -- quick paths (no pip) --------------------------------------------------------------
@@ -393,8 +468,72 @@ def test_project_layout_namespaces_without_a_plugin() -> None:
     assert "commands/gtd/auto.md" in marker["files"]
 
 
-def test_plugin_copy_is_the_pack_only() -> None:
+def test_plugin_copy_is_the_pack_and_its_readme() -> None:
     files = load_install().plugin_files()
     tops = {rel.split("/", 1)[0] for rel in files}
-    assert tops == {".claude-plugin", "commands", "agents", "skills", "bin"}
+    assert tops == {".claude-plugin", "commands", "agents", "skills", "bin", "README.md"}
     assert files["bin/gtd"][1] == 0o755
+    assert files["README.md"] == ((ROOT / "README.md").read_bytes(), 0o644)
+
+
+def test_the_plugin_copy_passes_claude_plugin_validate(tmp_path: Path) -> None:
+    """What install.py copies is what Claude Code's own validator accepts: no
+    README_MISSING, no error or warning about the manifest or the contents."""
+    claude = claude_or_skip()
+    plugin = tmp_path / "plugin"
+    for rel, (data, mode) in load_install().plugin_files().items():
+        target = plugin / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        target.chmod(mode)
+    codes = validate_findings(claude, plugin, tmp_path / "claude-home")
+    # A listing icon is the directory's wish, not a defect of the plugin.
+    assert [c for c in codes if c != "ICON_MISSING"] == [], codes
+
+
+@pytest.mark.parametrize("moved", [False, True], ids=["home", "CLAUDE_CONFIG_DIR"])
+def test_uninstall_takes_gtd_out_of_declined_plugins(tmp_path: Path, moved: bool) -> None:
+    """`claude plugin uninstall` leaves ``"declinedPlugins": ["gtd@gtd-pack"]`` in
+    Claude Code's state file; --uninstall removes that entry and keeps the rest."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    config = home / ".claude"
+    if moved:
+        config = tmp_path / "claude-config"
+        config.mkdir()
+        env["CLAUDE_CONFIG_DIR"] = str(config)
+    state = (config if moved else home) / ".claude.json"
+    theirs = {"userID": "abc", "projects": {"/x": {"allowedTools": []}}}
+    state.write_text(json.dumps({**theirs, "declinedPlugins": ["other@market", PLUGIN_ID]}))
+    state.chmod(0o600)
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    # What install.py recorded when it registered the plugin (the plugin itself is
+    # gone already: Claude Code's uninstall ran, the entry stayed behind).
+    registration = {"marketplace": "gtd-pack", "plugin": PLUGIN_ID}
+    manifest = {
+        "format": 1, "helper": None, "link": None, "dirs": [],
+        "targets": {"plugin": {"files": {}, "dirs": [], "claude": registration}},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
+
+    dry = run([*install, "--dry-run"], tmp_path, env)
+    assert dry.returncode == 0, dry.stderr
+    shown = "~/.claude.json" if not moved else str(state)
+    assert f"would remove {PLUGIN_ID} from declinedPlugins in {shown}" in dry.stdout
+    assert PLUGIN_ID in state.read_text()
+
+    res = run(install, tmp_path, env)
+    assert res.returncode == 0, res.stderr
+    assert f"remove {PLUGIN_ID} from declinedPlugins in {shown}" in res.stdout
+    assert json.loads(state.read_text()) == {**theirs, "declinedPlugins": ["other@market"]}
+    assert state.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in state.parent.iterdir() if "gtd" in p.name) == []
+
+    # Only ours listed: the key goes with it.
+    state.write_text(json.dumps({**theirs, "declinedPlugins": [PLUGIN_ID]}))
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    assert run(install, tmp_path, env).returncode == 0
+    assert json.loads(state.read_text()) == theirs

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import Repo, run_gtd
 from tests.integration.calc_project import MUL, MUL_TEST, gtd_json
 from tests.integration.calc_project import make_project as make_calc_project
@@ -117,22 +119,38 @@ def test_loop_refuses_a_dirty_tree_and_a_missing_agent(repo: Repo) -> None:
     assert (repo.path / "notes.txt").read_text() == "human work\n"
 
 
-def test_ctrl_c_kills_the_agent_and_leaves_the_cycle_recoverable(repo: Repo) -> None:
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_kills_the_agent_and_leaves_the_cycle_recoverable(
+    repo: Repo, inherited: str
+) -> None:
+    """Started from a terminal, SIGINT has its default action; started as a background
+    job of a non-interactive shell (a script's `gtd loop ... &`, some CI runners),
+    it arrives ignored, and the loop must still stop on it."""
     agent = make_project(repo, SLOW_AGENT)
-    loop = subprocess.Popen(
-        [sys.executable, "-m", "gtd", "loop", "--agent", agent],
-        cwd=repo.path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # A disposition set here is what the child inherits through exec.
+    wanted = signal.SIG_DFL if inherited == "default" else signal.SIG_IGN
+    saved = signal.signal(signal.SIGINT, wanted)
+    try:
+        loop = subprocess.Popen(
+            [sys.executable, "-m", "gtd", "loop", "--agent", agent],
+            cwd=repo.path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, saved)
     deadline = time.monotonic() + 30
     while not (repo.path / ".started").exists():
         assert time.monotonic() < deadline, "the agent never started"
         assert loop.poll() is None, loop.communicate()
         time.sleep(0.05)
     loop.send_signal(signal.SIGINT)
-    out, err = loop.communicate(timeout=30)
+    try:
+        out, err = loop.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        loop.kill()
+        raise AssertionError("SIGINT did not stop the loop") from None
     assert loop.returncode == 130, err
     assert out.splitlines() == [
         "interrupted: cycle 1 (T1) stopped with the agent's work left uncommitted; "

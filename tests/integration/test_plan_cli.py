@@ -245,3 +245,71 @@ def test_plan_is_a_directory(repo: Repo) -> None:
     assert res.code == 1
     assert "gtd: PLAN.md: is a directory" in res.stderr
     no_traceback(res.stderr)
+
+
+# -- typos a new user makes: each one named, none dropped -------------------------------
+
+TYPOS = """\
+# Calculator
+
+### calc
+
+- [ ] **T1**: Add pow
+  - Files: calc.py
+  - Blockd by: T2
+- [ ] **T2**: Add mul
+  - Files: calc.py
+  - Blocked by: none
+- [ ] **T3*: Add div
+  - Blocked by: T2
+- [ ] **T0**: Add sub
+- [ ] **T4**: Add neg\x1e
+  - Blocked by: none
+
+## Spec Gaps
+
+- [ ] Should div by zero raise? The spec does not say.
+
+### later
+
+- [ ] **T5**: Add sqrt
+"""
+
+
+def test_plan_typos_are_each_named_and_nothing_runs_out_of_order(repo: Repo) -> None:
+    repo.write("PLAN.md", TYPOS)
+    repo.commit_all("plan")
+    res = run_gtd(repo.path, "plan", "check")
+    assert res.code == 1
+    assert res.stdout.splitlines() == [
+        "PLAN.md:7: T1: unknown field 'Blockd by': did you mean 'Blocked by'?",
+        "PLAN.md:11: checkbox names T3 but is not a task: write the id in bold, "
+        "- [ ] **T3**: title",
+        "PLAN.md:13: T0: task ids are positive: start at T1",
+        "PLAN.md:14: T4: control character U+001E in the title "
+        "(it would break the commit message): delete it",
+        "PLAN.md:23: T5 is under Spec Gaps (line 17), where checkboxes are notes: it is not "
+        "read as a task; put tasks under their own heading (## Tasks) outside Spec Gaps",
+        "PLAN.md: invalid, 5 problems",
+    ]
+    no_traceback(res.stderr)
+    # The loop's own read refuses too: T1 is never offered ahead of its blocker T2.
+    nxt = run_gtd(repo.path, "plan", "next", "--json")
+    assert nxt.code == 1
+    assert nxt.json["error"].startswith("PLAN.md:7: T1: unknown field 'Blockd by'")
+    assert repo.status() == ""  # refusing changed nothing
+
+    # The user fixes each line the check named; now the order holds.
+    fixed = (
+        TYPOS.replace("Blockd by", "Blocked by")
+        .replace("**T3*:", "**T3**:")
+        .replace("**T0**", "**T6**")
+        .replace("\x1e", "")
+        .replace("## Spec Gaps", "## Tasks later\n\n### more")
+    )
+    repo.write("PLAN.md", fixed)
+    res = run_gtd(repo.path, "plan", "check")
+    assert res.code == 0, res.stdout
+    assert res.stdout == "PLAN.md: ok, 6 tasks (0 done, 6 pending, 0 skipped)\n"
+    nxt = run_gtd(repo.path, "plan", "next", "--json")
+    assert nxt.json["task"]["id"] == "T2"

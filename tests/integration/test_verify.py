@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from gtd.auto.setup import ensure_excluded
 from gtd.git import Git
@@ -135,3 +139,57 @@ def test_verify_outside_a_repository_is_an_error(tmp_path: Path) -> None:
     res = run_gtd(tmp_path, "verify", "--json")
     assert res.code == 1
     assert res.json["status"] == "error"
+
+
+# What a pyenv (or asdf) shim is: a shell script that finds the real program for the
+# active Python and execs it. Its first line names bash, not python.
+SHIM = """\
+#!/usr/bin/env bash
+set -e
+program="${{0##*/}}"
+exec "{python}" -m "$program" "$@"
+"""
+# A script that only looks like pytest from outside.
+IMPOSTOR = """\
+#!/bin/sh
+echo "pytest 9.0.0"
+"""
+
+
+def on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    exe = shims / "pytest"
+    exe.write_text(script)
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_coverage_finds_pytest_behind_a_shell_shim(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done_project(repo)
+    on_path(tmp_path, monkeypatch, SHIM.format(python=sys.executable))
+    repo.write(".deepflow/config.yaml", "ratchet:\n  test_command: pytest -q -p no:cacheprovider\n")
+    repo.commit_all("the test command goes through the shim")
+    answer = verify(repo)
+    lv = levels(answer)
+    assert lv["L4"]["status"] == "passed", lv
+    has_coverage = subprocess.run([sys.executable, "-c", "import coverage"]).returncode == 0
+    if has_coverage:  # the shim's interpreter measured the suite
+        assert lv["L2"]["status"] == "passed", lv
+        assert lv["L2"]["detail"].endswith("% of lines")
+    else:  # recognised as pytest; only coverage itself is missing
+        assert lv["L2"]["detail"] == "not available (coverage not installed)"
+    assert repo.status() == ""  # the probe leaves nothing behind
+
+
+def test_a_script_named_pytest_that_is_not_pytest_is_not_measured(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done_project(repo)
+    on_path(tmp_path, monkeypatch, IMPOSTOR)
+    repo.write(".deepflow/config.yaml", "ratchet:\n  test_command: pytest\n")
+    repo.commit_all("a fake pytest")
+    l2 = levels(verify(repo))["L2"]
+    assert l2["detail"] == "not available (test command is not pytest)"

@@ -17,6 +17,7 @@ import typer.main
 
 from gtd import __version__
 from gtd.cli.app import app
+from tests.claude_cli import claude_or_skip
 from tests.conftest import Repo, run_gtd
 from tests.pack import packlint
 
@@ -317,11 +318,7 @@ def _claude_validate(target: Path, home: Path) -> dict[str, Any]:
     "target", [".", ".claude-plugin/plugin.json", "commands", "agents", "skills"]
 )
 def test_claude_plugin_validate_strict(target: str, tmp_path: Path) -> None:
-    if shutil.which("claude") is None:
-        pytest.skip(
-            "claude CLI not on PATH: npm install -g @anthropic-ai/claude-code@2.1.332 "
-            "to run `claude plugin validate --strict`"
-        )
+    claude_or_skip()
     home = tmp_path / "claude-home"  # the CLI writes ~/.claude.json; keep it off HOME
     home.mkdir()
     report = _claude_validate(ROOT / target, home)

@@ -20,16 +20,18 @@ Stops, with one final line, and exit codes:
   flight — a second driver, or a tick in Claude Code): exit 1; the loop cannot
   make progress until a human acts, and it never waits on or touches that work.
 - the agent command does not exist: exit 1 before any cycle starts.
-- Ctrl-C: the agent's process group is killed (gtd.proc), the journal stays, the
-  resume hint is printed, exit 130. Interrupted while the agent ran, the work is
-  still in the tree: `gtd cycle end` judges it; interrupted while checking, the
-  next `begin` reverts the cycle.
+- Ctrl-C (SIGINT): the agent's process group is killed (gtd.proc), the journal
+  stays, the resume hint is printed, exit 130. Interrupted while the agent ran, the
+  work is still in the tree: `gtd cycle end` judges it; interrupted while checking,
+  the next `begin` reverts the cycle. This holds however the loop was started (see
+  `_take_sigint`).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -67,6 +69,7 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
     if not via_shell and shutil.which(argv[0]) is None:
         raise GtdError(f"agent command not found: {argv[0]}")
     timeout_s = load_config(root).agent_timeout_minutes * 60
+    _take_sigint()
 
     cycles = 0
     while True:
@@ -90,6 +93,14 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             say(_interrupted(answer, phase))
             return 130
         say(_progress(end))
+
+
+def _take_sigint() -> None:
+    """Make SIGINT raise KeyboardInterrupt in this process. A non-interactive shell
+    starts a background job (`gtd loop ... &` in a script, a CI step) with SIGINT
+    ignored, and Python then installs no handler: Ctrl-C or `kill -INT` would do
+    nothing and the loop would wait for the agent to finish on its own."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _progress(end: Mapping[str, Any]) -> str:

@@ -8,6 +8,13 @@ commit), ``[~]`` skipped; ``[SPIKE]`` or ``(spike)`` in the title marks a spike.
 Only ``**T<n>**`` items are tasks: other checkboxes, the ``## Spec Gaps`` section and
 fenced code blocks are never read as tasks.
 
+Nothing that looks meant for the loop is dropped without a word: a checkbox that
+names a task id but is not a task (``**T2*``, ``T2:``), a bold task under Spec Gaps,
+``**T0**``, a control character in a title, a ``- Word:`` line under a task that is
+neither a field the loop reads (Files, Blocked by) nor a known note (``_NOTES``), and
+a Files / Blocked by line left outside its task each become a problem on its line,
+with the nearest known field name when the word looks misspelt.
+
 This runs on every tick of the unattended loop (``gtd plan next``), so it is one
 line-by-line pass with precompiled regexes and imports only the standard library.
 """
@@ -15,7 +22,9 @@ line-by-line pass with precompiled regexes and imports only the standard library
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypedDict
+
+from gtd.fences import FenceTracker
 
 Status = Literal["todo", "done", "skipped"]
 PickKind = Literal["task", "blocked", "complete"]
@@ -73,18 +82,30 @@ _MARKER = r"(?:[-*+]|\d{1,9}[.)])"
 # "[]" become a reported problem instead of a silently ignored task.
 _TASK = re.compile(
     rf"^(?P<indent>[ \t]*){_MARKER}[ \t]+\[(?P<box>[^\]]?)\][ \t]*"
-    r"\*\*[ \t]*(?P<id>[Tt]\d+)[ \t]*:?[ \t]*\*\*(?P<rest>.*)$"
+    r"\*\*[ \t]*(?P<id>[Tt][0-9]+)[ \t]*:?[ \t]*\*\*(?P<rest>.*)$"
 )
-# A checkbox item that names a task id without the bold: the planner's likely slip,
+# A checkbox item that names a task id but is not a task — no bold, half a bold
+# (``**T2*``), ``__T2__``, ``Task 2``, a space inside the id: the author's slip,
 # which would otherwise drop the task without a word.
 _NEAR_TASK = re.compile(
-    rf"^[ \t]*{_MARKER}[ \t]+\[[ xX~]\][ \t]*(?P<id>[Tt]\d+)(?:[ \t]*[:\-—–]|[ \t]*\[|[ \t]*$)"
+    rf"^[ \t]*{_MARKER}[ \t]*\[[^\]]{{0,3}}\][ \t]*(?:[*_]+[ \t]*)?"
+    r"(?P<id>(?:[Tt]|[Tt]ask[ \t]*)[ \t]?\d+)[ \t]*[*_]*[ \t]*(?:[:\-—–\[]|$)"
+)
+# C0 and C1 control characters and DEL, tab excepted: in a title they end up in a
+# commit message, where git refuses or mangles them.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# "| Blocked by: T8" or "(blocked by: T2)" on the task line itself: never read.
+_INLINE_BLOCKED = re.compile(r"blocked[ \t_-]*by[ \t]*:", re.IGNORECASE)
+# "- Blocked by T1": the field without its colon.
+_BLOCKED_NO_COLON = re.compile(
+    rf"^[ \t]*(?:{_MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*blocked[ \t_-]*by\b"
+    r"(?![ \t]*(?:\*\*|__)?[ \t]*:)",
+    re.IGNORECASE,
 )
 _BOX_STATUS: dict[str, Status] = {" ": "todo", "x": "done", "X": "done", "~": "skipped"}
 _DONE_MARK = re.compile(r"[ \t]*[✓✔](?:[ \t]*\([ \t]*(?P<hash>[0-9a-fA-F]{4,40})[ \t]*\))?[ \t]*$")
 _SPIKE_TAG = re.compile(r"\[spike\]|\(spike\)", re.IGNORECASE)
 _HEADING = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?:[ \t]+(?P<text>.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
 # A line that starts a new markdown block, which ends a task's lazy continuation.
 _BLOCK_START = re.compile(
     rf"^[ \t]*(?:#{{1,6}}(?:[ \t]|$)|{_MARKER}(?:[ \t]|$)|`{{3}}|~{{3}}|>|(?:[-*_][ \t]*){{3,}}$)"
@@ -96,12 +117,42 @@ _FIELD = re.compile(
     re.IGNORECASE,
 )
 _LIST_ITEM = re.compile(rf"^[ \t]*{_MARKER}[ \t]+(?P<item>.*)$")
+# Any "- Word:" / "- Two words:" line (bullet and bold optional): the shape of a
+# field, whether or not the loop reads it.
+_KEYED = re.compile(
+    rf"^[ \t]*(?P<bullet>{_MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*"
+    r"(?P<key>[A-Za-z][A-Za-z'/-]*(?:[ \t]+[A-Za-z][A-Za-z'/-]*)?)"
+    r"[ \t]*(?:\*\*|__)?[ \t]*:(?:\*\*|__)?(?:[ \t]|$)"
+)
 _TASK_ID = re.compile(r"[Tt]\d+")
 _REMARK = re.compile(r"\([^)]*\)")
 _TRAILING_REMARK = re.compile(r"[ \t]+\([^)]*\)$")
 _ID_SPLIT = re.compile(r"[,;]|[ \t]+and[ \t]+|[ \t]+")
 _NONE_VALUES = frozenset({"none", "nothing", "n/a", "na", "-", "—", "–", "no", "nil"})
 _GAPS = re.compile(r"spec[ \t]+gaps\b", re.IGNORECASE)
+
+# The fields the loop reads, and what their misspellings and synonyms suggest.
+_READ = ("Files", "Blocked by")
+_SYNONYMS = {
+    **dict.fromkeys(("file", "path", "paths"), "Files"),
+    **dict.fromkeys(
+        (
+            "blocked", "blocker", "blockers", "blocks", "depends", "depends on",
+            "dependency", "dependencies", "deps", "requires", "after", "waits on",
+            "prerequisites",
+        ),
+        "Blocked by",
+    ),
+}  # fmt: skip
+# Notes a planner writes under a task (deepflow's spike, optimize and integration
+# fields among them): part of the task's text for the implementer, never read.
+_NOTES = (
+    "Type", "Hypothesis", "Method", "Success criteria", "Time-box", "Impact", "Model",
+    "Effort", "Optimize", "Integration ACs", "Steps", "Acceptance", "Acceptance criteria",
+    "Done when", "Notes", "Note", "Tests", "Context", "Details", "Risk", "Goal", "Spec",
+    "See", "Why",
+)  # fmt: skip
+_NOTE_KEYS = frozenset(n.lower() for n in _NOTES)
 
 
 def _width(line: str) -> int:
@@ -137,6 +188,7 @@ class _Builder:
         "blocked_line",
         "commit",
         "end",
+        "field_indent",
         "files",
         "files_list_indent",
         "id",
@@ -179,6 +231,8 @@ class _Builder:
         self.blocked_line: int | None = None
         # "- Files:" with the paths as sub-bullets
         self.files_list_indent: int | None = None
+        # the indentation of the task's first sub-bullet: its fields sit there
+        self.field_indent: int | None = None
 
     def freeze(self, lines: list[str]) -> Task:
         return Task(
@@ -257,61 +311,49 @@ def parse(text: str) -> Plan:
     title: str | None = None
     spec: str | None = None
     gaps_level: int | None = None  # inside "## Spec Gaps" until a heading this high
-    fence: str | None = None  # the open fence's marker, e.g. "```"
+    gaps_line = 0
+    fences = FenceTracker()
     blocked_lines: dict[int, int] = {}  # index in tasks -> line of its Blocked by
     current: _Builder | None = None
+    after_task = False  # only blank lines since the last task's block ended
 
     def finish() -> None:
-        nonlocal current
+        nonlocal current, after_task
         if current is not None:
             if current.blocked_line is not None:
                 blocked_lines[len(tasks)] = current.blocked_line
             tasks.append(current.freeze(lines))
             current = None
+            after_task = True
 
     # The cheap substring tests in front of each regex keep this at a few ms for a
     # 200-task plan: most lines are prose or sub-bullets that no regex would match.
     for idx, line in enumerate(lines):
         lineno = idx + 1
-        stripped = line.strip()
-        lead = stripped[:1]
 
         # Inside a fenced block nothing is a task, heading or field; the lines still
         # belong to the task block the fence sits in.
-        if fence is not None:
-            if current is not None and stripped:
+        if fences.inside:
+            if current is not None and line.strip():
                 current.end = idx
-            m = _FENCE.match(line) if lead in ("`", "~") else None
-            if m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence):
-                fence = None
+            fences.step(line)
             continue
 
-        m_task = _TASK.match(line) if gaps_level is None and "**" in line else None
+        stripped = line.strip()
+        m_task = _TASK.match(line) if "**" in line else None
+        if m_task and gaps_level is not None:
+            problems.append(
+                Problem(
+                    lineno,
+                    f"{m_task.group('id').upper()} is under Spec Gaps (line {gaps_line}), "
+                    "where checkboxes are notes: it is not read as a task; put tasks under "
+                    "their own heading (## Tasks) outside Spec Gaps",
+                )
+            )
+            m_task = None
         if m_task:
             finish()
-            task_id = m_task.group("id").upper()
-            box = m_task.group("box")
-            status = _BOX_STATUS.get(box)
-            if status is None:
-                problems.append(
-                    Problem(lineno, f"{task_id}: unknown checkbox [{box}] (use [ ], [x] or [~])")
-                )
-                status = "todo"
-            task_title, spike, commit = _split_title(m_task.group("rest"))
-            if not task_title:
-                problems.append(Problem(lineno, f"{task_id}: task has no title"))
-            current = _Builder(
-                id=task_id,
-                title=task_title,
-                status=status,
-                line=lineno,
-                indent=_width(line),
-                spike=spike,
-                spec=spec,
-                commit=commit,
-                start=idx,
-                end=idx,
-            )
+            current = _start_task(m_task, line, idx, spec, problems)
             continue
 
         if current is not None:
@@ -326,20 +368,19 @@ def parse(text: str) -> Plan:
             ):
                 current.end = idx
                 current.blank_pending = False
-                _read_field(current, line, indent, lineno, problems)
-                m = _FENCE.match(line) if lead in ("`", "~") else None
-                if m:
-                    fence = m.group("fence")
+                if not fences.step(line):
+                    _read_field(current, line, indent, lineno, problems)
+                    if "[" in line:
+                        _near_task(line, lineno, problems)
                 continue
             finish()
 
         if not stripped:
             continue
-        m = _FENCE.match(line) if lead in ("`", "~") else None
-        if m:
-            fence = m.group("fence")
+        was_after_task, after_task = after_task, False
+        if fences.step(line):
             continue
-        heading = _HEADING.match(line) if lead == "#" else None
+        heading = _HEADING.match(line) if stripped[:1] == "#" else None
         if heading:
             level = len(heading.group("hashes"))
             htext = (heading.group("text") or "").strip()
@@ -353,19 +394,15 @@ def parse(text: str) -> Plan:
                 spec = htext or None
             if level <= 3 and _GAPS.match(htext):
                 gaps_level = level
+                gaps_line = lineno
                 spec = None
             continue
-        if gaps_level is None and "[" in line:
-            near = _NEAR_TASK.match(line)
-            if near:
-                tid = near.group("id").upper()
-                problems.append(
-                    Problem(
-                        lineno,
-                        f"checkbox names {tid} but is not a task: write the id in bold, "
-                        f"- [ ] **{tid}**: title",
-                    )
-                )
+        if gaps_level is not None:
+            continue
+        if "[" in line:
+            _near_task(line, lineno, problems)
+        if was_after_task and ":" in line:
+            _stray_field(line, lineno, problems)
     finish()
 
     problems.extend(_graph_problems(tasks, blocked_lines))
@@ -375,18 +412,160 @@ def parse(text: str) -> Plan:
     return Plan(tasks=tuple(tasks), title=title, problems=tuple(problems))
 
 
+def _start_task(
+    m_task: re.Match[str], line: str, idx: int, spec: str | None, problems: list[Problem]
+) -> _Builder:
+    lineno = idx + 1
+    task_id = m_task.group("id").upper()
+    box = m_task.group("box")
+    status = _BOX_STATUS.get(box)
+    if status is None:
+        problems.append(
+            Problem(lineno, f"{task_id}: unknown checkbox [{box}] (use [ ], [x] or [~])")
+        )
+        status = "todo"
+    if int(task_id[1:]) == 0:
+        problems.append(Problem(lineno, f"{task_id}: task ids are positive: start at T1"))
+    rest = m_task.group("rest")
+    control = _CONTROL.search(rest)
+    if control:
+        problems.append(
+            Problem(
+                lineno,
+                f"{task_id}: control character U+{ord(control.group()):04X} in the title "
+                "(it would break the commit message): delete it",
+            )
+        )
+    if ":" in rest and _INLINE_BLOCKED.search(rest):
+        problems.append(
+            Problem(
+                lineno,
+                f"{task_id}: Blocked by on the task line is not read: put it on its own "
+                "line under the task, `  - Blocked by: T1`",
+            )
+        )
+    task_title, spike, commit = _split_title(rest)
+    if not task_title:
+        problems.append(Problem(lineno, f"{task_id}: task has no title"))
+    return _Builder(
+        id=task_id,
+        title=task_title,
+        status=status,
+        line=lineno,
+        indent=_width(line),
+        spike=spike,
+        spec=spec,
+        commit=commit,
+        start=idx,
+        end=idx,
+    )
+
+
+def _near_task(line: str, lineno: int, problems: list[Problem]) -> None:
+    """A checkbox that names a task id but did not parse as a task."""
+    near = _NEAR_TASK.match(line)
+    if near:
+        tid = "T" + "".join(ch for ch in near.group("id") if ch.isdigit())
+        if not tid.isascii():
+            problems.append(
+                Problem(lineno, f"checkbox names {tid} but is not a task: ids use the digits 0-9")
+            )
+            return
+        problems.append(
+            Problem(
+                lineno,
+                f"checkbox names {tid} but is not a task: write the id in bold, "
+                f"- [ ] **{tid}**: title",
+            )
+        )
+
+
+def _stray_field(line: str, lineno: int, problems: list[Problem]) -> None:
+    """A Files / Blocked by line (or a misspelling of one) right after a task but not
+    indented under it: the task would run without it."""
+    m = _FIELD.match(line) or _KEYED.match(line)
+    if m is None:
+        return
+    key = _key_name(m.group("key"))
+    name = key if key in _READ else _suggest(key, read_only=True)
+    if name is None:
+        return
+    problems.append(
+        Problem(lineno, f"{name} is not under a task (not read): indent it under its task")
+    )
+
+
+def _key_name(raw: str) -> str:
+    """ "blocked_by" / "Blocked  by" / "FILES" → the canonical name when it is one."""
+    norm = " ".join(raw.replace("_", " ").split()).lower()
+    if norm == "files":
+        return "Files"
+    if norm.replace("-", " ") == "blocked by":
+        return "Blocked by"
+    return " ".join(raw.split())
+
+
+def _suggest(key: str, *, read_only: bool) -> str | None:
+    """The known field name ``key`` most likely stands for: a synonym of a read field,
+    or the nearest name at most a couple of edits away."""
+    low = key.lower()
+    if low in _SYNONYMS:
+        return _SYNONYMS[low]
+    names = _READ if read_only else (*_READ, *_NOTES)
+    best: tuple[int, str] | None = None
+    for name in names:
+        dist = _edits(low, name.lower())
+        if dist <= (1 if len(name) < 8 else 2) and (best is None or dist < best[0]):
+            best = (dist, name)
+    return best[1] if best else None
+
+
+def _edits(a: str, b: str) -> int:
+    """Edit distance with adjacent transpositions (optimal string alignment); the
+    words are short field names, so the plain table is cheap."""
+    if abs(len(a) - len(b)) > 2:
+        return 3  # more than any suggestion allows
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            cost = 0 if ca == cb else 1
+            val = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                val = min(val, prev2[j - 2] + 1)
+            row.append(val)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
 def _read_field(
     current: _Builder, line: str, indent: int, lineno: int, problems: list[Problem]
 ) -> None:
-    """Take Files / Blocked by from one line of a task's block."""
+    """Take Files / Blocked by from one line of a task's block; report a line shaped
+    like a field that is neither read nor a known note."""
+    bullet = _LIST_ITEM.match(line) if indent > current.indent else None
+    if bullet and current.field_indent is None:
+        current.field_indent = indent
     if current.files_list_indent is not None:
-        item = _LIST_ITEM.match(line)
-        if item and indent > current.files_list_indent:
-            current.files.extend(_parse_files(item.group("item")))
+        if bullet and indent > current.files_list_indent:
+            current.files.extend(_parse_files(bullet.group("item")))
             return
         current.files_list_indent = None
-    m = _FIELD.match(line) if ":" in line else None
+    if "locked" in line and _BLOCKED_NO_COLON.match(line):
+        problems.append(
+            Problem(
+                lineno,
+                f"{current.id}: Blocked by without a colon is not read: write `Blocked by: T1`",
+            )
+        )
+        return
+    if ":" not in line:
+        return
+    m = _FIELD.match(line)
     if not m:
+        at_field_level = bullet is not None and indent == current.field_indent
+        _unknown_field(current, line, at_field_level, lineno, problems)
         return
     value = m.group("value").strip()
     if m.group("key").lower() == "files":
@@ -400,6 +579,38 @@ def _read_field(
     problems.extend(found)
     if current.blocked_line is None:
         current.blocked_line = lineno
+
+
+def _unknown_field(
+    current: _Builder, line: str, at_field_level: bool, lineno: int, problems: list[Problem]
+) -> None:
+    """``- Word:`` under a task that the loop does not read. A known note is task
+    text. A misspelt Files / Blocked by is reported wherever it sits; any other
+    unknown word only as a sub-bullet at the task's field level (deeper bullets are
+    the content of a note, a bare line is prose)."""
+    m = _KEYED.match(line)
+    if m is None:
+        return
+    key = " ".join(m.group("key").split())
+    if key.lower() in _NOTE_KEYS:
+        return
+    read = _suggest(key, read_only=True)
+    if read is None and not at_field_level:
+        return
+    hint = read or _suggest(key, read_only=False)
+    if hint:
+        problems.append(
+            Problem(lineno, f"{current.id}: unknown field '{key}': did you mean '{hint}'?")
+        )
+        return
+    problems.append(
+        Problem(
+            lineno,
+            f"{current.id}: unknown field '{key}' (the loop reads Files and Blocked by; "
+            f"notes: {', '.join(_NOTES)}): use one of these or write the line without "
+            "the colon",
+        )
+    )
 
 
 def _graph_problems(tasks: list[Task], blocked_lines: dict[int, int]) -> list[Problem]:
@@ -475,6 +686,73 @@ def pick(plan: Plan) -> Pick:
             return Pick("task", task, ())
         blocked.append((task, unfinished))
     return Pick("blocked", None, tuple(blocked))
+
+
+# -- the answer ----------------------------------------------------------------------
+
+
+class TaskInfo(TypedDict):
+    id: str
+    title: str
+    files: list[str]
+    blocked_by: list[str]
+    spike: bool
+    spec: str | None
+    line: int
+
+
+class BlockedInfo(TypedDict):
+    id: str
+    title: str
+    blocked_by: list[str]  # the unfinished blockers only
+
+
+class TaskAnswer(TypedDict):
+    status: Literal["task"]
+    task: TaskInfo
+    remaining: int
+
+
+class BlockedAnswer(TypedDict):
+    status: Literal["blocked"]
+    blocked: list[BlockedInfo]
+
+
+class CompleteAnswer(TypedDict):
+    status: Literal["complete"]
+    done: int
+    skipped: int
+
+
+PickAnswer = TaskAnswer | BlockedAnswer | CompleteAnswer
+
+
+def answer(plan: Plan, choice: Pick) -> PickAnswer:
+    """The pick as JSON-ready values: what `gtd plan next --json` prints, and the
+    blocked list and counts `gtd cycle begin` answers with."""
+    if choice.kind == "task" and choice.task is not None:
+        task = choice.task
+        info: TaskInfo = {
+            "id": task.id,
+            "title": task.title,
+            "files": list(task.files),
+            "blocked_by": list(task.blocked_by),
+            "spike": task.spike,
+            "spec": task.spec,
+            "line": task.line,
+        }
+        return {"status": "task", "task": info, "remaining": len(plan.pending)}
+    if choice.kind == "blocked":
+        blocked: list[BlockedInfo] = [
+            {"id": t.id, "title": t.title, "blocked_by": list(b)} for t, b in choice.blocked
+        ]
+        return {"status": "blocked", "blocked": blocked}
+    statuses = [t.status for t in plan.tasks]
+    return {
+        "status": "complete",
+        "done": statuses.count("done"),
+        "skipped": statuses.count("skipped"),
+    }
 
 
 # -- ticking -------------------------------------------------------------------------

@@ -7,7 +7,11 @@
   failure: plans name the files they expect, not every file an honest change
   touches. One ``git log --no-walk`` call covers every task.
 - **L2 coverage**: measured only when the test command is pytest and the test
-  interpreter can import ``coverage`` (``<python> -m coverage --version``); then
+  interpreter can import ``coverage`` (``<python> -m coverage --version``). A
+  ``pytest …`` command is recognised by what runs, not by its file (a pyenv or
+  asdf shim is a shell script): the command is started once as
+  ``pytest --noconftest --version --version`` with a one-line plugin that prints
+  the interpreter it was imported into (``_which_python``); then
   ``coverage run -m pytest …`` runs with its data file in a temporary directory
   (nothing is left in the tree) and the total is reported. Informational: no
   threshold, so ``passed`` with the percentage, ``warning`` when the run fails,
@@ -148,7 +152,7 @@ def _changed_files(
 
 def _coverage(root: Path, config: Config) -> VerifyResult:
     command = config.test_command
-    python, pytest_args = _pytest_interpreter(command) if command else (None, [])
+    python, pytest_args = _pytest_interpreter(root, command) if command else (None, [])
     if python is None:
         return VerifyResult(
             "L2", "skipped", "coverage", "not available (test command is not pytest)"
@@ -177,7 +181,7 @@ def _coverage(root: Path, config: Config) -> VerifyResult:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _pytest_interpreter(command: str) -> tuple[str | None, list[str]]:
+def _pytest_interpreter(root: Path, command: str) -> tuple[str | None, list[str]]:
     """(python, pytest arguments) when ``command`` is plain pytest: ``pytest …`` or
     ``<python> -m pytest …``. Shell syntax or another runner gives (None, [])."""
     try:
@@ -189,17 +193,41 @@ def _pytest_interpreter(command: str) -> tuple[str | None, list[str]]:
     if len(argv) >= 3 and argv[1:3] == ["-m", "pytest"]:
         return argv[0], argv[3:]
     if os.path.basename(argv[0]) == "pytest":
-        exe = shutil.which(argv[0])
-        if exe is None:
-            return None, []
-        try:
-            with open(exe, "rb") as fh:
-                first = fh.readline().decode("utf-8", "replace")
-        except OSError:
-            return None, []
-        if first.startswith("#!") and "python" in first and " " not in first[2:].strip():
-            return first[2:].strip(), argv[1:]
+        python = _which_python(root, argv[0])
+        return (python, argv[1:]) if python else (None, [])
     return None, []
+
+
+_PROBE = "gtd_verify_probe"
+_PROBE_MARK = "gtd-verify-python:"
+
+
+def _which_python(root: Path, executable: str) -> str | None:
+    """The interpreter ``executable`` runs pytest in, whatever the file is (a script
+    with a python shebang, a pyenv or asdf shim, a wrapper), or None when it is not
+    pytest. It runs with a plugin that prints ``sys.executable`` when pytest imports
+    it; ``--version --version`` loads plugins (one ``--version`` returns before) but
+    collects nothing, and ``--noconftest`` keeps the project's conftest.py out."""
+    tmp = Path(tempfile.mkdtemp(prefix="gtd-verify-probe-"))
+    try:
+        (tmp / f"{_PROBE}.py").write_text(
+            f"import sys\nprint({_PROBE_MARK!r} + sys.executable, flush=True)\n",
+            encoding="utf-8",
+        )
+        plugins = [p for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
+        pythonpath = [str(tmp), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = {
+            "PYTEST_PLUGINS": ",".join([*plugins, _PROBE]),
+            "PYTHONPATH": os.pathsep.join(pythonpath),
+        }
+        argv = [executable, "--noconftest", "--version", "--version"]
+        res = proc.run(argv, root, timeout=120, env=env)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for line in res.stdout.splitlines():
+        if line.startswith(_PROBE_MARK):
+            return line[len(_PROBE_MARK) :].strip() or None
+    return None
 
 
 def _tests(root: Path, config: Config) -> VerifyResult:

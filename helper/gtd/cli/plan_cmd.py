@@ -6,10 +6,8 @@ output helpers."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from gtd.auto import plan_file
-from gtd.auto.plan import Plan, Task, pick
+from gtd.auto.plan import Plan, answer, pick
 from gtd.cli.output import emit, root
 
 
@@ -43,59 +41,42 @@ def check(as_json: bool) -> int:
     return 1
 
 
-def _task_json(task: Task) -> dict[str, Any]:
-    return {
-        "id": task.id,
-        "title": task.title,
-        "files": list(task.files),
-        "blocked_by": list(task.blocked_by),
-        "spike": task.spike,
-        "spec": task.spec,
-        "line": task.line,
-    }
-
-
 def next_task(as_json: bool) -> int:
     """The next ready task, or why there is none. Exit 0 for all three answers: a
     blocked or complete plan is a normal state, not a failure of the command."""
     _, plan = plan_file.load_valid(root())
-    choice = pick(plan)
-    status = {t.id: t.status for t in reversed(plan.tasks)}  # first occurrence wins
+    shaped = answer(plan, pick(plan))
 
-    if choice.kind == "task" and choice.task is not None:
-        task = choice.task
-        remaining = len(plan.pending)
-        lines = [f"Next ready task: {task.id} — {task.title}"]
-        if task.spike:
+    if shaped["status"] == "task":
+        task = shaped["task"]
+        remaining = shaped["remaining"]
+        lines = [f"Next ready task: {task['id']} — {task['title']}"]
+        if task["spike"]:
             lines.append("  Spike: yes")
-        if task.files:
-            lines.append(f"  Files: {', '.join(task.files)}")
-        blockers = ", ".join(f"{b} (done)" for b in task.blocked_by)
+        if task["files"]:
+            lines.append(f"  Files: {', '.join(task['files'])}")
+        blockers = ", ".join(f"{b} (done)" for b in task["blocked_by"])
         lines.append(f"  Blocked by: {blockers}" if blockers else "  No blockers")
-        if task.spec:
-            lines.append(f"  Spec: {task.spec}")
+        if task["spec"]:
+            lines.append(f"  Spec: {task['spec']}")
         lines.append(f"{remaining} {'task' if remaining == 1 else 'tasks'} remaining")
-        payload = {"status": "task", "task": _task_json(task), "remaining": remaining}
-        emit(payload, "\n".join(lines), as_json)
+        emit(dict(shaped), "\n".join(lines), as_json)
         return 0
 
-    if choice.kind == "blocked":
+    if shaped["status"] == "blocked":
+        status = {t.id: t.status for t in reversed(plan.tasks)}  # first occurrence wins
         lines = ["All remaining tasks are blocked."]
-        entries = []
-        for task, unfinished in choice.blocked:
+        for entry in shaped["blocked"]:
             why = ", ".join(
                 f"{b} ({'skipped' if status.get(b) == 'skipped' else 'incomplete'})"
-                for b in unfinished
+                for b in entry["blocked_by"]
             )
-            lines.append(f"  [ ] {task.id} — blocked by: {why}")
-            entries.append({"id": task.id, "title": task.title, "blocked_by": list(unfinished)})
-        emit({"status": "blocked", "blocked": entries}, "\n".join(lines), as_json)
+            lines.append(f"  [ ] {entry['id']} — blocked by: {why}")
+        emit(dict(shaped), "\n".join(lines), as_json)
         return 0
 
-    counts = _counts(plan)
-    text = f"All tasks complete: {counts['done']} done"
-    if counts["skipped"]:
-        text += f", {counts['skipped']} skipped"
-    payload = {"status": "complete", "done": counts["done"], "skipped": counts["skipped"]}
-    emit(payload, text + ".", as_json)
+    text = f"All tasks complete: {shaped['done']} done"
+    if shaped["skipped"]:
+        text += f", {shaped['skipped']} skipped"
+    emit(dict(shaped), text + ".", as_json)
     return 0

@@ -13,7 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gtd.fences import FenceTracker
+
 Severity = Literal["error", "warning"]
+
+__all__ = ["FenceTracker", "Finding", "Severity", "heading", "split_lines"]
 
 # The line ends LSP counts (\r\n, \r, \n) — str.splitlines() also splits on \v, \f,
 # \x1c and U+2028, which would put findings on lines the editor does not have.
@@ -42,33 +46,6 @@ def split_lines(text: str) -> list[str]:
     """The document's lines without their line ends; ``""`` is one empty line, and a
     final line end opens an (empty) last line, as editors count them."""
     return _LINE_END.split(text)
-
-
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
-class FenceTracker:
-    """Whether a line sits inside a fenced code block (``` or ~~~), where a ``#``
-    line is an example, not a heading. A fence closes on the same character, at
-    least as long, with nothing else on the line (CommonMark)."""
-
-    def __init__(self) -> None:
-        self._open: str | None = None
-
-    def step(self, line: str) -> bool:
-        """Feed the next line; True when it is fence or fenced content."""
-        if self._open is None and "`" not in line[:4] and "~" not in line[:4]:
-            return False  # the common case, without a regex
-        match = _FENCE.match(line)
-        if self._open is None:
-            if match:
-                self._open = match.group(1)
-                return True
-            return False
-        fence = match.group(1) if match and not line[match.end() :].strip() else ""
-        if fence[:1] == self._open[0] and len(fence) >= len(self._open):
-            self._open = None
-        return True
 
 
 # Greedy and anchored: every pattern here stays linear on a 5 MB line.

@@ -185,15 +185,10 @@ def test_task_text_block(text: str, block: str) -> None:
     ("text", "ids"),
     [
         pytest.param(
-            "## Spec Gaps\n- [ ] **T1**: gap, not a task\n- [ ] specs/a.md: unclear\n\n"
+            "## Spec Gaps\n- [ ] specs/a.md: unclear\n- [ ] T1: a gap note\n\n"
             "## Tasks\n- [ ] **T2**: real\n",
             ["T2"],
             id="spec-gaps",
-        ),
-        pytest.param(
-            "### Spec Gaps\n- [ ] **T1**: gap\n### spec\n- [ ] **T2**: real\n",
-            ["T2"],
-            id="spec-gaps-h3",
         ),
         pytest.param(
             "- [ ] write docs\n- [x] review\n- [ ] **T5**: real\n", ["T5"], id="other-checkboxes"
@@ -364,6 +359,168 @@ Generated: 2025-01-15
 )
 def test_problems(text: str, expected: list[tuple[int, str]]) -> None:
     assert parse(text).problems == tuple(Problem(line, msg) for line, msg in expected)
+
+
+NOT_A_TASK = "checkbox names T2 but is not a task: write the id in bold, - [ ] **T2**: title"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("- [ ] **T1**: a\n- [ ] **T2*: b\n", [(2, NOT_A_TASK)], id="half-bold"),
+        pytest.param("- [ ] **T1**: a\n- [ ] *T2*: b\n", [(2, NOT_A_TASK)], id="italic"),
+        pytest.param("- [ ] **T1**: a\n- [ ] __T2__: b\n", [(2, NOT_A_TASK)], id="underscores"),
+        pytest.param("- [ ] **T1**: a\n- [ ] **T 2**: b\n", [(2, NOT_A_TASK)], id="space-in-id"),
+        pytest.param("- [ ] **T1**: a\n- [ ] Task 2: b\n", [(2, NOT_A_TASK)], id="task-word"),
+        pytest.param("- [ ] **T1**: a\n-[ ] **T2**: b\n", [(2, NOT_A_TASK)], id="no-space"),
+        pytest.param("- [ ] **T1**: a\n- [  ] **T2**: b\n", [(2, NOT_A_TASK)], id="wide-box"),
+        pytest.param(
+            "- [ ] **T1**: a\n  - Files: a.py\n  - [ ] **T2*: nested\n",
+            [(3, NOT_A_TASK)],
+            id="inside-a-task-block",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n- [ ] **T\u0662**: b\n",
+            [(2, "checkbox names T\u0662 but is not a task: ids use the digits 0-9")],
+            id="non-ascii-digit",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n- [ ] **T2**: b\n  - Blockd by: T1\n",
+            [(3, "T2: unknown field 'Blockd by': did you mean 'Blocked by'?")],
+            id="misspelt-blocked-by",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n- [ ] **T2**: b\nBlokced by: T1\n",
+            [(3, "T2: unknown field 'Blokced by': did you mean 'Blocked by'?")],
+            id="misspelt-lazy-line",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n- [ ] **T2**: b\n  - Blocked by T1\n",
+            [(3, "T2: Blocked by without a colon is not read: write `Blocked by: T1`")],
+            id="blocked-by-without-colon",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n- [ ] **T2**: b\n  - Depends on: T1\n",
+            [(3, "T2: unknown field 'Depends on': did you mean 'Blocked by'?")],
+            id="synonym",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n  - **Fils:** a.py\n",
+            [(2, "T1: unknown field 'Fils': did you mean 'Files'?")],
+            id="misspelt-files-bold",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n  - Type: spike\n    - Blcked by: T1\n",
+            [(3, "T1: unknown field 'Blcked by': did you mean 'Blocked by'?")],
+            id="misspelt-deeper",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n  - Hypothsis: it streams\n",
+            [(2, "T1: unknown field 'Hypothsis': did you mean 'Hypothesis'?")],
+            id="misspelt-note",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n  - Edge case: empty input\n",
+            [
+                (
+                    2,
+                    "T1: unknown field 'Edge case' (the loop reads Files and Blocked by; "
+                    "notes: Type, Hypothesis, Method, Success criteria, Time-box, Impact, "
+                    "Model, Effort, Optimize, Integration ACs, Steps, Acceptance, Acceptance "
+                    "criteria, Done when, Notes, Note, Tests, Context, Details, Risk, Goal, "
+                    "Spec, See, Why): use one of these or write the line without the colon",
+                )
+            ],
+            id="unknown-field",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n- [ ] **T2**: b\n\n- Blocked by: T1\n",
+            [(4, "Blocked by is not under a task (not read): indent it under its task")],
+            id="field-left-outside",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n\nFiles: a.py\n",
+            [(3, "Files is not under a task (not read): indent it under its task")],
+            id="files-left-outside",
+        ),
+        pytest.param(
+            "- [ ] **T0**: zero\n", [(1, "T0: task ids are positive: start at T1")], id="T0"
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n- [ ] **T2**: b | Blocked by: T1\n",
+            [
+                (
+                    2,
+                    "T2: Blocked by on the task line is not read: put it on its own line "
+                    "under the task, `  - Blocked by: T1`",
+                )
+            ],
+            id="blocked-by-on-the-task-line",
+        ),
+        pytest.param(
+            "# Plan\n\n## Spec Gaps\n\n- [ ] specs/a.md: unclear\n\n### upload\n\n"
+            "- [ ] **T1**: Upload\n",
+            [
+                (
+                    9,
+                    "T1 is under Spec Gaps (line 3), where checkboxes are notes: it is not "
+                    "read as a task; put tasks under their own heading (## Tasks) outside "
+                    "Spec Gaps",
+                ),
+                (1, "no tasks found (a task looks like - [ ] **T1**: title)"),
+            ],
+            id="task-after-spec-gaps",
+        ),
+    ],
+)
+def test_nothing_meant_for_the_loop_is_dropped_silently(
+    text: str, expected: list[tuple[int, str]]
+) -> None:
+    assert sorted(parse(text).problems) == sorted(Problem(n, m) for n, m in expected)
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x1e", "\x1f", "\x07", "\r", "\x7f", "\x85", "\x9f"])
+def test_control_character_in_a_title_is_a_problem(char: str) -> None:
+    plan = parse(f"- [ ] **T1**: a{char}b\n")
+    assert plan.problems == (
+        Problem(
+            1,
+            f"T1: control character U+{ord(char):04X} in the title "
+            "(it would break the commit message): delete it",
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("- [ ] **T1**: a\tb\n", id="tab-in-title"),
+        pytest.param("- [ ] **T1**: a\n- [ ] write docs\n- [ ] T2 review later\n", id="notes"),
+        pytest.param("- [ ] **T1**: a\n- [ ] T-shirt sizes: S, M\n", id="t-word"),
+        pytest.param(
+            "- [ ] **T1** [SPIKE]: a\n  - Type: spike\n  - Success criteria: flat memory\n"
+            "  - Time-box: 30 min\n  - Model: opus\n  - Effort: high\n  - Blocked by: none\n",
+            id="deepflow-notes",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n  - Optimize:\n      metric: wc -l\n      target: 3\n"
+            "  - Integration ACs:\n    - End-to-end flow: works\n",
+            id="content-of-a-note",
+        ),
+        pytest.param(
+            "- [ ] **T1**: a\n  Why it matters: users wait.\n  - Step 1: do it\n"
+            "  - See https://example.com: the spec\n",
+            id="prose",
+        ),
+        pytest.param("- [ ] **T1**: a\n  ```\n  - Blockd by: T9\n  ```\n", id="fenced-example"),
+        pytest.param(
+            "- [ ] **T1**: a\n\n## Notes\n\n- Files: every task lists them\n",
+            id="field-word-in-a-later-section",
+        ),
+    ],
+)
+def test_what_is_not_a_problem(text: str) -> None:
+    assert parse(text).problems == ()
 
 
 def test_cycle_through_unrelated_blockers_reported_once() -> None:
@@ -551,7 +708,8 @@ def plans(draw: st.DrawFn) -> tuple[str, list[Spec]]:
         for _ in range(n)
     ]
     eol = draw(st.sampled_from(["\n", "\r\n"]))
-    out = ["# Plan", "", "## Spec Gaps", "- [ ] **T1**: not a task", "", "## Tasks", ""]
+    out = ["# Plan", "", "## Spec Gaps", "- [ ] `specs/a.md`: retry policy unspecified", ""]
+    out += ["## Tasks", ""]
     for i, spec in enumerate(specs, start=1):
         if draw(st.booleans()):
             out += [f"### spec-{i}", ""]

@@ -16,7 +16,7 @@ from gtd import paths
 from gtd.auto.breaker import Trip
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
-from gtd.auto.plan import Pick
+from gtd.auto.plan import BlockedInfo
 
 Status = Literal[
     # begin
@@ -38,12 +38,6 @@ Status = Literal[
 Next = Literal["continue", "halt", "complete"]
 
 
-class BlockedTask(TypedDict):
-    id: str
-    title: str
-    blocked_by: list[str]
-
-
 class _Required(TypedDict):
     status: Status
 
@@ -60,7 +54,7 @@ class Answer(_Required, total=False):
     brief: str
     brief_text: str
     paths: list[str]
-    blocked: list[BlockedTask]
+    blocked: list[BlockedInfo]
     done: int
     commit: str
     reason: str
@@ -148,12 +142,13 @@ def complete(done: int) -> Answer:
     }
 
 
-def blocked(pick: Pick) -> Answer:
+def blocked(waiting: Sequence[BlockedInfo]) -> Answer:
+    """``waiting``: the blocked tasks as gtd.auto.plan.answer lists them."""
     return {
         "status": "blocked",
-        "blocked": [{"id": t.id, "title": t.title, "blocked_by": list(b)} for t, b in pick.blocked],
+        "blocked": list(waiting),
         "message": "All remaining tasks are blocked: "
-        + "; ".join(f"{t.id} by {', '.join(b)}" for t, b in pick.blocked),
+        + "; ".join(f"{t['id']} by {', '.join(t['blocked_by'])}" for t in waiting),
         "next": "stop the loop; resolve the blockers in PLAN.md by hand",
     }
 

@@ -173,10 +173,11 @@ class Cycle:
         if tree.head != st.summary.get("head"):
             return self._refresh(st, tree.head, tree.branch)
         pick = plan.pick(the_plan)
-        if pick.kind == "complete":
-            return answers.complete(sum(1 for t in the_plan.tasks if t.status == "done")), None
-        if pick.kind == "blocked":
-            return answers.blocked(pick), None
+        shaped = plan.answer(the_plan, pick)
+        if shaped["status"] == "complete":
+            return answers.complete(shaped["done"]), None
+        if shaped["status"] == "blocked":
+            return answers.blocked(shaped["blocked"]), None
         assert pick.task is not None
         return self._start(st, the_plan, pick.task, mem, where=(tree.head, tree.branch)), None
 

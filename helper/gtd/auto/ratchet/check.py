@@ -172,6 +172,7 @@ def judged_trees(
     candidate: str,
     base_listing: Mapping[str, TreeEntry],
     listing: Mapping[str, TreeEntry],
+    *,
     guarded: Mapping[str, protect.Protection],
 ) -> tuple[str, str]:
     """(old-tests tree, new-tests tree) for ``candidate``: every wholly protected
@@ -239,7 +240,9 @@ def judge_candidate(
         for p, e in base_listing.items()
         if e.kind == "blob" and p in guarded and guarded[p].whole
     }
-    old_tree, new_tree = judged_trees(git, rm.slot, candidate, base_listing, listing, guarded)
+    old_tree, new_tree = judged_trees(
+        git, rm.slot, candidate, base_listing, listing, guarded=guarded
+    )
     split = snapshot.environment.plugin
     room.sync(git, rm, old_tree if split else new_tree, config.links)
     altered = room.altered(rm, expected)
