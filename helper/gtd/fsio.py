@@ -118,6 +118,30 @@ def locked(lock_path: Path, timeout_s: float = 30.0) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def held(lock_path: Path) -> Iterator[bool]:
+    """Take the lock if it is free, without waiting: yields whether it was taken
+    (and holds it until the block ends when it was)."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    if _fcntl is None:
+        try:
+            with _portable_lock(lock_path, 0.0):
+                yield True
+        except LockTimeout:
+            yield False
+        return
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+@contextlib.contextmanager
 def _portable_lock(lock_path: Path, timeout_s: float) -> Iterator[None]:
     """The same lock through filelock: the OS's file lock on Windows; elsewhere
     without fcntl, its soft lock (a lock file; filelock's warning that only that is

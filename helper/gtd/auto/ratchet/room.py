@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gtd.errors import GtdError
+from gtd.fsio import held
 from gtd.git import Git
 
 SLOTS = 4
@@ -64,8 +65,6 @@ def _repo_id(git: Git) -> str:
 @contextlib.contextmanager
 def acquire(git: Git) -> Iterator[Room]:
     """A free slot of this repository's rooms, held until the block ends."""
-    import fcntl
-
     base = rooms_home() / _repo_id(git)
     try:
         base.mkdir(parents=True, exist_ok=True)
@@ -77,19 +76,15 @@ def acquire(git: Git) -> Iterator[Room]:
     for number in range(SLOTS):
         slot = base / str(number)
         slot.mkdir(exist_ok=True)
-        fd = os.open(slot / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        try:
-            yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root)
-        finally:
-            with contextlib.suppress(OSError):
-                (slot / _LAST_RUN).write_text("")
-            os.close(fd)  # closing releases the flock
-        return
+        with held(slot / "lock") as taken:
+            if not taken:
+                continue
+            try:
+                yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root)
+            finally:
+                with contextlib.suppress(OSError):
+                    (slot / _LAST_RUN).write_text("")
+            return
     raise GtdError(
         f"all {SLOTS} clean rooms of this repository are busy ({base})",
         "another gtd run is checking this repository; wait for it to finish",
