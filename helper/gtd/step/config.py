@@ -1,4 +1,4 @@
-"""The step-mode settings the machine reads (step-mode.md, "Config").
+"""The step-mode settings the machine reads (docs/step-mode.md, "Config").
 
 Only the value type: finding, merging and validating ``.gtdrc*`` files is IO and
 belongs to the edge, which builds one :class:`Config` per invocation. Defaults are

@@ -1,4 +1,4 @@
-"""Finding, merging and validating step mode's config files (step-mode.md, "Config";
+"""Finding, merging and validating step mode's config files (docs/step-mode.md, "Config";
 README "Configuration"), and the auto-init stub.
 
 Every directory from the working directory up to HOME (or the filesystem root when
