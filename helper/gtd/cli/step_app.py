@@ -52,11 +52,20 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(step_cmd.status(as_json))
 
     @app.command("run")
-    def _run(as_json: bool = json_opt) -> None:
+    def _run(
+        as_json: bool = json_opt,
+        wait: float | None = typer.Option(
+            None,
+            "--wait",
+            min=0,
+            help="Wait at most this many seconds; a check still running is left running "
+            "(answered `checking`) and the next `gtd run` waits for it again.",
+        ),
+    ) -> None:
         """Run the awaited check's script (scripted checks), then step as the check."""
         from gtd.cli import step_cmd
 
-        raise typer.Exit(step_cmd.run_check(as_json))
+        raise typer.Exit(step_cmd.run_check(as_json, wait))
 
     @app.command("review")
     def _review(

@@ -104,15 +104,46 @@ def step_as(actor: str, as_json: bool) -> int:
     )
 
 
-def run_check(as_json: bool) -> int:
-    """``gtd run``: run gtd's own script for the awaited check, then step as it."""
+def run_check(as_json: bool, wait: float | None = None) -> int:
+    """``gtd run [--wait SECONDS]``: run gtd's own script for the awaited check,
+    then step as it. With ``--wait``, a check still running after that long is
+    answered ``checking`` (exit 0); the next ``gtd run`` attaches to it."""
     from gtd.step.edge import NoCheckAwaited, open_context, run_check
+    from gtd.step.runner import CheckRunning, Running
 
     ctx = open_context(_root())
     try:
-        return _report(ctx, lambda: run_check(ctx), as_json)
-    except NoCheckAwaited as exc:
+        result = run_check(ctx, wait)
+    except (NoCheckAwaited, CheckRunning) as exc:
         raise RawError(f"gtd run: {exc.message}") from None
+    if isinstance(result, Running):
+        again = "gtd run" + (f" --wait {wait:g}" if wait is not None else "")
+        message = (
+            f"the check script started at {result.started} is still running "
+            f"(process group {result.pid}) — run `{again}` again to wait for it"
+        )
+        if as_json:
+            state = _resolve_state(ctx)
+            _emit(
+                {
+                    "state": state,
+                    "checking": True,
+                    "message": message,
+                    "actions": ctx.actions,
+                    "commits": ctx.commits,
+                }
+            )
+        else:
+            print(f"checking: {message}")
+        return 0
+    return _report(ctx, lambda: result, as_json)
+
+
+def _resolve_state(ctx: Context) -> str:
+    from gtd.step.edge import resolve_snapshot
+    from gtd.step.gather import gather
+
+    return resolve_snapshot(gather(ctx.git), ctx.config, None, ctx.git).state
 
 
 def _advance(invoker: Invoker, as_json: bool) -> int:

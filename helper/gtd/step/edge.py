@@ -19,7 +19,7 @@ text read from the working tree.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from gtd import proc
 from gtd.errors import GitError, GtdError, RepoError
@@ -54,6 +54,9 @@ from gtd.step.steering import (
     SQUASH_MSG,
 )
 from gtd.step.subjects import Boundary
+
+if TYPE_CHECKING:
+    from gtd.step.runner import Running
 
 __all__ = [
     "HOPS",
@@ -301,20 +304,16 @@ def check_script(ctx: Context, state: str) -> str:
     return render("check", script_context(ctx.config, state))
 
 
-def _run_script(ctx: Context, state: str) -> None:
-    """Run gtd's own check script for ``state`` with bash. Its effect is left in the
-    tree for the check's capture; a script that could not run raises."""
+def _run_script(ctx: Context, state: str, wait: float | None = None) -> Running | None:
+    """Run gtd's own check script for ``state`` detached (:mod:`gtd.step.runner`),
+    or attach to the run already going, and wait for it (at most ``wait`` seconds).
+    Its effect is left in the tree for the check's capture; a script that could not
+    run raises."""
+    from gtd.step.runner import run
+
     if ctx.config.test_command_source != "config":
         _say_test_command(ctx)
-    result = proc.run(["bash", "-c", check_script(ctx, state), "gtd-check"], ctx.root)
-    if result.not_found:
-        raise GtdError("bash is not installed or not on PATH: the check script needs it")
-    if result.returncode != 0:
-        detail = result.output.strip().splitlines()
-        raise GtdError(
-            f"the check script could not run (exit {result.returncode})"
-            + (f": {detail[-1]}" if detail else "")
-        )
+    return run(ctx.root, check_script(ctx, state), ctx.git.head() or "", state, wait)
 
 
 def _say_test_command(ctx: Context) -> None:
@@ -420,6 +419,10 @@ def advance(ctx: Context, invoker: Invoker) -> Advance:
     script has run (:class:`RunCheck`), the loop goes on as the check actor, whose
     capture is the first hop of its own turn."""
     git = ctx.git
+    if invoker == "check":
+        from gtd.step.runner import ensure_idle
+
+        ensure_idle(ctx.root)  # a running script has not written its verdict yet
     first = True
     for _ in range(HOPS):
         r = resolve_snapshot(gather(git), ctx.config, invoker, git)
@@ -444,12 +447,14 @@ class NoCheckAwaited(GtdError):
     """``gtd run`` where no check is awaited."""
 
 
-def run_check(ctx: Context) -> Advance:
+def run_check(ctx: Context, wait: float | None = None) -> Advance | Running:
     """``gtd run``: run the check script gtd renders for the awaited check (or for
-    the health check at idle, the carve-out), then step as the check. Refuses
-    unless checks are scripted and a check is awaited; at idle, also while the
-    tree holds changes that are not the check's own output (those are the human's
-    to capture with ``gtd step``)."""
+    the health check at idle, the carve-out), then step as the check. With
+    ``wait``, give up waiting after that many seconds and answer the
+    :class:`gtd.step.runner.Running` run instead (a later call attaches to it).
+    Refuses unless checks are scripted and a check is awaited; at idle, also while
+    the tree holds changes that are not the check's own output (those are the
+    human's to capture with ``gtd step``)."""
     if not ctx.config.scripted:
         raise NoCheckAwaited(
             'checks run inline in this repository (set "checks": "scripted" in '
@@ -467,7 +472,10 @@ def run_check(ctx: Context) -> Advance:
         raise NoCheckAwaited(
             "idle with uncommitted changes: capture them with `gtd step` before a health check"
         )
-    perform(ctx, RunCheck(r.state))
+    ctx.actions.append(RunCheck(r.state).describe())
+    running = _run_script(ctx, r.state, wait)
+    if running is not None:
+        return running
     return advance(ctx, "check")
 
 
