@@ -30,6 +30,8 @@ Validation loop (a malformed draft)    :func:`_turn_taking` (``malformed``),
 State ↔ file association               :attr:`Resolution.steering_file`,
                                        :func:`gtd.step.states.steering_file`
 Counters                               :mod:`gtd.step.counters`
+Scripted checks: the capture rules     :mod:`gtd.step.checks`, :func:`_check_turn`,
+                                       :func:`_check_output`
 Edge actions (the values)              :mod:`gtd.step.actions`
 Squash base, review base               :mod:`gtd.step.bases`
 =====================================  ===============================================
