@@ -147,3 +147,18 @@ def _kill_group(popen: subprocess.Popen[str]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def spawn_detached(argv: Sequence[str], cwd: str | Path) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in a session and process group of its own, its stdio detached,
+    and return at once: it outlives the caller (a tool call that returns, or is
+    killed, while a long test suite runs). The caller owns its lifetime — poll it,
+    or kill its group (``os.killpg(pid, ...)``)."""
+    return subprocess.Popen(
+        list(argv),
+        cwd=str(cwd),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )

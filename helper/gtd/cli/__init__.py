@@ -46,20 +46,29 @@ def _fast_path(args: list[str]) -> Callable[[], int] | None:
 
 # Step mode (the gtd 2.x surface): its errors answer {"state":"error","prompt":...}
 # under --json instead of auto mode's envelope.
-STEP_COMMANDS = frozenset({"step", "step-agent", "next", "status", "review", "format"})
+STEP_COMMANDS = frozenset({"step", "step-agent", "next", "status", "review", "format", "run"})
 _envelope = {"step": False}  # set per invocation by main()
 
 
 def _step_fast_path(args: list[str]) -> Callable[[], int] | None:
     """`gtd next` runs once per loop beat: exact step-mode argvs skip typer."""
-    if not args or args[0] not in ("step", "step-agent", "next", "status"):
+    if not args or args[0] not in ("step", "step-agent", "next", "status", "run"):
         return None
     rest = args[1:]
+    if args[0] == "step" and rest[:1] in (["human"], ["agent"], ["check"]):
+        actor, rest = rest[0], rest[1:]
+        if rest not in ([], ["--json"]):
+            return None
+        from gtd.cli import step_cmd
+
+        return lambda: step_cmd.step_as(actor, bool(rest))
     if rest not in ([], ["--json"]):
         return None
     as_json = bool(rest)
     from gtd.cli import step_cmd
 
+    if args[0] == "run":
+        return lambda: step_cmd.run_check(as_json)
     if args[0] == "next":
         return lambda: step_cmd.next_prompt(as_json)
     if args[0] == "status":

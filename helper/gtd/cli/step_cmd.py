@@ -1,6 +1,7 @@
-"""Step mode's command bodies: ``gtd step``, ``gtd step-agent``, ``gtd next``,
-``gtd status``, ``gtd review <target>`` and ``gtd format <file>`` — the gtd 2.x
-contract (README "Command reference", "JSON schemas").
+"""Step mode's command bodies: ``gtd step [human|agent|check]``, ``gtd step-agent``,
+``gtd next``, ``gtd status``, ``gtd run``, ``gtd review <target>`` and
+``gtd format <file>`` — the gtd 2.x contract (README "Command reference", "JSON
+schemas") plus the scripted check's ``gtd step check`` and ``gtd run``.
 
 ``next`` and ``status`` (and the two mutators) are reached from the typer-free fast
 path in :mod:`gtd.cli`, so everything here imports lazily and reads git a fixed
@@ -12,18 +13,28 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gtd.errors import GtdError, RepoError
+
+if TYPE_CHECKING:
+    from gtd.step.config import Config
+    from gtd.step.edge import Advance, Context
+    from gtd.step.events import Invoker, WorkingTree
+    from gtd.step.machine import Resolution
+    from gtd.step.subjects import Party
 
 __all__ = [
     "RawError",
     "format_file",
     "next_prompt",
     "review",
+    "run_check",
     "status",
     "step",
+    "step_as",
 ]
 
 _DIRTY_NEXT = (
@@ -71,15 +82,80 @@ def _root() -> Path:
     return Path(top)
 
 
-# -- step / step-agent -------------------------------------------------------------
+# -- step / step-agent / step check / run --------------------------------------------
+
+_PARTIES: tuple[Invoker, ...] = ("human", "agent", "check")
 
 
 def step(agent: bool, as_json: bool) -> int:
-    from gtd.step.edge import advance, open_context
+    """``gtd step`` (the human) and ``gtd step-agent``."""
+    return _advance("agent" if agent else "human", as_json)
+
+
+def step_as(actor: str, as_json: bool) -> int:
+    """``gtd step <actor>``: ``human`` and ``agent`` are ``gtd step`` and
+    ``gtd step-agent``; ``check`` captures the check script's effect."""
+    for party in _PARTIES:
+        if actor == party:
+            return _advance(party, as_json)
+    raise RawError(
+        f"gtd step: unknown actor '{actor}' — expected human, agent or check "
+        "(`gtd step` alone is the human)"
+    )
+
+
+def run_check(as_json: bool, wait: float | None = None) -> int:
+    """``gtd run [--wait SECONDS]``: run gtd's own script for the awaited check,
+    then step as it. With ``--wait``, a check still running after that long is
+    answered ``checking`` (exit 0); the next ``gtd run`` attaches to it."""
+    from gtd.step.edge import NoCheckAwaited, open_context, run_check
+    from gtd.step.runner import CheckRunning, Running
 
     ctx = open_context(_root())
     try:
-        result = advance(ctx, "agent" if agent else "human")
+        result = run_check(ctx, wait)
+    except (NoCheckAwaited, CheckRunning) as exc:
+        raise RawError(f"gtd run: {exc.message}") from None
+    if isinstance(result, Running):
+        again = "gtd run" + (f" --wait {wait:g}" if wait is not None else "")
+        message = (
+            f"the check script started at {result.started} is still running "
+            f"(process group {result.pid}) — run `{again}` again to wait for it"
+        )
+        if as_json:
+            state = _resolve_state(ctx)
+            _emit(
+                {
+                    "state": state,
+                    "checking": True,
+                    "message": message,
+                    "actions": ctx.actions,
+                    "commits": ctx.commits,
+                }
+            )
+        else:
+            print(f"checking: {message}")
+        return 0
+    return _report(ctx, lambda: result, as_json)
+
+
+def _resolve_state(ctx: Context) -> str:
+    from gtd.step.edge import resolve_snapshot
+    from gtd.step.gather import gather
+
+    return resolve_snapshot(gather(ctx.git), ctx.config, None, ctx.git).state
+
+
+def _advance(invoker: Invoker, as_json: bool) -> int:
+    from gtd.step.edge import advance, open_context
+
+    ctx = open_context(_root())
+    return _report(ctx, lambda: advance(ctx, invoker), as_json)
+
+
+def _report(ctx: Context, act: Callable[[], Advance], as_json: bool) -> int:
+    try:
+        result = act()
     except GtdError:
         if not as_json:
             for subject in ctx.commits:  # the commits made so far are kept
@@ -104,17 +180,27 @@ def step(agent: bool, as_json: bool) -> int:
 
 
 def next_prompt(as_json: bool) -> int:
+    """``gtd next``. Refuses on any pending change, as gtd 2.0.0 does — even one only
+    under ``.gtd/`` — except the agent's draft in progress: at the rest that drafts
+    TODO.md or REVIEW.md, a tree whose only change is that file gets the prompt
+    again, listing the draft's format findings if any (the validation loop). With
+    scripted checks every answer names the actor's ``kind``, and a check's carries
+    the wrapper script in ``script`` (plain mode prints the script alone)."""
     from gtd.step.edge import file_fields, open_context, resolve_snapshot
     from gtd.step.gather import gather
 
     ctx = open_context(_root())
     snapshot = gather(ctx.git)
+    dirty = not snapshot.tree.clean
     if snapshot.tree.dirty_outside_gtd:
         raise RawError(_DIRTY_NEXT)
     r = resolve_snapshot(snapshot, ctx.config, None, ctx.git)
+    if dirty and not _draft_in_progress(snapshot.tree, r):
+        raise RawError(_DIRTY_NEXT)
+    kind = _kind(ctx.config, r.actor)
     if r.pending:
         if as_json:
-            _emit({"state": r.state, "actor": r.actor, "pending": True, "prompt": None})
+            _emit({"state": r.state, "actor": r.actor, "pending": True, "prompt": None} | kind)
         else:
             print(_PENDING_AGENT if r.actor == "agent" else _PENDING_HUMAN)
         return 0
@@ -122,13 +208,33 @@ def next_prompt(as_json: bool) -> int:
 
     prompt = build_prompt(ctx.git, snapshot.commits, r, ctx.config, plain=not as_json)
     if as_json:
+        script = {"script": prompt} if r.actor == "check" else {}
         _emit(
             {"state": r.state, "actor": r.actor, "pending": False, "prompt": prompt}
+            | kind
+            | script
             | file_fields(r)
         )
     else:
         sys.stdout.write(prompt)
     return 0
+
+
+def _draft_in_progress(tree: WorkingTree, r: Resolution) -> bool:
+    """The tree's only pending change is the file the resting agent drafts."""
+    from gtd.step.states import DRAFTED
+
+    draft = DRAFTED.get(r.state) if r.actor == "agent" and not r.pending else None
+    return draft is not None and all(change.path == draft for change in tree.dirty)
+
+
+def _kind(config: Config, actor: Party) -> dict[str, str]:
+    """``{"kind": ...}`` with scripted checks; nothing in gtd 2.x mode (its JSON)."""
+    if not config.scripted:
+        return {}
+    from gtd.step.subjects import KINDS
+
+    return {"kind": KINDS[actor]}
 
 
 # -- status --------------------------------------------------------------------------
@@ -144,25 +250,26 @@ def status(as_json: bool) -> int:
     snapshot = gather(ctx.git)
     r = resolve_snapshot(snapshot, ctx.config, None, ctx.git)
     try:
-        predicted_commit, predicted_state = predict(snapshot, r, ctx.config)
-    except ChangesNotGathered:  # a simulated squash may fold further back
-        predicted_commit, predicted_state = predict(complete(ctx.git, snapshot), r, ctx.config)
-    fields = file_fields(r)
+        p = predict(snapshot, r, ctx.config)
+    except ChangesNotGathered:  # a fold of the mover may reach further back
+        p = predict(complete(ctx.git, snapshot), r, ctx.config)
+    # The file of the state reported: at a dirty boundary that is grilling's TODO.md.
+    fields = file_fields(r if p.state == r.state else r._replace(state=p.state))
     if as_json:
         _emit(
             {
-                "state": r.state,
-                "actor": r.actor,
-                "predictedCommit": predicted_commit,
-                "predictedState": predicted_state,
+                "state": p.state,
+                "actor": p.actor,
+                "predictedCommit": p.commit,
+                "predictedState": p.predicted_state,
             }
             | fields
         )
     else:
-        print(f"State: {r.state}")
-        print(f"Awaits: {r.actor}")
-        print(f"Predicted commit: {predicted_commit or '(none)'}")
-        print(f"Predicted state: {predicted_state}")
+        print(f"State: {p.state}")
+        print(f"Awaits: {p.actor}")
+        print(f"Predicted commit: {p.commit or '(none)'}")
+        print(f"Predicted state: {p.predicted_state}")
         if "file" in fields:
             print(f"File: {fields['file']}")
         if "mode" in fields:

@@ -10,20 +10,25 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple, TypeAlias
 
+from gtd.step.counters import Counters
 from gtd.step.steering import FEEDBACK, HEALTH, SQUASH_MSG
-from gtd.step.subjects import Turn, parse_subject
+from gtd.step.subjects import Check, CheckLabel, Turn, parse_subject
 
 __all__ = [
     "SQUASH_TEMPLATE",
+    "SQUASH_TEMPLATE_2_0",
     "Action",
+    "CaptureCheck",
     "ClosePackage",
     "HealthCheck",
     "MakeCommit",
+    "RunCheck",
     "RunTests",
     "Squash",
     "WriteSquashTemplate",
     "is_squash_template",
     "silent_failure_message",
+    "silent_failure_parts",
 ]
 
 # Written by WriteSquashTemplate; the machine squashes only once the agent has
@@ -35,19 +40,42 @@ SQUASH_TEMPLATE = (
 )
 
 
+# The template gtd 2.0.0 writes. A repository moving between the two implementations
+# mid-squash must not squash under either placeholder, so both count as unfinished.
+SQUASH_TEMPLATE_2_0 = (
+    "<!-- gtd: replace this file's content with the real squash commit message. -->\n"
+    "<!-- Use conventional-commits style, e.g. `feat: add thing` or `fix: correct thing`. -->\n"
+    "\n"
+    "type: short summary\n"
+    "\n"
+    "Longer description of the change, if needed.\n"
+)
+
+
 def _normal(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
 
 
+_TEMPLATES = frozenset(_normal(t) for t in (SQUASH_TEMPLATE, SQUASH_TEMPLATE_2_0))
+
+
 def is_squash_template(text: str | None) -> bool:
-    """True while SQUASH_MSG.md holds no usable message: absent, blank, or the
-    unmodified template (trailing blanks and line endings aside)."""
-    return text is None or not text.strip() or _normal(text) == _normal(SQUASH_TEMPLATE)
+    """True while SQUASH_MSG.md holds no usable message: absent, blank, or an
+    unmodified template — ours or gtd 2.0.0's (trailing blanks and line endings
+    aside)."""
+    return text is None or not text.strip() or _normal(text) in _TEMPLATES
+
+
+def silent_failure_parts(command: str) -> tuple[str, str]:
+    """The sentinel's text before and after the exit code (the check script puts
+    the code between them itself)."""
+    return f"Test command `{command}` failed with exit code ", " and produced no output."
 
 
 def silent_failure_message(command: str, exit_code: int) -> str:
     """What a red run that printed nothing writes to FEEDBACK/ERRORS/HEALTH.md."""
-    return f"Test command `{command}` failed with exit code {exit_code} and produced no output."
+    before, after = silent_failure_parts(command)
+    return f"{before}{exit_code}{after}"
 
 
 class MakeCommit(NamedTuple):
@@ -142,6 +170,52 @@ class HealthCheck(NamedTuple):
         return "run the health check"
 
 
+class RunCheck(NamedTuple):
+    """Run the check script gtd writes for ``state`` (never any other text), then go
+    on as the check actor, whose turn captures the effect. Only the human's
+    ``gtd step`` at idle asks for this (the idle carve-out of scripted checks) —
+    and ``gtd run``, which asks for it itself."""
+
+    state: str
+    kind: Literal["run-check"] = "run-check"  # see ClosePackage.kind
+
+    def describe(self) -> str:
+        return f"run the check script for {self.state}"
+
+
+class CaptureCheck(NamedTuple):
+    """Capture the check's turn: move the check's FEEDBACK.md to ``moves_to`` when
+    set (ERRORS.md at the cap, HEALTH.md for a red health check), remove
+    ``removes``, and commit ``gtd(check): <label>`` with ``counters`` — the counters
+    after this turn — as the ``Gtd-Counters`` trailer."""
+
+    label: CheckLabel
+    counters: Counters
+    moves_to: str | None = None
+    removes: tuple[str, ...] = ()
+
+    @property
+    def subject(self) -> str:
+        return Check(self.label).render()
+
+    @property
+    def message(self) -> str:
+        return f"{self.subject}\n\n{self.counters.trailer()}\n"
+
+    def describe(self) -> str:
+        text = f'capture the check turn as "{self.subject}"'
+        if self.moves_to is not None:
+            text += f", moving {FEEDBACK} to {self.moves_to}"
+        return text
+
+
 Action: TypeAlias = (
-    MakeCommit | RunTests | ClosePackage | WriteSquashTemplate | Squash | HealthCheck
+    MakeCommit
+    | RunTests
+    | ClosePackage
+    | WriteSquashTemplate
+    | Squash
+    | HealthCheck
+    | RunCheck
+    | CaptureCheck
 )

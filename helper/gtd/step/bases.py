@@ -14,20 +14,24 @@ Two readings the tables leave open, decided here:
   reviewed too.
 - A health-fix cycle (``gtd: tests green`` reached through the health loop, squash
   on) has no grilling turn and no ``gtd: done``; its squash base is the parent of the
-  first ``gtd: health-check`` of the uninterrupted health run that ended in that
-  green commit. A boundary commit ends the walk, so a squash never swallows a plain
-  commit made before the run.
+  first red health check (``gtd: health-check``, or the check's ``health-failed`` /
+  ``health-escalated`` turn) of the uninterrupted health run that ended in that
+  green commit (``gtd: tests green`` or ``gtd(check): tests-green``). A boundary
+  commit ends the walk, so a squash never swallows a plain commit made before the
+  run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from gtd.step.counters import HEALTH_RUNS
 from gtd.step.events import Commit
 from gtd.step.steering import GTD_DIR
-from gtd.step.subjects import Boundary, Routing, Turn
+from gtd.step.subjects import Boundary, Check, Routing, Subject, Turn
 
 __all__ = [
+    "GREEN",
     "cycle_squash_base",
     "has_review_material",
     "health_run_base",
@@ -42,6 +46,8 @@ _HEALTH_RUN = (
     Turn("human", "escalate"),
     Routing("health-fix"),
 )
+# A green run without packages to review: the 2.x routing commit and the check's turn.
+GREEN: frozenset[Subject] = frozenset({Routing("tests green"), Check("tests-green")})
 
 
 def _is_route(commit: Commit, route: str) -> bool:
@@ -137,7 +143,7 @@ def health_run_base(commits: Sequence[Commit], end: int) -> str | None:
     first_check = -1
     for i in range(end - 1, -1, -1):
         parsed = commits[i].parsed
-        if isinstance(parsed, Routing) and parsed.route == "health-check":
+        if parsed in HEALTH_RUNS:
             first_check = i
         elif parsed not in _HEALTH_RUN:
             break
@@ -147,7 +153,7 @@ def health_run_base(commits: Sequence[Commit], end: int) -> str | None:
 def squash_base(commits: Sequence[Commit]) -> str | None:
     """The base the squash at a ``gtd(agent): squashing`` HEAD resets to: found from
     the newest ``gtd: squash template`` and the workflow commit just before it — a
-    ``gtd: done`` (a normal cycle) or a ``gtd: tests green`` (a health-fix cycle)."""
+    ``gtd: done`` (a normal cycle) or a green run (a health-fix cycle)."""
     template = _newest(commits, 0, len(commits), lambda c: _is_route(c, "squash template"))
     if template < 0:
         return None
@@ -156,6 +162,6 @@ def squash_base(commits: Sequence[Commit]) -> str | None:
         return None
     if _is_route(commits[before], "done"):
         return cycle_squash_base(commits, before)
-    if _is_route(commits[before], "tests green"):
+    if commits[before].parsed in GREEN:
         return health_run_base(commits, before)
     return None

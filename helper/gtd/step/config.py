@@ -1,4 +1,4 @@
-"""The step-mode settings the machine reads (step-mode.md, "Config").
+"""The step-mode settings the machine reads (docs/step-mode.md, "Config").
 
 Only the value type: finding, merging and validating ``.gtdrc*`` files is IO and
 belongs to the edge, which builds one :class:`Config` per invocation. Defaults are
@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 __all__ = [
+    "CHECK_MODES",
     "DEFAULT_EXECUTION_MODEL",
     "DEFAULT_PLANNING_MODEL",
+    "DEFAULT_TEST_COMMAND",
     "MODEL_STATE_KEYS",
+    "CheckMode",
     "Config",
     "Models",
+    "TestCommandSource",
 ]
 
+DEFAULT_TEST_COMMAND = "npm run test"
 DEFAULT_PLANNING_MODEL = "claude-opus-4-8"
 DEFAULT_EXECUTION_MODEL = "claude-sonnet-4-8"
 # The only keys ``models.states`` accepts; the loader rejects any other.
@@ -33,6 +38,16 @@ MODEL_STATE_KEYS: tuple[str, ...] = (
 )
 
 
+# How checks run: "inline" — gtd 2.x, the mutator runs testCommand itself — or
+# "scripted": the test and health-check states rest awaiting the check actor, whose
+# prompt is a wrapper script a driver runs (docs/step-mode.md, "Scripted checks").
+CheckMode = Literal["inline", "scripted"]
+CHECK_MODES: tuple[CheckMode, ...] = ("inline", "scripted")
+# Where test_command came from: the config, detected from the project's files, or
+# gtd 2.x's default when neither says anything.
+TestCommandSource = Literal["config", "detected", "default"]
+
+
 class Models(NamedTuple):
     planning: str = DEFAULT_PLANNING_MODEL
     execution: str = DEFAULT_EXECUTION_MODEL
@@ -42,11 +57,18 @@ class Models(NamedTuple):
 class Config(NamedTuple):
     """``fix_attempt_cap`` is ≥ 0 (0 escalates on the first red run) and doubles as
     the health-fix budget; ``review_threshold`` is ≥ 1. The loader enforces the
-    ranges with its own ``Invalid gtd config`` messages."""
+    ranges with its own ``Invalid gtd config`` messages. ``test_command_source``
+    says whether ``test_command`` was configured, detected or defaulted."""
 
-    test_command: str = "npm run test"
+    test_command: str = DEFAULT_TEST_COMMAND
     fix_attempt_cap: int = 3
     review_threshold: int = 3
     agentic_review: bool = True
     squash: bool = True
     models: Models = Models()
+    checks: CheckMode = "inline"
+    test_command_source: TestCommandSource = "default"
+
+    @property
+    def scripted(self) -> bool:
+        return self.checks == "scripted"

@@ -1,4 +1,4 @@
-"""Finding, merging and validating step mode's config files (step-mode.md, "Config";
+"""Finding, merging and validating step mode's config files (docs/step-mode.md, "Config";
 README "Configuration"), and the auto-init stub.
 
 Every directory from the working directory up to HOME (or the filesystem root when
@@ -10,6 +10,13 @@ unknown key is rejected — a typo must never silently fall back to a default.
 
 Errors (exit 1, ``gtd: <message>``): ``<file>: <parse error>``, ``<file>: config must
 be a plain object`` and ``Invalid gtd config: <field>: <reason>``.
+
+When no file sets ``testCommand``, :func:`load_config` detects the project's runner
+(:func:`detect_test_command`: pytest for a Python project, the package.json test
+script for node, cargo, go) and falls back to gtd 2.x's ``npm run test`` only when
+nothing is recognised; :attr:`Config.test_command_source` records which, so the
+prompts and the check script can say so. Every key is documented in
+docs/step-mode.md, "Config".
 """
 
 from __future__ import annotations
@@ -21,7 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from gtd.errors import GtdError
-from gtd.step.config import MODEL_STATE_KEYS, Config, Models
+from gtd.step.config import (
+    CHECK_MODES,
+    DEFAULT_TEST_COMMAND,
+    MODEL_STATE_KEYS,
+    CheckMode,
+    Config,
+    Models,
+)
 
 __all__ = [
     "CONFIG_NAMES",
@@ -29,6 +43,7 @@ __all__ = [
     "STUB_NAME",
     "ConfigError",
     "config_files",
+    "detect_test_command",
     "load_config",
     "parse_config",
     "stub_text",
@@ -52,6 +67,7 @@ _TOP_KEYS = (
     "agenticReview",
     "squash",
     "models",
+    "checks",
 )
 _MODEL_KEYS = ("planning", "execution", "states")
 
@@ -146,6 +162,17 @@ def _bool(data: Mapping[str, Any], key: str, default: bool) -> bool:
     return value
 
 
+def _checks(data: Mapping[str, Any]) -> CheckMode:
+    if "checks" not in data:
+        return "inline"
+    value = data["checks"]
+    for mode in CHECK_MODES:
+        if value == mode:
+            return mode
+    allowed = " or ".join(json.dumps(mode) for mode in CHECK_MODES)
+    raise _invalid("checks", f"expected {allowed}, got {json.dumps(value)}")
+
+
 def _string(value: Any, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _invalid(field, f"expected a non-empty string, got {json.dumps(value)}")
@@ -192,14 +219,33 @@ def parse_config(data: Mapping[str, Any]) -> Config:
         agentic_review=_bool(body, "agenticReview", defaults.agentic_review),
         squash=_bool(body, "squash", defaults.squash),
         models=_models(body["models"]) if "models" in body else defaults.models,
+        checks=_checks(body),
+        test_command_source="config" if "testCommand" in body else "default",
     )
 
 
 def load_config(cwd: Path, home: Path | None = None) -> tuple[Config, list[Path]]:
     """The merged, validated config and the files it came from (innermost first).
-    No files → the defaults and an empty list (the caller auto-inits)."""
+    No files → the defaults and an empty list (the caller auto-inits). Without a
+    configured ``testCommand`` the project's runner is detected in ``cwd``."""
     files = config_files(cwd, home)
     merged: dict[str, Any] = {}
     for path in reversed(files):  # outermost first, so inner levels override
         merged = _deep_merge(merged, _parse_file(path))
-    return parse_config(merged), files
+    config = parse_config(merged)
+    if config.test_command_source == "default":
+        detected = detect_test_command(cwd)
+        if detected is not None:
+            config = config._replace(test_command=detected, test_command_source="detected")
+    return config, files
+
+
+def detect_test_command(root: Path) -> str | None:
+    """The project's test runner, as auto mode detects it (pytest for a Python
+    project, a package.json test script, cargo, go), with node's spelled the gtd 2.x
+    way (``npm run test``, the same script as ``npm test``); None when nothing is
+    recognised."""
+    from gtd.auto.config import detect_test_command as detect  # the one detector
+
+    found = detect(root)
+    return DEFAULT_TEST_COMMAND if found == "npm test" else found

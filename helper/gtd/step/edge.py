@@ -5,12 +5,21 @@ Every git and test command goes through :mod:`gtd.proc` (via :class:`gtd.git.Git
 A red test run is a normal step; an operational failure (a missing test binary, a
 git error) raises after keeping every commit made so far, so re-running resumes from
 the checkpoint HEAD now records.
+
+Staging never takes auto mode's private files (``.deepflow/`` but its
+``config.yaml``; :func:`gtd.step.steering.is_private`): every ``git add`` here
+excludes them by pathspec, whatever the branch's ignore rules say.
+
+With scripted checks the edge runs a check script only for :class:`RunCheck` (the
+human's step at idle) and for ``gtd run`` (:func:`run_check`) — always the script
+it renders itself from the config and the state (:mod:`gtd.step.script`), never
+text read from the working tree.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from gtd import proc
 from gtd.errors import GitError, GtdError, RepoError
@@ -18,9 +27,11 @@ from gtd.git import Git
 from gtd.step.actions import (
     SQUASH_TEMPLATE,
     Action,
+    CaptureCheck,
     ClosePackage,
     HealthCheck,
     MakeCommit,
+    RunCheck,
     RunTests,
     Squash,
     WriteSquashTemplate,
@@ -29,12 +40,23 @@ from gtd.step.actions import (
 from gtd.step.config import Config
 from gtd.step.config_file import STUB_NAME, load_config, stub_text
 from gtd.step.errors import ChangesNotGathered, StepError
-from gtd.step.events import Invoker
-from gtd.step.gather import Snapshot, ensure_attached, gather, read_changes
+from gtd.step.events import Invoker, Snapshot
+from gtd.step.gather import ensure_attached, gather, read_changes
 from gtd.step.machine import Resolution, resolve
 from gtd.step.states import State, SteeringFile
-from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, SQUASH_MSG
+from gtd.step.steering import (
+    AUTO_CONFIG,
+    AUTO_DIR,
+    ERRORS,
+    FEEDBACK,
+    GTD_DIR,
+    HEALTH,
+    SQUASH_MSG,
+)
 from gtd.step.subjects import Boundary
+
+if TYPE_CHECKING:
+    from gtd.step.runner import Running
 
 __all__ = [
     "HOPS",
@@ -42,12 +64,14 @@ __all__ = [
     "Context",
     "TestCommandNotFound",
     "advance",
+    "check_script",
     "commit",
     "complete",
     "file_fields",
     "open_context",
     "resolve_snapshot",
     "resting_file",
+    "run_check",
 ]
 
 HOPS = 100
@@ -144,11 +168,23 @@ def _prune_gtd_dir(root: Path) -> None:
         pass
 
 
+def stage_all(git: Git) -> None:
+    """``git add -A`` of everything but auto mode's private files: ``.deepflow/`` is
+    excluded by pathspec, then its ``config.yaml`` (the human's) added on its own —
+    an exclude pathspec would drop it too. Its add is allowed to match nothing."""
+    git.run("add", "-A", "--", ".", f":(exclude){AUTO_DIR}")
+    res = git.call("add", "-A", "--", AUTO_CONFIG)
+    if res.returncode != 0 and "did not match any files" not in res.stderr:
+        detail = (res.stderr.strip().splitlines() or ["git add failed"])[-1]
+        raise GitError(f"git add failed: {detail}")
+
+
 def commit(ctx: Context, subject: str, *, verbatim: bool = False) -> None:
-    """Stage everything and commit ``subject`` (allow empty). A hook that rejects the
-    (empty) commit is bypassed by one retry without hooks."""
+    """Stage everything (but auto mode's private files) and commit ``subject``
+    (allow empty). A hook that rejects the (empty) commit is bypassed by one retry
+    without hooks. ``subject`` may carry a body (the check's trailer)."""
     git = ctx.git
-    git.run("add", "-A")
+    stage_all(git)
     args = ["commit", "-q", "--allow-empty", "-F", "-"]
     if verbatim:
         args.append("--cleanup=verbatim")
@@ -177,15 +213,12 @@ TestRun.__test__ = False  # type: ignore[attr-defined]  # not a pytest class
 
 def run_test_command(ctx: Context) -> TestRun:
     """Run ``testCommand`` split like a shell word list — never through a shell."""
-    import shlex  # deferred: `gtd next` never runs the tests
+    from gtd.step.script import argv_of  # the one split, shared with the check script
 
     command = ctx.config.test_command
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise GtdError(f"test command cannot be parsed: {command}: {exc}") from None
-    if not argv:
-        raise GtdError("test command is empty")
+    argv = argv_of(command)
+    if ctx.config.test_command_source != "config":
+        _say_test_command(ctx)
     result = proc.run(argv, ctx.root)
     if result.not_found:
         raise TestCommandNotFound(f"test command not found: {command}")
@@ -244,8 +277,60 @@ def perform(ctx: Context, action: Action) -> None:
             _remove(root, HEALTH)
             _prune_gtd_dir(root)
             commit(ctx, "gtd: tests green")
+    elif isinstance(action, RunCheck):
+        _run_script(ctx, action.state)
+    elif isinstance(action, CaptureCheck):
+        if action.moves_to is not None:
+            import os
+
+            os.replace(root / FEEDBACK, root / action.moves_to)
+        for rel in action.removes:
+            _remove(root, rel)
+        _prune_gtd_dir(root)
+        commit(ctx, action.message)
     else:  # pragma: no cover - exhaustive over Action
         raise AssertionError(action)
+
+
+# -- scripted checks -----------------------------------------------------------------
+
+
+def check_script(ctx: Context, state: str) -> str:
+    """The wrapper script for a check at ``state``, rendered from the config — the
+    same text ``gtd next`` prints there."""
+    from gtd.step.prompts import render
+    from gtd.step.script import script_context
+
+    return render("check", script_context(ctx.config, state))
+
+
+def _run_script(ctx: Context, state: str, wait: float | None = None) -> Running | None:
+    """Run gtd's own check script for ``state`` detached (:mod:`gtd.step.runner`),
+    or attach to the run already going, and wait for it (at most ``wait`` seconds).
+    Its effect is left in the tree for the check's capture; a script that could not
+    run raises."""
+    from gtd.step.runner import run
+
+    if ctx.config.test_command_source != "config":
+        _say_test_command(ctx)
+    return run(ctx.root, check_script(ctx, state), ctx.git.head() or "", state, wait)
+
+
+def _say_test_command(ctx: Context) -> None:
+    """Tell the person at the terminal which command runs when none is configured."""
+    import sys
+
+    config = ctx.config
+    how = (
+        "detected from the project's files"
+        if config.test_command_source == "detected"
+        else "gtd's default (no test runner detected)"
+    )
+    print(
+        f"gtd: no testCommand is configured — running `{config.test_command}`, {how}; "
+        "set testCommand in .gtdrc.json to choose",
+        file=sys.stderr,
+    )
 
 
 def _squash(ctx: Context, base: str) -> None:
@@ -330,21 +415,68 @@ def resting_file(root: Path) -> tuple[Resolution, SteeringFile | None]:
 
 def advance(ctx: Context, invoker: Invoker) -> Advance:
     """Gather → resolve → act until a rest, a refusal after the first hop, or a
-    fixpoint. A refusal at the first hop raises (exit 1, zero commits)."""
+    fixpoint. A refusal at the first hop raises (exit 1, zero commits). Once a check
+    script has run (:class:`RunCheck`), the loop goes on as the check actor, whose
+    capture is the first hop of its own turn."""
     git = ctx.git
-    for hop in range(HOPS):
+    if invoker == "check":
+        from gtd.step.runner import ensure_idle
+
+        ensure_idle(ctx.root)  # a running script has not written its verdict yet
+    first = True
+    for _ in range(HOPS):
         r = resolve_snapshot(gather(git), ctx.config, invoker, git)
         if r.refusal is not None:
-            if hop == 0:
+            if first:
                 raise RepoError(r.refusal)
             return _done(ctx, r.state)
-        if r.action is None or (hop > 0 and not r.continues_chain):
+        if r.action is None or (not first and not r.continues_chain):
             return _done(ctx, r.state)
         made = len(ctx.commits)
         perform(ctx, r.action)
+        if isinstance(r.action, RunCheck):
+            invoker, first = "check", True
+            continue
+        first = False
         if len(ctx.commits) == made:  # nothing changed: the action's fixpoint
             return _done(ctx, r.state)
     raise StepError("corruption", HOP_LIMIT_MESSAGE)
+
+
+class NoCheckAwaited(GtdError):
+    """``gtd run`` where no check is awaited."""
+
+
+def run_check(ctx: Context, wait: float | None = None) -> Advance | Running:
+    """``gtd run``: run the check script gtd renders for the awaited check (or for
+    the health check at idle, the carve-out), then step as the check. With
+    ``wait``, give up waiting after that many seconds and answer the
+    :class:`gtd.step.runner.Running` run instead (a later call attaches to it).
+    Refuses unless checks are scripted and a check is awaited; at idle, also while
+    the tree holds changes that are not the check's own output (those are the
+    human's to capture with ``gtd step``)."""
+    if not ctx.config.scripted:
+        raise NoCheckAwaited(
+            'checks run inline in this repository (set "checks": "scripted" in '
+            ".gtdrc.json to run them as the check actor)"
+        )
+    r = resolve_snapshot(gather(ctx.git), ctx.config, None, ctx.git)
+    if r.pending:
+        raise NoCheckAwaited(
+            f"{r.state} is a mid-chain checkpoint — run `gtd step-agent` (or `gtd step`) first"
+        )
+    if r.actor != "check" and r.state != "idle":
+        who = "a human" if r.actor == "human" else "an agent"
+        raise NoCheckAwaited(f"no check is awaited: {r.state} awaits {who} turn")
+    if r.state == "idle" and not r.check_output and not gather(ctx.git).tree.clean:
+        raise NoCheckAwaited(
+            "idle with uncommitted changes: capture them with `gtd step` before a health check"
+        )
+    ctx.actions.append(RunCheck(r.state).describe())
+    running = _run_script(ctx, r.state, wait)
+    if running is not None:
+        return running
+    return advance(ctx, "check")
 
 
 def _done(ctx: Context, state: State) -> Advance:

@@ -17,7 +17,11 @@ One invocation reads:
   computed by the edge with :func:`gtd.steering.check`; the machine decides what
   they block);
 - the invoker: ``"human"`` for ``gtd step``, ``"agent"`` for ``gtd step-agent``,
-  ``None`` for ``gtd next`` and ``gtd status``.
+  ``"check"`` for ``gtd step check`` (scripted checks), ``None`` for ``gtd next``
+  and ``gtd status``.
+
+A :class:`Snapshot` bundles one gather's commits and tree; it is a plain value, so
+the pure core (:mod:`gtd.step.predict`) can take it without importing the edge.
 
 The one extra read: when HEAD is a ``gtd(human): review`` turn that modified
 ``.gtd/REVIEW.md``, the checkbox rule needs that file's changed lines; the edge
@@ -31,7 +35,7 @@ from typing import Literal, NamedTuple, TypeAlias
 
 from gtd.step.errors import ChangesNotGathered
 from gtd.step.steering import GTD_DIR, Package, is_package_path
-from gtd.step.subjects import Actor, Subject, parse_subject
+from gtd.step.subjects import Party, Subject, parse_subject
 
 __all__ = [
     "Change",
@@ -40,13 +44,14 @@ __all__ = [
     "FormatFinding",
     "Invoker",
     "LineDiff",
+    "Snapshot",
     "WorkingTree",
 ]
 
 # A = not in the old tree (new or untracked), D = gone from the new tree, M = both.
 # Type changes count as M; renames are split into D + A by --no-renames.
 ChangeStatus = Literal["A", "M", "D"]
-Invoker: TypeAlias = Actor | None
+Invoker: TypeAlias = Party | None
 
 
 class Change(NamedTuple):
@@ -171,3 +176,12 @@ class WorkingTree(NamedTuple):
 
     def findings_for(self, path: str) -> tuple[FormatFinding, ...]:
         return tuple(f for f in self.format_findings if f.path == path)
+
+
+class Snapshot(NamedTuple):
+    """One gather: the first-parent commits (oldest first) and the working tree."""
+
+    commits: tuple[Commit, ...]
+    tree: WorkingTree
+    head: str | None
+    head_is_merge: bool = False

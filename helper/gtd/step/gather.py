@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
@@ -30,6 +29,7 @@ from gtd.step.events import (
     Commit,
     FormatFinding,
     LineDiff,
+    Snapshot,
     WorkingTree,
 )
 from gtd.step.machine import changes_wanted
@@ -41,6 +41,7 @@ from gtd.step.steering import (
     SQUASH_MSG,
     STEERING_FILES,
     TODO,
+    is_private,
     packages_from_paths,
 )
 
@@ -72,15 +73,6 @@ _LOG_FORMAT = f"--format={_RECORD}%H %P{_FIELD}%s"
 # GIT_FLUSH=0: into a pipe, `git log` otherwise flushes after every commit, and the
 # helper pays a poll and a read for each (~10 ms over 1,000 commits).
 _NO_FLUSH = {"GIT_FLUSH": "0"}
-
-
-class Snapshot(NamedTuple):
-    """One gather: the first-parent commits (oldest first) and the working tree."""
-
-    commits: tuple[Commit, ...]
-    tree: WorkingTree
-    head: str | None
-    head_is_merge: bool = False
 
 
 def _head_text(root: Path) -> str | None:
@@ -299,11 +291,12 @@ def format_findings(root: Path, paths: tuple[str, ...]) -> tuple[FormatFinding, 
 
 def read_tree(git: Git) -> WorkingTree:
     """One ``git status`` plus the steering files on disk; with pending changes, the
-    format findings of TODO.md and REVIEW.md."""
+    format findings of TODO.md and REVIEW.md. Auto mode's private files are no
+    pending change of step mode's (:func:`gtd.step.steering.is_private`)."""
     root = git.root
     raw = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
     present = frozenset(p for p in STEERING_FILES if (root / p).is_file())
-    dirty = parse_status_changes(raw, root)
+    dirty = tuple(c for c in parse_status_changes(raw, root) if not is_private(c.path))
     return WorkingTree(
         present=present,
         dirty=dirty,

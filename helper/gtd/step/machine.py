@@ -30,6 +30,8 @@ Validation loop (a malformed draft)    :func:`_turn_taking` (``malformed``),
 State ↔ file association               :attr:`Resolution.steering_file`,
                                        :func:`gtd.step.states.steering_file`
 Counters                               :mod:`gtd.step.counters`
+Scripted checks: the capture rules     :mod:`gtd.step.checks`, :func:`_check_turn`,
+                                       :func:`_check_output`
 Edge actions (the values)              :mod:`gtd.step.actions`
 Squash base, review base               :mod:`gtd.step.bases`
 =====================================  ===============================================
@@ -64,6 +66,27 @@ Decisions where the tables are silent (each repeated where it is coded):
 - A ``gtd(agent): review`` HEAD with a REVIEW.md that has findings rests at review
   (awaiting the agent's turn) instead of committing ``gtd: awaiting review``: the
   mid-chain commit would otherwise carry a malformed draft past the validation.
+
+Scripted checks (``"checks": "scripted"``; docs/step-mode.md, "Scripted checks"):
+
+- Wherever gtd 2.x runs the tests inline (after a build turn, a fix turn, the
+  human's escalate turn, a recovery), the machine instead commits ``gtd: testing``
+  (removing FEEDBACK.md, so the check starts from a tree without one) and rests at
+  ``testing`` awaiting the ``check``. Wherever it runs a health check (after
+  ``gtd: health-fix``, after the health loop's escalate turn) it rests at
+  ``health-check`` awaiting the check. The check's turn is captured by the rules
+  of :mod:`gtd.step.checks` and routed like its 2.x routing twin.
+- A FEEDBACK.md *added* (untracked) while a check is awaited, or at idle, is the
+  check's output, not a steering file: it is left out of the precedence rules
+  (:func:`_check_output`) and only decides the check's label.
+- Idle still awaits the human, and the check is admitted there too (the idle
+  carve-out): the human's ``gtd step`` at idle runs gtd's own health-check script
+  (:class:`RunCheck`) and captures it as the check's turn — green is zero commits
+  as in 2.x — and ``gtd step check`` at idle captures a script a driver ran.
+- Turn-taking 4's forced re-check at a spent health budget is an inline-mode rule;
+  with scripted checks the next red capture escalates instead.
+- A pending chain reports the actor of the newest human or agent turn: a check turn
+  never owns a chain, so drivers resume it as in 2.x.
 """
 
 from __future__ import annotations
@@ -76,12 +99,14 @@ from gtd.step.actions import (
     ClosePackage,
     HealthCheck,
     MakeCommit,
+    RunCheck,
     RunTests,
     Squash,
     WriteSquashTemplate,
     is_squash_template,
 )
 from gtd.step.bases import (
+    GREEN,
     cycle_squash_base,
     has_review_material,
     health_run_base,
@@ -89,14 +114,15 @@ from gtd.step.bases import (
     review_material_from,
     squash_base,
 )
+from gtd.step.checks import CheckRest, capture
 from gtd.step.config import Config
-from gtd.step.counters import Counters, changes_read_from, fold_counters
+from gtd.step.counters import TEST_RUNS, Counters, changes_read_from, fold_counters
 from gtd.step.errors import StepError
 from gtd.step.events import Commit, FormatFinding, Invoker, WorkingTree
 from gtd.step.review_diff import is_substantive
 from gtd.step.states import DRAFTED, State, SteeringFile, capture_gate, steering_file
 from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO, Package
-from gtd.step.subjects import Actor, Boundary, Routing, Subject, Turn
+from gtd.step.subjects import Actor, Boundary, Check, Party, Route, Routing, Subject, Turn
 
 __all__ = [
     "Decision",
@@ -126,17 +152,19 @@ Decision = Literal[
 
 
 class Resolution(NamedTuple):
-    """One decision. ``actor`` is the awaited actor at a rest, or whose chain a
-    mid-chain HEAD belongs to. ``pending`` is true only for ``invoker=None`` at a
-    mid-chain HEAD. ``refusal`` is the exact out-of-turn message (exit 1, zero
-    commits). ``action`` is None at every rest that needs nothing from the edge.
+    """One decision. ``actor`` is the awaited actor at a rest (``check`` at a
+    scripted check's rest), or whose chain a mid-chain HEAD belongs to. ``pending``
+    is true only for ``invoker=None`` at a mid-chain HEAD. ``refusal`` is the exact
+    out-of-turn message (exit 1, zero commits). ``action`` is None at every rest
+    that needs nothing from the edge.
 
     The rest is context for prompts: the folded counters, the review base, the squash
-    base of the cycle at hand, the active (lowest-numbered) package, and the format
-    findings the awaited agent must fix before its draft is captured."""
+    base of the cycle at hand, the active (lowest-numbered) package, the format
+    findings the awaited agent must fix before its draft is captured, and whether
+    the check's output (a FEEDBACK.md it wrote) waits to be captured."""
 
     state: State
-    actor: Actor
+    actor: Party
     decision: Decision
     pending: bool = False
     action: Action | None = None
@@ -146,6 +174,7 @@ class Resolution(NamedTuple):
     squash_base: str | None = None
     package: Package | None = None
     findings: tuple[FormatFinding, ...] = ()
+    check_output: bool = False
 
     @property
     def steering_file(self) -> SteeringFile | None:
@@ -169,7 +198,7 @@ class Resolution(NamedTuple):
 
 class _Rest(NamedTuple):
     state: State
-    actor: Actor
+    actor: Party
 
 
 class _Mid(NamedTuple):
@@ -186,9 +215,14 @@ _INERT_WHEN_CLEAN: frozenset[State] = frozenset(
 )
 
 
-def refusal_message(state: State, awaited: Actor) -> str:
+def refusal_message(state: State, awaited: Party) -> str:
     if awaited == "human":
         return f"{state} awaits a human turn — run `gtd step`"
+    if awaited == "check":
+        return (
+            f"{state} awaits a check turn — run `gtd run`, or run the script "
+            "`gtd next` prints and then `gtd step check`"
+        )
     return f"{state} awaits an agent turn — run `gtd step-agent`"
 
 
@@ -219,6 +253,9 @@ class _Facts(NamedTuple):
     subject: Subject
     packages: tuple[Package, ...]
     counters: Counters
+    # The check's output (a FEEDBACK.md it added) waits to be captured; ``tree`` is
+    # then the tree without it (see _check_output).
+    check_output: bool = False
 
     @property
     def head_text(self) -> str:
@@ -229,6 +266,19 @@ class _Facts(NamedTuple):
 
     def run_tests(self) -> RunTests:
         return RunTests(self.counters.test_cap_reached(self.config), self.counters.test_fix)
+
+    def retest(self) -> _Baseline:
+        """The test run after a build, fix or escalate turn: inline, the run itself;
+        scripted, ``gtd: testing`` (clearing the old FEEDBACK.md), then the check."""
+        if self.config.scripted:
+            return _Mid("testing", MakeCommit("gtd: testing", (FEEDBACK,)))
+        return _Mid("testing", self.run_tests())
+
+    def health_retest(self) -> _Baseline:
+        """The health check the health loop's escalate turn asks for."""
+        if self.config.scripted:
+            return _Rest("health-check", "check")
+        return _Mid("health-check", self.health_check(force_green_commit=True))
 
     def health_check(self, *, force_green_commit: bool = False) -> HealthCheck:
         # Green commits `gtd: tests green` when a health fix happened and squash is on
@@ -275,6 +325,7 @@ def _check_legal(f: _Facts) -> None:
     health_escalation = (
         f.head_is(Routing("health-check"))
         or f.head_is(Routing("health-fix"))
+        or f.head_is(Check("health-escalated"))
         or (f.head_is(Turn("human", "escalate")))
     )
     rules: tuple[tuple[bool, str], ...] = (
@@ -305,18 +356,19 @@ def _steering(f: _Facts) -> _Baseline | None:
     if tree.has(HEALTH) and not f.head_is(Turn("agent", "health-fixing")):
         return _Rest("health-fixing", "agent")
     deleted = tree.deletion_pending(FEEDBACK)
-    at_green = f.head_is(Routing("tests green"))
+    at_green = f.subject in GREEN
     force = f.counters.force_approve(f.config)
     if (
         (tree.has(FEEDBACK) or deleted)
         and not f.head_is(Turn("agent", "fixing"))
         and not (force and at_green)
     ):
-        if at_green:
-            # The reviewer's fresh verdict: capture it as its turn first.
+        if at_green or f.head_is(Check("agentic-review")):
+            # The reviewer's fresh verdict: capture it as its turn first. (The check's
+            # agentic-review label was decided at capture: no force-approve here.)
             return _Rest("agentic-review", "agent")
         blank = deleted or not (tree.feedback_text or "").strip()
-        if blank and not f.head_is(Routing("errors")):
+        if blank and f.subject not in TEST_RUNS:
             return _Mid("close-package", f.close_package())
         return _Rest("fixing", "agent")
     return None
@@ -342,18 +394,18 @@ def _classify_turn(f: _Facts, turn: Turn) -> _Baseline | None:
             return _Mid("grilled", MakeCommit("gtd: planning", (TODO,)))
         return _Rest("grilled", "agent")
     if key == ("agent", "building"):
-        return _Mid("testing", f.run_tests())
+        return f.retest()
     if key == ("human", "escalate"):
         if f.tree.deletion_pending(ERRORS):
             # ERRORS.md deleted after an earlier escalate turn: capture the deletion
             # as the human's turn first, so the budget resets before the re-test.
             return _Rest("escalate", "human")
         if f.packages:
-            return _Mid("testing", f.run_tests())
+            return f.retest()
         # The health loop escalated: re-test as a health check (module docstring).
-        return _Mid("health-check", f.health_check(force_green_commit=True))
+        return f.health_retest()
     if key == ("agent", "fixing"):
-        return _Rest("fixing", "agent") if head.is_empty else _Mid("testing", f.run_tests())
+        return _Rest("fixing", "agent") if head.is_empty else f.retest()
     if key == ("agent", "agentic-review"):
         return _Rest("agentic-review", "agent")
     if key == ("agent", "review"):
@@ -374,8 +426,30 @@ def _classify_turn(f: _Facts, turn: Turn) -> _Baseline | None:
     return None  # a turn outside the table falls through to the ladder
 
 
+# A check turn routes like its 2.x routing twin (gtd.step.checks).
+_TWIN: dict[str, Route] = {
+    "test-failed": "errors",
+    "escalated": "errors",
+    "tests-green": "tests green",
+    "health-failed": "health-check",
+    "health-escalated": "health-check",
+}
+
+
+def _classify_check(f: _Facts, check: Check) -> _Baseline | None:
+    if check.label == "agentic-review":
+        return _Rest("agentic-review", "agent")
+    if check.label == "close-package-approved":
+        return _Mid("close-package", f.close_package())
+    return _classify_route(f, _TWIN[check.label])
+
+
 def _classify_routing(f: _Facts, routing: Routing) -> _Baseline | None:
-    route, tree, last = routing.route, f.tree, len(f.commits) - 1
+    return _classify_route(f, routing.route)
+
+
+def _classify_route(f: _Facts, route: Route) -> _Baseline | None:
+    tree, last = f.tree, len(f.commits) - 1
     errors_pending = tree.has(ERRORS) or tree.deletion_pending(ERRORS)
     if route == "grilled":
         return _Rest("grilled", "agent")
@@ -406,8 +480,10 @@ def _classify_routing(f: _Facts, routing: Routing) -> _Baseline | None:
     if route == "reviewing":
         return _Rest("review", "agent")
     if route == "health-fix":
-        return _Rest("idle", "human")
-    return None  # package done: the ladder decides
+        return _Rest("health-check", "check") if f.config.scripted else _Rest("idle", "human")
+    if route == "testing" and f.packages:
+        return _Rest("testing", "check") if f.config.scripted else _Mid("testing", f.run_tests())
+    return None  # package done (and a testing HEAD without packages): the ladder decides
 
 
 # -- precedence 4 and 5 ------------------------------------------------------------
@@ -434,10 +510,14 @@ def _ladder(f: _Facts) -> _Baseline:
         return _Rest("building", "agent") if f.packages else review_or_idle()
     if tree.has(TODO):
         return _Rest("grilling", "agent")
-    if f.packages and _nearest_workflow_commit(f.commits) == Turn("agent", "building"):
+    nearest = _nearest_workflow_commit(f.commits) if f.packages else None
+    if nearest == Turn("agent", "building"):
         # Recovery: a boundary commit (say, a config fix) landed on the build
         # checkpoint after an operational failure; finish the interrupted test run.
-        return _Mid("testing", f.run_tests())
+        return f.retest()
+    if nearest == Routing("testing"):
+        # The same, landed while the check was awaited.
+        return _Rest("testing", "check") if f.config.scripted else _Mid("testing", f.run_tests())
     steering = (TODO, REVIEW, FEEDBACK, ERRORS, HEALTH)
     if not f.packages and not any(tree.has(path) for path in steering):
         return review_or_idle()
@@ -448,9 +528,36 @@ def _baseline(f: _Facts) -> _Baseline:
     found = _steering(f)
     if found is None and isinstance(f.subject, Turn):
         found = _classify_turn(f, f.subject)
+    elif found is None and isinstance(f.subject, Check):
+        found = _classify_check(f, f.subject)
     elif found is None and isinstance(f.subject, Routing):
         found = _classify_routing(f, f.subject)
     return found if found is not None else _ladder(f)
+
+
+def _check_output(f: _Facts) -> _Facts | None:
+    """With scripted checks, a FEEDBACK.md added while the check is awaited (or at
+    idle, where the check is admitted) is the check's output — the facts without
+    it, flagged, or None when there is no such output."""
+    tree = f.tree
+    if not f.config.scripted or tree.dirty_status(FEEDBACK) != "A" or not tree.has(FEEDBACK):
+        return None
+    without = f._replace(
+        tree=tree._replace(
+            present=tree.present - {FEEDBACK},
+            dirty=tuple(c for c in tree.dirty if c.path != FEEDBACK),
+            feedback_text=None,
+        ),
+        check_output=True,
+    )
+    try:
+        _check_legal(without)
+        base = _baseline(without)
+    except StepError:
+        return None
+    if isinstance(base, _Rest) and (base.actor == "check" or base.state == "idle"):
+        return without
+    return None
 
 
 # -- turn-taking -------------------------------------------------------------------
@@ -469,6 +576,7 @@ def _is_dirty_boundary_entry(f: _Facts, invoker: Invoker) -> bool:
 
 
 def _chain_owner(commits: Sequence[Commit]) -> Actor:
+    # Check turns are skipped: a chain after one is bookkeeping a 2.x driver resumes.
     for commit in reversed(commits):
         parsed = commit.parsed
         if isinstance(parsed, Turn):
@@ -478,7 +586,7 @@ def _chain_owner(commits: Sequence[Commit]) -> Actor:
 
 class _Outcome(NamedTuple):
     state: State
-    actor: Actor
+    actor: Party
     decision: Decision
     pending: bool = False
     action: Action | None = None
@@ -497,17 +605,25 @@ def _turn_taking(f: _Facts, base: _Baseline, invoker: Invoker) -> _Outcome:
     health_budget_spent = f.head_is(Routing("health-check")) and f.counters.health_cap_reached(
         f.config
     )
-    if (f.head_is(Routing("health-fix")) and state == "idle") or (
-        health_budget_spent and state == "health-fixing"
+    if not f.config.scripted and (
+        (f.head_is(Routing("health-fix")) and state == "idle")
+        or (health_budget_spent and state == "health-fixing")
     ):  # 4
         return _Outcome(state, awaited, "health-check", action=f.health_check())
+    if invoker == "check" and (awaited == "check" or (state == "idle" and f.config.scripted)):
+        return _check_turn(f, state, awaited)  # the check's turn, and the idle carve-out
     if invoker != awaited:  # 5
         return _Outcome(state, awaited, "refusal", refusal=refusal_message(state, awaited))
+    if state == "idle" and f.config.scripted:  # 6 with scripted checks
+        if f.check_output:  # the script has run already: capture its output
+            return _check_turn(f, state, awaited)
+        return _Outcome(state, awaited, "idle-health-check", action=RunCheck(state))
     if state == "idle":  # 6 (the invoker is the human here)
         return _Outcome(state, awaited, "idle-health-check", action=f.health_check())
     gate = capture_gate(state)
     if gate is None:  # only idle and the edge-only states lack a gate; neither rests here
         raise StepError("input", f"no turn can be captured at {state}")
+    assert invoker != "check"  # the check's turns were taken above
     turn = Turn(invoker, gate)
     if f.tree.clean and (f.head_is(turn) or (state == "escalate" and f.tree.has(ERRORS))):  # 7
         # Also at escalate while ERRORS.md is still there: the human's move is to delete
@@ -533,11 +649,32 @@ def _turn_taking(f: _Facts, base: _Baseline, invoker: Invoker) -> _Outcome:
     return _Outcome(state, awaited, "capture", action=MakeCommit(turn.render()))  # 9
 
 
+_CHECK_RESTS: dict[State, CheckRest] = {
+    "testing": "testing",
+    "health-check": "health-check",
+    "idle": "idle",
+}
+
+
+def _check_turn(f: _Facts, state: State, awaited: Party) -> _Outcome:
+    """The check's turn at a rest awaiting it, or at idle: the capture rules."""
+    turn = capture(
+        _CHECK_RESTS[state],
+        red=f.check_output,
+        counters=f.counters,
+        config=f.config,
+        packages=bool(f.packages),
+    )
+    if turn is None:  # green at idle: nothing to record
+        return _Outcome(state, awaited, "no-op")
+    return _Outcome(state, awaited, "capture", action=turn)
+
+
 def _context_squash_base(f: _Facts) -> str | None:
     last = len(f.commits) - 1
     if f.head_is(Routing("done")):
         return cycle_squash_base(f.commits, last)
-    if f.head_is(Routing("tests green")):
+    if f.subject in GREEN:
         return health_run_base(f.commits, last)
     return squash_base(f.commits)
 
@@ -553,12 +690,14 @@ def resolve(
     """
     _check_inputs(tree)
     f = _gather(commits, tree, config)
-    _check_legal(f)
     if _is_dirty_boundary_entry(f, invoker):  # turn-taking 1
+        _check_legal(f)
         outcome = _Outcome(
             "grilling", "human", "entry", action=MakeCommit(Turn("human", "grilling").render())
         )
     else:
+        f = _check_output(f) or f
+        _check_legal(f)
         outcome = _turn_taking(f, _baseline(f), invoker)
     drafted = DRAFTED.get(outcome.state)
     findings: tuple[FormatFinding, ...] = ()
@@ -577,6 +716,7 @@ def resolve(
         squash_base=_context_squash_base(f),
         package=f.packages[0] if f.packages else None,
         findings=findings,
+        check_output=f.check_output,
     )
 
 

@@ -21,6 +21,13 @@ handed back (:attr:`Resolution.findings`) as ``path:line: message``.
 Decisions: ``planning`` (package files amended while the agent is awaited) renders
 the building prompt, since the agent's answer there is its building turn; the
 model named in a prompt is ``models.states.<key>`` else the tier's model.
+
+Scripted checks: the check actor's prompt is the wrapper script (template
+``check``, values from :func:`gtd.step.script.script_context`); agent prompts in
+plain mode end with the tail that also says what to do with a check script;
+``escalate`` says the re-test is the check's turn. A test command that was not
+configured is named with where it came from (detected, or gtd's default) in the
+prompts that mention it.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from gtd.step.gather import read_changes, read_file
 from gtd.step.machine import Resolution
 from gtd.step.states import State
 from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, TODO
-from gtd.step.subjects import Actor, Routing, Turn
+from gtd.step.subjects import Party, Routing, Turn
 
 __all__ = [
     "NO_PROMPT_STATES",
@@ -78,13 +85,32 @@ _INTRO: dict[str, str] = {
     "review": "Every package is done. Prepare the human review.",
     "await-review": "The review record is ready for you.",
     "escalate": "The tests are still red after the allowed fix attempts.",
+    "escalate-scripted": "The tests are still red after the allowed fix attempts.",
     "idle": "Nothing is in flight.",
     "squashing": "The cycle is approved. Write the message it is squashed under.",
     "health-fixing": "The health check found the test suite red.",
 }
 
 
-def template_name(state: State, actor: Actor) -> str:
+# The prompts that name the test command.
+_RUN_THE_TESTS = frozenset(
+    {"building", "fixing", "escalate", "escalate-scripted", "health-fixing", "idle"}
+)
+_SOURCE_NOTE = {
+    "detected": (
+        "The test command is `{}`, detected from the project's files: no `testCommand` "
+        "is configured (set it in `.gtdrc.json` to choose)."
+    ),
+    "default": (
+        "The test command is `{}`, gtd's default: no `testCommand` is configured and no "
+        "test runner was detected (set it in `.gtdrc.json`)."
+    ),
+}
+
+
+def template_name(state: State, actor: Party) -> str:
+    if actor == "check":
+        return "check"
     if state in NO_PROMPT_STATES:
         raise ValueError(f"{state} renders no prompt (the edge performs it)")
     if state == "grilling":
@@ -231,12 +257,22 @@ def prompt_context(
     root = git.root
     state, actor = resolution.state, resolution.actor
     name = template_name(state, actor)
+    if name == "check":
+        from gtd.step.script import script_context
+
+        return name, script_context(config, state)
+    if name == "escalate" and config.scripted:
+        name = "escalate-scripted"
     head = commits[-1].sha if commits else "HEAD"
-    tail = _load("partials/agent-tail").rstrip("\n") if plain and actor == "agent" else ""
+    tail_name = "agent-tail-scripted" if config.scripted else "agent-tail"
+    tail = _load(f"partials/{tail_name}").rstrip("\n") if plain and actor == "agent" else ""
+    intro = _INTRO[name]
+    if name in _RUN_THE_TESTS and config.test_command_source in _SOURCE_NOTE:
+        intro += "\n\n" + _SOURCE_NOTE[config.test_command_source].format(config.test_command)
     ctx: dict[str, str] = {
         "state": state,
         "actor": actor,
-        "intro": _INTRO[name],
+        "intro": intro,
         "model": model_for(state, config),
         "test_command": config.test_command,
         "tail": tail,
@@ -268,8 +304,8 @@ def prompt_context(
         ctx["head_short"] = head[:7]
         ctx["diff_title"] = f"The change under review ({(base or 'root')[:10]}..HEAD)"
         ctx["diff"] = _diff(git, base, head)
-    elif name in ("escalate", "health-fixing"):
-        path = ERRORS if name == "escalate" else HEALTH
+    elif name in ("escalate", "escalate-scripted", "health-fixing"):
+        path = HEALTH if name == "health-fixing" else ERRORS
         ctx["feedback_title"] = "Test output"
         ctx["feedback_path"] = path
         ctx["feedback"] = (read_file(root, path) or "").rstrip() or "(empty)"

@@ -2,7 +2,11 @@
 "Precedence" 1).
 
 Steering files live only under ``.gtd/``: a root ``TODO.md`` or ``REVIEW.md`` is the
-project's own file and never read. The one exception is history: commits made by
+project's own file and never read. Auto mode's private files under ``.deepflow/``
+(memory, logs, lock, snapshot, journal, report — everything there but the human's
+``config.yaml``) are not step mode's either: :func:`is_private` names them, and the
+edge neither sees them as pending changes nor stages them, whatever the ignore
+rules of the branch say. The one exception is history: commits made by
 earlier 2.x builds kept FEEDBACK.md and ERRORS.md at the root, and the README
 promises the counter folds still recognise those, so :data:`LEGACY_FEEDBACK` and
 :data:`LEGACY_ERRORS` exist for :mod:`gtd.step.counters` alone.
@@ -14,7 +18,12 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from gtd.paths import CONFIG as AUTO_CONFIG
+from gtd.paths import STATE_DIR as AUTO_DIR
+
 __all__ = [
+    "AUTO_CONFIG",
+    "AUTO_DIR",
     "ERRORS",
     "FEEDBACK",
     "GTD_DIR",
@@ -27,6 +36,7 @@ __all__ = [
     "TODO",
     "Package",
     "is_package_path",
+    "is_private",
     "package_of",
     "packages_from_paths",
 ]
@@ -74,6 +84,11 @@ def package_of(path: str) -> str | None:
 
 def is_package_path(path: str) -> bool:
     return package_of(path) is not None
+
+
+def is_private(path: str) -> bool:
+    """Auto mode's private state: under ``.deepflow/`` and not its ``config.yaml``."""
+    return path.startswith(f"{AUTO_DIR}/") and path != AUTO_CONFIG
 
 
 def packages_from_paths(paths: Iterable[str]) -> tuple[Package, ...]:

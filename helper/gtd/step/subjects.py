@@ -3,6 +3,8 @@
 A trimmed subject is exactly one of:
 
 - a :class:`Turn` — ``gtd(human|agent): <gate>`` with a gate from the closed set;
+- a :class:`Check` — ``gtd(check): <label>``, the scripted check's turn (only with
+  ``"checks": "scripted"``), with a label from its own closed set;
 - a :class:`Routing` commit — one of the exact ``gtd: <phase>`` subjects, or
   ``gtd: reviewing <40 hex>`` (the anchor written by ``gtd review``);
 - a :class:`Boundary` — everything else, including unknown gates and the 1.x
@@ -23,22 +25,36 @@ from typing import Literal, NamedTuple, TypeAlias, get_args
 
 __all__ = [
     "ACTORS",
+    "CHECK_LABELS",
     "GATES",
+    "KINDS",
+    "PARTIES",
     "ROUTES",
     "Actor",
     "Boundary",
+    "Check",
+    "CheckLabel",
     "Gate",
+    "Kind",
+    "Party",
     "Route",
     "Routing",
     "Subject",
     "Turn",
+    "check_subject",
     "parse_subject",
     "reviewing_subject",
     "routing_subject",
     "turn_subject",
 ]
 
+# The two actors of gtd 2.x, whose turns carry a gate.
 Actor = Literal["human", "agent"]
+# Everyone a rest can await: the two actors and, with scripted checks, the check —
+# whose "prompt" is a shell script gtd writes and whose turn is its effect on the tree.
+Party = Literal["human", "agent", "check"]
+# How a driver serves each party (the 3.0 notes' actor kinds).
+Kind = Literal["interactive", "autonomous", "scripted"]
 Gate = Literal[
     "grilling",
     "grilled",
@@ -64,13 +80,32 @@ Route = Literal[
     "health-check",
     "health-fix",
     "reviewing",
+    "testing",
+]
+# The outcomes a check turn is captured under (gtd 3.0 notes, "checks as a scripted
+# actor"): red below the cap, red at the cap, and the green outcomes — each the
+# scripted twin of a 2.x routing commit (``gtd: errors``, ``gtd: tests green``,
+# ``gtd: health-check``) — decided at capture time, never by the script.
+CheckLabel = Literal[
+    "test-failed",
+    "escalated",
+    "agentic-review",
+    "close-package-approved",
+    "tests-green",
+    "health-failed",
+    "health-escalated",
 ]
 
 ACTORS: tuple[Actor, ...] = get_args(Actor)
+PARTIES: tuple[Party, ...] = get_args(Party)
 GATES: tuple[Gate, ...] = get_args(Gate)
 ROUTES: tuple[Route, ...] = get_args(Route)
+CHECK_LABELS: tuple[CheckLabel, ...] = get_args(CheckLabel)
+KINDS: dict[Party, Kind] = {"human": "interactive", "agent": "autonomous", "check": "scripted"}
 
 _TURN = re.compile(r"gtd\((human|agent)\): (.+)")
+_CHECK = re.compile(r"gtd\(check\): (.+)")
+_LABEL_BY_NAME: dict[str, CheckLabel] = {label: label for label in CHECK_LABELS}
 _REVIEWING = re.compile(r"gtd: reviewing ([0-9a-fA-F]{40})")
 _GATE_BY_NAME: dict[str, Gate] = {g: g for g in GATES}
 # "reviewing" alone is the 1.x bare subject: a boundary, so it is not an exact route.
@@ -85,6 +120,18 @@ class Turn(NamedTuple):
 
     def render(self) -> str:
         return turn_subject(self.actor, self.gate)
+
+
+class Check(NamedTuple):
+    """A check turn: the scripted check's effect on the tree, captured under the
+    label the capture rules chose."""
+
+    label: CheckLabel
+    # NamedTuples compare as tuples: the tag keeps Check("x") != Boundary("x").
+    kind: Literal["check"] = "check"
+
+    def render(self) -> str:
+        return check_subject(self.label)
 
 
 class _RoutingFields(NamedTuple):
@@ -117,7 +164,7 @@ class Boundary(NamedTuple):
     subject: str
 
 
-Subject: TypeAlias = Turn | Routing | Boundary
+Subject: TypeAlias = Turn | Check | Routing | Boundary
 
 
 @lru_cache(maxsize=4096)
@@ -129,6 +176,10 @@ def parse_subject(subject: str) -> Subject:
         gate = _GATE_BY_NAME.get(turn.group(2))
         actor: Actor = "human" if turn.group(1) == "human" else "agent"
         return Turn(actor, gate) if gate is not None else Boundary(text)
+    check = _CHECK.fullmatch(text)
+    if check:
+        label = _LABEL_BY_NAME.get(check.group(1))
+        return Check(label) if label is not None else Boundary(text)
     route = _EXACT_ROUTES.get(text)
     if route is not None:
         return Routing(route)
@@ -140,6 +191,10 @@ def parse_subject(subject: str) -> Subject:
 
 def turn_subject(actor: Actor, gate: Gate) -> str:
     return f"gtd({actor}): {gate}"
+
+
+def check_subject(label: CheckLabel) -> str:
+    return f"gtd(check): {label}"
 
 
 def routing_subject(route: Route) -> str:

@@ -49,12 +49,16 @@ def test_next_pending_and_dirty(step_repo: StepRepo) -> None:
         "gtd next: working tree is dirty — run `gtd status` to inspect it, then advance "
         "with `gtd step` or `gtd step-agent` (whichever actor is awaited)\n"
     )
+    # As gtd 2.0.0 (and its README's example): a sketch at a boundary is the human's
+    # grilling turn-to-be, so status reports grilling, not the idle HEAD resolves to.
     status = r.ok("status", "--json").json
     assert status == {
-        "state": "idle",
+        "state": "grilling",
         "actor": "human",
         "predictedCommit": "gtd(human): grilling",
         "predictedState": "grilling",
+        "file": ".gtd/TODO.md",
+        "mode": "qa",
     }
     r.ok("step")
     r.write(".gtd/TODO.md", "# Plan\n")
@@ -64,8 +68,10 @@ def test_next_pending_and_dirty(step_repo: StepRepo) -> None:
     nxt = r.ok("next", "--json").json
     assert nxt == {"state": "grilling", "actor": "human", "pending": True, "prompt": None}
     assert r.ok("next").stdout == "mid-chain checkpoint — run `gtd step` to continue\n"
+    # predictedState copies state, as gtd 2.0.0 does.
     assert r.ok("status").stdout == (
-        "State: grilling\nAwaits: human\nPredicted commit: gtd: grilled\nPredicted state: grilled\n"
+        "State: grilling\nAwaits: human\nPredicted commit: gtd: grilled\n"
+        "Predicted state: grilling\n"
     )
     assert r.ok("step-agent").committed == ["gtd: grilled"]  # mid-chain: either mutator
 

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from gtd.step.actions import (
     SQUASH_TEMPLATE,
     Action,
+    CaptureCheck,
     ClosePackage,
     HealthCheck,
     MakeCommit,
+    RunCheck,
     RunTests,
     Squash,
     WriteSquashTemplate,
@@ -156,20 +158,42 @@ class Sim:
             elif action.commit_green:
                 self.files.pop(HEALTH, None)
                 self.commit("gtd: tests green")
+        elif isinstance(action, RunCheck):
+            self.run_check_script()
+        elif isinstance(action, CaptureCheck):
+            if action.moves_to is not None:
+                self.files[action.moves_to] = self.files.pop(FEEDBACK)
+            for path in action.removes:
+                self.files.pop(path, None)
+            self.commit(action.subject)
         else:  # pragma: no cover - exhaustive
             raise AssertionError(action)
 
+    def run_check_script(self) -> None:
+        """What gtd's check script does: FEEDBACK.md with the output when red,
+        nothing when green (and never a stale FEEDBACK.md)."""
+        self.files.pop(FEEDBACK, None)
+        if not self._run():
+            self.files[FEEDBACK] = "FAILED test_z\n"
+
     def step(self, invoker: Invoker) -> Outcome:
-        """``gtd step`` / ``gtd step-agent``: gather, resolve, act, to a fixpoint."""
+        """``gtd step`` / ``gtd step-agent`` / ``gtd step check``: gather, resolve,
+        act, to a fixpoint. After the check script ran (the idle carve-out) the loop
+        goes on as the check, its capture a first hop of its own (as the edge)."""
         self.made = []
-        for hop in range(HOPS):
+        first = True
+        for _ in range(HOPS):
             r = self.resolve(invoker)
             if r.refusal is not None:
-                return Outcome(self.made, r.state, r.refusal if hop == 0 else None)
-            if r.action is None or (hop > 0 and not r.continues_chain):
+                return Outcome(self.made, r.state, r.refusal if first else None)
+            if r.action is None or (not first and not r.continues_chain):
                 return Outcome(self.made, r.state, None)
             before = (self.subjects, [c.sha for c in self.commits], dict(self.files))
             self.perform(r.action)
+            if isinstance(r.action, RunCheck):
+                invoker, first = "check", True
+                continue
+            first = False
             if (self.subjects, [c.sha for c in self.commits], self.files) == before:
                 return Outcome(self.made, r.state, None)
         raise AssertionError(f"edge loop exceeded {HOPS} hops without reaching fixpoint")

@@ -159,6 +159,9 @@ def _move(sim: Sim, state: str, actor: str, choice: int, n: int) -> None:
         ("squashing", "agent"): [{SQUASH_MSG: f"feat: cycle {n}\n"}],
         ("idle", "human"): [{code: f"idea {n}"}],
         ("health-fixing", "agent"): [{code: str(n)}],
+        # Scripted checks: the check's move is the script's effect (red: FEEDBACK.md).
+        ("testing", "check"): [{FEEDBACK: "FAILED test_x\n"}],
+        ("health-check", "check"): [{FEEDBACK: "FAILED test_y\n"}],
     }
     options = moves.get((state, actor), [])
     if choice == 0 or not options:
