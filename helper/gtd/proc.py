@@ -76,11 +76,13 @@ def run(
     env: Mapping[str, str] | None = None,
     input_text: str | None = None,
     check_exists: bool = True,
+    pass_fds: Sequence[int] = (),
 ) -> Result:
     """Run ``argv`` in its own process group; kill the whole group on timeout.
 
     Never raises for the command's own failure: the caller decides what a non-zero
-    exit, a timeout or a missing executable means.
+    exit, a timeout or a missing executable means. ``pass_fds``: descriptors the
+    command inherits (every other one is closed in it).
     """
     args = tuple(argv)
     full_env = None if env is None else {**os.environ, **env}
@@ -98,6 +100,7 @@ def run(
             text=True,
             errors="replace",
             start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
     except FileNotFoundError:
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)

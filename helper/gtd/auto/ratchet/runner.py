@@ -74,17 +74,25 @@ def run_tests(
 ) -> tuple[CommandRun, dict[str, Outcome] | None]:
     for stale in reports.configured(root, config.junit_xml):
         stale.unlink(missing_ok=True)
-    files = reports.prepare(root)
+    listener = reports.start(reports.Request(root, config.junit_xml))
     try:
-        run = run_command(root, "test", command, config.timeout_s, reports.environment(files))
+        run = run_command(
+            root, "test", command, config.timeout_s, listener.env, pass_fds=listener.pass_fds
+        )
     except BaseException:
-        reports.discard(files)
+        listener.abort()
         raise
-    return run, reports.collect(root, files, config.junit_xml)
+    return run, listener.finish().junit_outcomes
 
 
 def run_command(
-    root: Path, kind: Kind, command: str, timeout_s: float, env: dict[str, str] | None = None
+    root: Path,
+    kind: Kind,
+    command: str,
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+    *,
+    pass_fds: tuple[int, ...] = (),
 ) -> CommandRun:
     try:
         argv, via_shell = proc.command_argv(command)
@@ -94,7 +102,7 @@ def run_command(
         ) from None
     if not argv:
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
-    result = proc.run(argv, root, timeout=timeout_s, env=env)
+    result = proc.run(argv, root, timeout=timeout_s, env=env, pass_fds=pass_fds)
     output = result.output
     return CommandRun(
         kind=kind,
