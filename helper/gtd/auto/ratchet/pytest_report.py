@@ -651,9 +651,10 @@ class Recorder:
         if cls in self.classes_seen:
             return
         self.classes_seen.add(cls)
-        file = _code_file(getattr(cls, "__init__", None))
+        module = sys.modules.get(cls.__module__)
+        file = getattr(module, "__file__", None)
         homes = self.identities.homes if self.identities is not None else ()
-        if isinstance(report, self.report_class) and file and _under(os.path.normcase(file), homes):
+        if isinstance(report, self.report_class) and file and _under(_norm(file), homes):
             return  # a report class of pytest's own (subtests)
         name = f"{cls.__module__}.{cls.__qualname__}"
         self.state.evidence("report-class", name, str(getattr(report, "nodeid", "")))
