@@ -89,10 +89,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     _write(live / "finderproj" / "finderpkg" / "sub.py", 'WHERE = "live"\n')
     _write(live / "tests" / "test_where.py", TESTS)
     venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
     env = {**os.environ, "HOME": str(base), "PIP_NO_CACHE_DIR": "1"}
     env.pop("PYTHONPATH", None)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env)
+    python = venv / "bin" / "python"
 
     def pip(*args: str) -> None:
         done = subprocess.run(

@@ -395,9 +395,13 @@ class Identities:
 
         self.pm = pm
         self.recorder = recorder
+        # Where pytest's own code comes from: pytest, pluggy, attrs (pytest before 8
+        # generates methods with it) and the standard library (functools does too).
+        homes = [sys.modules["_pytest"], pytest, pluggy, os]
+        if "attr" in sys.modules:
+            homes.append(sys.modules["attr"])
         self.homes = tuple(
-            os.path.normcase(os.path.dirname(os.path.abspath(str(m.__file__))))
-            for m in (sys.modules["_pytest"], pytest, pluggy)
+            os.path.normcase(os.path.dirname(os.path.abspath(str(m.__file__)))) for m in homes
         )
         self.snapshot = self.take()
 
@@ -802,19 +806,23 @@ def _item_kind(item: pytest.Item) -> str:
     return "other"
 
 
-def _legacy_ignore_collect() -> Callable[..., bool | None]:
+def _legacy_ignore_collect(
+    modern: Callable[[Recorder, object], bool | None],
+) -> Callable[[Recorder, object], bool | None]:
     """pytest before 7 names the argument ``path`` (a py.path); 9 knows only
     ``collection_path``."""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self: Recorder, path: object) -> bool | None:
-        return Recorder.pytest_ignore_collect(self, path)
+        return modern(self, path)
 
     return pytest_ignore_collect
 
 
 if int(pytest.__version__.split(".")[0]) < 7:
-    Recorder.pytest_ignore_collect = _legacy_ignore_collect()  # type: ignore[method-assign]
+    Recorder.pytest_ignore_collect = _legacy_ignore_collect(  # type: ignore[method-assign, assignment]
+        Recorder.pytest_ignore_collect
+    )
 
 
 # -- hooks of the entry-point module -----------------------------------------------------
