@@ -414,6 +414,20 @@ def test_a_report_that_cannot_be_written_never_fails_the_run(suite: Repo) -> Non
     assert report.source == "junit"  # the plugin left pytest's XML on
 
 
+def test_a_plugin_that_fails_to_load_leaves_pytest_and_its_xml_alone(
+    suite: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "pytest_report.py"
+    broken.write_text("raise RuntimeError('the plugin is broken')\n")
+    monkeypatch.setattr(reports, "_PLUGIN_SOURCE", broken)
+    result, report = run(suite.path, f"{PYTEST} tests/test_kinds.py")
+    assert "INTERNALERROR" not in result.output
+    assert "the plugin is broken" not in result.output
+    assert result.returncode == 1
+    assert report.source == "junit"
+    assert report.junit_outcomes == {k: v for k, v in EXPECTED.items() if k.startswith(K)}
+
+
 def test_the_settings_file_is_the_contract(tmp_path: Path) -> None:
     request = reports.Request(
         tmp_path,

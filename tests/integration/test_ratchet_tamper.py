@@ -101,6 +101,28 @@ def test_new():
     pass
 """
 
+# A new test module that changes what a report's outcome reads as, and what
+# running a test does, for every test of the session.
+PATCH_CLASSES = """\
+from _pytest.python import Function
+from _pytest.reports import BaseReport
+
+BaseReport.failed = property(lambda self: False)  # pytest's own count: no failures
+_run = Function.runtest
+
+
+def _runtest(self):
+    if self.name != "test_mul":
+        _run(self)
+
+
+Function.runtest = _runtest
+
+
+def test_newer():
+    pass
+"""
+
 # A new test that swaps pluggy's hook execution and adds a plugin of its own.
 PATCH_PLUGGY = """\
 import pytest
@@ -129,9 +151,11 @@ def attacked(repo: Repo) -> Repo:
         "import pkg\n\n\n"
         "def test_add():\n    assert pkg.add(1, 1) == 2\n\n\n"
         "def test_add_more():\n    assert pkg.add(2, 2) == 4\n\n\n"
-        "def test_sub():\n    assert 1 - 1 == 1\n",
+        "def test_sub():\n    assert 1 - 1 == 1\n\n\n"
+        "def test_mul():\n    assert 2 * 2 == 5\n",
     )
     repo.write("tests/test_patch_report.py", PATCH_REPORT)
+    repo.write("tests/test_patch_classes.py", PATCH_CLASSES)
     repo.write("tests/test_patch_pluggy.py", PATCH_PLUGGY)
     return repo
 
@@ -148,6 +172,9 @@ def test_attacks_inside_the_test_process_leave_evidence(attacked: Repo) -> None:
     assert patched["_pytest.reports.TestReport.from_item_and_call"] == str(
         root / "tests" / "test_patch_report.py"
     )
+    classes = str(root / "tests" / "test_patch_classes.py")
+    assert patched["_pytest.reports.BaseReport.failed"] == classes
+    assert patched["_pytest.python.Function.runtest"] == classes
     assert "pluggy PluginManager._inner_hookexec" in patched
     assert patched["pluggy PluginManager._inner_hookexec"].endswith("test_patch_pluggy.py")
     late = evidence(report, "late-plugin")

@@ -28,7 +28,8 @@ Line format
 UTF-8, one JSON object per line, ASCII-escaped (no raw newline can occur inside
 one). Every line has ``k`` (its kind) and ``s`` (the session id: one pytest
 process, a controller or an xdist worker). Lines of several sessions may
-interleave; a reader groups them by ``s`` and skips what it cannot parse.
+interleave (each write of up to 4,096 bytes, the size a pipe writes whole, holds
+whole lines); a reader groups them by ``s`` and skips what it cannot parse.
 
 ``start``   ``v`` format version, ``pid``, ``worker`` (xdist worker id or null),
             ``root`` pytest's rootpath, ``ini`` its inipath or null, ``plugin`` the
