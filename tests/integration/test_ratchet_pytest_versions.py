@@ -13,7 +13,7 @@ import pytest
 
 from gtd import proc
 from gtd.auto.ratchet import reports
-from gtd.auto.ratchet.results import Result
+from gtd.auto.ratchet.results import Report, Result
 from tests.conftest import Repo
 
 pytestmark = pytest.mark.slow
@@ -103,7 +103,7 @@ def test_an_older_pytest_reports_selects_and_checks(
     repo.write("tests/test_extra/test_more.py", "def test_more():\n    pass\n")
     argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules"]
 
-    def run(request: reports.Request) -> reports.Report:
+    def run(request: reports.Request) -> Report:
         listener = reports.start(request)
         result = proc.run([*argv, "tests"], repo.path, env=listener.env, pass_fds=listener.pass_fds)
         assert "INTERNALERROR" not in result.output, result.output

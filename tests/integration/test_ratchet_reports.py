@@ -396,6 +396,16 @@ def test_report_files_of_a_killed_run_are_removed_by_the_next(repo: Repo) -> Non
     assert sorted(p.name for p in cache.iterdir()) == sorted(["config.json", alive.name])
 
 
+def test_two_runs_of_one_process_keep_their_files_apart(repo: Repo) -> None:
+    first = reports.start(reports.Request(repo.path))
+    second = reports.start(reports.Request(repo.path))
+    assert first.files.folder != second.files.folder
+    assert first.pass_fds != second.pass_fds
+    first.abort()
+    assert second.files.folder.is_dir()
+    assert second.finish().source == "none"
+
+
 def test_blocking_the_plugin_by_name_chooses_the_junit_fallback(suite: Repo) -> None:
     _, report = run(suite.path, f"{PYTEST} -p no:gtd_ratchet_report")
     assert report.source == "junit"

@@ -36,7 +36,7 @@ module reads in a thread while the command runs (so a large suite never blocks o
 a full pipe), or into a file where the pipe was not inherited. A pytest that does
 not load it writes the ``--junitxml`` appended to ``PYTEST_ADDOPTS`` instead, and
 other runners write the JUnit XML named by ``ratchet.junit_xml``. The run's files
-live in ``.git/gtd-cache/ratchet-<pid>/`` (or a temporary directory where the git
+live in ``.git/gtd-cache/ratchet-<pid>.<n>/`` (or a temporary directory where the git
 directory is elsewhere or read-only, or where the caller says) and are removed
 afterwards.
 """
@@ -44,6 +44,7 @@ afterwards.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shlex
@@ -108,7 +109,7 @@ class Listener:
     """One run's report files, pipe and reader. Give :attr:`env` and
     :attr:`pass_fds` to the test command; then :meth:`finish` (or :meth:`abort`)."""
 
-    def __init__(self, request: Request, files: _Files) -> None:
+    def __init__(self, request: Request, files: RunFiles) -> None:
         self.request = request
         self.files = files
         self._chunks: list[bytes] = []
@@ -139,18 +140,21 @@ class Listener:
     def _read(self) -> None:
         import select
 
-        fd = self._read_fd
-        while True:
-            ready, _, _ = select.select([fd], [], [], _QUIET_S)
-            if ready:
-                data = os.read(fd, _READ_CHUNK)
-                if not data:
+        poll = select.poll()
+        poll.register(self._read_fd, select.POLLIN)
+        try:
+            while True:
+                if poll.poll(_QUIET_S * 1000):
+                    data = os.read(self._read_fd, _READ_CHUNK)
+                    if not data:
+                        return  # every writer is gone
+                    self._chunks.append(data)
+                elif self._stop.is_set():
                     return
-                self._chunks.append(data)
-            elif self._stop.is_set():
-                return
-            if self._stop.is_set() and time.monotonic() > self._deadline:
-                return
+                if self._stop.is_set() and time.monotonic() > self._deadline:
+                    return
+        except OSError:
+            return  # what was read stands; a session cut short shows as unfinished
 
     def finish(self) -> Report:
         """Everything the run reported; removes the run's files. Never raises for
@@ -203,7 +207,7 @@ class Listener:
         shutil.rmtree(self.files.folder, ignore_errors=True)
 
 
-class _Files(NamedTuple):
+class RunFiles(NamedTuple):
     """One run's files, all inside ``folder``, which is removed afterwards."""
 
     folder: Path
@@ -213,7 +217,7 @@ class _Files(NamedTuple):
     junit_xml: Path  # pytest's own report, where the plugin did not load
 
     @classmethod
-    def inside(cls, folder: Path) -> _Files:
+    def inside(cls, folder: Path) -> RunFiles:
         return cls(
             folder,
             folder / "site",
@@ -226,7 +230,7 @@ class _Files(NamedTuple):
 def start(request: Request, where: Path | None = None) -> Listener:
     """Set up one run's reporting: its files in a new directory (under ``where``,
     else the repository's cache, else a temporary one), the pipe and its reader."""
-    files = _Files.inside(_folder(request.root, where))
+    files = RunFiles.inside(_folder(request.root, where))
     try:
         _write_site(files)
         _create(files.settings, json.dumps(_settings(request, files)))
@@ -311,13 +315,16 @@ class ModuleResolver:
 
 
 def _folder(root: Path, where: Path | None) -> Path:
+    # The process id lets a later run tell a killed run's files from a live one's;
+    # the sequence number keeps two runs of one process (in parallel) apart.
+    name = f"ratchet-{os.getpid()}.{next(_SEQUENCE)}"
     if where is not None:
-        folder = where / f"ratchet-{os.getpid()}"
+        folder = where / name
         _fresh(folder)
         return folder
     cache = directory(root)
     if cache is not None:
-        folder = cache / f"ratchet-{os.getpid()}"
+        folder = cache / name
         try:
             cache.mkdir(parents=True, exist_ok=True)
             _remove_orphans(cache)
@@ -330,9 +337,12 @@ def _folder(root: Path, where: Path | None) -> Path:
     return Path(tempfile.mkdtemp(prefix="gtd-ratchet-"))
 
 
+_SEQUENCE = itertools.count()
+
+
 def _fresh(folder: Path) -> None:
-    """``folder`` new and empty: one left by an earlier run of this very process
-    (same pid) is removed first."""
+    """``folder`` new and empty: one left by a killed process that had the same id
+    is removed first."""
     if folder.exists():
         import shutil
 
@@ -340,7 +350,7 @@ def _fresh(folder: Path) -> None:
     folder.mkdir(parents=True)
 
 
-def _write_site(files: _Files) -> None:
+def _write_site(files: RunFiles) -> None:
     """The entry point: a module with a name no file in the repository can have
     chosen in advance, declared by a ``*.dist-info`` as ``pytest11`` plugin
     ``gtd_ratchet_report``. It loads the plugin from the installed helper itself, so
@@ -373,7 +383,7 @@ def _plugin_file(folder: Path) -> Path:
     return copy / "pytest_report.py"
 
 
-def _settings(request: Request, files: _Files) -> dict[str, object]:
+def _settings(request: Request, files: RunFiles) -> dict[str, object]:
     c = contract
     redirect = request.redirect
     return {
