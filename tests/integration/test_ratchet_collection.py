@@ -186,6 +186,46 @@ def test_only_these_tests_reruns_just_them(hostile: Repo) -> None:
     assert _marks(hostile.path) == []
 
 
+def test_getting_around_the_selection_is_evidence(repo: Repo) -> None:
+    # A conftest the selection allows, loaded during collection (so its hooks come
+    # before the plugin's), forces an unselected module beside it into collection;
+    # and the selected test registers an unselected folder's conftest by hand.
+    repo.write(
+        "suite/deep/conftest.py",
+        "import pytest\n\n\n"
+        "@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_ignore_collect(collection_path):\n"
+        "    return False if 'extra' in str(collection_path) else None\n",
+    )
+    repo.write("suite/deep/test_extra_new.py", "def test_new():\n    pass\n")
+    repo.write("suite/deep/extra/conftest.py", FLIP)
+    repo.write("suite/deep/extra/test_extra.py", "def test_new():\n    pass\n")
+    repo.write(
+        "suite/deep/test_sel.py",
+        "import importlib.util, pathlib\n\n\n"
+        "def test_broken():\n    assert 1 + 1 == 3\n\n\n"
+        "def test_register(pytestconfig):\n"
+        "    path = pathlib.Path(__file__).parent / 'extra' / 'conftest.py'\n"
+        "    spec = importlib.util.spec_from_file_location('extra_conftest', path)\n"
+        "    module = importlib.util.module_from_spec(spec)\n"
+        "    spec.loader.exec_module(module)\n"
+        "    pytestconfig.pluginmanager.register(module, str(path))\n",
+    )
+    request = reports.Request(repo.path, only_files=("suite/deep/test_sel.py",))
+    report = run(repo.path, f"{PYTEST} suite", request)
+    assert report.outcomes == {
+        "suite/deep/test_sel.py::test_broken": "failed",
+        "suite/deep/test_sel.py::test_register": "passed",
+    }
+    deep = repo.path / "suite" / "deep"
+    assert {(e.kind, e.subject) for e in report.evidence} == {
+        ("unselected", str(deep / "test_extra_new.py")),
+        ("conftest-outside", str(deep / "extra" / "conftest.py")),
+    }
+    conftests = ("suite/deep/conftest.py", "suite/deep/extra/conftest.py")
+    assert report.sessions[0].conftests == conftests
+
+
 def test_a_selection_the_plugin_could_not_apply_is_a_problem(hostile: Repo) -> None:
     request = reports.Request(hostile.path, only_files=("tests/test_old.py",))
     report = run(hostile.path, f"{PYTEST} -p no:gtd_ratchet_report tests", request)

@@ -197,6 +197,24 @@ def test_attacks_inside_the_test_process_leave_evidence(attacked: Repo) -> None:
     assert set(env.site) >= {p for p in sys.path if p.endswith("site-packages")}
 
 
+def test_a_report_is_read_before_a_later_plugin_can_edit_it(repo: Repo) -> None:
+    repo.write(
+        "tests/test_edit.py",
+        "class Edit:\n"
+        "    def pytest_runtest_logreport(self, report):\n"
+        "        report.outcome, report.longrepr = 'passed', None\n\n\n"
+        "def test_register(pytestconfig):\n"
+        "    pytestconfig.pluginmanager.register(Edit(), 'edit')\n\n\n"
+        "def test_broken():\n    assert False\n",
+    )
+    report = run(repo.path, PYTEST)
+    assert report.outcomes == {
+        "tests/test_edit.py::test_register": "passed",
+        "tests/test_edit.py::test_broken": "failed",
+    }
+    assert set(evidence(report, "late-plugin")) == {"edit"}
+
+
 def test_a_clean_run_has_no_evidence(repo: Repo) -> None:
     repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
     report = run(repo.path, PYTEST, reports.Request(repo.path, forbidden=(repo.path / "live",)))

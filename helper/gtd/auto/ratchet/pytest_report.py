@@ -618,6 +618,9 @@ class Recorder:
 
     # -- per test: a dict write and one line -------------------------------------------
 
+    # First: a plugin's logreport hook that runs earlier could edit the report
+    # before it is read here.
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         outcome: str = report.outcome
         when: str = report.when
@@ -694,6 +697,7 @@ class Recorder:
 
     # -- collection --------------------------------------------------------------------
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.outcome == "failed":
             lines = str(report.longrepr).strip().splitlines()
