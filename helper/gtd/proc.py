@@ -80,6 +80,7 @@ def run(
     check_exists: bool = True,
     binary: bool = False,
     started: Callable[[int], None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> Result:
     """Run ``argv`` in its own process group; kill the whole group on timeout.
 
@@ -87,6 +88,8 @@ def run(
     exit, a timeout or a missing executable means. ``binary``: stdout is kept as
     bytes (``stdout_bytes``), for object contents; stdin then takes ``input_bytes``.
     ``started`` is told the child's process id as soon as it exists.
+    ``pass_fds``: descriptors the
+    command inherits (every other one is closed in it).
     """
     args = tuple(argv)
     full_env = None if env is None else {**os.environ, **env}
@@ -109,6 +112,7 @@ def run(
             text=not binary,
             errors=None if binary else "replace",
             start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
     except FileNotFoundError:
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)

@@ -235,7 +235,8 @@ def _tests(root: Path, config: Config) -> VerifyResult:
 
     if not config.test_command:
         return VerifyResult("L4", "failed", "tests", "no test command configured")
-    run, outcomes = runner.run_tests(root, config.test_command, config)
+    run, report = runner.run_tests(root, config.test_command, config)
+    outcomes = report.junit_outcomes
     counts = ""
     if outcomes:
         good = sum(1 for o in outcomes.values() if o == "passed")

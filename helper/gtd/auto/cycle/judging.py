@@ -103,11 +103,10 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     verdict = judged.verdict
     pending = None
     if verdict.passed:
-        baseline = check.Baseline(judged.run, snapshot.environment, ())
+        modules = tuple(sorted({*snapshot.doctests, *judged.doctest_modules}))
+        baseline = check.Baseline(judged.run, snapshot.environment, judged.collected, modules)
         advanced = check.snapshot_of(git, current.base, candidate, baseline)
-        pending = snapshot_codec.dumps(
-            advanced._replace(doctests=snapshot.doctests, accepted=snapshot.accepted)
-        )
+        pending = snapshot_codec.dumps(advanced._replace(accepted=snapshot.accepted))
     return Decision(
         verdict.passed,
         verdict.reason,

@@ -23,6 +23,7 @@ load the plugin) there is one session, in the new-tests tree.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import NamedTuple
 
 from gtd.auto.config import Config
 from gtd.auto.ratchet import files as files_mod
-from gtd.auto.ratchet import protect, room, runner
+from gtd.auto.ratchet import protect, reports, room, runner
 from gtd.auto.ratchet.model import (
     CommandRun,
     Environment,
@@ -39,7 +40,8 @@ from gtd.auto.ratchet.model import (
     RunResult,
     Snapshot,
 )
-from gtd.auto.ratchet.verdict import Verdict, integrity, judge
+from gtd.auto.ratchet.results import Item, Report
+from gtd.auto.ratchet.verdict import Verdict, integrity, judge, skipped_now
 from gtd.git import Change, Git, TreeEntry
 
 _GITLINK = "160000"
@@ -50,12 +52,16 @@ class Judgement(NamedTuple):
     run: RunResult  # old and new tests together: what the baseline advances to
     duration_s: float
     flaky: tuple[str, ...] = ()
+    collected: tuple[str, ...] = ()  # test files the runner collected, both sessions
+    doctest_modules: tuple[str, ...] = ()
 
 
 class Baseline(NamedTuple):
     run: RunResult
     environment: Environment
-    collected: tuple[str, ...]  # test files the runner collected (empty: unknown)
+    collected: tuple[str, ...] = ()  # test files the runner collected (empty: unknown)
+    doctest_modules: tuple[str, ...] = ()  # source modules whose only tests are doctests
+    flaky: tuple[str, ...] = ()  # failed, then passed when run again
 
 
 def tree_of(git: Git, commit: str) -> str:
@@ -143,6 +149,7 @@ def hashes(
         unchanged=lambda p: p not in changed,
         previous=snapshot.protected,
     )
+    doctests_now = _doctests_now(git, snapshot, listing, changed)
     inits = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
     inits |= {"" for p in listing if p == "__init__.py"}
     new_modules = tuple(
@@ -151,7 +158,26 @@ def hashes(
         if c.status == "A" and c.path.endswith(".py") and _folder_of_module(c.path) not in inits
     )
     submodules = tuple(sorted({c.path for c in changes if _GITLINK in (c.old_mode, c.new_mode)}))
-    return FileHashes(files, new_files, protected, {}, new_modules, submodules)
+    return FileHashes(files, new_files, protected, doctests_now, new_modules, submodules)
+
+
+def _doctests_now(
+    git: Git, snapshot: Snapshot, listing: Mapping[str, TreeEntry], changed: set[str]
+) -> dict[str, Mapping[str, str] | None]:
+    """The doctest digests of the snapshot's doctest modules the candidate changed
+    (None: the module is gone)."""
+    from gtd.auto.ratchet import doctests
+
+    out: dict[str, Mapping[str, str] | None] = {}
+    paths = [p for p in snapshot.doctests if p in changed or p not in listing]
+    present = [p for p in paths if p in listing]
+    packages = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
+    for path in paths:
+        out[path] = None
+    for path, obj in zip(present, git.objects([listing[p].oid for p in present]), strict=True):
+        if obj is not None:
+            out[path] = doctests.doctest_digests(obj.data, doctests.module_name(path, packages))
+    return out
 
 
 def _folder_of_module(path: str) -> str:
@@ -250,33 +276,155 @@ def judge_candidate(
         reason = f"snapshot test modified in the clean room: {altered[0]}"
         return Judgement(judge(snapshot.baseline, RunResult(), [reason]), RunResult(), 0.0)
     env = room.environment(rm)
-    run = runner.run_all(rm.tree, config, env=env, reports_dir=rm.slot / "reports")
-    new_run: RunResult | None = None
-    if split and _has_new_code(changes, snapshot, guarded):
+    only_old = tuple(snapshot.test_paths) if split else None
+    first = _run(rm, config, env, only_files=only_old)
+    found = _report_problems(first.report, rm, snapshot)
+    flaky = _flaky(rm, config, env, snapshot, first.result, tolerated) if not found else ()
+    second: runner.Run | None = None
+    new_files = _new_test_candidates(changes, snapshot)
+    if split and new_files and not found:
         room.sync(git, rm, new_tree, config.links)
-        new_run = runner.run_all(
-            rm.tree, config, env=env, reports_dir=rm.slot / "reports", only=frozenset({"test"})
-        )
+        second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
+        found += _report_problems(second.report, rm, snapshot)
     altered = room.altered(rm, expected)
-    merged = merge_runs(run, new_run, snapshot)
-    found = [f"snapshot test modified during the test run: {altered[0]}"] if altered else []
-    verdict = judge(snapshot.baseline, merged, found, tolerated)
-    return Judgement(verdict, merged, round(time.monotonic() - start, 3))
-
-
-def _has_new_code(
-    changes: Sequence[Change], snapshot: Snapshot, guarded: Mapping[str, protect.Protection]
-) -> bool:
-    """Whether the candidate adds or changes anything but the snapshot's tests and
-    the base's protected files: then it may hold new tests for the second session."""
-    return any(
-        c.status == "A" or (c.path not in snapshot.files and c.path not in guarded) for c in changes
+    found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
+    environmental = (
+        () if found else _skipped_by_environment(git, rm, config, env, snapshot, first.result)
     )
+    merged = merge_runs(first.result, None if second is None else second.result, snapshot)
+    verdict = judge(
+        snapshot.baseline, merged, found, tolerated | frozenset(flaky), frozenset(environmental)
+    )
+    items = [*first.report.items, *(second.report.items if second else ())]
+    whole, modules = _collected(items)
+    return Judgement(verdict, merged, round(time.monotonic() - start, 3), flaky, whole, modules)
+
+
+def _collected(items: Sequence[Item]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(files holding tests, source modules whose only tests are doctests)."""
+    whole = {i.file for i in items if i.kind != "doctest-module" and i.file}
+    modules = {i.file for i in items if i.kind == "doctest-module" and i.file} - whole
+    return tuple(sorted(whole)), tuple(sorted(modules))
+
+
+def _run(
+    rm: room.Room,
+    config: Config,
+    env: dict[str, str],
+    *,
+    only_files: tuple[str, ...] | None = None,
+    only_ids: tuple[str, ...] | None = None,
+    only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
+) -> runner.Run:
+    """The configured commands in the room: the plugin collects only ``only_files``
+    (or runs only ``only_ids``), no module may load from the live repository, and
+    editable installs of the project load from the room instead."""
+    request = reports.Request(
+        rm.tree,
+        only_files=only_files,
+        only_ids=only_ids,
+        forbidden=(rm.live,),
+        redirect=reports.Redirect(rm.live, rm.tree),
+    )
+    return runner.run_all(
+        rm.tree, config, env=env, reports_dir=rm.slot / "reports", only=only, request=request
+    )
+
+
+def _new_test_candidates(changes: Sequence[Change], snapshot: Snapshot) -> tuple[str, ...]:
+    """The files new tests can be in: the ones the candidate adds or changes,
+    except the snapshot's own (their tests ran in the first session)."""
+    old = set(snapshot.test_paths)
+    return tuple(
+        sorted(c.path for c in changes if c.status in ("A", "M", "T") and c.path not in old)
+    )
+
+
+def _report_problems(report: Report, rm: room.Room, snapshot: Snapshot) -> list[str]:
+    """What the plugin saw that makes its results untrustworthy: tampering with the
+    reporting (not seen at the baseline), configuration or conftests read from
+    outside the room, a report that did not finish."""
+    out: list[str] = []
+    known = set(snapshot.environment.evidence)
+    for ev in report.evidence:
+        if f"{ev.kind}|{ev.subject}" in known:
+            continue
+        where = f" ({ev.detail})" if ev.detail else ""
+        out.append(f"test reporting tampered with: {ev.subject}{where}")
+    for session in report.sessions:
+        for path in (session.inipath, *session.conftests):
+            if path and os.path.isabs(path) and not _inside(path, rm.tree):
+                out.append(f"pytest read configuration outside the clean room: {path}")
+    if report.source == "plugin":
+        out.extend(f"test results incomplete: {p}" for p in report.problems)
+    return out
+
+
+def _inside(path: str, folder: Path) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    return real == base or real.startswith(base + os.sep)
+
+
+def _flaky(
+    rm: room.Room,
+    config: Config,
+    env: dict[str, str],
+    snapshot: Snapshot,
+    run: RunResult,
+    tolerated: frozenset[str],
+) -> tuple[str, ...]:
+    """Tests that passed at the baseline, failed now, and passed when run again
+    (alone, in the same room) — at most ``ratchet.rerun_failures`` times."""
+    base = snapshot.baseline.tests or {}
+    now = run.tests or {}
+    suspects = sorted(
+        t
+        for t, o in now.items()
+        if o in ("failed", "error") and base.get(t) in _PASSING and t not in tolerated
+    )
+    flipped: list[str] = []
+    for _ in range(config.rerun_failures):
+        if not suspects:
+            break
+        again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"})).result
+        passed = [t for t in suspects if (again.tests or {}).get(t) in _PASSING]
+        flipped.extend(passed)
+        suspects = [t for t in suspects if t not in passed]
+    return tuple(sorted(flipped))
+
+
+_PASSING = frozenset({"passed", "xpassed"})
+_NO_TESTS_COLLECTED = 5  # pytest's exit status when a session collects nothing
+
+
+def _skipped_by_environment(
+    git: Git,
+    rm: room.Room,
+    config: Config,
+    env: dict[str, str],
+    snapshot: Snapshot,
+    run: RunResult,
+) -> tuple[str, ...]:
+    """Baseline-passing tests the candidate's run skipped that the base commit's
+    code skips too when run now: the environment changed (the network is gone, an
+    optional dependency went), not the code. Runs only those tests, on the base."""
+    base = snapshot.baseline.tests or {}
+    suspects = sorted(
+        t
+        for t, o in (run.tests or {}).items()
+        if base.get(t) in _PASSING and skipped_now(base[t], o)
+    )
+    if not suspects:
+        return ()
+    room.sync(git, rm, tree_of(git, snapshot.head), config.links)
+    again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"})).result
+    return tuple(t for t in suspects if skipped_now(base[t], (again.tests or {}).get(t)))
 
 
 def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> RunResult:
     """The old-tests run with the new-tests session's outcomes for tests the first
     session did not run; the test command counts as failed when either failed."""
+    del snapshot
     if new is None:
         return old
     tests: dict[str, Outcome] | None = dict(old.tests) if old.tests is not None else None
@@ -286,24 +434,72 @@ def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> Run
             tests.setdefault(test_id, outcome)
     commands: list[CommandRun] = []
     extra = new.command("test")
+    if extra is not None and new.tests == {} and extra.exit_code == _NO_TESTS_COLLECTED:
+        extra = extra._replace(exit_code=0)  # the changed files hold no new tests
     for cmd in old.commands:
         merged = cmd
         if cmd.kind == "test" and extra is not None:
             worse = extra if cmd.ok and not extra.ok else cmd
             merged = worse._replace(duration_s=round(cmd.duration_s + extra.duration_s, 3))
         commands.append(merged)
-    return RunResult(tuple(commands), tests)
+    return RunResult(tuple(commands), tests, {**new.skips, **old.skips})
 
 
 def run_baseline(git: Git, config: Config, tree: str) -> Baseline:
-    """Every configured command on ``tree`` in the room: the baseline."""
+    """Every configured command on ``tree`` in the room: the baseline, with what
+    the plugin said about the test interpreter and the tests it collected."""
     with room.acquire(git) as rm:
         room.sync(git, rm, tree, config.links)
-        run = runner.run_all(
-            rm.tree, config, env=room.environment(rm), reports_dir=rm.slot / "reports"
-        )
-    environment = Environment(plugin=run.tests is not None)
-    return Baseline(run, environment, ())
+        env = room.environment(rm)
+        run = _run(rm, config, env)
+        result, report = run.result, run.report
+        failing = sorted(t for t, o in (result.tests or {}).items() if o in ("failed", "error"))
+        flipped: list[str] = []
+        for _ in range(config.rerun_failures if failing else 0):
+            again = _run(rm, config, env, only_ids=tuple(failing), only=frozenset({"test"}))
+            passed = [t for t in failing if (again.result.tests or {}).get(t) in _PASSING]
+            flipped.extend(passed)
+            failing = [t for t in failing if t not in passed]
+            if not failing:
+                break
+        dirs = _environment_dirs(report, rm)
+    environment = Environment(
+        dirs=tuple(dirs),
+        shadowable=tuple(sorted(_module_names(dirs))),
+        plugin=report.source == "plugin" and result.tests is not None,
+        evidence=tuple(sorted({f"{ev.kind}|{ev.subject}" for ev in report.evidence})),
+    )
+    whole, doctest_modules = _collected(report.items)
+    return Baseline(result, environment, whole, doctest_modules, tuple(flipped))
+
+
+def _environment_dirs(report: Report, rm: room.Room) -> list[str]:
+    paths: list[str] = []
+    for session in report.sessions:
+        if session.environment is not None:
+            paths.extend(session.environment.site)
+            paths.extend(session.environment.path)
+    from gtd.auto.ratchet.environment import outside
+
+    return outside(paths, [str(rm.tree), str(rm.live), str(rm.slot)])
+
+
+def _module_names(dirs: Sequence[str]) -> set[str]:
+    """Top-level module names importable from ``dirs`` and the standard library:
+    a file the candidate adds must not take one of them."""
+    import sys
+
+    names = set(sys.stdlib_module_names)
+    for folder in dirs:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            stem = entry.split(".", 1)[0]
+            if stem.isidentifier() and not entry.endswith((".dist-info", ".egg-info", ".pth")):
+                names.add(stem)
+    return names
 
 
 def snapshot_of(
@@ -311,7 +507,10 @@ def snapshot_of(
 ) -> Snapshot:
     """The snapshot of ``tree`` (to be, or being, ``commit``'s) with ``baseline``:
     its test files (by name, and as the runner collected them) with their blob ids,
-    and its protected configuration."""
+    the doctests of modules whose only tests are doctests, and its protected
+    configuration."""
+    from gtd.auto.ratchet import doctests
+
     listing = git.ls_tree(tree)
     collected = set(baseline.collected)
     files = {
@@ -319,12 +518,21 @@ def snapshot_of(
         for p, e in listing.items()
         if e.kind == "blob" and (files_mod.is_test_file(p) or p in collected)
     }
+    modules = [p for p in baseline.doctest_modules if p in listing and p not in files]
+    packages = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
+    found = git.objects([listing[p].oid for p in modules])
+    digests = {
+        p: doctests.doctest_digests(obj.data, doctests.module_name(p, packages))
+        for p, obj in zip(modules, found, strict=True)
+        if obj is not None
+    }
     protected = protected_digests(git, listing, commands_of(baseline.run))
     return Snapshot(
         head=commit,
         files=files,
         protected=protected,
         baseline=baseline.run,
+        doctests=digests,
         collected=bool(collected),
         environment=baseline.environment,
         accepted=accepted,
@@ -368,5 +576,5 @@ def advance(root: Path, snapshot: Snapshot, run: RunResult) -> Snapshot:
     git = Git(root, hardened=True)
     with room.acquire(git) as rm:
         candidate = git.worktree_tree(rm.slot / "candidate.index")
-    base = Baseline(run, snapshot.environment, ())
-    return snapshot_of(git, snapshot.head, candidate, base)._replace(doctests=snapshot.doctests)
+    base = Baseline(run, snapshot.environment, (), tuple(snapshot.doctests))
+    return snapshot_of(git, snapshot.head, candidate, base)

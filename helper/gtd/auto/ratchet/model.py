@@ -9,10 +9,19 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
-Outcome = Literal["passed", "failed", "error", "skipped"]
-OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error", "skipped")
-# A test reported more than once (a failing teardown, two reports) keeps its worst.
-_RANK: Mapping[Outcome, int] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+# What one test did in one run. ``xpassed``: an xfail-marked test passed (pytest
+# counts a strict one as failed); ``xfailed``: it failed as expected; ``error``: its
+# setup, teardown or collection failed. OUTCOMES runs from best to worst, and that
+# order is the rank: a test reported more than once (a failing teardown after a
+# passing call, two sessions, a forged line) keeps its worst outcome. Why this
+# order: passed as written; passed against the expectation to fail; did not run;
+# ran and failed, as expected; failed; could not even be set up, torn down or
+# collected. The plugin's contract lists the same names in the same order.
+Outcome = Literal["passed", "xpassed", "skipped", "xfailed", "failed", "error"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "xpassed", "skipped", "xfailed", "failed", "error")
+_RANK: Mapping[Outcome, int] = {outcome: rank for rank, outcome in enumerate(OUTCOMES)}
+# The four-way split JUnit XML makes: an xfail is skipped, a non-strict xpass passed.
+_JUNIT: Mapping[Outcome, Outcome] = {"xfailed": "skipped", "xpassed": "passed"}
 
 Kind = Literal["build", "test", "typecheck", "lint"]
 # The order commands run and are judged in.
@@ -58,6 +67,9 @@ class RunResult(NamedTuple):
 
     commands: tuple[CommandRun, ...] = ()
     tests: Mapping[str, Outcome] | None = None
+    # Where each test that did not pass was skipped or marked to fail (``path:line``,
+    # repository-relative when inside it): whose decision the skip was.
+    skips: Mapping[str, str] = MappingProxyType({})
 
     def command(self, kind: str) -> CommandRun | None:
         return next((c for c in self.commands if c.kind == kind), None)
@@ -79,6 +91,9 @@ class Environment(NamedTuple):
     dirs: tuple[str, ...] = ()  # directories on its sys.path outside the repository
     shadowable: tuple[str, ...] = ()  # top-level module names a new file must not take
     plugin: bool = False  # whether the per-test plugin reported at all
+    # Tamper evidence the baseline already showed ("kind|subject"): the project's own
+    # set-up (a -p plugin, a late conftest), not a later change.
+    evidence: tuple[str, ...] = ()
 
 
 class Snapshot(NamedTuple):
@@ -162,6 +177,16 @@ def worst_by_test(pairs: Iterable[tuple[str, Outcome]]) -> dict[str, Outcome]:
         if previous is None or _RANK[outcome] > _RANK[previous]:
             out[test_id] = outcome
     return out
+
+
+def rank(outcome: Outcome) -> int:
+    """Higher is worse (see OUTCOMES)."""
+    return _RANK[outcome]
+
+
+def as_junit(outcome: Outcome) -> Outcome:
+    """``outcome`` as JUnit XML classifies it: passed, skipped, failed or error."""
+    return _JUNIT.get(outcome, outcome)
 
 
 def merge(results: Iterable[Mapping[str, Outcome]]) -> dict[str, Outcome]:

@@ -1,106 +1,959 @@
-"""The pytest plugin behind the ratchet's per-test outcomes. Never imported by gtd.
+"""The pytest plugin behind the ratchet's per-test results. Never imported by gtd.
 
-The runner copies this file into a temporary directory, beside a one-line
-``*.dist-info`` that declares it as a ``pytest11`` entry point, and puts that
-directory on ``PYTHONPATH``: any pytest the test command starts (directly, through
-make, tox or a shell pipeline) autoloads it. Recording an outcome per test in a
-dict is far cheaper than pytest's ``--junitxml`` (an XML element per test and an
-escaped copy of its output), which costs ~7 % of a fast suite.
+How it loads: for each test run the helper writes, into a fresh directory it puts
+on ``PYTHONPATH``, a few-line module with a random name (``gtd_ratchet_<token>``)
+and a ``*.dist-info`` declaring that module as the ``pytest11`` entry point
+``gtd_ratchet_report``. Any pytest the test command starts (directly, through make
+or a shell pipeline) autoloads it, and it loads this file by path from the
+installed helper. A file in the repository cannot shadow a module name it cannot
+know, and the code that runs is the helper's own, not a copy the tests could edit.
 
-Degrades, never breaks: where the plugin does not load (a command that replaces
-``PYTHONPATH``, ``python -I``, ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) the
-``--junitxml`` the runner also passes stays in force; where it loads, it switches
-that report off. An entry point rather than ``-p`` because ``-p`` of a module that
-cannot be imported is a usage error that would fail the whole test run.
+What it does (the contract — environment and line format — is contract.py beside
+this file, which both sides read):
+
+- streams one JSON line per test report (and one per collection error or skip)
+  into the helper's pipe, or appends them to a file where the pipe was not
+  inherited: every outcome but a plain pass at once, passes in batches of a few
+  kilobytes or a quarter of a second. Outcomes: passed, xpassed, skipped, xfailed,
+  failed (a strict xpass too, as pytest says) and error (a failure in setup,
+  teardown or collection); a skip carries its location and reason, an xfail its
+  reason;
+- reports what pytest collected: each item's node id, file and kind;
+- applies a selection the helper asks for (only these files, only these node
+  ids): nothing else is collected, and no conftest.py outside it is loaded;
+- when asked, loads modules from the room instead of the live repository
+  (editable installs of either kind: a path added by a ``.pth``, or setuptools'
+  import finder);
+- records tamper evidence: pytest internals replaced during the session, plugins
+  registered late that can change reports, modules loaded from a forbidden root,
+  the conftest files and the interpreter's environment.
+
+Degrades, never breaks: nothing here may fail the user's run. Any internal problem
+means a report that is missing or flagged, which the verdict treats as missing
+results. Where the plugin does not load (a command that replaces ``PYTHONPATH``,
+``python -I``, ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), the ``--junitxml`` the helper
+also passes stays in force; where it loads and can write, it switches that off.
 
 Runs in the user's test environment: standard library and pytest (6.1 or later)
-only, syntax for any Python 3 that pytest supports. It takes its settings from
-environment variables and removes them, and itself from ``PYTHONPATH`` and ``sys.path``, as
-soon as pytest is configured, so what the tests run sees the user's environment:
-a pytest that a test starts does not report into the ratchet's file.
+only, syntax for Python 3.7 and later. Per test it does a dict write and formats
+one short line (a write to the pipe for every ~40 passing tests); everything else
+happens at start-up, at the end of collection and at the end of the session.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
+import time
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-REPORT_ENV = "GTD_RATCHET_REPORT"  # the JSON-lines file to append to
-JUNIT_ENV = "GTD_RATCHET_JUNITXML"  # the --junitxml path the runner added
-SITE_ENV = "GTD_RATCHET_SITE"  # the directory the runner put on PYTHONPATH
+if TYPE_CHECKING:
+    from collections.abc import Callable, Generator, Iterable
 
-# Worst outcome wins when a test reports more than once (a failing teardown).
-_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+# Bound at import, before any conftest or test runs: code that later replaces
+# os.write or json's encoder does not change what this plugin writes.
+_write = os.write
+_fstat = os.fstat
+_quote = json.encoder.encode_basestring_ascii
+_dumps = json.dumps
+_now = time.monotonic
+_PLUGIN_FILE = os.path.abspath(__file__)
+
+
+def _load_contract() -> Any:
+    """contract.py from beside this file: the same names the helper imports."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(_PLUGIN_FILE), "contract.py")
+    spec = importlib.util.spec_from_file_location("gtd_ratchet_contract", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:  # the type checker reads the helper's module; pytest, the file
+    from gtd.auto.ratchet import contract as C
+else:
+    C = _load_contract()
+
+_RANK = {outcome: rank for rank, outcome in enumerate(C.OUTCOMES)}
+_REASON_MAX = 300
+_EVIDENCE_MAX = 50  # per kind and session: enough to see the pattern, never a flood
+_BATCH_BYTES = 3500  # under PIPE_BUF (4096): lines of two sessions never interleave
+_BATCH_S = 0.25
+_MISSING = object()
+
+
+def _norm(path: object) -> str:
+    return os.path.normcase(os.path.abspath(str(path)))
+
+
+def _both(path: str) -> tuple[str, ...]:
+    """A path as given and with its symbolic links resolved: pytest and the import
+    system may each use either."""
+    return (_norm(path), os.path.normcase(os.path.realpath(path)))
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+# -- settings --------------------------------------------------------------------------
+
+
+class Settings:
+    """What the helper asked for, read once from the file the environment names."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.report: str | None = data.get(C.SETTING_REPORT)
+        self.junit: str | None = data.get(C.SETTING_JUNIT)
+        self.site: str | None = data.get(C.SETTING_SITE)
+        self.root = str(data.get(C.SETTING_ROOT) or os.getcwd())
+        files, ids = data.get(C.SETTING_FILES), data.get(C.SETTING_IDS)
+        self.files = None if files is None else [str(f) for f in files]
+        self.ids = None if ids is None else [str(i) for i in ids]
+        self.forbidden = tuple(
+            form for path in data.get(C.SETTING_FORBIDDEN) or () for form in _both(str(path))
+        )
+        live, room = data.get(C.SETTING_LIVE), data.get(C.SETTING_ROOM)
+        self.redirect = (str(live), str(room)) if live and room else None
+
+
+def _read_settings() -> Settings | None:
+    path = os.environ.get(C.ENV_SETTINGS)
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        if not isinstance(data, dict) or data.get(C.SETTING_VERSION) != C.VERSION:
+            return None
+        return Settings(data)
+    except Exception:  # unreadable: no report at all, and the JUnit XML stays on
+        return None
+
+
+# -- output ----------------------------------------------------------------------------
+
+
+class Output:
+    """Where lines go: the inherited pipe when it really is this run's, else the
+    settings' file, opened for appending once. A write that fails stops writing
+    (the reader then finds the session unfinished), never the run.
+
+    Lines of passing tests wait in a small buffer, written when it nears the size
+    a pipe writes atomically or a quarter of a second after the last write; every
+    other line goes out at once, with what waits before it. One write per ~40
+    fast passing tests instead of one each: each write wakes the reader, and that
+    costs more than the rest of the plugin's work per test together."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.fd = -1
+        self.via = "pipe"
+        self.waiting: list[str] = []
+        self.size = 0
+        self.flushed = _now()
+        try:
+            fd, dev, ino = (int(part) for part in os.environ.get(C.ENV_FD, "").split(":"))
+            st = _fstat(fd)
+            if (st.st_dev, st.st_ino) == (dev, ino):
+                os.set_inheritable(fd, False)  # a test's subprocesses never get it
+                self.fd = fd
+        except (ValueError, OSError):
+            pass
+        if self.fd < 0 and settings.report:
+            self.via = "file"
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            try:
+                self.fd = os.open(settings.report, flags, 0o600)
+            except OSError:
+                self.fd = -1
+
+    def later(self, text: str) -> None:
+        self.waiting.append(text)
+        self.size += len(text)
+        if self.size > _BATCH_BYTES or _now() - self.flushed > _BATCH_S:
+            self.line("")
+
+    def line(self, text: str) -> None:
+        if self.waiting:
+            text = "".join(self.waiting) + text
+            self.waiting = []
+            self.size = 0
+        self.flushed = _now()
+        if self.fd < 0 or not text:
+            return
+        data = text.encode("ascii", "replace")
+        try:
+            while data:
+                data = data[_write(self.fd, data) :]
+        except OSError:
+            self.fd = -1
+
+
+# -- selection -------------------------------------------------------------------------
+
+
+class Selection:
+    """Only these files, or only these node ids (which name their files too)."""
+
+    def __init__(self, settings: Settings) -> None:
+        root = settings.root
+        self.ids: set[tuple[str, str]] | None = None
+        rel_files = list(settings.files or [])
+        if settings.ids is not None:
+            self.ids = set()
+            for node_id in settings.ids:
+                file, _, rest = node_id.partition("::")
+                rel_files.append(file)
+                self.ids.update((path, rest) for path in _both(os.path.join(root, file)))
+        self.files: set[str] = set()
+        self.dirs: set[str] = set()
+        for rel in rel_files:
+            for path in _both(os.path.join(root, rel)):
+                self.files.add(path)
+                parent = os.path.dirname(path)
+                while parent not in self.dirs:
+                    self.dirs.add(parent)
+                    parent, previous = os.path.dirname(parent), parent
+                    if parent == previous:
+                        break
+
+    def allows_path(self, path: str) -> bool:
+        return path in self.files or path in self.dirs
+
+    def keeps(self, item: pytest.Item) -> bool:
+        path = _norm(_item_path(item))
+        if path not in self.files:
+            return False
+        return self.ids is None or (path, item.nodeid.partition("::")[2]) in self.ids
+
+
+def _item_path(item: Any) -> object:
+    path = getattr(item, "path", None)  # pytest >= 7
+    return path if path is not None else item.fspath
+
+
+def _guard_conftests(state: State, pm: Any) -> None:
+    """Load no conftest.py outside the selection, including those pytest loads
+    before collecting (the arguments' own and their ``test*`` subdirectories')."""
+    selection = state.selection
+    assert selection is not None
+    for name in ("_loadconftestmodules", "_getconftestmodules"):  # pytest >= 8, older
+        original = getattr(pm, name, None)
+        if original is not None:
+            break
+    else:
+        state.evidence("guard-missing", "conftest loading", "this pytest has no known method")
+        return
+    loads_only = name == "_loadconftestmodules"
+
+    def guarded(path: object, *args: object, **kwargs: object) -> object:
+        text = _norm(path)
+        directory = text if os.path.isdir(text) else os.path.dirname(text)
+        if directory in selection.dirs:
+            return original(path, *args, **kwargs)
+        return None if loads_only else []
+
+    setattr(pm, name, guarded)
+
+
+# -- imports: redirect and watch -----------------------------------------------------
+
+
+class ImportWatch:
+    """First on ``sys.meta_path``: sees where each import resolves. A module under
+    the live root loads from the same place under the room instead (editable
+    installs of both kinds end up here), and one under a forbidden root is noted."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        redirect = state.settings.redirect
+        self.live = _both(redirect[0]) if redirect else ()
+        self.room = redirect[1] if redirect else ""
+        self.busy: set[str] = set()
+
+    def room_path(self, path: str) -> str | None:
+        norm = os.path.normcase(os.path.abspath(path))
+        for live in self.live:
+            if norm == live or norm.startswith(live + os.sep):
+                return os.path.join(self.room, norm[len(live) :].lstrip(os.sep))
+        return None
+
+    def rewrite_sys_path(self) -> None:
+        if self.live:
+            sys.path[:] = [(self.room_path(p) or p) if p else p for p in sys.path]
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        if name in self.busy:
+            return None
+        self.busy.add(name)
+        try:
+            for finder in list(sys.meta_path):
+                find = getattr(finder, "find_spec", None)
+                if finder is cast(object, self) or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    return self.resolved(name, spec)
+            return None
+        finally:
+            self.busy.discard(name)
+
+    def resolved(self, name: str, spec: Any) -> Any:
+        try:
+            if self.live:
+                spec = self.redirected(name, spec)
+            origin = getattr(spec, "origin", None)
+            forbidden = self.state.settings.forbidden
+            if isinstance(origin, str) and forbidden and _under(_norm(origin), forbidden):
+                self.state.module(name, origin)
+        except Exception as exc:
+            self.state.evidence("internal", "import watch", type(exc).__name__)
+        return spec
+
+    def redirected(self, name: str, spec: Any) -> Any:
+        import importlib.machinery
+        import importlib.util
+
+        origin = getattr(spec, "origin", None)
+        locations = getattr(spec, "submodule_search_locations", None)
+        if isinstance(origin, str) and os.path.isabs(origin):
+            moved = self.room_path(origin)
+            if moved is None:
+                return spec
+            if not os.path.exists(moved):
+                self.state.evidence("redirect-missing", name, origin)
+                return spec
+            paths = None
+            if locations is not None:
+                paths = [self.room_path(str(p)) or str(p) for p in locations]
+            made = importlib.util.spec_from_file_location(
+                name, moved, submodule_search_locations=paths
+            )
+            return made if made is not None else spec
+        if locations is not None:  # a namespace package: no file, only its paths
+            paths = [str(p) for p in locations]
+            if any(self.room_path(p) for p in paths):
+                made = importlib.machinery.ModuleSpec(name, None, is_package=True)
+                made.submodule_search_locations = [self.room_path(p) or p for p in paths]
+                return made
+        return spec
+
+
+# -- tamper evidence: identities -------------------------------------------------------
+
+# (module, attribute): what pytest looks up by name each time it runs a test.
+_WATCHED = (
+    ("_pytest.runner", "call_and_report"),
+    ("_pytest.runner", "runtestprotocol"),
+    ("_pytest.runner", "check_interactive_exception"),
+    ("_pytest.runner", "CallInfo"),
+    ("_pytest.runner", "TestReport"),
+    ("_pytest.reports", "BaseReport"),
+    ("_pytest.reports", "TestReport"),
+    ("_pytest.reports", "CollectReport"),
+    ("_pytest.python", "Function"),
+    ("_pytest.skipping", "evaluate_skip_marks"),
+    ("_pytest.skipping", "evaluate_xfail_marks"),
+    ("pytest", "TestReport"),
+    ("pluggy._callers", "_multicall"),
+    ("os", "write"),
+)
+# Classes with every attribute watched: methods, properties, class methods.
+_WATCHED_CLASSES = (
+    ("_pytest.reports", "BaseReport"),
+    ("_pytest.reports", "TestReport"),
+    ("_pytest.reports", "CollectReport"),
+    ("_pytest.runner", "CallInfo"),
+    ("_pytest.python", "Function"),
+    ("_pytest.nodes", "Item"),
+)
+# Hooks whose registered implementations are watched, object and function.
+_WATCHED_HOOKS = (
+    *C.REPORT_HOOKS,
+    "pytest_collectreport",
+    "pytest_runtest_setup",
+    "pytest_runtest_teardown",
+)
+
+
+def _code_file(value: object) -> str | None:
+    """The file a function's code comes from; None for code generated at run time
+    (``<string>``: a dataclass's methods) and for what has no code."""
+    for attr in ("fget", "__func__"):
+        inner = getattr(value, attr, None)
+        if inner is not None and inner is not value:
+            return _code_file(inner)
+    code = getattr(value, "__code__", None)
+    file = getattr(code, "co_filename", None)
+    if not isinstance(file, str) or file.startswith("<"):
+        return None
+    return os.path.abspath(file)
+
+
+def _watchable(value: object) -> bool:
+    """Behaviour, not data: pytest keeps flags of its own on some classes."""
+    return callable(value) or hasattr(value, "__get__")
+
+
+def _describe(value: object) -> str:
+    file = _code_file(value)
+    if file:
+        return file
+    module = getattr(value, "__module__", None)
+    return f"{type(value).__name__} from {module}" if module else type(value).__name__
+
+
+class Identities:
+    """The identity of what decides a test's report, captured when the session is
+    configured and compared at its end; plus, at capture, whether each watched
+    function comes from pytest or pluggy at all (a replacement made earlier)."""
+
+    def __init__(self, pm: Any, recorder: Recorder) -> None:
+        import pluggy
+
+        self.pm = pm
+        self.recorder = recorder
+        # Where pytest's own code comes from: pytest, pluggy, attrs (pytest before 8
+        # generates methods with it) and the standard library (functools does too).
+        homes = [sys.modules["_pytest"], pytest, pluggy, os]
+        if "attr" in sys.modules:
+            homes.append(sys.modules["attr"])
+        self.homes = tuple(
+            os.path.normcase(os.path.dirname(os.path.abspath(str(m.__file__)))) for m in homes
+        )
+        self.snapshot = self.take()
+
+    def take(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for module_name, attr in _WATCHED:
+            out[f"{module_name}.{attr}"] = getattr(sys.modules.get(module_name), attr, _MISSING)
+        for module_name, attr in _WATCHED_CLASSES:
+            cls = getattr(sys.modules.get(module_name), attr, None)
+            if isinstance(cls, type):
+                for key, value in list(vars(cls).items()):
+                    if _watchable(value):
+                        out[f"{module_name}.{attr}.{key}"] = value
+        pm = self.pm
+        out["pluggy PluginManager._inner_hookexec"] = getattr(pm, "_inner_hookexec", _MISSING)
+        out["pluggy PluginManager._hookexec"] = getattr(type(pm), "_hookexec", _MISSING)
+        for hook_name in (*_WATCHED_HOOKS, "pytest_runtest_logreport"):
+            caller = getattr(pm.hook, hook_name, None)
+            if caller is None:
+                continue
+            for key, value in vars(type(caller)).items():
+                out[f"pluggy {type(caller).__name__}.{key}"] = value
+            out[f"{hook_name}._hookexec"] = getattr(caller, "_hookexec", _MISSING)
+            for impl in caller.get_hookimpls():
+                label = f"{hook_name} of {_plugin_label(pm, impl.plugin)}"
+                out[label] = impl.function
+        for key, value in vars(Recorder).items():
+            out[f"gtd_ratchet_report.Recorder.{key}"] = value
+        return out
+
+    def foreign(self) -> list[tuple[str, str]]:
+        """Watched pytest and pluggy functions whose code lives elsewhere."""
+        out = []
+        for label, value in self.snapshot.items():
+            if label.startswith(("gtd_ratchet_report.", "os.")) or " of " in label:
+                continue
+            file = _code_file(value)
+            if file and not _under(os.path.normcase(file), self.homes):
+                out.append((label, file))
+        return out
+
+    def changed(self) -> list[tuple[str, str]]:
+        now = self.take()
+        out = []
+        for label in sorted(set(self.snapshot) | set(now)):
+            if " of " in label and label not in self.snapshot:
+                continue  # a plugin registered later: reported as one
+            before, after = self.snapshot.get(label, _MISSING), now.get(label, _MISSING)
+            if before is not after:
+                out.append((label, "removed" if after is _MISSING else _describe(after)))
+        return out
+
+
+def _plugin_label(pm: Any, plugin: object) -> str:
+    name = pm.get_name(plugin)
+    return str(name) if name else type(plugin).__name__
+
+
+def _plugin_file(plugin: object) -> str | None:
+    if isinstance(plugin, Recorder):
+        return _PLUGIN_FILE
+    file = getattr(plugin, "__file__", None)
+    if file is None:
+        module = sys.modules.get(getattr(type(plugin), "__module__", ""))
+        file = getattr(module, "__file__", None)
+    return os.path.abspath(file) if isinstance(file, str) else None
+
+
+def _is_conftest(file: str | None) -> bool:
+    return file is not None and os.path.basename(file) == "conftest.py"
+
+
+def _report_hooks(pm: Any, plugin: object) -> list[str]:
+    callers = pm.get_hookcallers(plugin) or []
+    return sorted(c.name for c in callers if c.name in C.REPORT_HOOKS)
+
+
+def _environment() -> dict[str, object]:
+    import site
+
+    import pluggy
+
+    sites: list[str] = []
+    getsitepackages = getattr(site, "getsitepackages", None)  # an old virtualenv lacks it
+    if getsitepackages is not None:
+        sites.extend(getsitepackages())
+    if getattr(site, "ENABLE_USER_SITE", False):
+        sites.append(site.getusersitepackages())
+    pth: list[str] = []
+    for directory in sites:
+        try:
+            names = sorted(n for n in os.listdir(directory) if n.endswith(".pth"))
+        except OSError:
+            continue
+        pth.extend(os.path.join(directory, n) for n in names)
+    return {
+        C.ENV_EXECUTABLE: sys.executable,
+        C.ENV_PREFIX: sys.prefix,
+        C.ENV_BASE_PREFIX: getattr(sys, "base_prefix", sys.prefix),
+        C.ENV_VERSION: sys.version.split()[0],
+        C.ENV_PATH: list(sys.path),
+        C.ENV_SITE: sites,
+        C.ENV_PTH: pth,
+        C.ENV_PYTEST: os.path.abspath(str(pytest.__file__)),
+        C.ENV_PLUGGY: os.path.abspath(str(pluggy.__file__)),
+    }
+
+
+# -- the session -----------------------------------------------------------------------
+
+
+class State:
+    """What this pytest process's plugin knows; made at import."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.out = Output(settings)
+        self.session = f"{os.getpid():x}-{os.urandom(3).hex()}"
+        wants = settings.files is not None or settings.ids is not None
+        self.selection = Selection(settings) if wants else None
+        self.started = False  # the session began: a plugin registered from now on is late
+        self.registered: dict[int, tuple[str, str | None, list[str], bool]] = {}
+        self.conftests: dict[str, None] = {}  # files, in load order
+        self.modules: set[str] = set()  # forbidden modules already reported
+        self.evidence_count: dict[str, int] = {}
+        self.recorder: Recorder | None = None
+
+    def emit(self, kind: str, fields: dict[str, object]) -> None:
+        record: dict[str, object] = {C.KIND: kind, C.SESSION: self.session}
+        record.update(fields)
+        self.out.line(_dumps(record) + "\n")
+
+    def evidence(self, what: str, subject: str, detail: str = "") -> None:
+        count = self.evidence_count.get(what, 0)
+        self.evidence_count[what] = count + 1
+        if count < _EVIDENCE_MAX:
+            self.emit(C.EVIDENCE, {"what": what, "subject": subject, "detail": detail})
+
+    def module(self, name: str, file: str) -> None:
+        if name not in self.modules:
+            self.modules.add(name)
+            self.evidence("forbidden-module", name, file)
+
+
+def _start() -> State | None:
+    """At import, before the user's conftests, test modules and code under test:
+    read the settings and put the import watch first."""
+    settings = _read_settings()
+    if settings is None:
+        return None
+    state = State(settings)
+    if settings.redirect or settings.forbidden:
+        import importlib
+
+        watch = ImportWatch(state)
+        watch.rewrite_sys_path()
+        sys.meta_path.insert(0, watch)  # type: ignore[arg-type]
+        importlib.invalidate_caches()
+    return state
+
+
+_STATE: State | None
+try:
+    _STATE = _start()
+except Exception:  # the run goes on without a report
+    _STATE = None
 
 
 class Recorder:
-    """Outcomes by node id, as JUnit XML would classify them: a failure in setup or
-    teardown is an error, an xfail is skipped, a non-strict xpass passed."""
+    """The session's hooks, registered at configure when the helper asked for a
+    report. In an xdist worker it checks but writes no test lines: the controller
+    receives every report and writes them."""
 
-    def __init__(self, path: str, root: str) -> None:
-        self.path = path
-        self.root = root
-        self.tests: dict[str, str] = {}
+    def __init__(self, state: State, config: pytest.Config, worker: str | None) -> None:
+        from _pytest.reports import TestReport
 
-    def _note(self, nodeid: str, outcome: str) -> None:
-        previous = self.tests.get(nodeid)
-        if previous is None or _RANK[outcome] > _RANK[previous]:
-            self.tests[nodeid] = outcome
+        self.state = state
+        self.config = config
+        self.worker = worker
+        self.root = str(config.rootpath)  # pytest >= 6.1
+        self.tests: dict[str, str] = {}  # node id -> worst outcome written
+        self.deselected: list[pytest.Item] = []
+        self.identities: Identities | None = None
+        self.report_class: type = TestReport
+        self.classes_seen: set[type] = {TestReport}
+        # The line written for most tests, with the session id already in place.
+        head = f'"{C.KIND}":"{C.TEST}","{C.SESSION}":"{state.session}"'
+        self.template = "{" + head + ',"id":%s,"o":"%s","w":"%s"}\n'
 
+    # -- per test: a dict write and one line -------------------------------------------
+
+    # First: a plugin's logreport hook that runs earlier could edit the report
+    # before it is read here.
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.passed:
-            outcome = "passed"
-        elif report.skipped:
-            outcome = "skipped"
+        outcome: str = report.outcome
+        when: str = report.when
+        if type(report) is not self.report_class:
+            self.flag_class(report)
+        if outcome == "passed":
+            if hasattr(report, "wasxfail"):
+                outcome = "xpassed"
+            elif when != "call":
+                return  # a setup or teardown that passed says nothing more
+            elif report.longrepr is not None:
+                self.state.evidence("passed-with-failure", report.nodeid, when)
+            self.note(report.nodeid, outcome, when)
+        elif outcome == "skipped":
+            if hasattr(report, "wasxfail"):
+                self.note(report.nodeid, "xfailed", when, reason=_xfail_reason(report))
+            else:
+                self.note_skip(report.nodeid, when, report.longrepr)
         else:
-            outcome = "failed" if report.when == "call" else "error"
-        self._note(report.nodeid, outcome)
+            self.note(report.nodeid, "failed" if when == "call" else "error", when)
 
+    def note(
+        self,
+        node_id: str,
+        outcome: str,
+        when: str,
+        where: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        if self.worker is not None:
+            return
+        previous = self.tests.get(node_id)
+        if previous is None or _RANK[outcome] > _RANK[previous]:
+            self.tests[node_id] = outcome
+        if where is None and reason is None:
+            line = self.template % (_quote(node_id), outcome, when)
+            if outcome == "passed":
+                self.state.out.later(line)
+            else:
+                self.state.out.line(line)
+            return
+        fields: dict[str, object] = {"id": node_id, "o": outcome, "w": when}
+        if where is not None:
+            fields["at"] = where
+        if reason is not None:
+            fields["r"] = reason[:_REASON_MAX]
+        self.state.emit(C.TEST, fields)
+
+    def note_skip(self, node_id: str, when: str, longrepr: object) -> None:
+        where = None
+        reason = ""
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            path, line, text = longrepr
+            where = f"{path}:{line}"
+            reason = str(text)
+            if reason.startswith("Skipped: "):
+                reason = reason[len("Skipped: ") :]
+        elif longrepr is not None:
+            reason = str(longrepr)
+        self.note(node_id, "skipped", when, where, reason)
+
+    def flag_class(self, report: object) -> None:
+        cls = type(report)
+        if cls in self.classes_seen:
+            return
+        self.classes_seen.add(cls)
+        module = sys.modules.get(cls.__module__)
+        file = getattr(module, "__file__", None)
+        homes = self.identities.homes if self.identities is not None else ()
+        if isinstance(report, self.report_class) and file and _under(_norm(file), homes):
+            return  # a report class of pytest's own (subtests)
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        self.state.evidence("report-class", name, str(getattr(report, "nodeid", "")))
+
+    # -- collection --------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        # A module that fails to import is one error named after the module; a
-        # module-level skip, one skipped entry.
-        if report.failed:
-            self._note(report.nodeid, "error")
-        elif report.skipped:
-            self._note(report.nodeid, "skipped")
+        if report.outcome == "failed":
+            lines = str(report.longrepr).strip().splitlines()
+            self.note(report.nodeid, "error", "collect", reason=lines[-1] if lines else "")
+        elif report.outcome == "skipped":
+            self.note_skip(report.nodeid, "collect", report.longrepr)
 
-    def pytest_sessionfinish(self) -> None:
-        # One line per session, appended: a command that runs pytest twice
-        # (`pytest unit && pytest e2e`) reports both.
-        line = json.dumps({"root": self.root, "tests": self.tests}) + "\n"
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: object) -> bool | None:
+        selection = self.state.selection
+        if selection is None or selection.allows_path(_norm(collection_path)):
+            return None
+        return True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        selection = self.state.selection
+        if selection is None:
+            return
+        kept = [item for item in items if selection.keeps(item)]
+        if len(kept) == len(items):
+            return
+        dropped = [item for item in items if not selection.keeps(item)]
+        outside = {_norm(_item_path(item)) for item in dropped} - selection.files
+        for file in sorted(outside):
+            self.state.evidence("unselected", file, "collected although not selected")
+        items[:] = kept
+        config.hook.pytest_deselected(items=dropped)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected.extend(items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode("utf-8"))
-            finally:
-                os.close(fd)
-        except OSError:  # the run is judged by its exit code; never fail it from here
-            pass
+            self.write_items(session.items, deselected=False)
+            self.write_items(self.deselected, deselected=True)
+            self.check_modules()
+        except Exception as exc:
+            self.state.evidence("internal", "collection report", type(exc).__name__)
+
+    def write_items(self, items: list[pytest.Item], deselected: bool) -> None:
+        groups: dict[tuple[str, str], list[str]] = {}
+        for item in items:
+            key = (os.path.abspath(str(_item_path(item))), _item_kind(item))
+            groups.setdefault(key, []).append(item.nodeid)
+        for (file, kind), ids in groups.items():
+            fields: dict[str, object] = {"file": file, "kind": kind, "ids": ids}
+            if deselected:
+                fields["d"] = True
+            self.state.emit(C.ITEMS, fields)
+
+    # -- the end -----------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: object) -> None:
+        state = self.state
+        fields: dict[str, object] = {"exit": _int(exitstatus)}
+        try:
+            self.check_identities()
+            self.check_modules()
+            self.check_conftests()
+            fields["conftests"] = list(state.conftests)
+            fields["plugins"] = self.report_plugins()
+            fields["env"] = _environment()
+        except Exception as exc:
+            state.evidence("internal", "session checks", type(exc).__name__)
+        counts: dict[str, int] = {}
+        for outcome in self.tests.values():
+            counts[outcome] = counts.get(outcome, 0) + 1
+        fields["counts"] = counts
+        state.emit(C.END, fields)
+
+    def check_identities(self) -> None:
+        if self.identities is not None:
+            for label, now in self.identities.changed():
+                self.state.evidence("patched", label, now)
+
+    def check_modules(self) -> None:
+        forbidden = self.state.settings.forbidden
+        if not forbidden:
+            return
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and _under(_norm(file), forbidden):
+                self.state.module(name, file)
+
+    def check_conftests(self) -> None:
+        for plugin in self.config.pluginmanager.get_plugins():
+            file = _plugin_file(plugin)
+            if file is not None and _is_conftest(file):
+                self.state.conftests.setdefault(file, None)
+        selection = self.state.selection
+        if selection is not None:
+            for file in self.state.conftests:
+                if _norm(os.path.dirname(file)) not in selection.dirs:
+                    self.state.evidence("conftest-outside", file)
+
+    def report_plugins(self) -> list[list[object]]:
+        pm = self.config.pluginmanager
+        out: list[list[object]] = []
+        listed = set()
+        for name, plugin in pm.list_name_plugin():
+            if plugin is None:
+                continue
+            listed.add(id(plugin))
+            hooks = _report_hooks(pm, plugin)
+            if hooks:
+                late = self.state.registered.get(id(plugin), ("", None, [], False))[3]
+                out.append([str(name), _plugin_file(plugin), hooks, late])
+        for key, (name, file, hooks, late) in self.state.registered.items():
+            if key not in listed and hooks:  # registered, then removed again
+                out.append([name, file, hooks, late])
+        return out
+
+
+def _int(value: object) -> int | None:
+    try:
+        return int(value)  # type: ignore[call-overload, no-any-return]
+    except (TypeError, ValueError):
+        return None
+
+
+def _xfail_reason(report: object) -> str:
+    reason = str(getattr(report, "wasxfail", ""))
+    return reason[len("reason: ") :] if reason.startswith("reason: ") else reason
+
+
+def _item_kind(item: pytest.Item) -> str:
+    from _pytest.doctest import DoctestItem, DoctestTextfile
+    from _pytest.python import Function
+
+    if isinstance(item, Function):
+        return "function"
+    if isinstance(item, DoctestItem):
+        parent = getattr(item, "parent", None)
+        return "doctest-text" if isinstance(parent, DoctestTextfile) else "doctest-module"
+    return "other"
+
+
+def _legacy_ignore_collect(
+    modern: Callable[[Recorder, object], bool | None],
+) -> Callable[[Recorder, object], bool | None]:
+    """pytest before 7 names the argument ``path`` (a py.path); 9 knows only
+    ``collection_path``."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self: Recorder, path: object) -> bool | None:
+        return modern(self, path)
+
+    return pytest_ignore_collect
+
+
+if int(pytest.__version__.split(".")[0]) < 7:
+    Recorder.pytest_ignore_collect = _legacy_ignore_collect(  # type: ignore[method-assign, assignment]
+        Recorder.pytest_ignore_collect
+    )
+
+
+# -- hooks of the entry-point module -----------------------------------------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    state = _STATE
+    if state is None or state.selection is None:
+        return
+    try:
+        _guard_conftests(state, early_config.pluginmanager)
+    except Exception as exc:
+        state.evidence("guard-missing", "conftest loading", type(exc).__name__)
 
 
 @pytest.hookimpl(tryfirst=True)  # before junitxml's own pytest_configure reads the option
 def pytest_configure(config: pytest.Config) -> None:
-    report = os.environ.pop(REPORT_ENV, None)
-    junit = os.environ.pop(JUNIT_ENV, None)
-    site = os.environ.pop(SITE_ENV, None)
-    _restore_environment(site, junit)
-    if report is None or hasattr(config, "workerinput"):
-        return  # not started by the ratchet, or an xdist worker (the controller records)
+    state = _STATE
+    if state is None:
+        return
+    settings = state.settings
+    if settings.site:
+        sys.path[:] = [entry for entry in sys.path if entry != settings.site]
+    if state.out.fd < 0:
+        return  # nowhere to write: the JUnit XML reports instead
+    worker = getattr(config, "workerinput", {}).get("workerid")  # an xdist worker
     try:
-        recorder = Recorder(report, str(config.rootpath))  # rootpath: pytest >= 6.1
+        recorder = Recorder(state, config, worker)
         config.pluginmanager.register(recorder, "gtd-ratchet-recorder")
+        recorder.identities = Identities(config.pluginmanager, recorder)
     except Exception:  # an older or unusual pytest: the JUnit XML reports instead
         return
+    state.recorder = recorder
     xmlpath = getattr(config.option, "xmlpath", None)
-    if junit and xmlpath and os.path.abspath(xmlpath) == os.path.abspath(junit):
+    if settings.junit and xmlpath and _norm(xmlpath) == _norm(settings.junit):
         config.option.xmlpath = None  # this report replaces it
+    inipath = getattr(config, "inipath", None)
+    state.emit(
+        C.START,
+        {
+            "v": C.VERSION,
+            "pid": os.getpid(),
+            "worker": worker,
+            "root": recorder.root,
+            "ini": None if inipath is None else str(inipath),
+            "plugin": _PLUGIN_FILE,
+            "via": state.out.via,
+            "sel": None if state.selection is None else True,
+        },
+    )
+    for label, file in recorder.identities.foreign():
+        state.evidence("foreign", label, file)
 
 
-def _restore_environment(site: str | None, junit: str | None) -> None:
+def pytest_plugin_registered(plugin: object, manager: Any) -> None:
+    state = _STATE
+    if state is None or id(plugin) in state.registered:
+        return
+    try:
+        file = _plugin_file(plugin)
+        if _is_conftest(file):
+            state.conftests.setdefault(str(file), None)
+        hooks = _report_hooks(manager, plugin)
+        name = _plugin_label(manager, plugin)
+        state.registered[id(plugin)] = (name, file, hooks, state.started)
+        if state.started and hooks and not _is_conftest(file):
+            state.evidence("late-plugin", name, f"{file} ({', '.join(hooks)})")
+    except Exception as exc:
+        state.evidence("internal", "plugin registration", type(exc).__name__)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_sessionstart() -> Generator[None, None, None]:
+    state = _STATE
+    if state is not None:
+        state.started = True
+    yield
+    # After every plugin's sessionstart: xdist has started its workers, which
+    # inherited the environment and so load this plugin too. From now on nothing
+    # should: a pytest that a test starts is the user's, not the ratchet's.
+    if state is not None:
+        _restore_environment(state.settings)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = _STATE
+    if state is None or state.recorder is None:
+        return
+    if not session.config.pluginmanager.is_registered(state.recorder):
+        state.evidence("unregistered", "gtd-ratchet-recorder", "removed during the session")
+
+
+def _restore_environment(settings: Settings) -> None:
+    os.environ.pop(C.ENV_SETTINGS, None)
+    os.environ.pop(C.ENV_FD, None)
+    site = settings.site
     if site:
         entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
         kept = [entry for entry in entries if entry != site]
@@ -108,8 +961,10 @@ def _restore_environment(site: str | None, junit: str | None) -> None:
             os.environ["PYTHONPATH"] = os.pathsep.join(kept)
         else:
             os.environ.pop("PYTHONPATH", None)
-        sys.path[:] = [entry for entry in sys.path if entry != site]
+    junit = settings.junit
     if junit:
+        import shlex
+
         addopts = os.environ.get("PYTEST_ADDOPTS")
         if addopts is not None:
             rest = addopts.replace("--junitxml=" + shlex.quote(junit), "").strip()

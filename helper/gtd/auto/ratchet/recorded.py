@@ -1,50 +1,284 @@
-"""The outcomes gtd.auto.ratchet.pytest_report recorded → per-test outcomes. Pure.
+"""The lines gtd.auto.ratchet.pytest_report wrote → per-test results, collected
+items, sessions and tamper evidence. Pure: lines in, a value out.
 
-The file holds one JSON line per pytest session: ``{"root": <pytest's rootdir>,
-"tests": {<node id>: <outcome>}}``. Node ids are relative to pytest's rootdir;
-they are rewritten relative to the repository (``tests/test_api.py::test_x``, the
-ids JUnit reports resolve to), so a command that runs pytest from a
-subdirectory names its tests the way people type them from the root. Sessions
-merge with the worst outcome winning; a line cut short (a killed run) is skipped.
+The line format is gtd.auto.ratchet.contract's. Lines come from a pipe and a file,
+from several pytest processes at once, and from inside the process under test, so
+nothing is taken on trust: a line that is not well-formed is counted and skipped;
+a test reported more than once keeps its worst outcome (a later "passed" never
+hides a failure); lines naming a session that never started are not the plugin's
+and are left out; a session that did not end, or whose end line counts other
+outcomes than its test lines say, is a problem that makes the report incomplete.
+
+Node ids are relative to pytest's rootdir; they are rewritten relative to the
+repository (``tests/test_api.py::test_x``, the ids JUnit reports resolve to), so a
+command that runs pytest from a subdirectory names its tests the way people type
+them from the root. Files outside the repository keep pytest's own id.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import cast
+from collections.abc import Iterable
+from typing import Any, NamedTuple, cast
 
-from gtd.auto.ratchet.model import OUTCOMES, Outcome, merge
+from gtd.auto.ratchet import contract as C
+from gtd.auto.ratchet.model import OUTCOMES, Outcome
+from gtd.auto.ratchet.results import (
+    ITEM_KINDS,
+    Environment,
+    Evidence,
+    Item,
+    ItemKind,
+    Plugin,
+    Result,
+    Session,
+    worst,
+)
 
 
-def parse(text: str, repo_root: str) -> dict[str, Outcome] | None:
-    """None when no session line is readable (the plugin never finished)."""
-    sessions: list[dict[str, Outcome]] = []
+class Recorded(NamedTuple):
+    tests: dict[str, Result]
+    items: tuple[Item, ...]
+    sessions: tuple[Session, ...]
+    evidence: tuple[Evidence, ...]
+    problems: tuple[str, ...]
+
+
+class _Session:
+    """One session's lines while they are read."""
+
+    def __init__(self, start: dict[str, Any]) -> None:
+        self.start = start
+        self.end: dict[str, Any] | None = None
+        self.tests: list[tuple[str, Result]] = []  # (pytest's node id, result)
+        self.items: list[dict[str, Any]] = []
+        self.evidence: list[dict[str, Any]] = []
+
+
+def parse(lines: Iterable[str], repo_root: str, *, selection: bool = False) -> Recorded:
+    """``selection``: the run asked for one; a session that did not apply it is a
+    problem."""
     base = os.path.realpath(repo_root)
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-            root = os.path.realpath(str(record["root"]))
-            tests = record["tests"]
-        except (ValueError, KeyError, TypeError):
+    sessions: dict[str, _Session] = {}
+    orphans: list[dict[str, Any]] = []
+    unreadable = 0
+    for line in lines:
+        record = _record(line)
+        if record is None:
+            unreadable += line.strip() != ""
             continue
-        if not isinstance(tests, dict):
+        kind, sid = record[C.KIND], record[C.SESSION]
+        if kind == C.START:
+            if sid not in sessions and isinstance(record.get("root"), str):
+                sessions[sid] = _Session(record)
             continue
-        sessions.append(
-            {
-                _from_repo_root(str(nodeid), root, base): cast(Outcome, outcome)
-                for nodeid, outcome in tests.items()
-                if outcome in OUTCOMES
-            }
-        )
-    return merge(sessions) if sessions else None
+        session = sessions.get(sid)
+        if session is None:
+            orphans.append(record)
+        elif kind == C.TEST:
+            test = _test(record)
+            if test is None:
+                unreadable += 1
+            else:
+                session.tests.append(test)
+        elif kind == C.ITEMS:
+            session.items.append(record)
+        elif kind == C.EVIDENCE:
+            session.evidence.append(record)
+        elif kind == C.END and session.end is None:
+            session.end = record
+    return _assemble(sessions, orphans, unreadable, base, selection)
 
 
-def _from_repo_root(nodeid: str, root: str, base: str) -> str:
-    if root == base or not nodeid:
-        return nodeid
-    file, sep, rest = nodeid.partition("::")
-    rel = os.path.relpath(os.path.join(root, file), base)
-    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
-        return nodeid  # tests outside the repository keep pytest's id
-    return rel.replace(os.sep, "/") + sep + rest
+def _record(line: str) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if (
+        isinstance(record, dict)
+        and isinstance(record.get(C.KIND), str)
+        and isinstance(record.get(C.SESSION), str)
+    ):
+        return record
+    return None
+
+
+def _test(record: dict[str, Any]) -> tuple[str, Result] | None:
+    node_id, outcome = record.get("id"), record.get("o")
+    if not isinstance(node_id, str) or outcome not in OUTCOMES:
+        return None
+    where, reason = record.get("at"), record.get("r")
+    return node_id, Result(
+        cast(Outcome, outcome),
+        where if isinstance(where, str) else None,
+        reason if isinstance(reason, str) else None,
+    )
+
+
+def _assemble(
+    sessions: dict[str, _Session],
+    orphans: list[dict[str, Any]],
+    unreadable: int,
+    base: str,
+    selection: bool,
+) -> Recorded:
+    tests: list[tuple[str, Result]] = []
+    items: dict[str, Item] = {}
+    out_sessions: list[Session] = []
+    evidence: list[Evidence] = []
+    problems: list[str] = []
+    for sid, raw in sessions.items():
+        root = os.path.realpath(str(raw.start["root"]))
+        ids = _Ids(root, base)
+        for node_id, result in raw.tests:
+            tests.append((ids.test(node_id), ids.result(result)))
+        for record in raw.items:
+            for item in _items(record, ids):
+                if item.node_id not in items or items[item.node_id].deselected:
+                    items[item.node_id] = item
+        for record in raw.evidence:
+            evidence.append(
+                Evidence(
+                    str(record.get("what")), str(record.get("subject")), _str(record, "detail"), sid
+                )
+            )
+        session = _session(sid, raw, ids)
+        out_sessions.append(session)
+        who = _who(session)
+        if not session.ended:
+            problems.append(f"{who} did not finish")
+        elif not session.consistent:
+            problems.append(f"{who}: its end line disagrees with its test lines")
+        if selection and session.selected is not True:
+            problems.append(f"{who} did not apply the selection")
+    if orphans:
+        problems.append(f"{len(orphans)} line(s) from a session that never started")
+    if unreadable:
+        problems.append(f"{unreadable} unreadable line(s)")
+    return Recorded(
+        worst(tests), tuple(items.values()), tuple(out_sessions), tuple(evidence), tuple(problems)
+    )
+
+
+def _who(session: Session) -> str:
+    worker = f" (xdist {session.worker})" if session.worker else ""
+    return f"pytest session {session.id}{worker}"
+
+
+def _session(sid: str, raw: _Session, ids: _Ids) -> Session:
+    start, end = raw.start, raw.end or {}
+    counts: dict[str, int] = {}
+    for result in worst(raw.tests).values():
+        counts[result.outcome] = counts.get(result.outcome, 0) + 1
+    claimed = end.get("counts")
+    consistent = raw.end is not None and isinstance(claimed, dict) and claimed == counts
+    exit_status = end.get("exit")
+    selected = start.get("sel")
+    return Session(
+        id=sid,
+        pid=start["pid"] if isinstance(start.get("pid"), int) else 0,
+        worker=start.get("worker") if isinstance(start.get("worker"), str) else None,
+        rootpath=str(start["root"]),
+        inipath=start.get("ini") if isinstance(start.get("ini"), str) else None,
+        via=_str(start, "via"),
+        selected=selected if isinstance(selected, bool) else None,
+        ended=raw.end is not None,
+        consistent=consistent,
+        exit_status=exit_status if isinstance(exit_status, int) else None,
+        conftests=tuple(ids.file(f) for f in _strs(end.get("conftests"))),
+        plugins=tuple(_plugins(end.get("plugins"))),
+        environment=_environment(end.get("env")),
+    )
+
+
+def _items(record: dict[str, Any], ids: _Ids) -> list[Item]:
+    kind = record.get("kind")
+    file = record.get("file")
+    if kind not in ITEM_KINDS or not isinstance(file, str):
+        return []
+    rel = ids.file(file)
+    deselected = record.get("d") is True
+    return [
+        Item(ids.test(node_id), rel, cast(ItemKind, kind), deselected)
+        for node_id in _strs(record.get("ids"))
+    ]
+
+
+def _plugins(value: object) -> list[Plugin]:
+    out: list[Plugin] = []
+    for entry in value if isinstance(value, list) else []:
+        if isinstance(entry, list) and len(entry) == 4:
+            name, file, hooks, late = entry
+            out.append(
+                Plugin(
+                    str(name),
+                    file if isinstance(file, str) else None,
+                    tuple(_strs(hooks)),
+                    late is True,
+                )
+            )
+    return out
+
+
+def _environment(value: object) -> Environment | None:
+    if not isinstance(value, dict):
+        return None
+    return Environment(
+        executable=_str(value, C.ENV_EXECUTABLE),
+        prefix=_str(value, C.ENV_PREFIX),
+        base_prefix=_str(value, C.ENV_BASE_PREFIX),
+        python=_str(value, C.ENV_VERSION),
+        path=tuple(_strs(value.get(C.ENV_PATH))),
+        site=tuple(_strs(value.get(C.ENV_SITE))),
+        pth=tuple(_strs(value.get(C.ENV_PTH))),
+        pytest=_str(value, C.ENV_PYTEST),
+        pluggy=_str(value, C.ENV_PLUGGY),
+    )
+
+
+def _str(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _strs(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+class _Ids:
+    """Rewrites one session's node ids and paths relative to the repository."""
+
+    def __init__(self, root: str, base: str) -> None:
+        self.root = root
+        self.base = base
+        self._files: dict[str, str | None] = {}  # pytest's file part -> repository's
+
+    def test(self, node_id: str) -> str:
+        if self.root == self.base or not node_id:
+            return node_id
+        file, sep, rest = node_id.partition("::")
+        if file not in self._files:
+            self._files[file] = self._relative(os.path.join(self.root, file))
+        rel = self._files[file]
+        return node_id if rel is None else rel + sep + rest
+
+    def file(self, path: str) -> str:
+        """A repository-relative path when inside it, else the path as given."""
+        rel = self._relative(os.path.join(self.root, path))
+        return path if rel is None else rel
+
+    def result(self, result: Result) -> Result:
+        if result.where is None:
+            return result
+        path, sep, line = result.where.rpartition(":")
+        if not sep or not line.isdigit():
+            return result
+        return result._replace(where=f"{self.file(path)}:{line}")
+
+    def _relative(self, path: str) -> str | None:
+        rel = os.path.relpath(os.path.realpath(path), self.base)
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            return None
+        return rel.replace(os.sep, "/")

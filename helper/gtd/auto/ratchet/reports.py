@@ -1,125 +1,275 @@
-"""Per-test reports of one test run: where they are written and reading them back.
+"""Per-test reports of one test run: setting up how they are written, and reading
+them back as one value.
 
-Any pytest the test command starts reports through gtd.auto.ratchet.pytest_report,
-an entry-point plugin put on ``PYTHONPATH`` (its settings travel in environment
-variables); a pytest that does not load it writes the ``--junitxml`` appended to
-``PYTEST_ADDOPTS`` instead, and other runners write the JUnit XML named by
-``ratchet.junit_xml``. The files live in ``.git/gtd-cache/`` (the plugin's copy
-persists there, so pytest compiles it once), or in a temporary directory where
-the git directory is elsewhere (a worktree) or read-only.
+How to use it::
+
+    listener = reports.start(reports.Request(root))     # files, pipe, reader thread
+    try:
+        result = proc.run(argv, root, env=listener.env, pass_fds=listener.pass_fds)
+    except BaseException:
+        listener.abort()
+        raise
+    report = listener.finish()                           # a results.Report
+
+:class:`Request` says what the run asks of the plugin: the root the tests run in
+(test ids are relative to it), ``ratchet.junit_xml`` for other runners, a
+selection (``only_files``: nothing but these files is collected and no conftest
+outside them is loaded; ``only_ids``: nothing but these tests runs), roots no
+module may be imported from (``forbidden``), and a :class:`Redirect` from the live
+repository to the room the tests run in (imports from under ``live`` load from the
+same place under ``room``: editable installs).
+
+:meth:`Listener.finish` returns a :class:`gtd.auto.ratchet.results.Report`:
+``tests`` (test id → ``Result``: outcome, and for a skip its location and
+reason), ``items`` (every item pytest collected: node id, file, kind),
+``sessions`` (each pytest process: its rootdir, ini file, conftests, plugins that
+can change reports, the interpreter's environment), ``evidence`` (tamper evidence)
+and ``problems`` (why the report cannot be taken at its word). ``complete`` says
+there are none; ``outcomes`` is ``{test id: outcome}``; ``junit_outcomes`` the
+same in the four outcomes JUnit XML has, or None unless complete — what the
+verdict compares.
+
+Where they come from: any pytest the test command starts loads the plugin
+gtd.auto.ratchet.pytest_report (the contract is gtd.auto.ratchet.contract) through
+a per-run entry point on ``PYTHONPATH``, and streams its lines into a pipe this
+module reads in a thread while the command runs (so a large suite never blocks on
+a full pipe), or into a file where the pipe was not inherited. A pytest that does
+not load it writes the ``--junitxml`` appended to ``PYTEST_ADDOPTS`` instead, and
+other runners write the JUnit XML named by ``ratchet.junit_xml``. The run's files
+live in ``.git/gtd-cache/ratchet-<pid>.<n>/`` (or a temporary directory where the git
+directory is elsewhere or read-only, or where the caller says) and are removed
+afterwards.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import json
 import os
 import shlex
+import threading
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from gtd.auto.cache import directory
-from gtd.auto.ratchet import junit, recorded
-from gtd.auto.ratchet.model import Outcome, merge
-from gtd.fsio import atomic_write
+from gtd.auto.ratchet import contract, junit, recorded
+from gtd.auto.ratchet.results import NO_REPORT, Report, Result, worst
 
-# The plugin's settings: gtd.auto.ratchet.pytest_report reads the same names (it cannot
-# import gtd, which the user's test environment does not have).
-REPORT_ENV = "GTD_RATCHET_REPORT"
-JUNIT_ENV = "GTD_RATCHET_JUNITXML"
-SITE_ENV = "GTD_RATCHET_SITE"
-PLUGIN_MODULE = "gtd_ratchet_report"
+PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet_report`
 _PLUGIN_SOURCE = Path(__file__).with_name("pytest_report.py")
-_DIST_INFO = {
-    "METADATA": f"Metadata-Version: 2.1\nName: {PLUGIN_MODULE}\nVersion: 1\n",
-    "entry_points.txt": f"[pytest11]\n{PLUGIN_MODULE} = {PLUGIN_MODULE}\n",
-}
+_CONTRACT_SOURCE = Path(__file__).with_name("contract.py")
+_STUB = '''\
+"""The gtd ratchet's pytest entry point for one run: it loads the reporting
+plugin from the installed helper. On any failure pytest goes on without it."""
+try:
+    import importlib.util as _util
+    import sys as _sys
+
+    _spec = _util.spec_from_file_location("{name}", {path!r})
+    _module = _util.module_from_spec(_spec)
+    _spec.loader.exec_module(_module)
+    _sys.modules[__name__] = _module
+except Exception:
+    pass
+'''
+_READ_CHUNK = 1 << 16
+# After the command ends, a process it left behind may still hold the pipe open:
+# read on until it is quiet this long, and never longer than the drain limit.
+_QUIET_S = 0.1
+_DRAIN_MAX_S = 2.0
 
 
-class Reports(NamedTuple):
-    """The files one test run reports into."""
+class Redirect(NamedTuple):
+    """Imports that would load from under ``live`` load from under ``room``."""
 
-    site: Path  # the directory put on PYTHONPATH: the plugin and its dist-info
-    outcomes: Path  # the plugin's JSON lines
-    junit_xml: Path  # pytest's own report, where the plugin did not load
-    scratch: Path | None  # a temporary directory to remove afterwards, if one was made
+    live: Path
+    room: Path
 
 
-def prepare(root: Path, folder: Path | None = None) -> Reports:
-    """Report files for a run from ``root``, none of them left from an earlier run.
-    ``folder`` (a clean room's slot): the plugin is written there afresh, so nothing
-    else can sit beside it on the test run's import path."""
-    if folder is not None:
-        import shutil
+class Request(NamedTuple):
+    """What one test run asks of the plugin. Paths are absolute; ``only_files``
+    and ``only_ids`` are relative to ``root``."""
 
-        shutil.rmtree(folder, ignore_errors=True)
-        reports = Reports(folder / "site", folder / "outcomes.jsonl", folder / "pytest.xml", None)
-        _install_plugin(reports.site)
-        return reports
-    cache = directory(root)
-    if cache is not None:
-        stem = f"ratchet-{os.getpid()}"  # concurrent runs never share a file
-        reports = Reports(
-            cache / "pytest-site", cache / f"{stem}.jsonl", cache / f"{stem}.xml", None
-        )
+    root: Path
+    junit_xml: str | None = None
+    only_files: tuple[str, ...] | None = None
+    only_ids: tuple[str, ...] | None = None
+    forbidden: tuple[Path, ...] = ()
+    redirect: Redirect | None = None
+
+    @property
+    def selects(self) -> bool:
+        return self.only_files is not None or self.only_ids is not None
+
+
+class Listener:
+    """One run's report files, pipe and reader. Give :attr:`env` and
+    :attr:`pass_fds` to the test command; then :meth:`finish` (or :meth:`abort`)."""
+
+    def __init__(self, request: Request, files: RunFiles) -> None:
+        self.request = request
+        self.files = files
+        self._chunks: list[bytes] = []
+        self._read_fd, self._write_fd = os.pipe()
+        self._stop = threading.Event()
+        self._deadline = 0.0
+        self._thread = threading.Thread(target=self._read, name="gtd-ratchet-reader", daemon=True)
+        self._closed = False
+        st = os.fstat(self._write_fd)
+        self.pass_fds: tuple[int, ...] = (self._write_fd,)
+        self.env = self._environment(f"{self._write_fd}:{st.st_dev}:{st.st_ino}")
+        self._thread.start()
+
+    def _environment(self, fd_spec: str) -> dict[str, str]:
+        addopts = f"--junitxml={shlex.quote(str(self.files.junit_xml))}"
+        existing = os.environ.get("PYTEST_ADDOPTS", "").strip()
+        pythonpath = os.environ.get("PYTHONPATH")
+        site = str(self.files.site)
+        return {
+            "PYTEST_ADDOPTS": f"{existing} {addopts}" if existing else addopts,
+            # Last on the path: the user's own modules win any name clash (and the
+            # entry point's name is random, so none can shadow it).
+            "PYTHONPATH": f"{pythonpath}{os.pathsep}{site}" if pythonpath else site,
+            contract.ENV_SETTINGS: str(self.files.settings),
+            contract.ENV_FD: fd_spec,
+        }
+
+    def _read(self) -> None:
+        import select
+
+        poll = select.poll()
+        poll.register(self._read_fd, select.POLLIN)
         try:
-            _install_plugin(reports.site)
-            _remove(reports)
-            _remove_orphans(cache)
-            return reports
+            while True:
+                if poll.poll(_QUIET_S * 1000):
+                    data = os.read(self._read_fd, _READ_CHUNK)
+                    if not data:
+                        return  # every writer is gone
+                    self._chunks.append(data)
+                elif self._stop.is_set():
+                    return
+                if self._stop.is_set() and time.monotonic() > self._deadline:
+                    return
         except OSError:
-            pass  # read-only: a temporary directory does
-    import tempfile  # on use only: with shutil and random behind it, ~7 ms
+            return  # what was read stands; a session cut short shows as unfinished
 
-    scratch = Path(tempfile.mkdtemp(prefix="gtd-ratchet-"))
-    reports = Reports(scratch / "site", scratch / "outcomes.jsonl", scratch / "pytest.xml", scratch)
-    _install_plugin(reports.site)
-    return reports
+    def finish(self) -> Report:
+        """Everything the run reported; removes the run's files. Never raises for
+        what the run wrote: unreadable reports are problems in the value."""
+        try:
+            self._close()
+            lines = self._lines()
+            return assemble(self.request, lines, self._junit_files())
+        finally:
+            self._remove()
 
+    def abort(self) -> None:
+        """The command did not run to its end (the helper was interrupted)."""
+        self._close()
+        self._remove()
 
-def environment(reports: Reports) -> dict[str, str]:
-    """What the test command's environment gains so any pytest in it reports."""
-    addopts = f"--junitxml={shlex.quote(str(reports.junit_xml))}"
-    existing = os.environ.get("PYTEST_ADDOPTS", "").strip()
-    pythonpath = os.environ.get("PYTHONPATH")
-    site = str(reports.site)
-    return {
-        "PYTEST_ADDOPTS": f"{existing} {addopts}" if existing else addopts,
-        # Last on the path: the user's own modules win any name clash.
-        "PYTHONPATH": f"{pythonpath}{os.pathsep}{site}" if pythonpath else site,
-        REPORT_ENV: str(reports.outcomes),
-        JUNIT_ENV: str(reports.junit_xml),
-        SITE_ENV: site,
-    }
+    def __enter__(self) -> Listener:
+        return self
 
+    def __exit__(self, *exc: object) -> None:
+        if not self._closed:
+            self.abort()
 
-def collect(root: Path, reports: Reports, pattern: str | None) -> dict[str, Outcome] | None:
-    """Every per-test outcome the run reported (worst wins), or None when nothing
-    did and the run is judged by its exit code. Removes the run's own files."""
-    try:
-        parsed: list[dict[str, Outcome]] = []
-        from_plugin = _read_outcomes(reports.outcomes, root)
-        if from_plugin is not None:
-            parsed.append(from_plugin)
-            xml_files = configured(root, pattern)
-        else:
-            xml_files = [reports.junit_xml, *configured(root, pattern)]
-        resolver = ModuleResolver(root)
-        for path in xml_files:
-            try:
-                parsed.append(junit.parse(path.read_bytes(), resolver))
-            except (OSError, junit.JunitError):
-                continue  # absent, or cut short by a timeout: judged by exit code
-        return merge(parsed) if parsed else None
-    finally:
-        discard(reports)
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            os.close(self._write_fd)
+        self._deadline = time.monotonic() + _DRAIN_MAX_S
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        with contextlib.suppress(OSError):
+            os.close(self._read_fd)
 
+    def _lines(self) -> list[str]:
+        text = b"".join(self._chunks).decode("utf-8", "replace")
+        lines = text.splitlines()
+        with contextlib.suppress(OSError):
+            lines += self.files.lines.read_text(encoding="utf-8", errors="replace").splitlines()
+        return lines
 
-def discard(reports: Reports) -> None:
-    _remove(reports)
-    if reports.scratch is not None:
+    def _junit_files(self) -> list[Path]:
+        return [self.files.junit_xml, *configured(self.request.root, self.request.junit_xml)]
+
+    def _remove(self) -> None:
         import shutil
 
-        shutil.rmtree(reports.scratch, ignore_errors=True)
+        shutil.rmtree(self.files.folder, ignore_errors=True)
+
+
+class RunFiles(NamedTuple):
+    """One run's files, all inside ``folder``, which is removed afterwards."""
+
+    folder: Path
+    site: Path  # put on PYTHONPATH: the entry point and its dist-info
+    settings: Path  # the plugin's settings (contract.ENV_SETTINGS)
+    lines: Path  # the plugin's lines where the pipe is not inherited
+    junit_xml: Path  # pytest's own report, where the plugin did not load
+
+    @classmethod
+    def inside(cls, folder: Path) -> RunFiles:
+        return cls(
+            folder,
+            folder / "site",
+            folder / "settings.json",
+            folder / "lines.jsonl",
+            folder / "pytest.xml",
+        )
+
+
+def start(request: Request, where: Path | None = None) -> Listener:
+    """Set up one run's reporting: its files in a new directory (under ``where``,
+    else the repository's cache, else a temporary one), the pipe and its reader."""
+    files = RunFiles.inside(_folder(request.root, where))
+    try:
+        _write_site(files)
+        _create(files.settings, json.dumps(_settings(request, files)))
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(files.folder, ignore_errors=True)
+        raise
+    return Listener(request, files)
+
+
+def assemble(request: Request, lines: Iterable[str], junit_files: Iterable[Path]) -> Report:
+    """The report from the plugin's lines and the JUnit XML files that exist."""
+    root = request.root
+    got = recorded.parse(lines, str(root), selection=request.selects)
+    problems = list(got.problems)
+    parsed: list[tuple[str, Result]] = []
+    resolver = ModuleResolver(root)
+    read_any = False
+    for path in junit_files:
+        try:
+            results = junit.parse(path.read_bytes(), resolver)
+        except (OSError, junit.JunitError):
+            continue  # absent, or cut short by a timeout: judged by exit code
+        read_any = True
+        parsed.extend((test_id, _relative_where(r, root)) for test_id, r in results.items())
+    if read_any and request.selects:
+        problems.append("JUnit XML came from a pytest without the plugin: no selection applied")
+    if not got.sessions and not read_any:
+        return NO_REPORT._replace(problems=tuple(problems))
+    tests = worst([*got.tests.items(), *parsed])
+    return Report(
+        source="plugin" if got.sessions else "junit",
+        tests=tests,
+        items=got.items,
+        sessions=got.sessions,
+        evidence=got.evidence,
+        problems=tuple(problems),
+    )
 
 
 def configured(root: Path, pattern: str | None) -> list[Path]:
@@ -161,46 +311,145 @@ class ModuleResolver:
         return found
 
 
-def _install_plugin(site: Path) -> None:
-    """The plugin and its dist-info in ``site``, rewritten only when they differ
-    from this helper's (an upgrade)."""
-    wanted = {f"{PLUGIN_MODULE}.py": _PLUGIN_SOURCE.read_text(encoding="utf-8")}
-    wanted.update({f"{PLUGIN_MODULE}-1.dist-info/{n}": text for n, text in _DIST_INFO.items()})
-    for rel, text in wanted.items():
-        path = site / rel
+# -- the run's files -------------------------------------------------------------------
+
+
+def _folder(root: Path, where: Path | None) -> Path:
+    # The process id lets a later run tell a killed run's files from a live one's;
+    # the sequence number keeps two runs of one process (in parallel) apart.
+    name = f"ratchet-{os.getpid()}.{next(_SEQUENCE)}"
+    if where is not None:
+        folder = where / name
+        _fresh(folder)
+        return folder
+    cache = directory(root)
+    if cache is not None:
+        folder = cache / name
         try:
-            if path.read_text(encoding="utf-8") == text:
-                continue
-        except (OSError, UnicodeDecodeError):
-            pass
-        atomic_write(path, text)
+            cache.mkdir(parents=True, exist_ok=True)
+            _remove_orphans(cache)
+            _fresh(folder)
+            return folder
+        except OSError:
+            pass  # read-only: a temporary directory does
+    import tempfile  # on use only: with shutil and random behind it, ~7 ms
+
+    return Path(tempfile.mkdtemp(prefix="gtd-ratchet-"))
 
 
-def _read_outcomes(path: Path, root: Path) -> dict[str, Outcome] | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None  # the plugin did not load, or the run was killed first
-    return recorded.parse(text, str(root))
+_SEQUENCE = itertools.count()
+
+
+def _fresh(folder: Path) -> None:
+    """``folder`` new and empty: one left by a killed process that had the same id
+    is removed first."""
+    if folder.exists():
+        import shutil
+
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+
+
+def _write_site(files: RunFiles) -> None:
+    """The entry point: a module with a name no file in the repository can have
+    chosen in advance, declared by a ``*.dist-info`` as ``pytest11`` plugin
+    ``gtd_ratchet_report``. It loads the plugin from the installed helper itself, so
+    pytest compiles that once and nothing the tests can reach runs instead."""
+    plugin = _plugin_file(files.folder)
+    module = f"gtd_ratchet_{os.urandom(8).hex()}"
+    site = files.site
+    dist = site / f"{PLUGIN_NAME}-{contract.VERSION}.dist-info"
+    dist.mkdir(parents=True)
+    _create(site / f"{module}.py", _STUB.format(name=PLUGIN_NAME, path=str(plugin)))
+    _create(
+        dist / "METADATA",
+        f"Metadata-Version: 2.1\nName: {PLUGIN_NAME}\nVersion: {contract.VERSION}\n",
+    )
+    _create(dist / "entry_points.txt", f"[pytest11]\n{PLUGIN_NAME} = {module}\n")
+
+
+def _plugin_file(folder: Path) -> Path:
+    """The plugin as installed; a copy among the run's files (with the contract)
+    where the helper is not installed as plain files (a zip)."""
+    if _PLUGIN_SOURCE.is_file() and _CONTRACT_SOURCE.is_file():
+        return _PLUGIN_SOURCE
+    from importlib.resources import files
+
+    package = files("gtd.auto.ratchet")
+    copy = folder / "plugin"
+    copy.mkdir()
+    for name in ("pytest_report.py", "contract.py"):
+        _create(copy / name, package.joinpath(name).read_text(encoding="utf-8"))
+    return copy / "pytest_report.py"
+
+
+def _settings(request: Request, files: RunFiles) -> dict[str, object]:
+    c = contract
+    redirect = request.redirect
+    return {
+        c.SETTING_VERSION: c.VERSION,
+        c.SETTING_REPORT: str(files.lines),
+        c.SETTING_JUNIT: str(files.junit_xml),
+        c.SETTING_SITE: str(files.site),
+        c.SETTING_ROOT: str(request.root),
+        c.SETTING_FILES: None if request.only_files is None else list(request.only_files),
+        c.SETTING_IDS: None if request.only_ids is None else list(request.only_ids),
+        c.SETTING_FORBIDDEN: [str(p) for p in request.forbidden],
+        c.SETTING_LIVE: None if redirect is None else str(redirect.live),
+        c.SETTING_ROOM: None if redirect is None else str(redirect.room),
+    }
+
+
+def _create(path: Path, text: str) -> None:
+    """A new file in a directory this run just made: nothing to half-overwrite,
+    so no temporary file and rename; exclusive creation refuses any surprise."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _relative_where(result: Result, root: Path) -> Result:
+    if result.where is None:
+        return result
+    path, sep, line = result.where.rpartition(":")
+    if not sep or not os.path.isabs(path):
+        return result
+    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(root))
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return result
+    return result._replace(where=f"{rel.replace(os.sep, '/')}:{line}")
 
 
 def _remove_orphans(cache: Path) -> None:
-    """Report files of runs whose helper was killed (its process is gone)."""
-    for entry in os.scandir(cache):
-        stem, _, suffix = entry.name.partition(".")
+    """Report files of runs whose helper was killed (its process is gone), and the
+    plugin copy an older helper kept."""
+    for entry in _entries(cache):
+        if entry.name == "pytest-site":
+            import shutil
+
+            shutil.rmtree(entry.path, ignore_errors=True)
+            continue
+        stem = entry.name.partition(".")[0]
         pid = stem.removeprefix("ratchet-")
-        if pid == stem or suffix not in ("jsonl", "xml") or not pid.isdigit():
+        if pid == stem or not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                import shutil
+
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
         except OSError:  # alive, but another user's: not ours to judge
             continue
 
 
-def _remove(reports: Reports) -> None:
-    for path in (reports.outcomes, reports.junit_xml):
-        with contextlib.suppress(OSError):  # absent, the usual case
-            path.unlink()
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except OSError:
+        return []

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from gtd import proc
 from gtd.auto.config import CONFIG_PATH, Config
 from gtd.auto.ratchet import reports
 from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
+from gtd.auto.ratchet.results import NO_REPORT, Report
 from gtd.errors import InputError
 
 TAIL_LINES = 60
@@ -40,6 +42,14 @@ def planned(config: Config) -> list[tuple[Kind, str]]:
     return [(kind, command) for kind, command in pairs if command]
 
 
+class Run(NamedTuple):
+    """One run of the configured commands: the results the verdict compares, and
+    everything the plugin reported (tamper evidence, collection, sessions)."""
+
+    result: RunResult
+    report: Report
+
+
 def run_all(
     cwd: Path,
     config: Config,
@@ -47,22 +57,31 @@ def run_all(
     env: dict[str, str] | None = None,
     reports_dir: Path | None = None,
     only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
-) -> RunResult:
+    request: reports.Request | None = None,
+) -> Run:
     """Run every configured command (of the kinds in ``only``) once from ``cwd``;
     never raises for a command's failure. ``env`` adds to each command's
-    environment; ``reports_dir`` is where the test run's per-test reports go (a
-    clean room's slot; by default the repository's cache)."""
+    environment; ``reports_dir`` is where the test run's report files go (a clean
+    room's slot; by default the repository's cache); ``request`` what the test run
+    asks of the plugin (a selection, roots no module may come from, a redirect)."""
     commands: list[CommandRun] = []
     tests: dict[str, Outcome] | None = None
+    skips: dict[str, str] = {}
+    report = NO_REPORT
     for kind, command in planned(config):
         if kind not in only:
             continue
         if kind == "test":
-            run, tests = run_tests(cwd, command, config, env, reports_dir)
+            run, report = run_tests(cwd, command, config, env, reports_dir, request)
+            if report.complete:
+                tests = report.outcomes
+                skips = {
+                    t: r.where for t, r in report.tests.items() if r.where and r.outcome != "passed"
+                }
         else:
             run = run_command(cwd, kind, command, config.timeout_s, env)
         commands.append(run)
-    return RunResult(tuple(commands), tests)
+    return Run(RunResult(tuple(commands), tests, skips), report)
 
 
 def run_tests(
@@ -71,21 +90,36 @@ def run_tests(
     config: Config,
     env: dict[str, str] | None = None,
     reports_dir: Path | None = None,
-) -> tuple[CommandRun, dict[str, Outcome] | None]:
+    request: reports.Request | None = None,
+) -> tuple[CommandRun, Report]:
+    """The test command, with the plugin set up to report into this process."""
     for stale in reports.configured(cwd, config.junit_xml):
         stale.unlink(missing_ok=True)
-    files = reports.prepare(cwd, reports_dir)
+    asked = (request or reports.Request(cwd))._replace(root=cwd, junit_xml=config.junit_xml)
+    listener = reports.start(asked, where=reports_dir)
     try:
-        run_env = {**(env or {}), **reports.environment(files)}
-        run = run_command(cwd, "test", command, config.timeout_s, run_env)
+        run = run_command(
+            cwd,
+            "test",
+            command,
+            config.timeout_s,
+            {**(env or {}), **listener.env},
+            pass_fds=listener.pass_fds,
+        )
     except BaseException:
-        reports.discard(files)
+        listener.abort()
         raise
-    return run, reports.collect(cwd, files, config.junit_xml)
+    return run, listener.finish()
 
 
 def run_command(
-    cwd: Path, kind: Kind, command: str, timeout_s: float, env: dict[str, str] | None = None
+    cwd: Path,
+    kind: Kind,
+    command: str,
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+    *,
+    pass_fds: tuple[int, ...] = (),
 ) -> CommandRun:
     try:
         argv, via_shell = proc.command_argv(command)
@@ -95,7 +129,7 @@ def run_command(
         ) from None
     if not argv:
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
-    result = proc.run(argv, cwd, timeout=timeout_s, env=env)
+    result = proc.run(argv, cwd, timeout=timeout_s, env=env, pass_fds=pass_fds)
     output = result.output
     return CommandRun(
         kind=kind,

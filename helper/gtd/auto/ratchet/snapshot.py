@@ -47,6 +47,7 @@ def run_json(run: RunResult) -> dict[str, Any]:
     return {
         "commands": [c._asdict() for c in run.commands],
         "tests": None if run.tests is None else dict(run.tests),
+        "skips": dict(run.skips),
     }
 
 
@@ -76,6 +77,7 @@ def loads(data: bytes, name: str) -> Snapshot:
         dirs=tuple(str(d) for d in env.get("dirs") or ()),
         shadowable=tuple(str(n) for n in env.get("shadowable") or ()),
         plugin=bool(env.get("plugin")),
+        evidence=tuple(str(e) for e in env.get("evidence") or ()),
     )
     accepted = doc.get("accepted")
     return Snapshot(
@@ -105,7 +107,8 @@ def run_from_json(baseline: Any, bad: Any) -> RunResult:
             if outcome not in OUTCOMES:
                 raise bad(f"baseline.tests[{test_id!r}]: unknown outcome {outcome!r}")
             tests[test_id] = outcome
-    return RunResult(commands, tests)
+    skips = _str_map(baseline.get("skips", {}), "baseline.skips", bad)
+    return RunResult(commands, tests, skips)
 
 
 def _str_map(value: Any, what: str, bad: Any) -> dict[str, str]:

@@ -20,7 +20,7 @@ Rules, in order; the reason is the first failure found, ``details`` lists them a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from gtd.auto.ratchet.model import (
@@ -123,9 +123,12 @@ def judge(
     run: RunResult,
     integrity_violations: Sequence[str],
     tolerated: frozenset[str] = frozenset(),
+    environmental: frozenset[str] = frozenset(),
 ) -> Verdict:
     """``tolerated``: tests whose failures are reported but never count (quarantined
-    as flaky, or found flaky by this run's re-runs)."""
+    as flaky, or found flaky by this run's re-runs). ``environmental``: tests whose
+    skip the environment caused (the base commit's code, run now, skips them too:
+    no network, an optional dependency gone), which is no regression."""
     if integrity_violations:
         return Verdict(False, integrity_violations[0], details=tuple(integrity_violations))
     details: list[str] = []
@@ -134,7 +137,7 @@ def judge(
         if cmd.timed_out or cmd.missing is not None:
             details.append(command_reason(cmd))
         elif cmd.kind == "test":
-            details.extend(_judge_tests(before, cmd, baseline.tests, run.tests, tolerated))
+            details.extend(_judge_tests(before, cmd, baseline, run, tolerated, environmental))
         elif not cmd.ok and (before is None or before.ok):
             details.append(command_reason(cmd))
     build = run.command("build")
@@ -154,10 +157,12 @@ def judge(
 def _judge_tests(
     before: CommandRun | None,
     cmd: CommandRun,
-    base_tests: Mapping[str, Outcome] | None,
-    run_tests: Mapping[str, Outcome] | None,
+    baseline: RunResult,
+    run: RunResult,
     tolerated: frozenset[str] = frozenset(),
+    environmental: frozenset[str] = frozenset(),
 ) -> list[str]:
+    base_tests, run_tests = baseline.tests, run.tests
     out: list[str] = []
     old = base_tests or {}
     if base_tests and run_tests is None:
@@ -172,8 +177,12 @@ def _judge_tests(
         if failed:
             out.append(f"tests failed: {len(failed)} of {len(run_tests)} ({_ids(failed)})")
     if base_tests is not None and run_tests is not None:
-        passing = sorted(t for t, o in base_tests.items() if o == "passed")
-        skipped = [t for t in passing if run_tests.get(t) == "skipped"]
+        passing = sorted(t for t, o in base_tests.items() if o in _PASSING)
+        skipped = [
+            t
+            for t in passing
+            if skipped_now(base_tests[t], run_tests.get(t)) and t not in environmental
+        ]
         vanished = [t for t in passing if t not in run_tests]
         if skipped:
             out.append(_plural("baseline test now skipped", "baseline tests now skipped", skipped))
@@ -188,6 +197,18 @@ def _judge_tests(
         # went red with every test accounted for (a crash after the tests, say).
         return [command_reason(cmd)]
     return []
+
+
+_PASSING: frozenset[Outcome | None] = frozenset({"passed", "xpassed"})
+
+
+def skipped_now(before: Outcome, now: Outcome | None) -> bool:
+    """Whether a baseline-passing test no longer runs to a pass: skipped, or marked
+    to fail when it was not before (a non-strict xfail that passed at the baseline
+    may fail again: its marker says so)."""
+    if now == "xfailed":
+        return before != "xpassed"
+    return now == "skipped"
 
 
 def _results_missing(base_total: int) -> str:

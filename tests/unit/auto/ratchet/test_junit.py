@@ -1,11 +1,12 @@
-"""JUnit XML parsing: roots, outcomes, ids, duplicates, malformed input."""
+"""JUnit XML parsing: roots, outcomes and their details, ids, duplicates, malformed input."""
 
 from __future__ import annotations
 
 import pytest
 
-from gtd.auto.ratchet.junit import JunitError, parse
-from gtd.auto.ratchet.model import merge
+from gtd.auto.ratchet.junit import JunitError, outcomes, parse
+from gtd.auto.ratchet.model import as_junit, merge
+from gtd.auto.ratchet.results import Result
 
 PYTEST_XUNIT2 = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites name="pytest tests">
@@ -15,9 +16,10 @@ PYTEST_XUNIT2 = """<?xml version="1.0" encoding="utf-8"?>
   <failure message="assert 0">x</failure></testcase>
 <testcase classname="tests.test_api.TestThing" name="test_param[1-2]" time="0.001" />
 <testcase classname="tests.test_api" name="test_skip" time="0">
-  <skipped type="pytest.skip" message="no" /></testcase>
+  <skipped type="pytest.skip" message="no network"
+    >/repo/tests/test_api.py:12: no network</skipped></testcase>
 <testcase classname="tests.test_api" name="test_xfail" time="0">
-  <skipped type="pytest.xfail" message="" /></testcase>
+  <skipped type="pytest.xfail" message="known bug" /></testcase>
 <testcase classname="tests.test_api" name="test_err" time="0">
   <error message="fixture failed">e</error></testcase>
 </testsuite></testsuites>"""
@@ -25,13 +27,30 @@ PYTEST_XUNIT2 = """<?xml version="1.0" encoding="utf-8"?>
 
 def test_pytest_report_without_resolver_uses_classname() -> None:
     assert parse(PYTEST_XUNIT2) == {
-        "tests.test_api::test_ok": "passed",
-        "tests.test_api::test_bad": "failed",
-        "tests.test_api.TestThing::test_param[1-2]": "passed",
-        "tests.test_api::test_skip": "skipped",
-        "tests.test_api::test_xfail": "skipped",
-        "tests.test_api::test_err": "error",
+        "tests.test_api::test_ok": Result("passed"),
+        "tests.test_api::test_bad": Result("failed"),
+        "tests.test_api.TestThing::test_param[1-2]": Result("passed"),
+        "tests.test_api::test_skip": Result("skipped", "/repo/tests/test_api.py:12", "no network"),
+        "tests.test_api::test_xfail": Result("xfailed", None, "known bug"),
+        "tests.test_api::test_err": Result("error"),
     }
+
+
+def test_a_module_skipped_at_collection_reads_its_location_and_reason() -> None:
+    text = (
+        '<testsuite><testcase classname="" name="tests.test_later">'
+        '<skipped type="pytest.skip" message="collection skipped">'
+        "('/repo/tests/test_later.py', 3, 'Skipped: later')</skipped></testcase></testsuite>"
+    )
+    assert parse(text) == {
+        "tests.test_later": Result("skipped", "/repo/tests/test_later.py:3", "later")
+    }
+
+
+def test_a_skip_whose_text_says_nothing_keeps_its_message() -> None:
+    text = "<testsuite><testcase name='x'><skipped message='why'>(1, 2</skipped></testcase>"
+    text += "</testsuite>"
+    assert parse(text) == {"x": Result("skipped", None, "why")}
 
 
 def test_resolver_turns_classnames_into_file_ids() -> None:
@@ -40,7 +59,7 @@ def test_resolver_turns_classnames_into_file_ids() -> None:
             return "tests/test_api.py", classname[len("tests.test_api") + 1 :]
         return None
 
-    out = parse(PYTEST_XUNIT2, resolve)
+    out = outcomes(PYTEST_XUNIT2, resolve)
     assert out["tests/test_api.py::test_ok"] == "passed"
     assert out["tests/test_api.py::TestThing::test_param[1-2]"] == "passed"
 
@@ -50,10 +69,10 @@ def test_collection_error_resolves_to_the_file() -> None:
         '<testsuite><testcase classname="" name="tests.test_api">'
         '<error message="collection failure"/></testcase></testsuite>'
     )
-    assert parse(text, lambda c: ("tests/test_api.py", "") if c == "tests.test_api" else None) == {
-        "tests/test_api.py": "error"
-    }
-    assert parse(text) == {"tests.test_api": "error"}
+    assert outcomes(
+        text, lambda c: ("tests/test_api.py", "") if c == "tests.test_api" else None
+    ) == {"tests/test_api.py": "error"}
+    assert outcomes(text) == {"tests.test_api": "error"}
 
 
 @pytest.mark.parametrize(
@@ -83,7 +102,7 @@ def test_collection_error_resolves_to_the_file() -> None:
     ],
 )
 def test_ids(case: str, expected: str) -> None:
-    assert parse(f"<testsuite>{case}</testsuite>") == {expected: "passed"}
+    assert outcomes(f"<testsuite>{case}</testsuite>") == {expected: "passed"}
 
 
 def test_bare_testsuite_root_and_nested_suites() -> None:
@@ -91,7 +110,7 @@ def test_bare_testsuite_root_and_nested_suites() -> None:
         "<testsuite><testsuite><testcase classname='a' name='x'/></testsuite>"
         "<testcase classname='b' name='y'><failure/></testcase></testsuite>"
     )
-    assert parse(text) == {"a::x": "passed", "b::y": "failed"}
+    assert outcomes(text) == {"a::x": "passed", "b::y": "failed"}
 
 
 def test_duplicates_keep_the_worst_outcome() -> None:
@@ -104,12 +123,12 @@ def test_duplicates_keep_the_worst_outcome() -> None:
         "<testcase classname='a' name='y'/>"
         "</testsuite></testsuites>"
     )
-    assert parse(text) == {"a::x": "error", "a::y": "skipped"}
+    assert outcomes(text) == {"a::x": "error", "a::y": "skipped"}
 
 
 def test_bytes_with_encoding_declaration() -> None:
     text = '<?xml version="1.0" encoding="utf-8"?><testsuite><testcase name="é"/></testsuite>'
-    assert parse(text.encode()) == {"é": "passed"}
+    assert outcomes(text.encode()) == {"é": "passed"}
 
 
 def test_empty_suite_is_zero_tests_not_missing() -> None:
@@ -127,8 +146,22 @@ def test_malformed_raises(text: str) -> None:
 
 
 def test_merge_unions_reports_worst_wins() -> None:
-    assert merge([{"a": "passed", "b": "passed"}, {"b": "failed", "c": "skipped"}]) == {
-        "a": "passed",
-        "b": "failed",
-        "c": "skipped",
-    }
+    assert merge(
+        [
+            {"a": "passed", "b": "passed", "d": "xpassed", "e": "skipped"},
+            {"b": "failed", "c": "skipped", "d": "passed", "e": "xfailed"},
+        ]
+    ) == {"a": "passed", "b": "failed", "c": "skipped", "d": "xpassed", "e": "xfailed"}
+
+
+def test_the_richer_outcomes_read_as_junit_classifies_them() -> None:
+    assert [
+        as_junit(o) for o in ("passed", "xpassed", "skipped", "xfailed", "failed", "error")
+    ] == [
+        "passed",
+        "passed",
+        "skipped",
+        "skipped",
+        "failed",
+        "error",
+    ]

@@ -70,14 +70,14 @@ def test_configured_junit_xml_is_read_and_stale_reports_removed(tmp_path: Path) 
         "\"<testsuite><testcase classname='ui' name='renders'><failure/></testcase></testsuite>\")"
     )
     cfg = Config(test_command=f"{PY} -c {shlex.quote(writer)}", junit_xml="reports/*.xml")
-    run, tests = run_tests(tmp_path, cfg.test_command or "", cfg)
+    run, report = run_tests(tmp_path, cfg.test_command or "", cfg)
     assert run.ok
-    assert tests == {"ui::renders": "failed"}
+    assert report.junit_outcomes == {"ui::renders": "failed"}
     assert not (reports / "stale.xml").exists()
 
 
 def test_no_junit_means_exit_code_only(tmp_path: Path) -> None:
-    result = run_all(tmp_path, Config(test_command="true"))
+    result = run_all(tmp_path, Config(test_command="true")).result
     assert result.tests is None
     assert [c.kind for c in result.commands] == ["test"]
 

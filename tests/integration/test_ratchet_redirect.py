@@ -1,0 +1,196 @@
+"""Editable installs resolve to the room, not the live repository.
+
+A project installed with ``pip install -e`` points the environment at the live
+tree, either by a ``.pth`` that adds a path (a ``src`` layout) or by setuptools'
+import finder with a mapping (a flat layout). When the tests run in a copy of the
+repository (the room), the plugin loads such modules from the same place in the
+room. Real editable installs, made by pip in a fresh virtual environment."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gtd import proc
+from gtd.auto.ratchet import reports
+from gtd.auto.ratchet.results import Report
+
+pytestmark = pytest.mark.slow
+
+_OFFLINE = ("Could not find a version", "No matching distribution", "Network is unreachable")
+
+PYPROJECT_SRC = """\
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "pathpkg"
+version = "0.1"
+
+[tool.setuptools.packages.find]
+where = ["src"]
+"""
+
+PYPROJECT_FLAT = """\
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "finderpkg"
+version = "0.1"
+
+[tool.setuptools]
+packages = ["finderpkg"]
+"""
+
+TESTS = """\
+import pathpkg
+import finderpkg
+import finderpkg.sub
+
+
+def test_path_kind():
+    assert pathpkg.WHERE == "room"
+
+
+def test_finder_kind():
+    assert (finderpkg.WHERE, finderpkg.sub.WHERE) == ("room", "room")
+"""
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+class Installed:
+    def __init__(self, python: Path, live: Path) -> None:
+        self.python = python
+        self.live = live
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """A virtual environment with pytest and, editable from the live repository,
+    one project of each kind."""
+    base = tmp_path_factory.mktemp("editable")
+    live = base / "live"
+    _write(live / "pathproj" / "pyproject.toml", PYPROJECT_SRC)
+    _write(live / "pathproj" / "src" / "pathpkg" / "__init__.py", 'WHERE = "live"\n')
+    _write(live / "finderproj" / "pyproject.toml", PYPROJECT_FLAT)
+    _write(live / "finderproj" / "finderpkg" / "__init__.py", 'WHERE = "live"\n')
+    _write(live / "finderproj" / "finderpkg" / "sub.py", 'WHERE = "live"\n')
+    _write(live / "tests" / "test_where.py", TESTS)
+    venv = base / "venv"
+    env = {**os.environ, "HOME": str(base), "PIP_NO_CACHE_DIR": "1"}
+    env.pop("PYTHONPATH", None)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env)
+    python = venv / "bin" / "python"
+
+    def pip(*args: str) -> None:
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        if done.returncode != 0 and any(mark in done.stderr for mark in _OFFLINE):
+            pytest.skip(f"the package index is not reachable: {done.stderr.strip()[-300:]}")
+        assert done.returncode == 0, done.stderr
+
+    pip("pytest", "setuptools>=70.1")  # builds wheels by itself: no isolated build needed
+    pip("--no-build-isolation", "-e", str(live / "pathproj"), "-e", str(live / "finderproj"))
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    names = os.listdir(site)
+    # Both kinds are really there: a path in a .pth, and setuptools' finder.
+    pth = Path(site) / "__editable__.pathpkg-0.1.pth"
+    assert pth.read_text().strip() == str(live / "pathproj" / "src")
+    assert [n for n in names if n.startswith("__editable___finderpkg") and n.endswith("_finder.py")]
+    return Installed(python, live)
+
+
+@pytest.fixture
+def room(installed: Installed, tmp_path: Path) -> Path:
+    """A copy of the live repository with the candidate's change in it."""
+    room = tmp_path / "room"
+    shutil.copytree(installed.live, room)
+    for init in ("pathproj/src/pathpkg/__init__.py", "finderproj/finderpkg/__init__.py"):
+        (room / init).write_text('WHERE = "room"\n')
+    (room / "finderproj/finderpkg/sub.py").write_text('WHERE = "room"\n')
+    return room
+
+
+def run(installed: Installed, room: Path, request: reports.Request) -> Report:
+    listener = reports.start(request)
+    argv = [str(installed.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    env = {**listener.env, "PYTEST_ADDOPTS": listener.env["PYTEST_ADDOPTS"]}
+    result = proc.run(argv, room, env=env, pass_fds=listener.pass_fds)
+    report = listener.finish()
+    assert report.source == "plugin", result.output
+    return report
+
+
+def evidence(report: Report, kind: str) -> dict[str, str]:
+    return {e.subject: e.detail for e in report.evidence if e.kind == kind}
+
+
+def test_without_a_redirect_the_room_runs_the_live_code(
+    installed: Installed, room: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    report = run(installed, room, reports.Request(room, forbidden=(installed.live,)))
+    assert report.outcomes == {
+        "tests/test_where.py::test_path_kind": "failed",
+        "tests/test_where.py::test_finder_kind": "failed",
+    }
+    live = installed.live
+    assert evidence(report, "forbidden-module") == {
+        "pathpkg": str(live / "pathproj/src/pathpkg/__init__.py"),
+        "finderpkg": str(live / "finderproj/finderpkg/__init__.py"),
+        "finderpkg.sub": str(live / "finderproj/finderpkg/sub.py"),
+    }
+
+
+def test_both_kinds_of_editable_install_load_from_the_room(
+    installed: Installed, room: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    # A module the live tree has and the room does not (an ignored, generated file).
+    (installed.live / "finderproj/finderpkg/generated.py").write_text("X = 1\n")
+    (room / "tests/test_generated.py").write_text(
+        "def test_generated():\n    import finderpkg.generated\n"
+    )
+    request = reports.Request(
+        room, forbidden=(installed.live,), redirect=reports.Redirect(installed.live, room)
+    )
+    try:
+        report = run(installed, room, request)
+    finally:
+        (installed.live / "finderproj/finderpkg/generated.py").unlink()
+    assert report.outcomes == {
+        "tests/test_where.py::test_path_kind": "passed",
+        "tests/test_where.py::test_finder_kind": "passed",
+        "tests/test_generated.py::test_generated": "passed",
+    }
+    generated = str(installed.live / "finderproj/finderpkg/generated.py")
+    # Only the module the room lacks came from the live tree, and it says so.
+    assert evidence(report, "redirect-missing") == {"finderpkg.generated": generated}
+    assert evidence(report, "forbidden-module") == {"finderpkg.generated": generated}
+    (session,) = report.sessions
+    assert session.environment is not None
+    assert str(room / "pathproj" / "src") in session.environment.path
+    assert str(installed.live / "pathproj" / "src") not in session.environment.path

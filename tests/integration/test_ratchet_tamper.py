@@ -1,0 +1,252 @@
+"""Tamper evidence from real attacks in real pytest runs: code in the test process
+that patches pytest's reporting, registers hooks that rewrite reports, removes the
+plugin's recorder, or comes from where it must not. Each attack leaves evidence in
+the report that names what was changed and where the change came from."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from gtd import proc
+from gtd.auto.ratchet import reports
+from gtd.auto.ratchet.results import Report
+from tests.conftest import Repo
+
+pytestmark = pytest.mark.slow
+
+PY = shlex.quote(sys.executable)
+PYTEST = f"{PY} -m pytest -q -p no:cacheprovider -p no:xdist -p no:hypothesispytest"
+
+
+def run(root: Path, command: str, request: reports.Request | None = None) -> Report:
+    listener = reports.start(request or reports.Request(root))
+    argv, _ = proc.command_argv(command)
+    result = proc.run(argv, root, env=listener.env, pass_fds=listener.pass_fds)
+    assert "INTERNALERROR" not in result.output, result.output
+    return listener.finish()
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTHONPATH"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def evidence(report: Report, kind: str) -> dict[str, str]:
+    return {e.subject: e.detail for e in report.evidence if e.kind == kind}
+
+
+# The code under test: broken (add is off by one), and on import it finds pytest's
+# plugin manager and registers a hook wrapper that rewrites failing reports: one
+# test's into a pass that keeps its failure text, another's into a report of a
+# class of its own.
+PACKAGE = """\
+import gc
+
+import pytest
+from _pytest.reports import TestReport
+
+
+def add(a, b):
+    return a + b + 1
+
+
+class Quiet(TestReport):
+    pass
+
+
+class Helper:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.outcome == "failed" and item.name == "test_add":
+            report.outcome = "passed"
+        elif report.outcome == "failed" and item.name == "test_add_more":
+            quiet = Quiet(
+                report.nodeid, report.location, report.keywords, "passed", None, report.when
+            )
+            outcome.force_result(quiet)
+
+
+for obj in gc.get_objects():
+    if type(obj).__name__ == "PytestPluginManager":
+        obj.register(Helper(), "helper")
+        break
+"""
+
+# A new test module that patches how pytest makes every report, at import.
+PATCH_REPORT = """\
+from _pytest.reports import TestReport
+
+_made = TestReport.from_item_and_call.__func__
+
+
+def _passing(cls, item, call):
+    report = _made(cls, item, call)
+    if item.name == "test_sub":
+        report.outcome, report.longrepr = "passed", None
+    return report
+
+
+TestReport.from_item_and_call = classmethod(_passing)
+
+
+def test_new():
+    pass
+"""
+
+# A new test module that changes what a report's outcome reads as, and what
+# running a test does, for every test of the session.
+PATCH_CLASSES = """\
+from _pytest.python import Function
+from _pytest.reports import BaseReport
+
+BaseReport.failed = property(lambda self: False)  # pytest's own count: no failures
+_run = Function.runtest
+
+
+def _runtest(self):
+    if self.name != "test_mul":
+        _run(self)
+
+
+Function.runtest = _runtest
+
+
+def test_newer():
+    pass
+"""
+
+# A new test that swaps pluggy's hook execution and adds a plugin of its own.
+PATCH_PLUGGY = """\
+import pytest
+
+
+class Status:
+    def pytest_report_teststatus(self, report, config):
+        return None
+
+
+def test_hooks(pytestconfig):
+    pm = pytestconfig.pluginmanager
+    inner = pm._inner_hookexec
+    pm._inner_hookexec = lambda *args: inner(*args)
+    pm.register(Status(), "status")
+"""
+
+
+@pytest.fixture
+def attacked(repo: Repo) -> Repo:
+    repo.write("pytest.ini", "[pytest]\ntestpaths = tests\n")
+    repo.write("tests/conftest.py", "")
+    repo.write("pkg/__init__.py", PACKAGE)
+    repo.write(
+        "tests/test_pkg.py",
+        "import pkg\n\n\n"
+        "def test_add():\n    assert pkg.add(1, 1) == 2\n\n\n"
+        "def test_add_more():\n    assert pkg.add(2, 2) == 4\n\n\n"
+        "def test_sub():\n    assert 1 - 1 == 1\n\n\n"
+        "def test_mul():\n    assert 2 * 2 == 5\n",
+    )
+    repo.write("tests/test_patch_report.py", PATCH_REPORT)
+    repo.write("tests/test_patch_classes.py", PATCH_CLASSES)
+    repo.write("tests/test_patch_pluggy.py", PATCH_PLUGGY)
+    return repo
+
+
+def test_attacks_inside_the_test_process_leave_evidence(attacked: Repo) -> None:
+    root = attacked.path
+    request = reports.Request(root, forbidden=(root / "pkg",))
+    report = run(root, f"{PY} -m pytest -q -p no:cacheprovider -p no:xdist", request)
+    # The attacks worked: every failure reads as a pass...
+    assert report.outcomes is not None
+    assert set(report.outcomes.values()) == {"passed"}
+    # ...and each left its mark.
+    patched = evidence(report, "patched")
+    assert patched["_pytest.reports.TestReport.from_item_and_call"] == str(
+        root / "tests" / "test_patch_report.py"
+    )
+    classes = str(root / "tests" / "test_patch_classes.py")
+    assert patched["_pytest.reports.BaseReport.failed"] == classes
+    assert patched["_pytest.python.Function.runtest"] == classes
+    assert "pluggy PluginManager._inner_hookexec" in patched
+    assert patched["pluggy PluginManager._inner_hookexec"].endswith("test_patch_pluggy.py")
+    late = evidence(report, "late-plugin")
+    assert late["helper"] == f"{root / 'pkg' / '__init__.py'} (pytest_runtest_makereport)"
+    assert late["status"] == f"{root / 'tests' / 'test_patch_pluggy.py'} (pytest_report_teststatus)"
+    assert evidence(report, "passed-with-failure") == {"tests/test_pkg.py::test_add": "call"}
+    assert evidence(report, "report-class") == {"pkg.Quiet": "tests/test_pkg.py::test_add_more"}
+    assert evidence(report, "forbidden-module") == {"pkg": str(root / "pkg" / "__init__.py")}
+    # What the session says about itself.
+    (session,) = report.sessions
+    assert session.inipath == str(root / "pytest.ini")
+    assert session.rootpath == str(root)
+    assert session.conftests == ("tests/conftest.py",)
+    assert {p.name for p in session.plugins if p.late} == {"helper", "status"}
+    env = session.environment
+    assert env is not None
+    assert (env.executable, env.prefix) == (sys.executable, sys.prefix)
+    assert env.pytest == os.path.abspath(pytest.__file__)
+    assert str(root) in env.path
+    assert set(env.site) >= {p for p in sys.path if p.endswith("site-packages")}
+
+
+def test_a_report_is_read_before_a_later_plugin_can_edit_it(repo: Repo) -> None:
+    repo.write(
+        "tests/test_edit.py",
+        "class Edit:\n"
+        "    def pytest_runtest_logreport(self, report):\n"
+        "        report.outcome, report.longrepr = 'passed', None\n\n\n"
+        "def test_register(pytestconfig):\n"
+        "    pytestconfig.pluginmanager.register(Edit(), 'edit')\n\n\n"
+        "def test_broken():\n    assert False\n",
+    )
+    report = run(repo.path, PYTEST)
+    assert report.outcomes == {
+        "tests/test_edit.py::test_register": "passed",
+        "tests/test_edit.py::test_broken": "failed",
+    }
+    assert set(evidence(report, "late-plugin")) == {"edit"}
+
+
+def test_a_clean_run_has_no_evidence(repo: Repo) -> None:
+    repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
+    report = run(repo.path, PYTEST, reports.Request(repo.path, forbidden=(repo.path / "live",)))
+    assert report.evidence == ()
+    assert report.complete
+
+
+def test_removing_the_recorder_leaves_the_session_unfinished(repo: Repo) -> None:
+    repo.write(
+        "tests/test_quiet.py",
+        "def test_broken():\n    assert False\n\n\n"
+        "def test_unregister(pytestconfig):\n"
+        "    pytestconfig.pluginmanager.unregister(name='gtd-ratchet-recorder')\n",
+    )
+    report = run(repo.path, PYTEST)
+    assert not report.complete
+    assert report.junit_outcomes is None
+    assert evidence(report, "unregistered") == {
+        "gtd-ratchet-recorder": "removed during the session"
+    }
+
+
+def test_a_patch_made_before_the_session_is_configured_is_foreign(repo: Repo) -> None:
+    # A plugin loaded with -p from the command line patches pytest at import.
+    repo.write(
+        "plugins/early.py",
+        "import _pytest.runner\n\n_real = _pytest.runner.call_and_report\n\n\n"
+        "def call_and_report(*args, **kwargs):\n    return _real(*args, **kwargs)\n\n\n"
+        "_pytest.runner.call_and_report = call_and_report\n",
+    )
+    repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
+    report = run(repo.path, f'PYTHONPATH="$PYTHONPATH:plugins" {PYTEST} -p early')
+    assert evidence(report, "foreign") == {
+        "_pytest.runner.call_and_report": str(repo.path / "plugins" / "early.py")
+    }
