@@ -172,7 +172,9 @@ class Project:
         return out or None
 
     def branch(self) -> str | None:
-        return self.git("symbolic-ref", "-q", "--short", "HEAD", check=False).strip() or None
+        """The branch HEAD is on (full ref names: a tag may share a branch's name)."""
+        ref = self.git("symbolic-ref", "-q", "HEAD", check=False).strip()
+        return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
 
     def show(self, rev: str, rel: str) -> str | None:
         res = subprocess.run(
