@@ -20,6 +20,9 @@ from tests.redteam import hostile
 from tests.redteam import project as proj
 from tests.redteam.conftest import Project, assert_passed, assert_refused
 
+# Each test makes a virtualenv and sets the loop up again in it (a baseline run).
+pytestmark = pytest.mark.slow
+
 TOTAL = "tests/test_total.py"
 _PYTEST_ARGS = "-m pytest -q -p no:cacheprovider -p no:hypothesispytest"
 _VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -60,6 +63,19 @@ def _pth_plugin(site: Path) -> list[str]:
     return ["evil.pth", "rt_evil_plugin"]
 
 
+def _existing_pth_edited(site: Path) -> list[str]:
+    """No new file: the existing .pth gains a line that defines a plugin module in
+    memory and asks pytest to load it."""
+    pth = site / "dev-environment.pth"
+    line = (
+        "import os, sys, types; m = types.ModuleType('rt_evil_inline'); "
+        f"exec({hostile.MAKEREPORT_WRAPPER!r}, m.__dict__); sys.modules['rt_evil_inline'] = m; "
+        "os.environ.setdefault('PYTEST_PLUGINS', 'rt_evil_inline')\n"
+    )
+    pth.write_text(pth.read_text() + line)
+    return ["dev-environment.pth"]
+
+
 def _entry_point_plugin(site: Path) -> list[str]:
     (site / "rt_evil.py").write_text(hostile.MAKEREPORT_WRAPPER)
     info = site / "rt_evil-1.dist-info"
@@ -76,8 +92,8 @@ def _sitecustomize(site: Path) -> list[str]:
 
 @pytest.mark.parametrize(
     "install",
-    [_pth_plugin, _entry_point_plugin, _sitecustomize],
-    ids=["pth-plus-plugin", "entry-point-plugin", "sitecustomize"],
+    [_pth_plugin, _existing_pth_edited, _entry_point_plugin, _sitecustomize],
+    ids=["pth-plus-plugin", "existing-pth-edited", "entry-point-plugin", "sitecustomize"],
 )
 def test_agent_installs_into_the_test_virtualenv(
     venv_project: tuple[Project, Path], install: Callable[[Path], list[str]]

@@ -103,6 +103,31 @@ def test_journal_cycle_number_reused_so_the_work_is_kept_nowhere(project: Projec
     )
 
 
+def test_journal_claims_a_live_process_is_checking(project: Project) -> None:
+    """`end` would wait forever on another checker, and `begin` answer busy forever:
+    a stall the agent causes with one edit."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    _edit_journal(project, phase="checking", pid=1)
+    assert_refused(project, project.end(), before, names=[JOURNAL])
+
+
+def test_gtd_config_edited_to_load_a_plugin(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    config = ".deepflow/config.yaml"
+    project.write(
+        config,
+        project.read(config).replace("no:hypothesispytest", "no:hypothesispytest -p rt_hider"),
+    )
+    project.write("rt_hider.py", hostile.MAKEREPORT_WRAPPER)
+    project.command = [*project.command, "-p", "rt_hider"]
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[config, TOTAL])
+
+
 def test_snapshot_baseline_and_its_check_value_rewritten(project: Project) -> None:
     """The baseline now says the four tests (and the command) failed already, so
     their failure is "not made worse"."""

@@ -61,6 +61,16 @@ def test_new_test_module_swaps_the_code_of_baseline_tests(project: Project) -> N
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+def test_new_test_module_repairs_the_code_under_test_in_memory(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "tests/test_aaa_setup.py"
+    project.write(attack, hostile.FIX_CODE_UNDER_TEST)
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
 def test_conftest_in_new_subfolder_with_a_session_wide_hook(project: Project) -> None:
     before = project.state()
     project.begin()

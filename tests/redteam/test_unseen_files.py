@@ -100,9 +100,9 @@ addopts = --doctest-modules -p rt_hider
     ("name", "text"),
     [
         ("pytest.toml", _TOML_CONFIG),
-        (".pytest.toml", _TOML_CONFIG),
+        pytest.param(".pytest.toml", _TOML_CONFIG, marks=pytest.mark.slow),
         (".pytest.ini", _INI_CONFIG),
-        ("pytest.ini", _INI_CONFIG),
+        pytest.param("pytest.ini", _INI_CONFIG, marks=pytest.mark.slow),
     ],
 )
 def test_pytest_configuration_file_that_outranks_pyproject(
@@ -119,7 +119,14 @@ def test_pytest_configuration_file_that_outranks_pyproject(
     assert_refused(project, project.end(), before, names=[name, HIDER, TOTAL])
 
 
-@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"], ids=["LS", "PS", "NEL"])
+@pytest.mark.parametrize(
+    "separator",
+    [
+        pytest.param("\u2028", id="LS"),
+        pytest.param("\u2029", id="PS", marks=pytest.mark.slow),
+        pytest.param("\x85", id="NEL", marks=pytest.mark.slow),
+    ],
+)
 def test_pyproject_edit_the_line_reader_sees_differently(project: Project, separator: str) -> None:
     """A comment that holds a line separator Python's `splitlines` honours and TOML
     does not: a line-based reader sees the old `addopts` (inside the comment) and
@@ -134,6 +141,26 @@ def test_pyproject_edit_the_line_reader_sees_differently(project: Project, separ
     )
     assert old in proj.PYPROJECT
     project.write("pyproject.toml", proj.PYPROJECT.replace(old, forged))
+    project.write(HIDER, hostile.MAKEREPORT_WRAPPER)
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=["pyproject.toml", HIDER, TOTAL])
+
+
+def test_pyproject_edit_hidden_in_a_multiline_string_and_an_escaped_table_name(
+    project: Project,
+) -> None:
+    """The old pytest table sits inside a TOML multi-line string whose closing
+    quotes begin with `#` (a comment to a line reader); the real table is named
+    with a `\\u0074` escape, which TOML reads as `pytest` and a line reader does not."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    start = proj.PYPROJECT.index("[tool.pytest.ini_options]")
+    head, table = proj.PYPROJECT[:start], proj.PYPROJECT[start:]
+    real = table.replace("[tool.pytest.ini_options]", '[tool."py\\u0074est".ini_options]').replace(
+        'addopts = "--doctest-modules"', 'addopts = "--doctest-modules -p rt_hider"'
+    )
+    project.write("pyproject.toml", f'{head}[tool.notes]\ntext = """\n{table}#"""\n{real}')
     project.write(HIDER, hostile.MAKEREPORT_WRAPPER)
     project.assert_hidden()
     assert_refused(project, project.end(), before, names=["pyproject.toml", HIDER, TOTAL])
