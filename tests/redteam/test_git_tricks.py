@@ -29,6 +29,7 @@ def test_agent_commits_the_broken_work(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[TOTAL])
 
 
+@pytest.mark.slow
 def test_agent_amends_the_base_commit(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -38,6 +39,7 @@ def test_agent_amends_the_base_commit(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[TOTAL])
 
 
+@pytest.mark.slow
 def test_agent_resets_the_branch_below_the_base(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -89,6 +91,7 @@ def test_agent_hooks_undo_the_revert(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[TOTAL, ".git/hooks"])
 
 
+@pytest.mark.slow
 def test_agent_hooks_path_points_into_the_tree(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -228,6 +231,7 @@ def test_agent_hides_a_conftest_with_core_excludes_file(project: Project) -> Non
     assert_refused(project, project.end(), before, names=["tests/ex2/conftest.py", TOTAL])
 
 
+@pytest.mark.slow
 def test_agent_hides_its_untracked_files_from_git_status(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -245,6 +249,7 @@ def test_agent_hides_its_untracked_files_from_git_status(project: Project) -> No
     )
 
 
+@pytest.mark.slow
 def test_agent_adds_a_linked_worktree_inside_the_tree(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -276,6 +281,7 @@ def test_agent_installs_a_smudge_filter_that_rebreaks_the_code(project: Project)
     assert_refused(project, project.end(), before, names=[TOTAL, "filter", "attributes"])
 
 
+@pytest.mark.slow
 def test_agent_sets_a_file_system_monitor_that_rebreaks_the_code(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -290,6 +296,7 @@ def test_agent_sets_a_file_system_monitor_that_rebreaks_the_code(project: Projec
     assert_refused(project, project.end(), before, names=[TOTAL, "fsmonitor"])
 
 
+@pytest.mark.slow
 def test_agent_detaches_head_and_commits(project: Project) -> None:
     before = project.state()
     project.begin()

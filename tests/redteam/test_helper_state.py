@@ -86,6 +86,7 @@ def test_journal_branch_pointed_at_another_branch(project: Project) -> None:
     assert_refused(project, answer, before, names=[JOURNAL, TOTAL])
 
 
+@pytest.mark.slow
 def test_journal_cycle_number_reused_so_the_work_is_kept_nowhere(project: Project) -> None:
     """A revert keeps the work under refs/gtd/reverted/cycle-N only if that ref is
     new; a journal claiming an earlier cycle's number would drop this cycle's."""
@@ -113,6 +114,7 @@ def test_journal_claims_a_live_process_is_checking(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[JOURNAL])
 
 
+@pytest.mark.slow
 def test_gtd_config_edited_to_load_a_plugin(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -200,6 +202,7 @@ def test_sitecustomize_in_the_reporting_plugin_folder(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[SITE, "sitecustomize", TOTAL])
 
 
+@pytest.mark.slow
 def test_extra_pytest_plugin_in_the_reporting_plugin_folder(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -213,6 +216,7 @@ def test_extra_pytest_plugin_in_the_reporting_plugin_folder(project: Project) ->
     assert_refused(project, project.end(), before, names=[SITE, "rt_evil", TOTAL])
 
 
+@pytest.mark.slow
 def test_reporting_plugin_itself_replaced(project: Project) -> None:
     before = project.state()
     project.begin()

@@ -41,6 +41,7 @@ def test_new_test_module_patches_pytest_report_class(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+@pytest.mark.slow
 def test_new_test_module_registers_a_plugin_found_by_gc(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -61,6 +62,7 @@ def test_new_test_module_swaps_the_code_of_baseline_tests(project: Project) -> N
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+@pytest.mark.slow
 def test_new_test_module_repairs_the_code_under_test_in_memory(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -82,6 +84,7 @@ def test_conftest_in_new_subfolder_with_a_session_wide_hook(project: Project) ->
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+@pytest.mark.slow
 def test_conftest_in_new_subfolder_registers_a_global_plugin(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -99,7 +102,7 @@ def _pyc(source: str, filename: str) -> bytes:
     return importlib.util.MAGIC_NUMBER + b"\0" * 12 + marshal.dumps(code)
 
 
-@pytest.mark.parametrize("form", ["source", "sourceless"])
+@pytest.mark.parametrize("form", ["source", pytest.param("sourceless", marks=pytest.mark.slow)])
 def test_copy_of_the_package_in_the_tests_folder_shadows_it(
     make_project: Callable[[str], Project], form: str
 ) -> None:
@@ -166,6 +169,7 @@ def test_code_under_test_forges_the_ratchet_report_and_exits_zero(project: Proje
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+@pytest.mark.slow
 def test_code_under_test_exits_zero_before_any_test_runs(project: Project) -> None:
     before = project.state()
     project.begin()

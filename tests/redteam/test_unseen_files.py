@@ -35,6 +35,7 @@ def _hidden_conftest(project: Project, folder: str) -> None:
     project.write(f"{folder}/test_local.py", "def test_local():\n    assert True\n")
 
 
+@pytest.mark.slow
 def test_conftest_in_a_folder_the_gitignore_edit_hides(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -71,6 +72,7 @@ def test_conftest_hidden_by_info_exclude(project: Project) -> None:
     assert_refused(project, project.end(), before, names=["tests/excluded/conftest.py", TOTAL])
 
 
+@pytest.mark.slow
 def test_top_level_conftest_hidden_by_info_exclude(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -101,7 +103,7 @@ addopts = --doctest-modules -p rt_hider
     [
         ("pytest.toml", _TOML_CONFIG),
         pytest.param(".pytest.toml", _TOML_CONFIG, marks=pytest.mark.slow),
-        (".pytest.ini", _INI_CONFIG),
+        pytest.param(".pytest.ini", _INI_CONFIG, marks=pytest.mark.slow),
         pytest.param("pytest.ini", _INI_CONFIG, marks=pytest.mark.slow),
     ],
 )
@@ -209,6 +211,7 @@ def test_weakened_test_file_collected_by_a_custom_python_files_pattern(project: 
     )
 
 
+@pytest.mark.slow
 def test_new_conftest_beside_tests_collected_by_a_custom_pattern(project: Project) -> None:
     before = project.state()
     project.begin()
