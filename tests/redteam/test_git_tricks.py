@@ -323,7 +323,6 @@ def test_agent_destroys_the_base_commit(project: Project) -> None:
     project.agent_git("reset", "-q", "--hard", "HEAD~1")
     project.agent_git("reflog", "expire", "--expire=now", "--all")
     project.agent_git("gc", "-q", "--prune=now")
-    assert project.git("cat-file", "-e", project.base, check=False) == ""
     probe = subprocess.run(["git", "cat-file", "-e", project.base], cwd=project.path)
     assert probe.returncode != 0, "the base commit survived the prune: the attack did nothing"
     project.break_total()
