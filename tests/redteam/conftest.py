@@ -34,6 +34,17 @@ _QUIET_GIT = (
 )
 
 
+def observe(root: Path, *args: str, check: bool = True) -> str:
+    """git run to look at the repository at ``root`` as it really is, whatever the
+    agent configured: that work tree, not a bare repository, no replaced objects."""
+    return run_git(
+        root,
+        *("-c", f"core.worktree={root}", "-c", "core.bare=false", *args),
+        check=check,
+        env={"GIT_NO_REPLACE_OBJECTS": "1"},
+    )
+
+
 def run_git(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
     res = subprocess.run(
         ["git", *_QUIET_GIT, *args],
@@ -91,7 +102,7 @@ def tree_state(root: Path) -> State:
     """Every file, symlink and directory of the working tree that git does not
     ignore (tracked or not), with its content; `.git` entries (the repository's
     own and those of nested repositories or submodules) are left out."""
-    raw = run_git(
+    raw = observe(
         root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
     )
     ignored = {p.rstrip("/") for p in raw.split("\0") if p}
@@ -158,6 +169,9 @@ class Project:
     def git(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
         return run_git(self.path, *args, check=check, env=env)
 
+    def observe(self, *args: str, check: bool = True) -> str:
+        return observe(self.path, *args, check=check)
+
     def agent_git(self, *args: str) -> str:
         """git as the agent runs it: the repository's own hooks and config apply."""
         res = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True)
@@ -165,25 +179,22 @@ class Project:
         return res.stdout
 
     def head(self) -> str:
-        return self.git("rev-parse", "HEAD").strip()
+        return self.observe("rev-parse", "HEAD").strip()
 
     def ref(self, name: str) -> str | None:
-        out = self.git("rev-parse", "--verify", "-q", name, check=False).strip()
+        out = self.observe("rev-parse", "--verify", "-q", name, check=False).strip()
         return out or None
 
     def branch(self) -> str | None:
         """The branch HEAD is on (full ref names: a tag may share a branch's name)."""
-        ref = self.git("symbolic-ref", "-q", "HEAD", check=False).strip()
+        ref = self.observe("symbolic-ref", "-q", "HEAD", check=False).strip()
         return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
 
     def show(self, rev: str, rel: str) -> str | None:
-        res = subprocess.run(
-            ["git", *_QUIET_GIT, "show", f"{rev}:{rel}"],
-            cwd=self.path,
-            capture_output=True,
-            text=True,
-        )
-        return res.stdout if res.returncode == 0 else None
+        try:
+            return self.observe("show", f"{rev}:{rel}")
+        except AssertionError:
+            return None
 
     def write(self, rel: str, content: str | bytes, *, executable: bool = False) -> Path:
         target = self.path / rel
@@ -289,7 +300,7 @@ def assert_refused(
     assert p.branch() == "main", f"HEAD is on {p.branch()!r}, not main"
     diff = state_diff(before, p.state())
     assert not diff, "the tree is not the base's after the revert:\n" + "\n".join(diff)
-    status = p.git("status", "--porcelain", "--untracked-files=all")
+    status = p.observe("status", "--porcelain", "--untracked-files=all")
     assert status == "", f"git status is not clean:\n{status}"
     ref = answer.get("kept")
     assert isinstance(ref, str), f"the answer names no kept ref: {answer}"
@@ -308,11 +319,13 @@ def assert_passed(p: Project, answer: Mapping[str, Any]) -> None:
     assert answer.get("status") == "passed", f"a legitimate change was refused: {answer}"
     assert p.branch() == "main", f"HEAD is on {p.branch()!r}, not main"
     ancestry = subprocess.run(
-        ["git", *_QUIET_GIT, "merge-base", "--is-ancestor", p.base, "HEAD"], cwd=p.path
+        ["git", *_QUIET_GIT, "merge-base", "--is-ancestor", p.base, "HEAD"],
+        cwd=p.path,
+        env={**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"},
     )
     assert ancestry.returncode == 0, "the base is not an ancestor of HEAD"
     assert p.head() != p.base, "passed, but nothing was committed"
-    status = p.git("status", "--porcelain", "--untracked-files=all")
+    status = p.observe("status", "--porcelain", "--untracked-files=all")
     assert status == "", f"git status is not clean after the pass:\n{status}"
     assert "- [x] **T1**" in p.read("PLAN.md")
 

@@ -6,6 +6,7 @@ exactly the base's and the work kept; nothing it planted runs afterwards."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -117,13 +118,13 @@ def test_agent_post_commit_hook_slips_broken_code_into_the_commit(project: Proje
     project.write(".git/hooks/post-commit", _hook(body), executable=True)
     answer = project.end()
     assert answer.get("status") in ("passed", "reverted", "halted"), answer
-    commits = project.git("rev-list", f"{project.base}..main").split()
+    commits = project.observe("rev-list", f"{project.base}..main").split()
     for commit in commits:
         assert project.show(commit, "inventory/core.py") != proj.BROKEN_CORE, (
             f"the broken code was committed in {commit}: {answer}"
         )
     assert project.read("inventory/core.py") == project.show("HEAD", "inventory/core.py")
-    assert project.git("status", "--porcelain", "--untracked-files=all") == ""
+    assert project.observe("status", "--porcelain", "--untracked-files=all") == ""
 
 
 def _library(where: Path) -> Path:
@@ -344,6 +345,55 @@ def test_agent_leaves_a_git_index_lock(project: Project) -> None:
     else:
         assert answer.get("status") == "halted" or answer.get("next") == "halt", answer
         assert project.head() == project.base
+
+
+def test_agent_replaces_the_base_commit_with_git_replace(project: Project) -> None:
+    """`refs/replace/<base>` makes git read a commit of the agent's in place of the
+    base: a revert by `reset --hard <base>` checks out the broken tree, and git
+    then calls that tree clean."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.agent_git("add", "-A")
+    tree = project.agent_git("write-tree").strip()
+    parent = project.agent_git("rev-parse", "HEAD~1").strip()
+    fake = project.agent_git("commit-tree", tree, "-p", parent, "-m", "set up auto mode").strip()
+    project.agent_git("replace", project.base, fake)
+    assert_refused(project, project.end(), before, names=[TOTAL, "replace"])
+
+
+def test_agent_points_core_worktree_at_a_copy_with_broken_code(
+    project: Project, tmp_path: Path
+) -> None:
+    """The tests run in the repository's folder, where the change is correct; git,
+    told by `core.worktree` to look elsewhere, would commit a copy of the tree
+    in which the code is broken."""
+    other = tmp_path / "elsewhere"
+    shutil.copytree(project.path, other, ignore=shutil.ignore_patterns(".git"))
+    (other / "inventory/core.py").write_text(proj.BROKEN_CORE)
+    project.begin()
+    project.do_t1()
+    project.agent_git("config", "core.worktree", str(other))
+    answer = project.end()
+    assert answer.get("status") in ("passed", "reverted", "halted"), answer
+    for commit in project.observe("rev-list", f"{project.base}..main").split():
+        assert project.show(commit, "inventory/core.py") != proj.BROKEN_CORE, (
+            f"the untested broken code was committed in {commit}: {answer}"
+        )
+    if answer.get("status") == "passed":
+        assert project.show("HEAD", "tests/test_pricing.py") == proj.TEST_PRICING
+        assert project.observe("status", "--porcelain", "--untracked-files=all") == ""
+
+
+@pytest.mark.slow
+def test_agent_makes_the_repository_bare(project: Project) -> None:
+    """`core.bare=true`: every git command that needs a work tree fails, so a
+    revert by plain git commands cannot run."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.agent_git("config", "core.bare", "true")
+    assert_refused(project, project.end(), before, names=[TOTAL, "core.bare", ".git/config"])
 
 
 # -- legitimate twins: these must pass ---------------------------------------------------
