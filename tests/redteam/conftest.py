@@ -1,0 +1,419 @@
+"""Shared machinery of the red-team suite: template repositories built once per
+session and copied per test, a handle on the copy (`Project`), and the two
+verdict checks every test ends with (`assert_refused`, `assert_passed`).
+
+Black-box on purpose: everything goes through the real `gtd` CLI in a
+subprocess, git and pytest run for real, and nothing of gtd is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.redteam import project as proj
+
+# Observing the repository must never run code the agent planted: no hooks, no
+# file-system monitor, and paths printed as they are.
+_QUIET_GIT = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.quotePath=false",
+)
+
+
+def observe(root: Path, *args: str, check: bool = True) -> str:
+    """git run to look at the repository at ``root`` as it really is, whatever the
+    agent configured: that work tree, not a bare repository, no replaced objects."""
+    return run_git(
+        root,
+        *("-c", f"core.worktree={root}", "-c", "core.bare=false", *args),
+        check=check,
+        env={"GIT_NO_REPLACE_OBJECTS": "1"},
+    )
+
+
+def run_git(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
+    res = subprocess.run(
+        ["git", *_QUIET_GIT, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    if check and res.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed in {cwd}: {res.stderr}")
+    return res.stdout
+
+
+@dataclass
+class Cli:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict[str, Any]:
+        assert self.code == 0, (
+            f"gtd exited {self.code}\nstdout: {self.stdout}\nstderr: {self.stderr}"
+        )
+        try:
+            data = json.loads(self.stdout)
+        except ValueError as exc:
+            raise AssertionError(
+                f"gtd printed no JSON ({exc}): {self.stdout!r} {self.stderr!r}"
+            ) from None
+        assert isinstance(data, dict), data
+        return data
+
+
+def run_gtd(
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> Cli:
+    res = subprocess.run(
+        [sys.executable, "-m", "gtd", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+    return Cli(res.returncode, res.stdout, res.stderr)
+
+
+# -- the working tree as a comparable value ---------------------------------------------
+
+
+State = dict[str, Any]  # path → bytes (file), "dir" (directory), ("link", target)
+
+
+def tree_state(root: Path) -> State:
+    """Every file, symlink and directory of the working tree that git does not
+    ignore (tracked or not), with its content; `.git` entries (the repository's
+    own and those of nested repositories or submodules) are left out."""
+    raw = observe(
+        root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+    )
+    ignored = {p.rstrip("/") for p in raw.split("\0") if p}
+
+    def is_ignored(rel: str) -> bool:
+        parts = rel.split("/")
+        return any("/".join(parts[: i + 1]) in ignored for i in range(len(parts)))
+
+    out: State = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        for name in list(dirnames):
+            rel = (here / name).relative_to(root).as_posix()
+            if name == ".git" or is_ignored(rel):
+                dirnames.remove(name)
+            elif (here / name).is_symlink():
+                out[rel] = ("link", os.readlink(here / name))
+                dirnames.remove(name)
+            else:
+                out[rel + "/"] = "dir"
+        for name in filenames:
+            rel = (here / name).relative_to(root).as_posix()
+            if name == ".git" or is_ignored(rel):
+                continue
+            path = here / name
+            if path.is_symlink():
+                out[rel] = ("link", os.readlink(path))
+            else:
+                mode = "x" if os.access(path, os.X_OK) else "-"
+                out[rel] = (mode, path.read_bytes())
+    return out
+
+
+def state_diff(before: State, after: State) -> list[str]:
+    lines = []
+    for rel in sorted(set(before) | set(after)):
+        if rel not in after:
+            lines.append(f"missing now: {rel}")
+        elif rel not in before:
+            lines.append(f"left behind: {rel}")
+        elif before[rel] != after[rel]:
+            lines.append(f"changed: {rel}")
+    return lines
+
+
+# -- the project handle -------------------------------------------------------------------
+
+
+@dataclass
+class Project:
+    path: Path
+    variant: str = "full"
+    command: list[str] = field(default_factory=list)  # the suite command, as argv
+    base: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            self.command = proj.suite_command(self.variant).split()
+        if not self.base:
+            self.base = self.head()
+
+    # git and files
+
+    def git(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
+        return run_git(self.path, *args, check=check, env=env)
+
+    def observe(self, *args: str, check: bool = True) -> str:
+        return observe(self.path, *args, check=check)
+
+    def agent_git(self, *args: str) -> str:
+        """git as the agent runs it: the repository's own hooks and config apply."""
+        res = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True)
+        assert res.returncode == 0, f"agent's git {args} failed: {res.stderr}"
+        return res.stdout
+
+    def head(self) -> str:
+        return self.observe("rev-parse", "HEAD").strip()
+
+    def ref(self, name: str) -> str | None:
+        out = self.observe("rev-parse", "--verify", "-q", name, check=False).strip()
+        return out or None
+
+    def branch(self) -> str | None:
+        """The branch HEAD is on (full ref names: a tag may share a branch's name)."""
+        ref = self.observe("symbolic-ref", "-q", "HEAD", check=False).strip()
+        return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
+
+    def show(self, rev: str, rel: str) -> str | None:
+        try:
+            return self.observe("show", f"{rev}:{rel}")
+        except AssertionError:
+            return None
+
+    def write(self, rel: str, content: str | bytes, *, executable: bool = False) -> Path:
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_bytes(content.encode("utf-8"))
+        if executable:
+            target.chmod(0o755)
+        return target
+
+    def read(self, rel: str) -> str:
+        return (self.path / rel).read_text(encoding="utf-8")
+
+    def read_json(self, rel: str) -> Any:
+        return json.loads(self.read(rel))
+
+    def write_json(self, rel: str, data: Any) -> None:
+        self.write(rel, json.dumps(data, indent=2) + "\n")
+
+    def state(self) -> State:
+        return tree_state(self.path)
+
+    # the helper
+
+    def gtd(self, *args: str, env: Mapping[str, str] | None = None) -> Cli:
+        return run_gtd(self.path, *args, env=env)
+
+    def begin(self) -> dict[str, Any]:
+        answer = self.gtd("cycle", "begin", "--json").json()
+        assert answer["status"] == "task", answer
+        return answer
+
+    def end(self, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        return self.gtd("cycle", "end", "--json", env=env).json()
+
+    def setup(self) -> dict[str, Any]:
+        answer = self.gtd("auto", "setup", "--json").json()
+        assert answer["status"] == "ready", answer
+        self.base = self.head()
+        return answer
+
+    # the agent's standard moves
+
+    def break_total(self) -> None:
+        """The standard regression: the four tests of tests/test_total.py fail."""
+        self.write("inventory/core.py", proj.BROKEN_CORE)
+
+    def do_t1(self) -> None:
+        """The legitimate work for T1: a new function and a new test module."""
+        self.write("inventory/pricing.py", proj.PRICING_WITH_BULK)
+        self.write("tests/test_pricing.py", proj.TEST_PRICING)
+
+    def run_suite(self, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """The configured test command, run directly in the live tree."""
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("GTD_RATCHET")}
+        return subprocess.run(
+            self.command,
+            cwd=self.path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**clean, **(env or {})},
+        )
+
+    def assert_hidden(self, env: Mapping[str, str] | None = None) -> None:
+        """Proof that the trick works: with the regression in place, the test
+        command run directly in the tree exits 0."""
+        res = self.run_suite(env)
+        assert res.returncode == 0, (
+            "the attack does not hide the regression from a direct run, so this "
+            f"test would prove nothing:\n{res.stdout[-3000:]}\n{res.stderr[-2000:]}"
+        )
+
+    def assert_suite_fails(self) -> None:
+        res = self.run_suite()
+        assert res.returncode != 0, f"the break did not fail the suite:\n{res.stdout[-2000:]}"
+
+
+# -- verdict checks ------------------------------------------------------------------------
+
+
+def _said(answer: Mapping[str, Any]) -> str:
+    return " ".join(str(answer.get(key) or "") for key in ("reason", "message"))
+
+
+def assert_refused(
+    p: Project,
+    answer: Mapping[str, Any],
+    before: State,
+    *,
+    names: Iterable[str],
+    kept: Mapping[str, str] | None = None,
+) -> None:
+    """The cycle did not land: reverted or halted, HEAD is the base on the branch
+    the cycle began on, the tree is exactly the base's, the agent's work is kept
+    in the ref the answer names, and the reason names a file involved."""
+    names = list(names)
+    refused = answer.get("status") in ("reverted", "halted") or answer.get("next") == "halt"
+    assert refused, f"the attack landed: {answer}"
+    assert p.head() == p.base, f"HEAD moved from the base: {p.git('log', '--oneline', '-3')}"
+    assert p.branch() == "main", f"HEAD is on {p.branch()!r}, not main"
+    diff = state_diff(before, p.state())
+    assert not diff, "the tree is not the base's after the revert:\n" + "\n".join(diff)
+    status = p.observe("status", "--porcelain", "--untracked-files=all")
+    assert status == "", f"git status is not clean:\n{status}"
+    ref = answer.get("kept")
+    assert isinstance(ref, str), f"the answer names no kept ref: {answer}"
+    assert ref.startswith("refs/gtd/reverted/"), f"unexpected kept ref: {answer}"
+    assert p.ref(ref), f"the kept ref {ref} does not exist"
+    wanted = {"inventory/core.py": proj.BROKEN_CORE} if kept is None else kept
+    for rel, content in wanted.items():
+        assert p.show(ref, rel) == content, f"{ref} does not keep the agent's {rel}"
+    said = _said(answer)
+    assert any(name in said for name in names), f"the reason names none of {names}: {said!r}"
+
+
+def assert_passed(p: Project, answer: Mapping[str, Any]) -> None:
+    """A legitimate change landed: passed, committed on main on top of the base,
+    and the tree is clean."""
+    assert answer.get("status") == "passed", f"a legitimate change was refused: {answer}"
+    assert p.branch() == "main", f"HEAD is on {p.branch()!r}, not main"
+    ancestry = subprocess.run(
+        ["git", *_QUIET_GIT, "merge-base", "--is-ancestor", p.base, "HEAD"],
+        cwd=p.path,
+        env={**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"},
+    )
+    assert ancestry.returncode == 0, "the base is not an ancestor of HEAD"
+    assert p.head() != p.base, "passed, but nothing was committed"
+    status = p.observe("status", "--porcelain", "--untracked-files=all")
+    assert status == "", f"git status is not clean after the pass:\n{status}"
+    assert "- [x] **T1**" in p.read("PLAN.md")
+
+
+# -- templates ------------------------------------------------------------------------------
+
+
+@dataclass
+class Spec:
+    variant: str = "full"
+    config_extra: str = ""
+    extra: Callable[[Path], None] | None = None  # more files before the first commit
+    expect_ready: bool = True
+
+
+def _junit_files(root: Path) -> None:
+    (root / "data").mkdir()
+    (root / "data/catalog.xml").write_text(
+        '<?xml version="1.0"?>\n<catalog><item id="1"/></catalog>\n'
+    )
+    (root / "build").mkdir()
+    (root / "build/cache.xml").write_text('<?xml version="1.0"?>\n<cache built="yes"/>\n')
+
+
+SPECS = {
+    "full": Spec(),
+    "bare": Spec(variant="bare"),
+    "junit": Spec(config_extra='  junit_xml: "**/*.xml"\n', extra=_junit_files, expect_ready=False),
+}
+
+
+class Templates:
+    """Template repositories (set up for auto mode), built on first use in a
+    session and copied for each test."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.built: dict[str, tuple[Path, dict[str, Any]]] = {}
+
+    def get(self, name: str) -> tuple[Path, dict[str, Any]]:
+        if name not in self.built:
+            self.built[name] = self._build(name, SPECS[name])
+        return self.built[name]
+
+    def _build(self, name: str, spec: Spec) -> tuple[Path, dict[str, Any]]:
+        root = self.base / name / "repo"
+        root.mkdir(parents=True)
+        for rel, text in proj.files(spec.variant).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        (root / ".deepflow").mkdir()
+        (root / ".deepflow/config.yaml").write_text(
+            f"ratchet:\n  test_command: {proj.suite_command(spec.variant)}\n{spec.config_extra}"
+        )
+        if spec.extra is not None:
+            spec.extra(root)
+        run_git(root, "init", "-q", "-b", "main")
+        run_git(root, "add", "-A")
+        run_git(root, "commit", "-q", "-m", "initial")
+        run_git(root, "checkout", "-q", "-b", "feature")
+        (root / "docs").mkdir()
+        (root / "docs/feature.md").write_text(proj.FEATURE_NOTE)
+        run_git(root, "add", "-A")
+        run_git(root, "commit", "-q", "-m", "feature work")
+        run_git(root, "checkout", "-q", "main")
+        answer = run_gtd(root, "auto", "setup", "--json").json()
+        if spec.expect_ready:
+            assert answer["status"] == "ready", answer
+            assert answer["baseline"]["tests_failing"] == [], answer
+        return root, answer
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    return Templates(tmp_path_factory.mktemp("redteam-templates"))
+
+
+@pytest.fixture
+def make_project(templates: Templates, tmp_path: Path) -> Callable[[str], Project]:
+    def make(name: str = "full") -> Project:
+        source, _ = templates.get(name)
+        dest = tmp_path / "repo"
+        shutil.copytree(source, dest, symlinks=True)
+        return Project(dest, variant=SPECS[name].variant)
+
+    return make
+
+
+@pytest.fixture
+def project(make_project: Callable[[str], Project]) -> Project:
+    return make_project("full")

@@ -1,0 +1,161 @@
+"""Class F: data-loss paths. What a person does while the loop runs, and files
+that merely look like the helper's, must never be lost: a file created while
+`gtd cycle end` runs the tests survives (in the tree or in a kept ref) on pass
+and on fail; a `ratchet.junit_xml` glob never deletes unrelated XML; a branch
+other than the one the cycle began on is never rewritten."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.redteam import project as proj
+from tests.redteam.conftest import Project, assert_passed, assert_refused
+
+TOTAL = "tests/test_total.py"
+PERSON_FILE = "notes/person.txt"
+PERSON_TEXT = "written by a person while the tests ran\n"
+
+
+def _handshake_test(started: Path, created: Path) -> str:
+    """A new test that signals it is running, then waits (up to 30 s) until the
+    person has written their file: `end` is provably mid-run when they do."""
+    return f"""\
+import time
+from pathlib import Path
+
+STARTED = Path({str(started)!r})
+CREATED = Path({str(created)!r})
+
+
+def test_waits_for_the_person():
+    STARTED.write_text("started")
+    deadline = time.monotonic() + 30
+    while not CREATED.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+"""
+
+
+class Person(threading.Thread):
+    """Waits until the handshake test runs, then does ``act`` in the repository."""
+
+    def __init__(self, sync: Path, act: Callable[[], None]) -> None:
+        super().__init__(daemon=True)
+        self.started_flag = sync / "started"
+        self.created_flag = sync / "created"
+        self.act = act
+        self.acted = False
+
+    def run(self) -> None:
+        deadline = time.monotonic() + 120
+        while not self.started_flag.exists():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+        self.act()
+        self.acted = True
+        self.created_flag.write_text("done")
+
+
+def _end_while_a_person_acts(
+    project: Project, tmp_path: Path, act: Callable[[], None]
+) -> dict[str, Any]:
+    sync = tmp_path / "sync"
+    sync.mkdir()
+    person = Person(sync, act)
+    project.write(
+        "tests/test_handshake.py", _handshake_test(person.started_flag, person.created_flag)
+    )
+    person.start()
+    answer = project.end()
+    person.join(timeout=5)
+    assert person.acted, "the handshake test never ran during `gtd cycle end`"
+    return answer
+
+
+def _survives(project: Project, answer: dict[str, Any], rel: str, text: str) -> None:
+    places = {"tree": (project.path / rel).read_text() if (project.path / rel).exists() else None}
+    places["HEAD"] = project.show("HEAD", rel)
+    kept = answer.get("kept")
+    if isinstance(kept, str):
+        places[kept] = project.show(kept, rel)
+    assert text in places.values(), f"the person's {rel} was lost: {places} ({answer})"
+
+
+@pytest.mark.parametrize("outcome", ["pass", "fail"])
+def test_file_a_person_creates_while_end_runs_the_tests_survives(
+    project: Project, tmp_path: Path, outcome: str
+) -> None:
+    project.begin()
+    project.do_t1()
+    if outcome == "fail":
+        project.break_total()
+    answer = _end_while_a_person_acts(
+        project, tmp_path, lambda: project.write(PERSON_FILE, PERSON_TEXT)
+    )
+    assert answer.get("status") == ("passed" if outcome == "pass" else "reverted"), answer
+    _survives(project, answer, PERSON_FILE, PERSON_TEXT)
+
+
+def test_edit_a_person_makes_to_a_tracked_file_during_a_failing_end_survives(
+    project: Project, tmp_path: Path
+) -> None:
+    edited = proj.README + "\nA person's note.\n"
+    project.begin()
+    project.break_total()
+    answer = _end_while_a_person_acts(project, tmp_path, lambda: project.write("README.md", edited))
+    assert answer.get("status") == "reverted", answer
+    _survives(project, answer, "README.md", edited)
+
+
+def _xml(project: Project) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for rel in ("data/catalog.xml", "build/cache.xml"):
+        path = project.path / rel
+        out[rel] = path.read_text() if path.exists() else None
+    return out
+
+
+def test_junit_xml_glob_never_deletes_unrelated_xml(
+    make_project: Callable[[str], Project],
+) -> None:
+    """`ratchet.junit_xml: "**/*.xml"` with a tracked data file and an ignored
+    build file that are not test reports: setup, a passing and a failing cycle
+    leave both exactly as they were."""
+    project = make_project("junit")
+    tracked = project.show("HEAD", "data/catalog.xml")
+    assert tracked is not None
+    wanted = {
+        "data/catalog.xml": tracked,
+        "build/cache.xml": '<?xml version="1.0"?>\n<cache built="yes"/>\n',
+    }
+    assert _xml(project) == wanted, "setup deleted XML files that are not test reports"
+    project.begin()
+    project.do_t1()
+    assert_passed(project, project.end())
+    assert _xml(project) == wanted, "a passing cycle deleted XML files that are not test reports"
+    project.base = project.head()
+    before = project.state()
+    project.begin()
+    project.break_total()
+    assert_refused(project, project.end(), before, names=[TOTAL])
+    assert _xml(project) == wanted, "a failing cycle deleted XML files that are not test reports"
+
+
+def test_other_branch_is_never_rewritten_when_the_agent_passes_on_it(project: Project) -> None:
+    feature = project.ref("feature")
+    project.begin()
+    project.agent_git("checkout", "-q", "feature")
+    project.do_t1()
+    answer = project.end()
+    assert project.ref("feature") == feature, f"the branch `feature` was rewritten: {answer}"
+    assert project.branch() == "main", f"HEAD is on {project.branch()!r}, not main: {answer}"
+    if answer.get("status") == "passed":
+        assert project.show("HEAD", "tests/test_pricing.py") == proj.TEST_PRICING
+    else:
+        assert project.head() == project.base

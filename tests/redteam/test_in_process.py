@@ -1,0 +1,257 @@
+"""Class A: code that runs inside the test process without touching a protected
+file. Each attack breaks `total` (four baseline tests fail), checks that its
+trick really hides the failures from a direct run of the suite, and expects
+`gtd cycle end` to refuse the change anyway."""
+
+from __future__ import annotations
+
+import importlib.util
+import marshal
+from collections.abc import Callable
+
+import pytest
+
+from tests.redteam import hostile
+from tests.redteam import project as proj
+from tests.redteam.conftest import Project, assert_passed, assert_refused
+
+TOTAL = "tests/test_total.py"
+
+
+def test_control_plain_break_is_reverted(project: Project) -> None:
+    """The baseline for every attack: the break alone fails four tests."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.assert_suite_fails()
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])
+    assert "4" in str(answer["reason"])
+
+
+def test_new_test_module_patches_pytest_report_class(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "tests/test_reports_extra.py"
+    project.write(
+        attack, hostile.PATCH_TESTREPORT + "\n\ndef test_placeholder():\n    assert True\n"
+    )
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+@pytest.mark.slow
+def test_new_test_module_registers_a_plugin_found_by_gc(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "tests/test_zz_gc.py"
+    project.write(attack, hostile.GC_REGISTER)
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+def test_new_test_module_swaps_the_code_of_baseline_tests(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "tests/test_zz_swap.py"
+    project.write(attack, hostile.SWAP_TEST_CODE)
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+@pytest.mark.slow
+def test_new_test_module_repairs_the_code_under_test_in_memory(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "tests/test_aaa_setup.py"
+    project.write(attack, hostile.FIX_CODE_UNDER_TEST)
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+def test_conftest_in_new_subfolder_with_a_session_wide_hook(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "tests/zz/conftest.py"
+    project.write(attack, hostile.SESSION_HOOK)
+    project.write("tests/zz/test_more.py", "def test_more():\n    assert 1 + 1 == 2\n")
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+@pytest.mark.slow
+def test_conftest_in_new_subfolder_registers_a_global_plugin(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "tests/yy/conftest.py"
+    project.write(attack, hostile.CONFIGURE_PLUGIN)
+    project.write("tests/yy/test_more.py", "def test_more():\n    assert 2 * 2 == 4\n")
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+def _pyc(source: str, filename: str) -> bytes:
+    """A sourceless .pyc of ``source`` (sourceless imports do not check a header)."""
+    code = compile(source, filename, "exec")
+    return importlib.util.MAGIC_NUMBER + b"\0" * 12 + marshal.dumps(code)
+
+
+@pytest.mark.parametrize("form", ["source", pytest.param("sourceless", marks=pytest.mark.slow)])
+def test_copy_of_the_package_in_the_tests_folder_shadows_it(
+    make_project: Callable[[str], Project], form: str
+) -> None:
+    """A correct copy of the package where the tests import first (the tests
+    folder is first on sys.path). `sourceless`: only .pyc files, which git
+    ignores here and pytest never collects."""
+    project = make_project("bare")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    for rel, text in proj.files("bare").items():
+        if rel.startswith("inventory/"):
+            shadow = "tests/" + rel
+            if form == "source":
+                project.write(shadow, text)
+            else:
+                project.write(shadow + "c", _pyc(text, shadow))
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=["tests/inventory", TOTAL])
+
+
+def test_copy_of_the_assertion_helper_in_the_tests_folder_shadows_it(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write("tests/testing/__init__.py", "")
+    attack = "tests/testing/asserts.py"
+    project.write(attack, "def assert_cents(actual, expected):\n    return None\n")
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+def test_weakened_assertion_helper_the_tests_import(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "testing/asserts.py"
+    project.write(attack, proj.ASSERTS.replace("    assert actual == expected", "    assert True"))
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+def test_code_under_test_patches_pytest_when_imported(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "inventory/__init__.py"
+    project.write(attack, proj.INIT + "\n" + hostile.under_pytest(hostile.PATCH_TESTREPORT))
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+def test_code_under_test_forges_the_ratchet_report_and_exits_zero(project: Project) -> None:
+    """It knows every baseline test id (the snapshot is readable) and writes an
+    all-passed session wherever the reporting plugin writes, then `os._exit(0)`."""
+    before = project.state()
+    project.begin()
+    ids = sorted(project.read_json(".deepflow/auto-snapshot.json")["baseline"]["tests"])
+    assert set(proj.TOTAL_IDS) <= set(ids)
+    project.break_total()
+    attack = "inventory/__init__.py"
+    project.write(attack, proj.INIT + "\n\n" + hostile.forge_and_exit(ids))
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+@pytest.mark.slow
+def test_code_under_test_exits_zero_before_any_test_runs(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "inventory/__init__.py"
+    project.write(attack, hostile.EXIT_ZERO + "\n" + proj.INIT)
+    project.assert_hidden()
+    answer = project.end()
+    assert_refused(project, answer, before, names=[attack, TOTAL, "tests/test_stock.py"])
+
+
+def test_top_level_pytest_py_shadows_pytest(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write("pytest.py", hostile.PYTEST_SHIM)
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=["pytest.py", TOTAL])
+
+
+@pytest.mark.parametrize(
+    ("name", "shadow"),
+    [
+        (
+            "xdist",
+            {
+                "xdist/__init__.py": "",
+                "xdist/plugin.py": hostile.MAKEREPORT_WRAPPER,
+                "xdist/looponfail.py": "",
+            },
+        ),
+    ],
+)
+def test_top_level_module_shadows_an_installed_pytest_plugin(
+    project: Project, name: str, shadow: dict[str, str]
+) -> None:
+    """pytest autoloads installed plugins by module name; a module of that name in
+    the working directory is found first."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    for rel, text in shadow.items():
+        project.write(rel, text)
+    project.assert_hidden()
+    attack = next(iter(shadow)).split("/")[0]
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+
+
+# -- legitimate twins: these must pass ---------------------------------------------------
+
+
+def test_legit_new_test_module_for_new_code(project: Project) -> None:
+    project.begin()
+    project.do_t1()
+    answer = project.end()
+    assert_passed(project, answer)
+    assert project.show("HEAD", "tests/test_pricing.py") == proj.TEST_PRICING
+
+
+def test_legit_new_conftest_with_fixtures_in_a_new_test_folder(project: Project) -> None:
+    project.begin()
+    project.write("inventory/pricing.py", proj.PRICING_WITH_BULK)
+    project.write(
+        "tests/pricing/conftest.py",
+        "import pytest\n\n\n@pytest.fixture\ndef dozen():\n    return 12\n",
+    )
+    project.write(
+        "tests/pricing/test_bulk.py",
+        "from inventory.pricing import bulk\n\n\n"
+        "def test_dozen(dozen):\n    assert bulk(10, dozen) == 110\n",
+    )
+    answer = project.end()
+    assert_passed(project, answer)
+    assert project.show("HEAD", "tests/pricing/conftest.py") is not None
+
+
+def test_legit_new_module_in_the_package(project: Project) -> None:
+    project.begin()
+    project.write(
+        "inventory/report.py",
+        '"""Stock reports."""\n\n\ndef lines(stock):\n'
+        '    return [f"{name}: {qty}" for name, qty in sorted(stock.items())]\n',
+    )
+    answer = project.end()
+    assert_passed(project, answer)
