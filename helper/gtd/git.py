@@ -24,11 +24,16 @@ GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 # hooks; `commit.hooks: run` runs the pre-commit hook deliberately, see gtd.auto.)
 HARDENED_ENV = {
     **GIT_ENV,
-    "GIT_CONFIG_COUNT": "2",
+    "GIT_CONFIG_COUNT": "3",
     "GIT_CONFIG_KEY_0": "core.fsmonitor",
     "GIT_CONFIG_VALUE_0": "false",
     "GIT_CONFIG_KEY_1": "core.hooksPath",
     "GIT_CONFIG_VALUE_1": os.devnull,
+    "GIT_CONFIG_KEY_2": "core.bare",
+    "GIT_CONFIG_VALUE_2": "false",
+    # `git replace` would make git read an object of the agent's in place of the
+    # base commit (or any other): the helper reads the objects as they are.
+    "GIT_NO_REPLACE_OBJECTS": "1",
 }
 
 EMPTY_TREE_SHA1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"

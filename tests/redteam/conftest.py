@@ -391,6 +391,10 @@ class Templates:
         run_git(root, "add", "-A")
         run_git(root, "commit", "-q", "-m", "feature work")
         run_git(root, "checkout", "-q", "main")
+        # A second commit on main, so the base has a parent (`HEAD~1`) to attack with.
+        (root / "NOTES.md").write_text("Notes for the people working here.\n")
+        run_git(root, "add", "-A")
+        run_git(root, "commit", "-q", "-m", "notes")
         answer = run_gtd(root, "auto", "setup", "--json").json()
         if spec.expect_ready:
             assert answer["status"] == "ready", answer

@@ -57,7 +57,7 @@ def test_agent_checks_out_another_branch_and_fails(project: Project) -> None:
     project.break_total()
     answer = project.end()
     assert project.ref("feature") == feature, "the other branch was rewritten"
-    assert_refused(project, answer, before, names=[TOTAL])
+    assert_refused(project, answer, before, names=[TOTAL, "feature"])
 
 
 def test_agent_precreates_the_kept_ref_and_tags(project: Project) -> None:
@@ -229,7 +229,9 @@ def test_agent_hides_a_conftest_with_core_excludes_file(project: Project) -> Non
     project.write("tests/ex2/test_local.py", "def test_local():\n    assert True\n")
     assert "ex2" not in project.git("status", "--porcelain", "--untracked-files=all")
     project.assert_hidden()
-    assert_refused(project, project.end(), before, names=["tests/ex2/conftest.py", TOTAL])
+    assert_refused(
+        project, project.end(), before, names=["excludesFile", "tests/ex2/conftest.py", TOTAL]
+    )
 
 
 @pytest.mark.slow
@@ -245,7 +247,7 @@ def test_agent_hides_its_untracked_files_from_git_status(project: Project) -> No
         project,
         answer,
         before,
-        names=[TOTAL],
+        names=["showUntrackedFiles", TOTAL],
         kept={"inventory/core.py": proj.BROKEN_CORE, "notes/todo.txt": "agent notes\n"},
     )
 
@@ -304,7 +306,7 @@ def test_agent_detaches_head_and_commits(project: Project) -> None:
     project.agent_git("checkout", "-q", "--detach")
     project.break_total()
     project.agent_git("commit", "-q", "-am", "detached work")
-    assert_refused(project, project.end(), before, names=[TOTAL])
+    assert_refused(project, project.end(), before, names=[TOTAL, "detached"])
 
 
 def test_agent_deletes_the_branch_the_cycle_began_on(project: Project) -> None:
@@ -317,15 +319,15 @@ def test_agent_deletes_the_branch_the_cycle_began_on(project: Project) -> None:
 
 
 def test_agent_destroys_the_base_commit(project: Project) -> None:
-    """Reset below the base, expire the reflog and prune: the base commit object is
-    gone unless the helper keeps it reachable."""
+    """Reset below the base, expire the reflog and prune: the base commit object
+    would be gone if the helper did not keep it reachable while the cycle runs."""
     before = project.state()
     project.begin()
     project.agent_git("reset", "-q", "--hard", "HEAD~1")
     project.agent_git("reflog", "expire", "--expire=now", "--all")
     project.agent_git("gc", "-q", "--prune=now")
     probe = subprocess.run(["git", "cat-file", "-e", project.base], cwd=project.path)
-    assert probe.returncode != 0, "the base commit survived the prune: the attack did nothing"
+    assert probe.returncode == 0, "the base commit was pruned: nothing can restore it"
     project.break_total()
     assert_refused(project, project.end(), before, names=[TOTAL])
 

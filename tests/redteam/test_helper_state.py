@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -217,16 +219,27 @@ def test_extra_pytest_plugin_in_the_reporting_plugin_folder(project: Project) ->
 
 
 @pytest.mark.slow
-def test_reporting_plugin_itself_replaced(project: Project) -> None:
+def test_plugin_folder_of_the_clean_room_planted(project: Project) -> None:
+    """The reporting plugin is loaded, for each run, from a folder in the clean
+    room's slot outside the repository: the agent plants a `sitecustomize` and an
+    entry-point plugin there (and in the slot's checkout) for the next run."""
+    assert project.gtd("ratchet", "run").code == 0  # the room exists from here on
     before = project.state()
     project.begin()
     project.break_total()
-    plugins = list((project.path / SITE).glob("*.py"))
-    assert plugins, "no reporting plugin to replace"
-    for plugin in plugins:
-        plugin.write_text(plugin.read_text() + "\n\n" + hostile.PATCH_TESTREPORT)
-    project.assert_hidden(env={"PYTHONPATH": str(project.path / SITE)})
-    assert_refused(project, project.end(), before, names=[SITE, TOTAL])
+    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    slots = [p for p in rooms.glob("*/*") if p.is_dir()]
+    assert slots, "no clean room was made"
+    for slot in slots:
+        for folder in (slot / "reports" / "site", slot / "tree"):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "sitecustomize.py").write_text(hostile.PATCH_TESTREPORT)
+            (folder / "rt_evil.py").write_text(hostile.MAKEREPORT_WRAPPER)
+            dist = folder / "rt_evil-1.dist-info"
+            dist.mkdir(exist_ok=True)
+            (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rt_evil\nVersion: 1\n")
+            (dist / "entry_points.txt").write_text("[pytest11]\nrt_evil = rt_evil\n")
+    assert_refused(project, project.end(), before, names=[TOTAL])
 
 
 def _drive_failing_cycles(project: Project, tamper: Any) -> list[dict[str, Any]]:

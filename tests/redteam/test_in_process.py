@@ -166,7 +166,7 @@ def test_code_under_test_forges_the_ratchet_report_and_exits_zero(project: Proje
     attack = "inventory/__init__.py"
     project.write(attack, proj.INIT + "\n\n" + hostile.forge_and_exit(ids))
     project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+    assert_refused(project, project.end(), before, names=["tests/test_stock.py", attack, TOTAL])
 
 
 @pytest.mark.slow

@@ -41,6 +41,7 @@ class Journal(NamedTuple):
     flaky: tuple[str, ...] = ()
     candidate: str | None = None  # the tree that was judged
     head_at_check: str | None = None  # HEAD when the check began (the branch may have moved)
+    checked_epoch: float | None = None  # when the candidate was taken (files after: not ours)
     work_commit: str | None = None
     tick_commit: str | None = None
     halt: bool = False  # stop the loop after this cycle whatever the counters say

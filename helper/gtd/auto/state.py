@@ -40,6 +40,7 @@ from gtd.fsio import atomic_write
 from gtd.git import Git, parse_tree
 
 REF = "refs/gtd/state"
+BASE_REF = "refs/gtd/base"
 JOURNAL = "journal.json"
 SUMMARY = "summary.json"
 SNAPSHOT = "snapshot.json"
@@ -135,8 +136,11 @@ def write(
     pending: bytes | Any | None = KEEP,
     others: dict[str, bytes | None] | None = None,
     append: Sequence[Record] = (),
+    pin: str | None = None,
 ) -> State:
-    """Seal a new state on top of ``old`` (which must still be the ref's value)."""
+    """Seal a new state on top of ``old`` (which must still be the ref's value).
+    ``pin``: a commit to keep reachable under ``refs/gtd/base`` (a cycle's base,
+    which an agent could otherwise cut from history and have pruned)."""
     entries = dict(old.entries)
     raw = dict(old.raw)
     new_journal = old.journal if journal is KEEP else journal
@@ -169,8 +173,11 @@ def write(
         input_text=message + "\n",
         env=_IDENTITY,
     ).strip()
+    moves: list[tuple[str, str | None, str | None]] = [(REF, commit, old.commit or "")]
+    if pin is not None:
+        moves.append((BASE_REF, pin, None))
     try:
-        git.update_refs([(REF, commit, old.commit or "")])
+        git.update_refs(moves)
     except GitError as exc:
         raise StateError(
             f"{REF} changed while gtd was writing it ({exc.message})",
@@ -204,15 +211,15 @@ def write_mirrors(root: Path, st: State, *, snapshot_paths: Sequence[str] | None
         atomic_write(root / paths.SNAPSHOT, "".join(f"{p}\n" for p in sorted(snapshot_paths)))
 
 
-def tampered(root: Path, git: Git, st: State) -> list[str]:
+def tampered(root: Path, git: Git, st: State, *, strict: bool = False) -> list[str]:
     """The mirror files whose content matches neither the sealed state nor the
-    state just before it (what a crash between the ref and the mirror leaves)."""
+    state just before it (what a crash between the ref and the mirror leaves).
+    ``strict`` (`end`, after the agent ran): the journal's mirror was written
+    before the agent got its task, so it must match the seal exactly."""
     out: list[str] = []
-    checks = [(paths.JOURNAL, JOURNAL)]
-    if SNAPSHOT in st.raw:
-        checks.append((paths.SNAPSHOT_JSON, SNAPSHOT))
+    sealed = {JOURNAL: st.raw.get(JOURNAL), SNAPSHOT: read_blob(git, st, SNAPSHOT)}
     previous: dict[str, bytes | None] | None = None
-    for rel, name in checks:
+    for rel, name in ((paths.JOURNAL, JOURNAL), (paths.SNAPSHOT_JSON, SNAPSHOT)):
         try:
             mirror: bytes | None = (root / rel).read_bytes()
         except FileNotFoundError:
@@ -220,12 +227,13 @@ def tampered(root: Path, git: Git, st: State) -> list[str]:
         except OSError:
             out.append(rel)
             continue
-        if mirror == st.raw.get(name):
+        if mirror == sealed[name]:
             continue
-        if previous is None:
-            previous = _previous(git, st)
-        if name in previous and mirror == previous[name]:
-            continue
+        if not (strict and name == JOURNAL):
+            if previous is None:
+                previous = _previous(git, st)
+            if name in previous and mirror == previous[name]:
+                continue
         out.append(rel)
     return out
 

@@ -114,13 +114,16 @@ def halted(trip: Trip) -> Answer:
     }
 
 
-def blocked_commit(reason: str, hint: str) -> Answer:
-    """A passed cycle whose commit git refuses to write (signing, a hook)."""
+def stopped(journal: Journal) -> Answer:
+    """A cycle whose check or finish stopped on something only a person can fix."""
+    reason = short(journal.blocked or "stopped")
     return {
         "status": "halted",
-        "reason": short(reason),
-        "message": f"git cannot write the cycle's commit: {short(reason)}",
-        "next": f"stop the loop; {hint}; the next `gtd cycle begin` then commits the work",
+        "cycle": journal.cycle,
+        "task": journal.task,
+        "reason": reason,
+        "message": f"cycle {journal.cycle} ({journal.task}) could not finish: {reason}",
+        "next": "stop the loop; fix it, then run `gtd cycle begin` (it finishes the cycle)",
     }
 
 

@@ -110,7 +110,7 @@ class Cycle:
                     return self._with_previous(st, answers.busy(st.journal)), None
                 st, recovered = self._recover(st)
                 if st.journal is not None and st.journal.blocked:
-                    return answers.blocked_commit(st.journal.blocked, "see the reason"), None
+                    return answers.stopped(st.journal), None
             if st.records and rendered_count(self.root) != len(st.records):
                 from gtd.auto import plan_file
 
@@ -230,7 +230,9 @@ class Cycle:
             entry = Journal(task=task.id, title=task.title, kind="task", spike=task.spike, **common)
             shown = list(task.files)
         atomic_write(self.root / paths.BRIEF, text)
-        st = state.write(self.git, st, f"cycle {number} ({entry.task}): begin", journal=entry)
+        st = state.write(
+            self.git, st, f"cycle {number} ({entry.task}): begin", journal=entry, pin=head
+        )
         state.write_mirrors(self.root, st)
         return answers.task(entry, shown, text)
 
@@ -325,7 +327,7 @@ class Cycle:
                 return self._answer(*self._finish(st)[1:])
             if current.phase == "checking" and finish.pid_alive(current.pid):
                 return answers.checking(current)
-            tampered = state.tampered(self.root, self.git, st)
+            tampered = state.tampered(self.root, self.git, st, strict=True)
             if tampered:
                 current = current.evolve(
                     phase="reverting",
@@ -371,7 +373,7 @@ class Cycle:
         )
         if rec is None:
             if st.journal is not None and st.journal.blocked:
-                return answers.blocked_commit(st.journal.blocked, "see the reason")
+                return answers.stopped(st.journal)
             raise GtdError(
                 f"the check of cycle {current.cycle} stopped before its verdict "
                 f"(see {paths.CHECK_LOG})",
@@ -411,21 +413,34 @@ class Cycle:
             ):
                 return  # not ours (the starter died before naming us, or a rerun)
         crash_point("checking")
-        verdict = judging.judge(self.root, self.git, st, self.now)
-        with locked(self._lock):
-            st = state.read(self.git)
-            if st.journal is None or st.journal.pid != os.getpid():
-                return  # recovered behind our back (we looked dead): nothing is ours
-            current = verdict.journal(st.journal)
-            st = state.write(
-                self.git,
-                st,
-                f"cycle {cycle}: {'pass' if current.passed else 'revert'}",
-                journal=current,
-                pending=verdict.pending,
-            )
-            crash_point("verdict")
-            self._finish(st)
+        try:
+            verdict = judging.judge(self.root, self.git, st, self.now)
+            with locked(self._lock):
+                st = state.read(self.git)
+                if st.journal is None or st.journal.pid != os.getpid():
+                    return  # recovered behind our back (we looked dead): nothing is ours
+                current = verdict.journal(st.journal)
+                st = state.write(
+                    self.git,
+                    st,
+                    f"cycle {cycle}: {'pass' if current.passed else 'revert'}",
+                    journal=current,
+                    pending=verdict.pending,
+                )
+                crash_point("verdict")
+                self._finish(st)
+        except finish.CommitBlocked:
+            return  # recorded in the journal by _finish; the next begin retries
+        except GtdError as exc:
+            # Something only a person can fix (a git lock that is not ours, a broken
+            # repository): say it where `end` and the next `begin` will read it.
+            with locked(self._lock):
+                st = state.read(self.git)
+                if st.journal is not None and st.journal.pid == os.getpid():
+                    message = exc.render().replace("\n", " ")
+                    blocked = st.journal.evolve(blocked=message)
+                    state.write(self.git, st, f"cycle {cycle}: stopped", journal=blocked)
+            raise
 
     # -- finishing (shared by end and recovery; every step idempotent) ---------------
 
@@ -446,6 +461,7 @@ class Cycle:
                 raise
             status = "passed"
         else:
+            seals.restore(self.git, current.seals or {})
             kept = finish.keep(self.git, current, self._scratch())
             crash_point("reverted-kept")
             finish.restore(self.root, self.git, current, kept)

@@ -141,10 +141,16 @@ def sync_tree(root: Path, git: Git, journal: Journal, final: str) -> None:
 
 
 def keep(git: Git, journal: Journal, scratch: Path) -> str:
-    """The kept commit's ref, made once."""
+    """The kept commit's ref, made once: a ref of that name holding a commit that
+    is not this cycle's own (its message carries the cycle's trailers) is moved
+    aside first, never overwritten."""
     ref = f"{paths.REVERTED_REF}{journal.cycle}"
-    if git.rev(ref) is not None:
-        return ref
+    existing = git.rev(ref)
+    if existing is not None:
+        found = git.objects([existing])[0]
+        if found is not None and trailers(journal).encode() in found.data:
+            return ref
+        git.update_refs([(f"{ref}-foreign-{existing[:12]}", existing, ""), (ref, None, existing)])
     tree = kept_tree(git, scratch)
     head = git.head() or journal.base
     message = (
@@ -176,17 +182,54 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
         if change.status == "A":
             if made_by_cycle is None or change.path in made_by_cycle:
                 _remove(root, change.path)
+        elif change.old_mode == _GITLINK and change.new_mode == _GITLINK:
+            continue  # a submodule moved: checked out again below
         else:
             if change.status == "T" or change.new_mode == _GITLINK:
                 _remove(root, change.path)
             if change.old_mode != _GITLINK:
                 restore_paths.append(change.path)
     if restore_paths:
-        git.run("checkout-index", "-f", "-q", "-z", "--stdin", input_text="\0".join(restore_paths))
+        git.run(
+            "checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text="\0".join(restore_paths)
+        )
     _restore_submodules(git, git.ls_tree(base_tree))
+    _unhidden(root, git, journal, kept)
     before = set((journal.seals or {}).get("empty_dirs") or ())
     for folder in sorted(git.empty_dirs() - before, reverse=True):
         remove_empty_tree(root / folder)
+
+
+def _unhidden(root: Path, git: Git, journal: Journal, kept: str) -> None:
+    """Files the cycle made that its own ignore rules hid (a `.gitignore` it edited,
+    now restored): visible again, they are kept in a second commit on the kept ref
+    and removed. Only files older than the check: one a person saved while the tests
+    ran is not the cycle's."""
+    since = journal.checked_epoch
+    made = []
+    for entry in git.status():
+        if not entry.untracked:
+            continue
+        try:
+            if since is None or os.lstat(root / entry.path).st_ctime <= since:
+                made.append(entry.path)
+        except OSError:
+            continue
+    if not made:
+        return
+    index = git.git_dir() / "gtd" / "unhidden.index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        git.run("read-tree", f"{kept}^{{tree}}", env=env)
+        git.run("add", "-f", "--", *made, env=env)
+        tree = git.run("write-tree", env=env).strip()
+    finally:
+        index.unlink(missing_ok=True)
+    parent = git.run("rev-parse", kept).strip()
+    commit = git.commit_tree(tree, [parent], "gtd: files the cycle hid from git\n")
+    git.update_refs([(kept, commit, parent)])
+    for rel in made:
+        _remove(root, rel)
 
 
 def _candidate_paths(git: Git, journal: Journal) -> set[str] | None:

@@ -17,6 +17,7 @@ Guards, in order (the first that fails is the reason):
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -42,6 +43,7 @@ class Decision(NamedTuple):
     duration_s: float | None = None
     halt: bool = False
     pending: bytes | None = None  # the snapshot a pass advances to
+    taken_epoch: float | None = None  # when the candidate was taken
 
     def journal(self, current: Journal) -> Journal:
         v = self.verdict
@@ -59,6 +61,7 @@ class Decision(NamedTuple):
             head_at_check=self.head,
             duration_s=self.duration_s,
             halt=self.halt,
+            checked_epoch=self.taken_epoch,
         )
 
 
@@ -70,11 +73,14 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     assert current is not None
     assert st.summary is not None
     config = sealed_config(st)
+    restored = seals.restore(git, current.seals or {})  # before git reads anything more
     tree = git.state()
-    tampered = state.tampered(root, git, st) or _rewound(git, st)
+    tampered = state.tampered(root, git, st, strict=True) or _rewound(git, st)
     if tampered:
         return Decision(False, f"helper state modified: {tampered[0]}", head=tree.head, halt=True)
-    broken = seals.broken(git, current.seals or {}, st.summary.get("environment_dirs") or [])
+    broken = restored + seals.broken(
+        git, current.seals or {}, st.summary.get("environment_dirs") or []
+    )
     if broken:
         return Decision(False, broken[0], head=tree.head)
     if tree.branch != current.branch:
@@ -90,12 +96,13 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     raw = state.read_blob(git, st, state.SNAPSHOT)
     assert raw is not None
     snapshot = snapshot_codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
+    taken = time.time()
     with room.acquire(git) as rm:
         candidate = git.worktree_tree(rm.slot / "candidate.index")
         base_tree = check.tree_of(git, current.base)
         guard = _guard(git, current, tree.head, base_tree, candidate)
         if guard is not None:
-            return Decision(False, guard, candidate=candidate, head=tree.head)
+            return Decision(False, guard, candidate=candidate, head=tree.head, taken_epoch=taken)
         quarantined = frozenset(records.fold(st.records).quarantined)
         judged = check.judge_candidate(
             git, rm, config, snapshot, base=current.base, candidate=candidate, tolerated=quarantined
@@ -115,6 +122,7 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
         tree.head,
         judged.duration_s,
         pending=pending,
+        taken_epoch=taken,
     )
 
 

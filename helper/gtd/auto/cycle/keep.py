@@ -31,7 +31,7 @@ def kept_tree(git: Git, scratch: Path) -> str:
         git.run("add", "-A", "--ignore-errors", env=env)
         staged = git.run("ls-files", "-s", "-z", env=env)
         head_links = _head_gitlinks(git)
-        archives: list[str] = []
+        entries: list[str] = []
         for record in staged.split("\0"):
             meta, _, path = record.partition("\t")
             if not meta.startswith(_GITLINK):
@@ -39,11 +39,17 @@ def kept_tree(git: Git, scratch: Path) -> str:
             oid = meta.split(" ")[1]
             if head_links.get(path) == oid and not _dirty(git, path):
                 continue  # a submodule exactly as recorded: its commit has it all
-            blob = git.write_blob(_tar(git.root / path))
-            archives.append(f"100644 {blob}\t{KEPT_DIR}/{path}.tar\0")
-        if archives:
+            folder = git.root / path
+            if path not in head_links:
+                # A nested repository the cycle made: its files as files, in place
+                # of the pointer, so they read like any other kept work.
+                entries.append(f"0 {'0' * len(oid)}\t{path}\0")
+                entries.extend(_files(git, folder, path))
+            blob = git.write_blob(_tar(folder))
+            entries.append(f"100644 {blob}\t{KEPT_DIR}/{path}.tar\0")
+        if entries:
             git.run(
-                "update-index", "-z", "--add", "--index-info", input_text="".join(archives), env=env
+                "update-index", "-z", "--add", "--index-info", input_text="".join(entries), env=env
             )
         return git.run("write-tree", env=env).strip()
     finally:
@@ -60,6 +66,28 @@ def _head_gitlinks(git: Git) -> dict[str, str]:
 def _dirty(git: Git, path: str) -> bool:
     result = git.call("status", "--porcelain", "--untracked-files=all", cwd=git.root / path)
     return result.returncode != 0 or bool(result.stdout.strip())
+
+
+def _files(git: Git, folder: Path, prefix: str) -> list[str]:
+    """Index lines for every file under ``folder`` (its ``.git`` left out: that is
+    in the archive), under ``prefix``."""
+    import os
+
+    out: list[str] = []
+    for parent, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in names:
+            path = os.path.join(parent, name)
+            rel = os.path.relpath(path, folder).replace(os.sep, "/")
+            if os.path.islink(path):
+                blob = git.write_blob(os.readlink(path).encode("utf-8", "surrogateescape"))
+                mode = "120000"
+            else:
+                with open(path, "rb") as handle:
+                    blob = git.write_blob(handle.read())
+                mode = "100755" if os.access(path, os.X_OK) else "100644"
+            out.append(f"{mode} {blob}\t{prefix}/{rel}\0")
+    return out
 
 
 def _tar(folder: Path) -> bytes:

@@ -271,7 +271,7 @@ def judge_candidate(
     )
     split = snapshot.environment.plugin
     room.sync(git, rm, old_tree if split else new_tree, config.links)
-    altered = room.altered(rm, expected)
+    altered = room.altered(git, rm, expected)
     if altered:
         reason = f"snapshot test modified in the clean room: {altered[0]}"
         return Judgement(judge(snapshot.baseline, RunResult(), [reason]), RunResult(), 0.0)
@@ -286,7 +286,7 @@ def judge_candidate(
         room.sync(git, rm, new_tree, config.links)
         second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
         found += _report_problems(second.report, rm, snapshot)
-    altered = room.altered(rm, expected)
+    altered = room.altered(git, rm, expected)
     found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
     environmental = (
         () if found else _skipped_by_environment(git, rm, config, env, snapshot, first.result)
@@ -355,9 +355,20 @@ def _report_problems(report: Report, rm: room.Room, snapshot: Snapshot) -> list[
         for path in (session.inipath, *session.conftests):
             if path and os.path.isabs(path) and not _inside(path, rm.tree):
                 out.append(f"pytest read configuration outside the clean room: {path}")
-    if report.source == "plugin":
-        out.extend(f"test results incomplete: {p}" for p in report.problems)
+    if report.source == "plugin" and report.problems:
+        out.append(f"test results incomplete: {report.problems[0]}{_stopped_at(report)}")
     return out
+
+
+def _stopped_at(report: Report) -> str:
+    """Where a pytest that did not finish stopped: the first collected test with no
+    result (the one running when the process ended), or collection itself."""
+    if not report.items:
+        return " (pytest stopped before it had collected the tests)"
+    for item in report.items:
+        if not item.deselected and item.node_id not in report.tests:
+            return f" (pytest stopped at {item.node_id})"
+    return ""
 
 
 def _inside(path: str, folder: Path) -> bool:
@@ -462,7 +473,7 @@ def run_baseline(git: Git, config: Config, tree: str) -> Baseline:
             failing = [t for t in failing if t not in passed]
             if not failing:
                 break
-        dirs = _environment_dirs(report, rm)
+        dirs = _environment_dirs(report, rm, config.links)
     environment = Environment(
         dirs=tuple(dirs),
         shadowable=tuple(sorted(_module_names(dirs))),
@@ -473,7 +484,7 @@ def run_baseline(git: Git, config: Config, tree: str) -> Baseline:
     return Baseline(result, environment, whole, doctest_modules, tuple(flipped))
 
 
-def _environment_dirs(report: Report, rm: room.Room) -> list[str]:
+def _environment_dirs(report: Report, rm: room.Room, links: Sequence[str]) -> list[str]:
     paths: list[str] = []
     for session in report.sessions:
         if session.environment is not None:
@@ -481,7 +492,9 @@ def _environment_dirs(report: Report, rm: room.Room) -> list[str]:
             paths.extend(session.environment.path)
     from gtd.auto.ratchet.environment import outside
 
-    return outside(paths, [str(rm.tree), str(rm.live), str(rm.slot)])
+    return outside(
+        paths, [str(rm.tree), str(rm.live), str(rm.slot)], [str(rm.live / p) for p in links]
+    )
 
 
 def _module_names(dirs: Sequence[str]) -> set[str]:

@@ -35,6 +35,7 @@ whole lines); a reader groups them by ``s`` and skips what it cannot parse.
             ``root`` pytest's rootpath, ``ini`` its inipath or null, ``plugin`` the
             plugin's file, ``via`` "pipe" or "file", ``sel`` whether a requested
             selection is in force (null when none was requested)
+``c``       ``file`` (absolute): pytest begins collecting this module
 ``items``   ``file`` (absolute), ``kind`` (one of ITEM_KINDS), ``ids`` (node ids,
             relative to ``root`` as pytest makes them), ``d`` true for items
             deselected (by ``-k``, ``-m``, a plugin or the selection)
@@ -76,6 +77,7 @@ KIND = "k"
 SESSION = "s"
 START = "start"
 ITEMS = "items"
+COLLECTING = "c"  # a test module's collection begins: where a session that dies died
 TEST = "t"
 EVIDENCE = "ev"
 END = "end"

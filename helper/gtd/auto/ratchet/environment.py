@@ -73,16 +73,19 @@ def changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
     )
 
 
-def outside(paths: Sequence[str], roots: Sequence[str]) -> list[str]:
+def outside(paths: Sequence[str], roots: Sequence[str], keep: Sequence[str] = ()) -> list[str]:
     """The directories of ``paths`` that are not under any of ``roots`` (the
-    repository, the clean room): those are the environment."""
+    repository, the clean room), or are under one of ``keep`` (a virtualenv inside
+    the repository, linked into the room): those are the environment."""
     real_roots = [os.path.realpath(r) for r in roots]
+    real_keep = [os.path.realpath(k) for k in keep]
     out: list[str] = []
     for path in paths:
         if not path or not os.path.isdir(path):
             continue
         real = os.path.realpath(path)
-        if any(real == r or real.startswith(r + os.sep) for r in real_roots):
+        kept = any(real == k or real.startswith(k + os.sep) for k in real_keep)
+        if not kept and any(real == r or real.startswith(r + os.sep) for r in real_roots):
             continue
         if real not in out:
             out.append(real)

@@ -698,6 +698,16 @@ class Recorder:
     # -- collection --------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_collectstart(self, collector: pytest.Collector) -> None:
+        # One line per module, written at once: if importing it ends the process
+        # (the code under test calls os._exit), the report says where.
+        if isinstance(collector, pytest.Module):
+            try:
+                self.state.emit(C.COLLECTING, {"file": os.path.abspath(str(_item_path(collector)))})
+            except Exception:  # never fail the run from here
+                return
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.outcome == "failed":
             lines = str(report.longrepr).strip().splitlines()

@@ -54,6 +54,7 @@ class _Session:
         self.tests: list[tuple[str, Result]] = []  # (pytest's node id, result)
         self.items: list[dict[str, Any]] = []
         self.evidence: list[dict[str, Any]] = []
+        self.collecting: str | None = None  # the last module whose collection began
 
 
 def parse(lines: Iterable[str], repo_root: str, *, selection: bool = False) -> Recorded:
@@ -84,6 +85,9 @@ def parse(lines: Iterable[str], repo_root: str, *, selection: bool = False) -> R
                 session.tests.append(test)
         elif kind == C.ITEMS:
             session.items.append(record)
+            session.collecting = None
+        elif kind == C.COLLECTING and isinstance(record.get("file"), str):
+            session.collecting = record["file"]
         elif kind == C.EVIDENCE:
             session.evidence.append(record)
         elif kind == C.END and session.end is None:
@@ -148,7 +152,8 @@ def _assemble(
         out_sessions.append(session)
         who = _who(session)
         if not session.ended:
-            problems.append(f"{who} did not finish")
+            where = ids.file(raw.collecting) if raw.collecting else None
+            problems.append(f"{who} did not finish" + (f" (collecting {where})" if where else ""))
         elif not session.consistent:
             problems.append(f"{who}: its end line disagrees with its test lines")
         if selection and session.selected is not True:

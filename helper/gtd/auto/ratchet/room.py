@@ -200,25 +200,23 @@ def _changed_since(folder: Path, since: float) -> bool:
         return True
 
 
-def blob_id(data: bytes, oid_length: int) -> str:
-    """The id git gives a blob with this content (SHA-1, or SHA-256 repositories)."""
-    algorithm = hashlib.sha256 if oid_length == 64 else hashlib.sha1
-    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def altered(room: Room, expected: Mapping[str, str]) -> list[str]:
+def altered(git: Git, room: Room, expected: Mapping[str, str]) -> list[str]:
     """The paths whose content in the checkout is not the blob ``expected`` says
-    (rewritten behind git's back, or during the run), by content, not stat data."""
-    out: list[str] = []
-    for rel, oid in sorted(expected.items()):
-        try:
-            data = (room.tree / rel).read_bytes()
-        except OSError:
-            out.append(rel)
-            continue
-        if blob_id(data, len(oid)) != oid:
-            out.append(rel)
-    return out
+    (rewritten behind git's back, or during the run), by content, not stat data.
+    Hashed the way git would store them (line endings converted as the repository's
+    attributes and core.autocrlf say), in one git call."""
+    present = sorted(p for p in expected if (room.tree / p).is_file())
+    out = sorted(set(expected) - set(present))
+    if present:
+        result = git.call(
+            "hash-object", "--stdin-paths", input_text="\n".join(present) + "\n",
+            env=_env(room, git), cwd=room.tree,
+        )  # fmt: skip
+        oids = result.stdout.split()
+        if result.returncode != 0 or len(oids) != len(present):
+            return present
+        out.extend(p for p, oid in zip(present, oids, strict=True) if oid != expected[p])
+    return sorted(out)
 
 
 def environment(room: Room) -> dict[str, str]:
