@@ -193,6 +193,12 @@ class Git:
             if rel.endswith("/") and not _holds_files(self.root / rel)
         }
 
+    def listing(self) -> tuple[list[str], list[str]]:
+        """Tracked files and the untracked ones git does not ignore (each sorted),
+        in ONE call (``-t`` tags each: ``?`` untracked, a letter otherwise)."""
+        out = self.run("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard")
+        return parse_ls_files_tagged(out)
+
     def short(self, rev: str) -> str:
         return self.run("rev-parse", "--short", rev).strip()
 
@@ -387,6 +393,16 @@ def parse_tree(data: bytes, oid_bytes: int = 20) -> dict[str, tuple[str, str]]:
         out[name] = (mode.zfill(6), oid)
         pos = nul + 1 + oid_bytes
     return out
+
+
+def parse_ls_files_tagged(raw: str) -> tuple[list[str], list[str]]:
+    """`ls-files -z -t --cached --others`: (tracked, untracked), each sorted."""
+    tracked: set[str] = set()
+    untracked: set[str] = set()
+    for record in raw.split("\0"):
+        if len(record) > 2:
+            (untracked if record[0] == "?" else tracked).add(record[2:])
+    return sorted(tracked), sorted(untracked)
 
 
 def parse_ls_tree(raw: str) -> dict[str, TreeEntry]:

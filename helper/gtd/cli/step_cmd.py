@@ -204,7 +204,7 @@ def next_prompt(as_json: bool) -> int:
         else:
             print(_PENDING_AGENT if r.actor == "agent" else _PENDING_HUMAN)
         return 0
-    from gtd.step.prompts import build_prompt
+    from gtd.step.inlines import build_prompt
 
     prompt = build_prompt(ctx.git, snapshot.commits, r, ctx.config, plain=not as_json)
     if as_json:

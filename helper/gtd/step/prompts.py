@@ -8,7 +8,8 @@ renders a partial with the same context; an unknown name is an error, so a templ
 typo fails the tests instead of printing a hole. After rendering, runs of three or
 more blank lines collapse to two and the text ends with exactly one newline.
 
-:func:`render` is pure (context in, text out); :func:`prompt_context` is the edge
+:func:`render` is pure (context in, text out), and so is everything here that
+decides a prompt's name and fixed values; :mod:`gtd.step.inlines` is the edge
 that reads what a state inlines — the captured sketch or human edit, the package's
 task files, the feedback, the review diff.
 
@@ -36,20 +37,24 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from gtd.git import Git
 from gtd.step.config import Config
 from gtd.step.events import Commit
-from gtd.step.gather import read_changes, read_file
 from gtd.step.machine import Resolution
 from gtd.step.states import State
-from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, TODO
-from gtd.step.subjects import Party, Routing, Turn
+from gtd.step.subjects import Party, Routing
 
 __all__ = [
+    "DIFF_CAP",
     "NO_PROMPT_STATES",
+    "base_context",
+    "cap",
+    "cycle_log",
+    "fenced",
     "findings_section",
     "model_for",
-    "prompt_context",
+    "newest",
+    "package_start",
+    "prompt_name",
     "render",
     "template_name",
 ]
@@ -152,29 +157,53 @@ def render(name: str, context: Mapping[str, str]) -> str:
     return _BLANKS.sub("\n\n\n", text.strip("\n")) + "\n"
 
 
-# -- the edge: what each prompt inlines ------------------------------------------------
+# -- the fixed values of a prompt -----------------------------------------------------
 
 
-def _cap(text: str) -> str:
+def prompt_name(resolution: Resolution, config: Config) -> str:
+    """The template ``resolution``'s rest renders (:func:`template_name`, with the
+    scripted checks' escalation)."""
+    name = template_name(resolution.state, resolution.actor)
+    if name == "escalate" and config.scripted:
+        return "escalate-scripted"
+    return name
+
+
+def base_context(
+    name: str, resolution: Resolution, config: Config, *, plain: bool
+) -> dict[str, str]:
+    """The values every agent or human prompt carries; the edge adds what the
+    template ``name`` inlines from the repository."""
+    state, actor = resolution.state, resolution.actor
+    tail_name = "agent-tail-scripted" if config.scripted else "agent-tail"
+    tail = _load(f"partials/{tail_name}").rstrip("\n") if plain and actor == "agent" else ""
+    intro = _INTRO[name]
+    if name in _RUN_THE_TESTS and config.test_command_source in _SOURCE_NOTE:
+        intro += "\n\n" + _SOURCE_NOTE[config.test_command_source].format(config.test_command)
+    return {
+        "state": state,
+        "actor": actor,
+        "intro": intro,
+        "model": model_for(state, config),
+        "test_command": config.test_command,
+        "tail": tail,
+        "todo_section": "",
+        "review_base": resolution.review_base or "",
+        "format_findings": findings_section(resolution),
+    }
+
+
+def cap(text: str) -> str:
+    """A diff as a prompt inlines it: capped at :data:`DIFF_CAP` characters."""
     text = text.rstrip("\n")
     if len(text) <= DIFF_CAP:
         return text or "(empty)"
     return text[:DIFF_CAP] + f"\n… (truncated at {DIFF_CAP} characters — run git diff for the rest)"
 
 
-def _diff(git: Git, base: str | None, head: str) -> str:
-    """The change since ``base`` (or ``head``'s own), outside .gtd/."""
-    pathspec = [".", f":(exclude){GTD_DIR}"]
-    if base is None:
-        raw = git.run("show", "--no-color", "--format=", head, "--", *pathspec)
-    else:
-        raw = git.run("diff", "--no-color", f"{base}..{head}", "--", *pathspec)
-    return _cap(raw)
-
-
-def _commit_diff(git: Git, commit: Commit) -> str:
-    raw = git.run("show", "--no-color", "--format=", commit.sha)
-    return _cap(raw)
+def fenced(title: str, text: str) -> str:
+    """A section quoting a markdown file: ``## title`` and the text in a fence."""
+    return f"## {title}\n\n````markdown\n{text.rstrip()}\n````"
 
 
 def findings_section(resolution: Resolution) -> str:
@@ -194,137 +223,25 @@ def findings_section(resolution: Resolution) -> str:
     )
 
 
-def _todo_section(root: Path) -> str:
-    text = read_file(root, TODO)
-    if text is None:
-        return ""
-    return f"## The plan (`{TODO}`)\n\n````markdown\n{text.rstrip()}\n````"
-
-
-def _package_tasks(root: Path, resolution: Resolution) -> tuple[str, str]:
-    package = resolution.package
-    if package is None:
-        return "(none)", "(no package is left)"
-    parts: list[str] = []
-    for task in package.tasks:
-        rel = f"{package.path}/{task}"
-        text = (read_file(root, rel) or "").rstrip()
-        parts.append(f"### `{rel}`\n\n````markdown\n{text}\n````")
-    return package.name, "\n\n".join(parts) if parts else "(the package has no task files)"
-
-
-def _newest(commits: tuple[Commit, ...], *wanted: object) -> Commit | None:
+def newest(commits: tuple[Commit, ...], *wanted: object) -> Commit | None:
+    """The newest commit whose parsed subject is one of ``wanted``."""
     for commit in reversed(commits):
         if commit.parsed in wanted:
             return commit
     return None
 
 
-def _package_start(commits: tuple[Commit, ...]) -> str | None:
-    start = _newest(commits, Routing("planning"), Routing("package done"))
+def package_start(commits: tuple[Commit, ...]) -> str | None:
+    """Where the package being built began: its planning or the last package done."""
+    start = newest(commits, Routing("planning"), Routing("package done"))
     return start.sha if start is not None else None
 
 
-def _cycle_log(commits: tuple[Commit, ...], base: str | None) -> str:
+def cycle_log(commits: tuple[Commit, ...], base: str | None) -> str:
+    """The cycle's commits after ``base``, one ``<sha> <subject>`` a line."""
     start = 0
     if base is not None:
         for i, commit in enumerate(commits):
             if commit.sha == base:
                 start = i + 1
     return "\n".join(f"{c.sha[:10]} {c.subject}" for c in commits[start:]) or "(none)"
-
-
-def _last_plan(git: Git, commits: tuple[Commit, ...]) -> str:
-    """The plan as it was when gtd consumed it (the parent of the commit that
-    deleted TODO.md), for the squash message's record of decisions."""
-    for commit in reversed(read_changes(git, commits, len(commits))):
-        if commit.deleted(TODO) and commit.parent:
-            text = git.run("show", f"{commit.parent}:{TODO}", check=False)
-            if text.strip():
-                return f"## The plan this cycle settled\n\n````markdown\n{text.rstrip()}\n````"
-    return ""
-
-
-def prompt_context(
-    git: Git,
-    commits: tuple[Commit, ...],
-    resolution: Resolution,
-    config: Config,
-    *,
-    plain: bool,
-) -> tuple[str, dict[str, str]]:
-    """The template name and everything it inlines for ``resolution``'s rest."""
-    root = git.root
-    state, actor = resolution.state, resolution.actor
-    name = template_name(state, actor)
-    if name == "check":
-        from gtd.step.script import script_context
-
-        return name, script_context(config, state)
-    if name == "escalate" and config.scripted:
-        name = "escalate-scripted"
-    head = commits[-1].sha if commits else "HEAD"
-    tail_name = "agent-tail-scripted" if config.scripted else "agent-tail"
-    tail = _load(f"partials/{tail_name}").rstrip("\n") if plain and actor == "agent" else ""
-    intro = _INTRO[name]
-    if name in _RUN_THE_TESTS and config.test_command_source in _SOURCE_NOTE:
-        intro += "\n\n" + _SOURCE_NOTE[config.test_command_source].format(config.test_command)
-    ctx: dict[str, str] = {
-        "state": state,
-        "actor": actor,
-        "intro": intro,
-        "model": model_for(state, config),
-        "test_command": config.test_command,
-        "tail": tail,
-        "todo_section": "",
-        "review_base": resolution.review_base or "",
-        "format_findings": findings_section(resolution),
-    }
-    if name == "grilling-agent":
-        source = _newest(commits, Turn("human", "grilling"), Turn("human", "review"))
-        ctx["diff_title"] = "What the human captured" + (
-            f" (`{source.subject.strip()}`, {source.sha[:10]})" if source else ""
-        )
-        ctx["diff"] = _commit_diff(git, source) if source else "(no captured change)"
-        ctx["todo_section"] = _todo_section(root)
-    elif name in ("grilling-human", "grilled"):
-        ctx["todo_section"] = _todo_section(root)
-    elif name in ("building", "fixing", "agentic-review"):
-        ctx["package"], ctx["package_tasks"] = _package_tasks(root, resolution)
-        if name == "fixing":
-            ctx["feedback_title"] = "Findings"
-            ctx["feedback_path"] = FEEDBACK
-            ctx["feedback"] = (read_file(root, FEEDBACK) or "").rstrip() or "(empty)"
-        if name == "agentic-review":
-            ctx["diff_title"] = "The package's diff (`.gtd/` left out)"
-            ctx["diff"] = _diff(git, _package_start(commits), head)
-    elif name == "review":
-        base = resolution.review_base or (commits[0].parent if commits else None)
-        ctx["review_base"] = base or "root"
-        ctx["head_short"] = head[:7]
-        ctx["diff_title"] = f"The change under review ({(base or 'root')[:10]}..HEAD)"
-        ctx["diff"] = _diff(git, base, head)
-    elif name in ("escalate", "escalate-scripted", "health-fixing"):
-        path = HEALTH if name == "health-fixing" else ERRORS
-        ctx["feedback_title"] = "Test output"
-        ctx["feedback_path"] = path
-        ctx["feedback"] = (read_file(root, path) or "").rstrip() or "(empty)"
-    elif name == "squashing":
-        base = resolution.squash_base
-        ctx["plan_section"] = _last_plan(git, commits)
-        ctx["cycle_log"] = _cycle_log(commits, base)
-        ctx["diff_title"] = "The cycle's change (`.gtd/` left out)"
-        ctx["diff"] = _diff(git, base, head)
-    return name, ctx
-
-
-def build_prompt(
-    git: Git,
-    commits: tuple[Commit, ...],
-    resolution: Resolution,
-    config: Config,
-    *,
-    plain: bool,
-) -> str:
-    name, context = prompt_context(git, commits, resolution, config, plain=plain)
-    return render(name, context)

@@ -11,8 +11,8 @@ from gtd.step.config import Config
 from gtd.step.edge import complete, resolve_snapshot
 from gtd.step.errors import ChangesNotGathered
 from gtd.step.gather import _LOG_FORMAT, gather, parse_log, read_commits
+from gtd.step.inlines import _last_plan
 from gtd.step.machine import changes_wanted
-from gtd.step.prompts import _last_plan
 from tests.integration.step.conftest import StepRepo
 
 

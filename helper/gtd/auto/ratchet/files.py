@@ -1,4 +1,5 @@
-"""Test files: which paths are tests, listing them from git, hashing their content.
+"""Test files: which paths are tests. Pure (paths in, answers out); listing the
+working tree is gtd.auto.ratchet.worktree's.
 
 The pattern is deepflow's ``git ls-files | grep -E`` line, widened where deepflow
 misses common layouts (it anchors ``test_`` and ``tests/`` at the top level only):
@@ -19,14 +20,10 @@ digests instead, so a reason says "protected test config", not "snapshot test".
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
-from pathlib import Path
-from typing import NamedTuple
 
 from gtd.auto.ratchet import protect
-from gtd.git import Git
 
 TEST_FILE_RE = re.compile(
     r"\.(test|spec)\.[^/]+$"
@@ -62,48 +59,5 @@ def is_skipped(path: str) -> bool:
     )
 
 
-class Listing(NamedTuple):
-    """The working tree's files as git sees them (repository-relative, sorted)."""
-
-    tracked: list[str]
-    untracked: list[str]  # untracked and not ignored
-
-    @property
-    def present(self) -> list[str]:
-        """Tracked and untracked together."""
-        return sorted({*self.tracked, *self.untracked})
-
-
-def list_tree(root: Path) -> Listing:
-    """Tracked files and the untracked ones git does not ignore, in ONE git call
-    (``-t`` tags each: ``?`` untracked, a letter otherwise)."""
-    out = Git(root).run("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard")
-    tracked: set[str] = set()
-    untracked: set[str] = set()
-    for record in out.split("\0"):
-        if len(record) > 2:
-            (untracked if record[0] == "?" else tracked).add(record[2:])
-    return Listing(sorted(tracked), sorted(untracked))
-
-
 def test_files(paths: Iterable[str]) -> list[str]:
     return sorted(p for p in paths if is_test_file(p))
-
-
-def sha256_file(path: Path) -> str | None:
-    """The content hash, or None when the file is gone (or is not a file)."""
-    try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    return hashlib.sha256(data).hexdigest()
-
-
-def hash_files(root: Path, paths: Iterable[str]) -> dict[str, str]:
-    """path → sha256 for each path that is a readable file (others are left out)."""
-    out: dict[str, str] = {}
-    for rel in paths:
-        digest = sha256_file(root / rel)
-        if digest is not None:
-            out[rel] = digest
-    return out

@@ -15,7 +15,7 @@ other projects keep their suite there, while a nested ``testing`` package
 (``numpy/testing``, ``pandas/_testing``...) is usually product code shipped for
 users, which an agent must be free to change.
 
-Digests (:func:`digests`, :func:`discover`) map a *key* to a sha256:
+Digests (:func:`digests`) map a *key* to a sha256:
 
 - a whole file — ``conftest.py``, ``pytest.ini``, ``.pytest.ini``, ``pytest.toml``,
   ``.pytest.toml``, jest/vitest/playwright/cypress configs, ``.mocharc.*``,
@@ -51,10 +51,8 @@ on every ``cycle begin``, which only digests PLAN.md and the gtd config.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Collection, Iterable, Sequence
-from pathlib import Path
 from typing import NamedTuple
 
 from gtd.auto.ratchet.rules import WHY, Category
@@ -200,7 +198,7 @@ def protection(
     from gtd.auto.ratchet import invocation
 
     seen = invocation.read(commands)
-    named = _named_paths(seen.named)
+    named = named_paths(seen.named)
     out: dict[str, Protection] = {}
     for path in paths:
         category = _category(path, seen.plain, named, snapshot_tests)
@@ -236,7 +234,8 @@ def _category(
     return None
 
 
-def _named_paths(words: Iterable[str]) -> frozenset[str]:
+def named_paths(words: Iterable[str]) -> frozenset[str]:
+    """The repository paths among the words a command names (``sh ci/run.sh``)."""
     from gtd.auto.ratchet.invocation import repo_path
 
     return frozenset(p for p in map(repo_path, words) if p is not None)
@@ -273,52 +272,6 @@ def digests(path: str, data: bytes, *, plain: bool = False) -> dict[str, str]:
         f"{path} {section}": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         for section, text in parts.items()
     }
-
-
-def discover(
-    root: Path, listed: Iterable[str], commands: Sequence[str] | None = None
-) -> dict[str, str]:
-    """Protected configuration present now: key → digest (see :func:`digests`).
-
-    ``listed`` is git's view (tracked + untracked, ignores respected); the files at
-    the top of the repository are looked at directly too, so a git-ignored
-    pytest.ini or conftest.py is still seen (pytest reads it all the same).
-    ``commands`` as for :func:`protection`; the same commands must be used for a
-    snapshot and the check against it.
-    """
-    from gtd.auto.ratchet import invocation
-
-    seen = invocation.read(commands)
-
-    def wanted(rel: str) -> bool:
-        return is_protected_path(rel) or (not seen.plain and is_runner_file(rel))
-
-    candidates = {p for p in listed if wanted(p)}
-    try:
-        top = os.listdir(root)
-    except OSError:
-        top = []
-    candidates.update(name for name in top if wanted(name))
-    candidates.add(CONFIG)
-    out: dict[str, str] = {}
-    for rel in sorted(candidates):
-        data = _read(root, rel)
-        if data is not None:
-            out.update(digests(rel, data, plain=seen.plain))
-    for rel in sorted(_named_paths(seen.named)):
-        data = _read(root, rel)
-        if data is not None:
-            out[f"{rel} {NAMED}"] = digest(rel, data)
-    return out
-
-
-def _read(root: Path, rel: str) -> bytes | None:
-    try:
-        return (root / rel).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    except OSError:  # unreadable (permissions, a name too long): digests as empty
-        return b""
 
 
 # -- keys -----------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from gtd.auto.ratchet.protect import (
     Protection,
     digest,
     digests,
-    discover,
     enclosing_test_folder,
     governs,
     is_protected_path,
@@ -20,6 +19,7 @@ from gtd.auto.ratchet.protect import (
     protection,
     split_key,
 )
+from gtd.auto.ratchet.worktree import discover
 
 PYPROJECT = """\
 [project]
