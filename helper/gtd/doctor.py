@@ -220,12 +220,12 @@ def check_test_command(cwd: Path) -> Check:
     root = _repo_root(cwd)
     if root is None:
         return Check("test command", "ok", "skipped: not in a git repository")
-    from gtd.auto.config import CONFIG_PATH, load_config
+    from gtd.auto.config import CONFIG_PATH, load_auto_config
     from gtd.errors import GtdError
     from gtd.proc import command_argv
 
     try:
-        config = load_config(root)
+        config = load_auto_config(root)
     except GtdError as exc:
         return Check("test command", "fail", exc.render())
     command = config.test_command

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto.config import Config, load_config
+from gtd.auto.config import AutoConfig, load_auto_config
 from gtd.auto.ratchet import check as ratchet
 from gtd.auto.ratchet.doctests import doctest_digests, module_name
 from gtd.auto.ratchet.protect import digests
@@ -157,11 +157,11 @@ def project(repo: Repo) -> Repo:
     return repo
 
 
-PLAIN = Config(test_command=PYTEST)
-SCRIPT = Config(test_command="sh run-tests.sh")
+PLAIN = AutoConfig(test_command=PYTEST)
+SCRIPT = AutoConfig(test_command="sh run-tests.sh")
 
 
-def verdict_after(repo: Repo, config: Config, edits: dict[str, str]) -> Verdict:
+def verdict_after(repo: Repo, config: AutoConfig, edits: dict[str, str]) -> Verdict:
     snapshot = ratchet.snapshot_head(repo.path, config)
     assert not snapshot.baseline_red
     for rel, text in edits.items():
@@ -218,7 +218,7 @@ def verdict_after(repo: Repo, config: Config, edits: dict[str, str]) -> Verdict:
     ],
 )
 def test_check_names_the_changed_section(
-    project: Repo, config: Config, edits: dict[str, str], reason: str | None
+    project: Repo, config: AutoConfig, edits: dict[str, str], reason: str | None
 ) -> None:
     verdict = verdict_after(project, config, edits)
     assert verdict.reason == reason
@@ -233,7 +233,7 @@ def test_cycles_let_an_envlist_edit_through_and_revert_a_pytest_section_edit(
 ) -> None:
     repo.write("tox.ini", "[tox]\nenvlist = py311\n\n[pytest]\naddopts = -q\n")
     make_project(repo)
-    assert load_config(repo.path).test_command is not None
+    assert load_auto_config(repo.path).test_command is not None
 
     assert gtd_json(repo, "cycle", "begin")["status"] == "task"
     repo.write("calc.py", MUL)

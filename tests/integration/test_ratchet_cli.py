@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from gtd.auto.config import Config, load_config
+from gtd.auto.config import AutoConfig, load_auto_config
 from gtd.auto.ratchet import check as ratchet
 from gtd.auto.ratchet.model import RunResult, Snapshot
 from gtd.auto.ratchet.snapshot import bootstrap_needed, describe_baseline
@@ -64,14 +64,14 @@ def project(repo: Repo) -> Repo:
     return repo
 
 
-def snap(repo: Repo, config: Config | None = None) -> Snapshot:
-    return ratchet.snapshot_head(repo.path, config or load_config(repo.path))
+def snap(repo: Repo, config: AutoConfig | None = None) -> Snapshot:
+    return ratchet.snapshot_head(repo.path, config or load_auto_config(repo.path))
 
 
 def check(
-    repo: Repo, snapshot: Snapshot, config: Config | None = None
+    repo: Repo, snapshot: Snapshot, config: AutoConfig | None = None
 ) -> tuple[Verdict, RunResult]:
-    return ratchet.check_worktree(repo.path, config or load_config(repo.path), snapshot)
+    return ratchet.check_worktree(repo.path, config or load_auto_config(repo.path), snapshot)
 
 
 # -- snapshot -------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def test_new_test_must_pass_and_cannot_rescue(project: Repo) -> None:
     ],
 )
 def test_integrity_failures_run_nothing(project: Repo, change: object, reason: str) -> None:
-    s = snap(project, Config(test_command="true"))  # the baseline run plays no part
+    s = snap(project, AutoConfig(test_command="true"))  # the baseline run plays no part
     change(project)  # type: ignore[operator]
     verdict, run = check(project, s)
     assert verdict.reason == reason
@@ -237,7 +237,7 @@ def test_baseline_test_vanished_when_collection_breaks(project: Repo) -> None:
 
 
 def test_missing_executable(project: Repo) -> None:
-    cfg = Config(test_command="no-such-runner-gtd --all")
+    cfg = AutoConfig(test_command="no-such-runner-gtd --all")
     s = snap(project, cfg)
     assert s.baseline_reason == "baseline test command not found: no-such-runner-gtd"
     verdict, _ = check(project, s, cfg)
@@ -247,20 +247,20 @@ def test_missing_executable(project: Repo) -> None:
 def test_timeout(project: Repo) -> None:
     s = snap(project)
     project.write("tests/test_slow.py", "import time\n\n\ndef test_slow():\n    time.sleep(60)\n")
-    verdict, run = check(project, s, Config(test_command=PYTEST, timeout_s=2))
+    verdict, run = check(project, s, AutoConfig(test_command=PYTEST, timeout_s=2))
     assert verdict.reason == "timeout after 2 s (test command)"
     assert run.commands[0].duration_s < 30
 
 
 def test_exit_code_only_command(project: Repo) -> None:
-    green = Config(test_command="sh -c 'exit 0'")
+    green = AutoConfig(test_command="sh -c 'exit 0'")
     s = snap(project, green)
     assert s.baseline.tests is None
     assert not s.baseline_red
     assert check(project, s, green)[0].passed
-    verdict, _ = check(project, s, Config(test_command="sh -c 'exit 1'"))
+    verdict, _ = check(project, s, AutoConfig(test_command="sh -c 'exit 1'"))
     assert verdict.reason == "test command failed (exit 1)"
-    red = snap(project, Config(test_command="sh -c 'echo broken; exit 2'"))
+    red = snap(project, AutoConfig(test_command="sh -c 'echo broken; exit 2'"))
     assert red.baseline_reason == (
         "baseline test command failed (exit 2): broken, with no per-test results (JUnit XML)"
     )
@@ -271,7 +271,7 @@ def test_package_json_test_script_is_protected(repo: Repo) -> None:
     repo.write("src/app.test.js", "test('x', () => {})\n")
     repo.commit_all("init")
     # A command that may run npm (npm itself is not installed here: `true` wins).
-    cfg = Config(test_command="sh -c 'true || npm test'")
+    cfg = AutoConfig(test_command="sh -c 'true || npm test'")
     s = snap(repo, cfg)
     assert sorted(s.files) == ["src/app.test.js"]
     repo.write(
@@ -285,13 +285,13 @@ def test_package_json_test_script_is_protected(repo: Repo) -> None:
 def test_empty_repository_needs_a_bootstrap(repo: Repo) -> None:
     repo.write("app.py", "X = 1\n")
     repo.commit_all("init")
-    s = snap(repo, Config(test_command=PYTEST))
+    s = snap(repo, AutoConfig(test_command=PYTEST))
     assert bootstrap_needed(s)
     assert not s.baseline_red  # pytest exits 5 (no tests): expected before a bootstrap
     assert s.baseline.tests == {}
     repo.write("tests/test_app.py", "import app\n\n\ndef test_x():\n    assert app.X == 1\n")
     repo.write("conftest.py", "")
-    verdict, run = check(repo, s, Config(test_command=PYTEST))
+    verdict, run = check(repo, s, AutoConfig(test_command=PYTEST))
     assert verdict.passed, verdict.details
     assert not bootstrap_needed(ratchet.advance(repo.path, s, run))
 

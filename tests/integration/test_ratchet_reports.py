@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gtd import proc
-from gtd.auto.config import Config
+from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import contract, reports
 from gtd.auto.ratchet.model import as_junit
 from gtd.auto.ratchet.results import Report, Result
@@ -181,7 +181,7 @@ def test_junit_fallback_agrees_with_the_plugin_as_far_as_junit_can_tell(
         for test_id, r in with_plugin.tests.items()
     }
     # And through the runner, what the verdict compares is the same either way.
-    _, legacy = run_tests(suite.path, PYTEST, Config(test_command=PYTEST))
+    _, legacy = run_tests(suite.path, PYTEST, AutoConfig(test_command=PYTEST))
     assert legacy.junit_outcomes == EXPECTED
 
 
@@ -189,17 +189,17 @@ def test_a_module_that_cannot_be_imported_is_one_error_either_way(
     suite: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     suite.write("tests/test_broken.py", "import no_such_module_for_gtd\n")
-    run_, with_plugin = run_tests(suite.path, PYTEST, Config(test_command=PYTEST))
+    run_, with_plugin = run_tests(suite.path, PYTEST, AutoConfig(test_command=PYTEST))
     assert run_.exit_code == 2  # pytest stops after a collection error
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    _, with_junit = run_tests(suite.path, PYTEST, Config(test_command=PYTEST))
+    _, with_junit = run_tests(suite.path, PYTEST, AutoConfig(test_command=PYTEST))
     expected = {"tests/test_broken.py": "error", "tests/test_later.py": "skipped"}
     assert with_plugin.junit_outcomes == with_junit.junit_outcomes == expected
 
 
 def test_a_command_that_replaces_pythonpath_falls_back_to_junit(suite: Repo) -> None:
     command = f"PYTHONPATH=/nowhere {PYTEST} tests/test_kinds.py"
-    run_, report = run_tests(suite.path, command, Config(test_command=command))
+    run_, report = run_tests(suite.path, command, AutoConfig(test_command=command))
     assert run_.exit_code == 1, run_.output_tail
     tests = report.junit_outcomes
     assert tests is not None

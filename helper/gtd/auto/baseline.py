@@ -14,7 +14,7 @@ from typing import Any
 
 from gtd import paths
 from gtd.auto import records, state
-from gtd.auto.config import Config, load_config, to_json
+from gtd.auto.config import AutoConfig, load_auto_config, to_json
 from gtd.auto.ratchet import check
 from gtd.auto.ratchet import snapshot as codec
 from gtd.auto.ratchet.model import Snapshot
@@ -25,7 +25,7 @@ from gtd.git import Git
 
 
 def summary(
-    snap: Snapshot, config: Config, at: str, reverted_before: list[int] | None = None
+    snap: Snapshot, config: AutoConfig, at: str, reverted_before: list[int] | None = None
 ) -> dict[str, Any]:
     """What every tick needs, small: the sealed config and the snapshot's facts."""
     return {
@@ -40,7 +40,7 @@ def summary(
     }
 
 
-def take(git: Git, config: Config, head: str, accepted: str | None = None) -> Snapshot:
+def take(git: Git, config: AutoConfig, head: str, accepted: str | None = None) -> Snapshot:
     """Run the baseline of ``head`` in the clean room and describe it."""
     tree = check.tree_of(git, head)
     base = check.run_baseline(git, config, tree)
@@ -52,7 +52,7 @@ def seal(
     git: Git,
     st: State,
     snap: Snapshot,
-    config: Config,
+    config: AutoConfig,
     *,
     message: str,
     append: list[records.Record] | None = None,
@@ -117,9 +117,9 @@ def refresh_worker(root: Path) -> None:
     short = git.short(current.base)
     problem: str | None = None
     snap: Snapshot | None = None
-    config = Config()
+    config = AutoConfig()
     try:
-        config = load_config(root)
+        config = load_auto_config(root)
         snap = take(git, config, current.base)
         found = diagnose(
             snap.baseline,

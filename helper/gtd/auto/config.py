@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from gtd import schema
 from gtd.errors import InputError
 
 CONFIG_PATH = ".deepflow/config.yaml"
@@ -26,24 +27,57 @@ _DEFAULT_RERUNS = 2
 # Under the Bash tool's longest timeout (600 s), with room to answer.
 _DEFAULT_WAIT_S = 540.0
 
-# The accepted keys: a section maps to its own key table, a leaf to its type name.
+# The accepted keys (gtd.schema): a typo must never silently fall back to a default.
 _COMMAND_KEYS = ("build_command", "test_command", "typecheck_command", "lint_command")
-_SCHEMA: dict[str, Any] = {
-    "ratchet": {
-        **{key: "command" for key in _COMMAND_KEYS},
-        "timeout_seconds": "positive number",
-        "junit_xml": "path",
-        "link": "path list",
-        "rerun_failures": "count",
-        "wait_seconds": "seconds",
-    },
-    "quality": {"test_command": "command"},
-    "circuit_breaker_threshold": "positive integer",
-    "cycle": {"agent_timeout_minutes": "positive integer"},
-}
 
 
-class Config(NamedTuple):
+def _command_rule(command: str) -> tuple[str, str | None] | None:
+    from gtd.proc import command_argv
+
+    try:
+        argv, _ = command_argv(command)
+    except ValueError as exc:
+        return f"cannot split the command: {exc}", "balance the quotes"
+    return None if argv else ("is empty", None)
+
+
+_QUOTE_IT = "quote it if YAML reads it as something else"
+_COMMAND = schema.Text(
+    "a command string or null", nonempty=True, rule=_command_rule, hint=_QUOTE_IT, clean=str.strip
+)
+_PATH = schema.Text("a file path or glob or null", nonempty=True, hint=_QUOTE_IT, clean=str.strip)
+_LINK = schema.Text(
+    "a path inside the repository",
+    nonempty=True,
+    rule=lambda p: (
+        (f"must be a path inside the repository, not {p!r}", None)
+        if p.startswith("/") or ".." in p.split("/")
+        else None
+    ),
+    clean=lambda p: p.strip().strip("/"),
+)
+_SCHEMA = schema.Fields(
+    {
+        "ratchet": schema.Fields(
+            {
+                **{key: _COMMAND for key in _COMMAND_KEYS},
+                "timeout_seconds": schema.Number(0, inclusive=False),
+                "junit_xml": _PATH,
+                "link": schema.Each(
+                    _LINK, "a list of paths", hint="e.g. `link: [.venv, node_modules]`"
+                ),
+                "rerun_failures": schema.Integer(0, 100),
+                "wait_seconds": schema.Number(0, inclusive=True, below=1e9),
+            }
+        ),
+        "quality": schema.Fields({"test_command": _COMMAND}),
+        "circuit_breaker_threshold": schema.Integer(1),
+        "cycle": schema.Fields({"agent_timeout_minutes": schema.Integer(1)}),
+    }
+)
+
+
+class AutoConfig(NamedTuple):
     build_command: str | None = None
     test_command: str | None = None
     typecheck_command: str | None = None
@@ -69,7 +103,7 @@ def template_text() -> str:
     return template("config.yaml")
 
 
-def load_config(root: Path) -> Config:
+def load_auto_config(root: Path) -> AutoConfig:
     """Read ``root/.deepflow/config.yaml``; a missing file means all defaults."""
     path = root / CONFIG_PATH
     try:
@@ -87,7 +121,7 @@ def load_config(root: Path) -> Config:
     return _config(cache.through(root, "config", raw, lambda: _validated(text)), root)
 
 
-def _config(values: dict[str, Any], root: Path) -> Config:
+def _config(values: dict[str, Any], root: Path) -> AutoConfig:
     ratchet = values.get("ratchet", {})
     quality = values.get("quality", {})
     cycle = values.get("cycle", {})
@@ -98,7 +132,7 @@ def _config(values: dict[str, Any], root: Path) -> Config:
     if test_command is None:
         test_command = detect_test_command(root)
         source = "detected" if test_command else None
-    return Config(
+    return AutoConfig(
         build_command=ratchet.get("build_command"),
         test_command=test_command,
         typecheck_command=ratchet.get("typecheck_command"),
@@ -114,16 +148,16 @@ def _config(values: dict[str, Any], root: Path) -> Config:
     )
 
 
-def to_json(config: Config) -> dict[str, Any]:
+def to_json(config: AutoConfig) -> dict[str, Any]:
     """The config as sealed in the helper's state (what a cycle is judged by)."""
     return {key: list(v) if isinstance(v, tuple) else v for key, v in config._asdict().items()}
 
 
-def from_json(data: dict[str, Any]) -> Config:
-    known = {k: v for k, v in data.items() if k in Config._fields}
+def from_json(data: dict[str, Any]) -> AutoConfig:
+    known = {k: v for k, v in data.items() if k in AutoConfig._fields}
     if "links" in known:
         known["links"] = tuple(known["links"])
-    return Config(**known)
+    return AutoConfig(**known)
 
 
 # -- validation -----------------------------------------------------------------------
@@ -175,7 +209,8 @@ def _validated(text: str) -> dict[str, Any]:
             line=node.start_mark.line + 1,
             hint="see the commented template: `gtd auto setup` writes it when the file is absent",
         )
-    return _check_mapping(node, data, _SCHEMA, "")
+    validated: dict[str, Any] = _check_mapping(node, data, _SCHEMA, "")
+    return validated
 
 
 def _long_number_line(node: Any) -> int | None:
@@ -195,9 +230,10 @@ def _long_number_line(node: Any) -> int | None:
     return None
 
 
-def _check_mapping(
-    node: Any, data: dict[Any, Any], schema: dict[str, Any], prefix: str
-) -> dict[str, Any]:
+def _check_mapping(node: Any, data: dict[Any, Any], fields: schema.Fields, prefix: str) -> Any:
+    """Walk the YAML mapping ``node`` beside its value ``data``: keys are checked
+    on the nodes (duplicates, unknown keys, each with its line), leaves by the
+    schema (gtd.schema, which words every mistake)."""
     import yaml
 
     out: dict[str, Any] = {}
@@ -213,8 +249,8 @@ def _check_mapping(
         if key in seen:
             raise InputError(CONFIG_PATH, f"duplicate key {path}", line, hint="keep one of them")
         seen.add(key)
-        if key not in schema:
-            known = ", ".join(f"{prefix}{k}" for k in schema)
+        if key not in fields.fields:
+            known = ", ".join(f"{prefix}{k}" for k in fields.fields)
             raise InputError(
                 CONFIG_PATH,
                 f"unknown key {path}",
@@ -222,97 +258,24 @@ def _check_mapping(
                 hint=f"known keys here: {known} (check the spelling and the indentation)",
             )
         value = data.get(key)
-        expected = schema[key]
+        kind = fields.fields[key]
         if value is None:
             continue  # an explicit null means "the default"
         vline = value_node.start_mark.line + 1
-        if isinstance(expected, dict):
+        if isinstance(kind, schema.Fields):
             if not isinstance(value_node, yaml.MappingNode) or not isinstance(value, dict):
                 raise InputError(
                     CONFIG_PATH,
-                    f"{path} must be a mapping of keys ({', '.join(expected)})",
+                    f"{path} must be a mapping of keys ({', '.join(kind.fields)})",
                     vline,
                 )
-            out[key] = _check_mapping(value_node, value, expected, f"{path}.")
-        else:
-            out[key] = _check_leaf(path, value, expected, vline)
+            out[key] = _check_mapping(value_node, value, kind, f"{path}.")
+            continue
+        try:
+            out[key] = kind.check(value, tuple(path.split(".")))
+        except schema.Invalid as exc:
+            raise InputError(CONFIG_PATH, exc.message(), vline, hint=exc.hint) from None
     return out
-
-
-def _check_leaf(path: str, value: Any, expected: str, line: int) -> Any:
-    got = _describe(value)
-    if expected in ("command", "path"):
-        if not isinstance(value, str) or not value.strip():
-            what = "a command string" if expected == "command" else "a file path or glob"
-            raise InputError(
-                CONFIG_PATH,
-                f"{path} must be {what} or null, not {got}",
-                line,
-                hint="quote it if YAML reads it as something else",
-            )
-        if expected == "command":
-            _check_command(path, value, line)
-        return value.strip()
-    if expected == "path list":
-        items = value if isinstance(value, list) else None
-        if items is None or not all(isinstance(i, str) and i.strip() for i in items):
-            raise InputError(
-                CONFIG_PATH, f"{path} must be a list of paths, not {got}", line,
-                hint="e.g. `link: [.venv, node_modules]`",
-            )  # fmt: skip
-        bad = [i for i in items if i.startswith("/") or ".." in i.split("/")]
-        if bad:
-            raise InputError(
-                CONFIG_PATH, f"{path}: {bad[0]!r} must be a path inside the repository", line
-            )
-        return [i.strip().strip("/") for i in items]
-    if expected == "count":
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
-            raise InputError(
-                CONFIG_PATH, f"{path} must be an integer from 0 to 100, not {got}", line
-            )
-        return value
-    if expected == "seconds":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
-            raise InputError(
-                CONFIG_PATH, f"{path} must be a number of seconds ≥ 0, not {got}", line
-            )
-        return float(value)
-    if expected == "positive integer":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(CONFIG_PATH, f"{path} must be an integer ≥ 1, not {got}", line)
-        return value
-    # positive number
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise InputError(CONFIG_PATH, f"{path} must be a number of seconds > 0, not {got}", line)
-    if value == float("inf"):
-        raise InputError(CONFIG_PATH, f"{path} must be finite", line)
-    return float(value)
-
-
-def _check_command(path: str, command: str, line: int) -> None:
-    from gtd.proc import command_argv
-
-    try:
-        argv, _ = command_argv(command)
-    except ValueError as exc:
-        raise InputError(
-            CONFIG_PATH, f"{path}: cannot split the command: {exc}", line, hint="balance the quotes"
-        ) from None
-    if not argv:
-        raise InputError(CONFIG_PATH, f"{path} is empty", line)
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, (dict, list)):
-        return "a mapping" if isinstance(value, dict) else "a list"
-    if isinstance(value, int) and abs(value) >= 10**100:
-        return "an integer of more than 100 digits"
-    return f"{type(value).__name__} {value!r}"
 
 
 # -- detection ------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gtd import paths, proc
-from gtd.auto.config import load_config
+from gtd.auto.config import load_auto_config
 from gtd.clock import now
 from gtd.errors import GtdError
 from gtd.fsio import atomic_write
@@ -68,7 +68,7 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
         raise GtdError("the agent command is empty")
     if not via_shell and shutil.which(argv[0]) is None:
         raise GtdError(f"agent command not found: {argv[0]}")
-    timeout_s = load_config(root).agent_timeout_minutes * 60
+    timeout_s = load_auto_config(root).agent_timeout_minutes * 60
     _take_sigint()
 
     cycles = 0

@@ -144,7 +144,7 @@ def _prepare(root: Path, git: Git) -> tuple[list[str], str | None, Any]:
         atomic_write(root / paths.CONFIG, config.template_text())
         created.append(paths.CONFIG)
     ensure_excluded(git)
-    cfg = config.load_config(root)  # after writing the template: validates a human's file
+    cfg = config.load_auto_config(root)  # after writing the template: validates a human's file
     to_commit = [e.path for e in git.status() if e.path in (paths.PLAN, paths.CONFIG)]
     committed = None
     if to_commit:
@@ -188,7 +188,7 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
         current = st.journal
         if current is None or current.kind != "baseline" or current.pid != os.getpid():
             return
-    cfg = config.load_config(root)
+    cfg = config.load_auto_config(root)
     snap = baseline.take(git, cfg, current.base)
     found = diagnose(
         snap.baseline,

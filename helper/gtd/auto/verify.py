@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from gtd import paths, proc
-from gtd.auto.config import Config, load_config
+from gtd.auto.config import AutoConfig, load_auto_config
 from gtd.auto.plan import Plan, Task
 from gtd.auto.report import Health, VerifyResult
 from gtd.clock import Now
@@ -57,7 +57,7 @@ def verify(root: Path, now: Now) -> Answer:
             f"cycle {current.cycle} ({current.task}) is in flight",
             "let it finish (or run `gtd cycle end`), then verify",
         )
-    config = load_config(root)
+    config = load_auto_config(root)
     results = [
         _build(root, config),
         _files(Git(root), the_plan),
@@ -90,7 +90,7 @@ def verify(root: Path, now: Now) -> Answer:
 # -- the levels --------------------------------------------------------------------
 
 
-def _build(root: Path, config: Config) -> VerifyResult:
+def _build(root: Path, config: AutoConfig) -> VerifyResult:
     from gtd.auto.ratchet import runner
 
     if not config.build_command:
@@ -150,7 +150,7 @@ def _changed_files(
     return {task_id: by_hash.get(full, []) for task_id, full in resolved.items()}, missing
 
 
-def _coverage(root: Path, config: Config) -> VerifyResult:
+def _coverage(root: Path, config: AutoConfig) -> VerifyResult:
     command = config.test_command
     python, pytest_args = _pytest_interpreter(root, command) if command else (None, [])
     if python is None:
@@ -230,7 +230,7 @@ def _which_python(root: Path, executable: str) -> str | None:
     return None
 
 
-def _tests(root: Path, config: Config) -> VerifyResult:
+def _tests(root: Path, config: AutoConfig) -> VerifyResult:
     from gtd.auto.ratchet import runner
 
     if not config.test_command:

@@ -17,7 +17,7 @@ _FAILING_TAIL = 20
 def snapshot(as_json: bool) -> int:
     from gtd import paths
     from gtd.auto import baseline, state
-    from gtd.auto.config import load_config
+    from gtd.auto.config import load_auto_config
     from gtd.auto.ratchet import snapshot as codec
     from gtd.fsio import locked
     from gtd.git import Git
@@ -27,7 +27,7 @@ def snapshot(as_json: bool) -> int:
     head = git.head()
     if head is None:
         raise GtdError("the repository has no commits", "commit once, then take the snapshot")
-    config = load_config(top)
+    config = load_auto_config(top)
     with locked(top / paths.LOCK):
         if state.read(git).journal is not None:
             raise GtdError(

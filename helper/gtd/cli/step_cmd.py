@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gtd.errors import GtdError, RepoError
 
 if TYPE_CHECKING:
-    from gtd.step.config import Config
+    from gtd.step.config import StepConfig
     from gtd.step.edge import Advance, Context
     from gtd.step.events import Invoker, WorkingTree
     from gtd.step.machine import Resolution
@@ -228,7 +228,7 @@ def _draft_in_progress(tree: WorkingTree, r: Resolution) -> bool:
     return draft is not None and all(change.path == draft for change in tree.dirty)
 
 
-def _kind(config: Config, actor: Party) -> dict[str, str]:
+def _kind(config: StepConfig, actor: Party) -> dict[str, str]:
     """``{"kind": ...}`` with scripted checks; nothing in gtd 2.x mode (its JSON)."""
     if not config.scripted:
         return {}

@@ -12,7 +12,7 @@ from gtd.step.actions import (
     Squash,
     WriteSquashTemplate,
 )
-from gtd.step.config import Config, Models
+from gtd.step.config import Models, StepConfig
 from gtd.step.counters import Counters, fold_counters
 from gtd.step.errors import StepError
 from gtd.step.events import Change, Commit, Invoker, LineDiff, WorkingTree
@@ -28,7 +28,6 @@ __all__ = [
     "Change",
     "ClosePackage",
     "Commit",
-    "Config",
     "Counters",
     "Decision",
     "HealthCheck",
@@ -42,6 +41,7 @@ __all__ = [
     "RunTests",
     "Squash",
     "State",
+    "StepConfig",
     "StepError",
     "Turn",
     "WorkingTree",

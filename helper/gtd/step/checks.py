@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Literal
 
 from gtd.step.actions import CaptureCheck
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.counters import Counters, count_commit
 from gtd.step.events import Commit
 from gtd.step.steering import ERRORS, HEALTH
@@ -67,7 +67,7 @@ def _turn(
 
 
 def capture(
-    rest: CheckRest, *, red: bool, counters: Counters, config: Config, packages: bool
+    rest: CheckRest, *, red: bool, counters: Counters, config: StepConfig, packages: bool
 ) -> CaptureCheck | None:
     """The check's turn at ``rest``: ``red`` is whether the script left its output
     (``.gtd/FEEDBACK.md``); None means nothing to commit (green at idle)."""

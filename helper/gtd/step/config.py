@@ -1,8 +1,8 @@
 """The step-mode settings the machine reads (docs/step-mode.md, "Config").
 
 Only the value type: finding, merging and validating ``.gtdrc*`` files is IO and
-belongs to the edge, which builds one :class:`Config` per invocation. Defaults are
-the documented ones, so ``Config()`` is what a repository with a bare auto-init
+belongs to the edge, which builds one :class:`StepConfig` per invocation. Defaults are
+the documented ones, so ``StepConfig()`` is what a repository with a bare auto-init
 ``.gtdrc.json`` gets.
 """
 
@@ -19,8 +19,8 @@ __all__ = [
     "DEFAULT_TEST_COMMAND",
     "MODEL_STATE_KEYS",
     "CheckMode",
-    "Config",
     "Models",
+    "StepConfig",
     "TestCommandSource",
 ]
 
@@ -54,7 +54,7 @@ class Models(NamedTuple):
     states: Mapping[str, str] = MappingProxyType({})
 
 
-class Config(NamedTuple):
+class StepConfig(NamedTuple):
     """``fix_attempt_cap`` is ≥ 0 (0 escalates on the first red run) and doubles as
     the health-fix budget; ``review_threshold`` is ≥ 1. The loader enforces the
     ranges with its own ``Invalid gtd config`` messages. ``test_command_source``

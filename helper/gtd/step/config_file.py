@@ -11,10 +11,10 @@ unknown key is rejected — a typo must never silently fall back to a default.
 Errors (exit 1, ``gtd: <message>``): ``<file>: <parse error>``, ``<file>: config must
 be a plain object`` and ``Invalid gtd config: <field>: <reason>``.
 
-When no file sets ``testCommand``, :func:`load_config` detects the project's runner
+When no file sets ``testCommand``, :func:`load_step_config` detects the project's runner
 (:func:`detect_test_command`: pytest for a Python project, the package.json test
 script for node, cargo, go) and falls back to gtd 2.x's ``npm run test`` only when
-nothing is recognised; :attr:`Config.test_command_source` records which, so the
+nothing is recognised; :attr:`StepConfig.test_command_source` records which, so the
 prompts and the check script can say so. Every key is documented in
 docs/step-mode.md, "Config".
 """
@@ -25,16 +25,16 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from gtd import schema
 from gtd.errors import GtdError
 from gtd.step.config import (
     CHECK_MODES,
     DEFAULT_TEST_COMMAND,
     MODEL_STATE_KEYS,
-    CheckMode,
-    Config,
     Models,
+    StepConfig,
 )
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
     "ConfigError",
     "config_files",
     "detect_test_command",
-    "load_config",
+    "load_step_config",
     "parse_config",
     "stub_text",
 ]
@@ -59,17 +59,6 @@ CONFIG_NAMES: tuple[str, ...] = (
 )
 STUB_NAME = ".gtdrc.json"
 SCHEMA_URL = "https://unpkg.com/@pmelab/gtd/schema.json"
-
-_TOP_KEYS = (
-    "testCommand",
-    "fixAttemptCap",
-    "reviewThreshold",
-    "agenticReview",
-    "squash",
-    "models",
-    "checks",
-)
-_MODEL_KEYS = ("planning", "execution", "states")
 
 
 class ConfigError(GtdError):
@@ -138,93 +127,68 @@ def _deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]
     return merged
 
 
-def _invalid(field: str, reason: str) -> ConfigError:
-    return ConfigError(f"Invalid gtd config: {field}: {reason}")
+def _schema() -> schema.Fields:
+    """``.gtdrc*``'s keys (gtd.schema); gtd 2.x reads a null value as a mistake."""
+    text = schema.Text(nonempty=True)
+    models = schema.Fields(
+        {
+            "planning": text,
+            "execution": text,
+            "states": schema.Fields(dict.fromkeys(MODEL_STATE_KEYS, text), null_default=False),
+        },
+        null_default=False,
+    )
+    return schema.Fields(
+        {
+            "testCommand": text,
+            "fixAttemptCap": schema.Integer(0),
+            "reviewThreshold": schema.Integer(1),
+            "agenticReview": schema.Flag(),
+            "squash": schema.Flag(),
+            "models": models,
+            "checks": schema.Choice(CHECK_MODES),
+        },
+        null_default=False,
+    )
 
 
-def _int(data: Mapping[str, Any], key: str, minimum: int, default: int) -> int:
-    if key not in data:
-        return default
-    value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _invalid(key, f"expected an integer, got {json.dumps(value)}")
-    if value < minimum:
-        raise _invalid(key, f"must be ≥ {minimum}, got {value}")
-    return value
+_SCHEMA = _schema()
+# The accepted keys, from the schema (docs/step-mode.md, "Config" lists each).
+_TOP_KEYS: tuple[str, ...] = tuple(_SCHEMA.fields)
+_MODEL_KEYS: tuple[str, ...] = tuple(cast(schema.Fields, _SCHEMA.fields["models"]).fields)
 
 
-def _bool(data: Mapping[str, Any], key: str, default: bool) -> bool:
-    if key not in data:
-        return default
-    value = data[key]
-    if not isinstance(value, bool):
-        raise _invalid(key, f"expected true or false, got {json.dumps(value)}")
-    return value
-
-
-def _checks(data: Mapping[str, Any]) -> CheckMode:
-    if "checks" not in data:
-        return "inline"
-    value = data["checks"]
-    for mode in CHECK_MODES:
-        if value == mode:
-            return mode
-    allowed = " or ".join(json.dumps(mode) for mode in CHECK_MODES)
-    raise _invalid("checks", f"expected {allowed}, got {json.dumps(value)}")
-
-
-def _string(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _invalid(field, f"expected a non-empty string, got {json.dumps(value)}")
-    return value
-
-
-def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
-    for key in data:
-        if key not in allowed:
-            raise _invalid(f"{prefix}{key}", f"unknown key (allowed: {', '.join(allowed)})")
-
-
-def _models(value: Any) -> Models:
-    if not isinstance(value, dict):
-        raise _invalid("models", f"expected an object, got {json.dumps(value)}")
-    _unknown(value, _MODEL_KEYS, "models.")
-    defaults = Models()
-    planning = _string(value["planning"], "models.planning") if "planning" in value else None
-    execution = _string(value["execution"], "models.execution") if "execution" in value else None
-    states: dict[str, str] = {}
-    if "states" in value:
-        raw = value["states"]
-        if not isinstance(raw, dict):
-            raise _invalid("models.states", f"expected an object, got {json.dumps(raw)}")
-        _unknown(raw, MODEL_STATE_KEYS, "models.states.")
-        states = {key: _string(model, f"models.states.{key}") for key, model in raw.items()}
-    return Models(planning or defaults.planning, execution or defaults.execution, states)
-
-
-def parse_config(data: Mapping[str, Any]) -> Config:
-    """Validate one merged mapping (``$schema`` already allowed) into a Config."""
+def parse_config(data: Mapping[str, Any]) -> StepConfig:
+    """Validate one merged mapping (``$schema`` already allowed) into a StepConfig.
+    Errors keep gtd 2.x's words: ``Invalid gtd config: <field>: <reason>``."""
     body = {key: value for key, value in data.items() if key != "$schema"}
-    _unknown(body, _TOP_KEYS, "")
-    defaults = Config()
-    test_command = (
-        _string(body["testCommand"], "testCommand")
-        if "testCommand" in body
-        else defaults.test_command
-    )
-    return Config(
-        test_command=test_command,
-        fix_attempt_cap=_int(body, "fixAttemptCap", 0, defaults.fix_attempt_cap),
-        review_threshold=_int(body, "reviewThreshold", 1, defaults.review_threshold),
-        agentic_review=_bool(body, "agenticReview", defaults.agentic_review),
-        squash=_bool(body, "squash", defaults.squash),
-        models=_models(body["models"]) if "models" in body else defaults.models,
-        checks=_checks(body),
-        test_command_source="config" if "testCommand" in body else "default",
+    try:
+        found = _SCHEMA.check(body, ())
+    except schema.Invalid as exc:
+        raise ConfigError(
+            f"Invalid gtd config: {schema.dotted(exc.path)}: {schema.gtd2_reason(exc)}"
+        ) from None
+    defaults = StepConfig()
+    models = found.get("models", {})
+    return StepConfig(
+        test_command=found.get("testCommand", defaults.test_command),
+        fix_attempt_cap=found.get("fixAttemptCap", defaults.fix_attempt_cap),
+        review_threshold=found.get("reviewThreshold", defaults.review_threshold),
+        agentic_review=found.get("agenticReview", defaults.agentic_review),
+        squash=found.get("squash", defaults.squash),
+        models=Models(
+            models.get("planning", defaults.models.planning),
+            models.get("execution", defaults.models.execution),
+            models.get("states", {}),
+        )
+        if "models" in found
+        else defaults.models,
+        checks=found.get("checks", "inline"),
+        test_command_source="config" if "testCommand" in found else "default",
     )
 
 
-def load_config(cwd: Path, home: Path | None = None) -> tuple[Config, list[Path]]:
+def load_step_config(cwd: Path, home: Path | None = None) -> tuple[StepConfig, list[Path]]:
     """The merged, validated config and the files it came from (innermost first).
     No files → the defaults and an empty list (the caller auto-inits). Without a
     configured ``testCommand`` the project's runner is detected in ``cwd``."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import Commit
 from gtd.step.steering import ERRORS, FEEDBACK, LEGACY_ERRORS, LEGACY_FEEDBACK
 from gtd.step.subjects import Check, Routing, Subject, Turn
@@ -59,13 +59,13 @@ class Counters(NamedTuple):
     review_fix: int = 0
     health_fix: int = 0
 
-    def test_cap_reached(self, config: Config) -> bool:
+    def test_cap_reached(self, config: StepConfig) -> bool:
         return self.test_fix >= config.fix_attempt_cap
 
-    def health_cap_reached(self, config: Config) -> bool:
+    def health_cap_reached(self, config: StepConfig) -> bool:
         return self.health_fix >= config.fix_attempt_cap
 
-    def force_approve(self, config: Config) -> bool:
+    def force_approve(self, config: StepConfig) -> bool:
         """Agentic review is skipped: switched off, or its findings budget is spent."""
         return not config.agentic_review or self.review_fix >= config.review_threshold
 

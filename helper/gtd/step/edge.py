@@ -37,8 +37,8 @@ from gtd.step.actions import (
     WriteSquashTemplate,
     silent_failure_message,
 )
-from gtd.step.config import Config
-from gtd.step.config_file import STUB_NAME, load_config, stub_text
+from gtd.step.config import StepConfig
+from gtd.step.config_file import STUB_NAME, load_step_config, stub_text
 from gtd.step.errors import ChangesNotGathered, StepError
 from gtd.step.events import Invoker, Snapshot
 from gtd.step.gather import ensure_attached, gather, read_changes
@@ -92,7 +92,7 @@ class Context:
     def __init__(
         self,
         git: Git,
-        config: Config,
+        config: StepConfig,
         commits: list[str] | None = None,
         actions: list[str] | None = None,
     ) -> None:
@@ -116,7 +116,7 @@ def open_context(root: Path, *, mutate: bool = True) -> Context:
     """Guard HEAD, load the config and auto-init it when none exists anywhere."""
     git = Git(root)
     ensure_attached(git)
-    config, files = load_config(root)
+    config, files = load_step_config(root)
     ctx = Context(git, config)
     if not files and mutate:
         auto_init(ctx)
@@ -357,7 +357,7 @@ class Advance(NamedTuple):
 
 
 def resolve_snapshot(
-    snapshot: Snapshot, config: Config, invoker: Invoker, git: Git | None = None
+    snapshot: Snapshot, config: StepConfig, invoker: Invoker, git: Git | None = None
 ) -> Resolution:
     """``resolve`` with the merge-commit caveat spelled out when nothing matches.
 
@@ -372,7 +372,7 @@ def resolve_snapshot(
         return _resolve(complete(git, snapshot), config, invoker)
 
 
-def _resolve(snapshot: Snapshot, config: Config, invoker: Invoker) -> Resolution:
+def _resolve(snapshot: Snapshot, config: StepConfig, invoker: Invoker) -> Resolution:
     try:
         return resolve(snapshot.commits, snapshot.tree, config, invoker)
     except StepError as exc:

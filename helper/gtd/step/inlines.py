@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gtd.git import Git
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import Commit
 from gtd.step.gather import read_changes, read_file
 from gtd.step.machine import Resolution
@@ -82,7 +82,7 @@ def prompt_context(
     git: Git,
     commits: tuple[Commit, ...],
     resolution: Resolution,
-    config: Config,
+    config: StepConfig,
     *,
     plain: bool,
 ) -> tuple[str, dict[str, str]]:
@@ -137,7 +137,7 @@ def build_prompt(
     git: Git,
     commits: tuple[Commit, ...],
     resolution: Resolution,
-    config: Config,
+    config: StepConfig,
     *,
     plain: bool,
 ) -> str:

@@ -115,7 +115,7 @@ from gtd.step.bases import (
     squash_base,
 )
 from gtd.step.checks import CheckRest, capture
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.counters import TEST_RUNS, Counters, changes_read_from, fold_counters
 from gtd.step.errors import StepError
 from gtd.step.events import Commit, FormatFinding, Invoker, WorkingTree
@@ -248,7 +248,7 @@ class _Facts(NamedTuple):
 
     commits: Sequence[Commit]
     tree: WorkingTree
-    config: Config
+    config: StepConfig
     head: Commit | None
     subject: Subject
     packages: tuple[Package, ...]
@@ -296,7 +296,7 @@ class _Facts(NamedTuple):
         return ClosePackage(self.packages[0].name)
 
 
-def _gather(commits: Sequence[Commit], tree: WorkingTree, config: Config) -> _Facts:
+def _gather(commits: Sequence[Commit], tree: WorkingTree, config: StepConfig) -> _Facts:
     head = commits[-1] if commits else None
     subject: Subject = head.parsed if head is not None else Boundary("")
     packages = tuple(sorted(tree.packages, key=lambda p: p.order))
@@ -680,7 +680,7 @@ def _context_squash_base(f: _Facts) -> str | None:
 
 
 def resolve(
-    commits: Sequence[Commit], tree: WorkingTree, config: Config, invoker: Invoker
+    commits: Sequence[Commit], tree: WorkingTree, config: StepConfig, invoker: Invoker
 ) -> Resolution:
     """Fold ``commits`` (first-parent, oldest first) and ``tree`` into one decision
     for ``invoker`` (``"human"``, ``"agent"``, or None for a pure query).

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from gtd.step.actions import CaptureCheck, ClosePackage, MakeCommit, Squash, WriteSquashTemplate
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import Snapshot
 from gtd.step.machine import Resolution, resolve
 from gtd.step.states import State
@@ -40,7 +40,7 @@ class Prediction(NamedTuple):
         return self.state
 
 
-def predict(snapshot: Snapshot, r: Resolution, config: Config) -> Prediction:
+def predict(snapshot: Snapshot, r: Resolution, config: StepConfig) -> Prediction:
     """The prediction for ``r`` (``snapshot`` resolved with no invoker)."""
     commits, tree = snapshot.commits, snapshot.tree
     if r.pending:

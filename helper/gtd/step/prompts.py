@@ -37,7 +37,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import Commit
 from gtd.step.machine import Resolution
 from gtd.step.states import State
@@ -125,7 +125,7 @@ def template_name(state: State, actor: Party) -> str:
     return state
 
 
-def model_for(state: State, config: Config) -> str:
+def model_for(state: State, config: StepConfig) -> str:
     key, tier = _MODEL_KEY.get(state, ("", "planning"))
     models = config.models
     if key and key in models.states:
@@ -160,7 +160,7 @@ def render(name: str, context: Mapping[str, str]) -> str:
 # -- the fixed values of a prompt -----------------------------------------------------
 
 
-def prompt_name(resolution: Resolution, config: Config) -> str:
+def prompt_name(resolution: Resolution, config: StepConfig) -> str:
     """The template ``resolution``'s rest renders (:func:`template_name`, with the
     scripted checks' escalation)."""
     name = template_name(resolution.state, resolution.actor)
@@ -170,7 +170,7 @@ def prompt_name(resolution: Resolution, config: Config) -> str:
 
 
 def base_context(
-    name: str, resolution: Resolution, config: Config, *, plain: bool
+    name: str, resolution: Resolution, config: StepConfig, *, plain: bool
 ) -> dict[str, str]:
     """The values every agent or human prompt carries; the edge adds what the
     template ``name`` inlines from the repository."""

@@ -27,7 +27,7 @@ import shlex
 
 from gtd.errors import GtdError
 from gtd.step.actions import silent_failure_parts
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 
 __all__ = ["argv_of", "quote", "script_context"]
 
@@ -56,7 +56,7 @@ def argv_of(command: str) -> list[str]:
     return argv
 
 
-def script_context(config: Config, state: str) -> dict[str, str]:
+def script_context(config: StepConfig, state: str) -> dict[str, str]:
     """The check template's names for a check at ``state``."""
     command = config.test_command
     before, after = silent_failure_parts(command)

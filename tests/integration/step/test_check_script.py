@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gtd.step.actions import silent_failure_message
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.prompts import render
 from gtd.step.script import argv_of, quote, script_context
 
@@ -99,7 +99,7 @@ def _run(repo: Path, command: str, code: int) -> tuple[list[str] | None, str | N
     out = repo.parent / "argv.json"
     out.unlink(missing_ok=True)
     before = {p.name for p in repo.iterdir()}
-    script = render("check", script_context(Config(test_command=command), "testing"))
+    script = render("check", script_context(StepConfig(test_command=command), "testing"))
     env = {"PATH": "/usr/bin:/bin", "GTD_ARGV_OUT": str(out), "GTD_EXIT_CODE": str(code)}
     res = subprocess.run(
         [BASH or "bash", "-c", script], cwd=repo, env=env, capture_output=True, timeout=60
@@ -161,10 +161,10 @@ def test_red_output_goes_to_feedback_and_a_stale_feedback_never_survives(tmp_pat
     (repo / ".gtd" / "FEEDBACK.md").write_text("stale findings\n")
     before = {p.name for p in repo.iterdir()}
     command = f"{shlex.quote(sys.executable)} -c \"import sys; print('out'); sys.exit(2)\""
-    script = render("check", script_context(Config(test_command=command), "health-check"))
+    script = render("check", script_context(StepConfig(test_command=command), "health-check"))
     subprocess.run(["bash", "-c", script], cwd=repo, check=True, timeout=60)
     assert (repo / ".gtd" / "FEEDBACK.md").read_text() == "out\n"
-    green = render("check", script_context(Config(test_command="true"), "testing"))
+    green = render("check", script_context(StepConfig(test_command="true"), "testing"))
     subprocess.run(["bash", "-c", green], cwd=repo, check=True, timeout=60)
     assert not (repo / ".gtd" / "FEEDBACK.md").exists()
     assert {p.name for p in repo.iterdir()} == before  # no temp file left behind
@@ -172,7 +172,9 @@ def test_red_output_goes_to_feedback_and_a_stale_feedback_never_survives(tmp_pat
 
 def test_a_missing_command_is_red_never_green(tmp_path: Path) -> None:
     repo = _workspace(tmp_path)
-    script = render("check", script_context(Config(test_command="no-such-runner -q"), "testing"))
+    script = render(
+        "check", script_context(StepConfig(test_command="no-such-runner -q"), "testing")
+    )
     subprocess.run(["bash", "-c", script], cwd=repo, check=True, timeout=60)
     assert "no-such-runner" in (repo / ".gtd" / "FEEDBACK.md").read_text()
 
@@ -180,7 +182,7 @@ def test_a_missing_command_is_red_never_green(tmp_path: Path) -> None:
 def test_the_script_runs_from_the_repository_root(tmp_path: Path) -> None:
     repo = _workspace(tmp_path)
     (repo / "sub").mkdir()
-    script = render("check", script_context(Config(test_command="false"), "testing"))
+    script = render("check", script_context(StepConfig(test_command="false"), "testing"))
     subprocess.run(["bash", "-c", script], cwd=repo / "sub", check=True, timeout=60)
     assert (repo / ".gtd" / "FEEDBACK.md").is_file()
     assert not (repo / "sub" / ".gtd").exists()

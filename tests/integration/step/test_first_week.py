@@ -14,7 +14,7 @@ import pytest
 
 from gtd.step.actions import SQUASH_TEMPLATE_2_0
 from gtd.step.config import MODEL_STATE_KEYS
-from gtd.step.config_file import _MODEL_KEYS, _TOP_KEYS, SCHEMA_URL, load_config
+from gtd.step.config_file import _MODEL_KEYS, _TOP_KEYS, SCHEMA_URL, load_step_config
 from tests.integration.step.conftest import StepRepo
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -98,7 +98,7 @@ def test_a_python_project_runs_pytest_and_says_so(
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{__import__('os').environ['PATH']}")
     r = make_repo()  # type: ignore[operator]
     _project(r, PYTEST_PROJECT)
-    config, _ = load_config(r.path)
+    config, _ = load_step_config(r.path)
     assert (config.test_command, config.test_command_source) == ("pytest", "detected")
     idle = r.ok("next").stdout
     assert "The test command is `pytest`, detected from the project's files" in idle
@@ -136,14 +136,14 @@ def test_detection_by_project_kind(
 ) -> None:
     r = make_repo()  # type: ignore[operator]
     _project(r, files)
-    config, _ = load_config(r.path)
+    config, _ = load_step_config(r.path)
     assert (config.test_command, config.test_command_source) == (command, source)
     note = {"detected": "detected from the project's files", "default": "gtd's default"}[source]
     assert note in r.ok("next").stdout
 
 
 def test_a_configured_command_is_used_as_is(step_repo: StepRepo) -> None:
-    config, _ = load_config(step_repo.path)
+    config, _ = load_step_config(step_repo.path)
     assert (config.test_command, config.test_command_source) == ("python3 check.py", "config")
     assert "The test command is" not in step_repo.ok("next").stdout
     assert step_repo.ok("step").stderr == ""

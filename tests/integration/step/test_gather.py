@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gtd.git import Git
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.edge import complete, resolve_snapshot
 from gtd.step.errors import ChangesNotGathered
 from gtd.step.gather import _LOG_FORMAT, gather, parse_log, read_commits
@@ -61,9 +61,9 @@ def test_a_fold_past_the_gathered_lists_reads_the_rest(step_repo: StepRepo) -> N
     snapshot = gather(git)
     blank = snapshot._replace(commits=tuple(c._replace(changes=None) for c in snapshot.commits))
     with pytest.raises(ChangesNotGathered):
-        resolve_snapshot(blank, Config(), None)
-    expected = resolve_snapshot(complete(git, snapshot), Config(), None)
-    assert resolve_snapshot(blank, Config(), None, git) == expected
+        resolve_snapshot(blank, StepConfig(), None)
+    expected = resolve_snapshot(complete(git, snapshot), StepConfig(), None)
+    assert resolve_snapshot(blank, StepConfig(), None, git) == expected
     assert expected.state == "grilling"
     assert expected.actor == "human"  # the agent's grilling turn changed files
     assert [c.changes for c in complete(git, blank).commits] == [

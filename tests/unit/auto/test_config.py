@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from gtd.auto import config as config_mod
-from gtd.auto.config import CONFIG_PATH, Config, detect_test_command, load_config, template_text
+from gtd.auto.config import (
+    CONFIG_PATH,
+    AutoConfig,
+    detect_test_command,
+    load_auto_config,
+    template_text,
+)
 from gtd.errors import InputError
 
 
@@ -20,13 +26,13 @@ def write(root: Path, text: str) -> None:
 
 
 def test_missing_file_means_defaults(tmp_path: Path) -> None:
-    assert load_config(tmp_path) == Config()
+    assert load_auto_config(tmp_path) == AutoConfig()
 
 
 def test_template_is_valid_and_states_the_defaults(tmp_path: Path) -> None:
     text = template_text()
     write(tmp_path, text)
-    assert load_config(tmp_path) == Config()
+    assert load_auto_config(tmp_path) == AutoConfig()
     for key in (
         "build_command",
         "test_command",
@@ -58,7 +64,7 @@ cycle:
   agent_timeout_minutes: 20
 """,
     )
-    assert load_config(tmp_path) == Config(
+    assert load_auto_config(tmp_path) == AutoConfig(
         build_command="make build",
         test_command="pytest -q",
         typecheck_command="mypy .",
@@ -73,14 +79,14 @@ cycle:
 
 def test_quality_test_command_is_deepflows_fallback(tmp_path: Path) -> None:
     write(tmp_path, "quality:\n  test_command: npm test\nratchet:\n  test_command: null\n")
-    cfg = load_config(tmp_path)
+    cfg = load_auto_config(tmp_path)
     assert (cfg.test_command, cfg.test_command_source) == ("npm test", "quality")
 
 
 def test_detected_when_unset(tmp_path: Path) -> None:
     (tmp_path / "go.mod").write_text("module x\n")
     write(tmp_path, "circuit_breaker_threshold: 2\n")
-    cfg = load_config(tmp_path)
+    cfg = load_auto_config(tmp_path)
     assert (cfg.test_command, cfg.test_command_source) == ("go test ./...", "detected")
     assert cfg.circuit_breaker_threshold == 2
 
@@ -107,7 +113,7 @@ def test_detected_when_unset(tmp_path: Path) -> None:
         ("ratchet:\n  timeout_seconds: .inf\n", 2, "must be finite"),
         ("circuit_breaker_threshold: 0\n", 1, "integer ≥ 1"),
         ("circuit_breaker_threshold: 2.5\n", 1, "integer ≥ 1"),
-        ("circuit_breaker_threshold: yes\n", 1, "integer ≥ 1, not the boolean true"),
+        ("circuit_breaker_threshold: yes\n", 1, "integer ≥ 1, not a boolean (true)"),
         ("\n\ncycle:\n  agent_timeout_minutes: -1\n", 4, "integer ≥ 1"),
         ("circuit_breaker_threshold: 3\ncircuit_breaker_threshold: 4\n", 2, "duplicate key"),
         ("? [a, b]\n: 1\n", 1, "YAML error: while constructing a mapping found unhashable key"),
@@ -117,7 +123,7 @@ def test_detected_when_unset(tmp_path: Path) -> None:
 def test_errors_name_the_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
     write(tmp_path, text)
     with pytest.raises(InputError) as info:
-        load_config(tmp_path)
+        load_auto_config(tmp_path)
     err = info.value
     assert err.path == CONFIG_PATH
     assert err.line == line, err.render()
@@ -128,16 +134,16 @@ def test_errors_name_the_line(tmp_path: Path, text: str, line: int, fragment: st
 def test_unknown_key_hint_lists_known_keys(tmp_path: Path) -> None:
     write(tmp_path, "cycle:\n  agent_timeout: 5\n")
     with pytest.raises(InputError) as info:
-        load_config(tmp_path)
+        load_auto_config(tmp_path)
     assert info.value.hint is not None
     assert "cycle.agent_timeout_minutes" in info.value.hint
 
 
 def test_empty_and_comment_only_files_are_defaults(tmp_path: Path) -> None:
     write(tmp_path, "# nothing yet\n")
-    assert load_config(tmp_path) == Config()
+    assert load_auto_config(tmp_path) == AutoConfig()
     write(tmp_path, "ratchet:\ncycle:\n")  # empty sections are null
-    assert load_config(tmp_path) == Config()
+    assert load_auto_config(tmp_path) == AutoConfig()
 
 
 def test_not_utf8(tmp_path: Path) -> None:
@@ -145,7 +151,7 @@ def test_not_utf8(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_bytes(b"ratchet:\n  test_command: \xff\n")
     with pytest.raises(InputError, match="not UTF-8"):
-        load_config(tmp_path)
+        load_auto_config(tmp_path)
 
 
 def test_pure_python_loader_gives_the_same_lines(
@@ -156,7 +162,7 @@ def test_pure_python_loader_gives_the_same_lines(
     monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
     write(tmp_path, "ratchet:\n  timeout_seconds: 0\n")
     with pytest.raises(InputError) as info:
-        load_config(tmp_path)
+        load_auto_config(tmp_path)
     assert info.value.line == 2
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import Change, ChangeStatus, Commit, Invoker, LineDiff, WorkingTree
 from gtd.step.machine import Resolution, resolve
 from gtd.step.steering import STEERING_FILES, Package
@@ -82,7 +82,7 @@ def tree(
 def run(
     commits: Sequence[Commit],
     t: WorkingTree | None = None,
-    config: Config | None = None,
+    config: StepConfig | None = None,
     invoker: Invoker = None,
 ) -> Resolution:
-    return resolve(commits, t if t is not None else tree(), config or Config(), invoker)
+    return resolve(commits, t if t is not None else tree(), config or StepConfig(), invoker)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from gtd.step.actions import Action
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import Commit, WorkingTree
 from gtd.step.states import State
 from gtd.step.subjects import Actor
@@ -16,7 +16,7 @@ Shape = tuple[Literal["R", "M"], State, Actor, Action | None]
 
 
 def classify(
-    commits: Sequence[Commit], t: WorkingTree | None = None, config: Config | None = None
+    commits: Sequence[Commit], t: WorkingTree | None = None, config: StepConfig | None = None
 ) -> Shape:
     """("R", state, actor, None) for a rest; ("M", state, actor, action) for a
     mid-chain HEAD — checking that every invoker sees the same mid-chain action."""

@@ -20,7 +20,7 @@ from gtd.step.actions import (
     Squash,
     WriteSquashTemplate,
 )
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import Change, Commit, Invoker, LineDiff, WorkingTree
 from gtd.step.machine import Resolution, resolve
 from gtd.step.states import State
@@ -69,7 +69,7 @@ class Outcome:
 
 @dataclass
 class Sim:
-    config: Config = field(default_factory=Config)
+    config: StepConfig = field(default_factory=StepConfig)
     files: dict[str, str] = field(default_factory=lambda: {"README.md": "hello\n"})
     tests: list[bool] = field(default_factory=list)  # scripted results, True = green
     oracle: Callable[[], bool] | None = None  # asked once the script runs out

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck as HypothesisHealthCheck
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.counters import changes_read_from, fold_counters
 from gtd.step.errors import ChangesNotGathered
 from gtd.step.events import Commit, WorkingTree
@@ -77,8 +77,8 @@ def test_changes_wanted_reaches_what_the_folds_read(items: list[str], wanted: in
     commits = history("chore: init", *items)
     assert changes_wanted(commits) == wanted
     t = tree(packages="01-a") if "gtd: planning" in items else tree()
-    assert _attempt(unread(commits, wanted), t, Config(), None) == _attempt(
-        commits, t, Config(), None
+    assert _attempt(unread(commits, wanted), t, StepConfig(), None) == _attempt(
+        commits, t, StepConfig(), None
     )
     if wanted > 1:  # one less is one too few for some fold
         with pytest.raises(ChangesNotGathered):
@@ -93,7 +93,7 @@ def test_counters_read_nothing_older_than_changes_read_from(commits: list[Commit
 
 @given(commits_st(max_size=10), trees_st, configs_st, invokers_st)
 def test_resolve_reads_nothing_older_than_changes_wanted(
-    commits: list[Commit], t: WorkingTree, config: Config, invoker: str | None
+    commits: list[Commit], t: WorkingTree, config: StepConfig, invoker: str | None
 ) -> None:
     keep = changes_wanted(commits)
     assert _attempt(unread(commits, keep), t, config, invoker) == _attempt(
@@ -108,7 +108,7 @@ def test_resolve_reads_nothing_older_than_changes_wanted(
 )
 @given(configs_st, st.data())
 def test_whole_workflows_need_only_the_wanted_change_lists(
-    config: Config, data: st.DataObject
+    config: StepConfig, data: st.DataObject
 ) -> None:
     """Along random workflows, every resolve (each invoker) gives the same answer from
     the wanted change lists alone, and ``gtd status``'s prediction either does too

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.counters import Counters, fold_counters
 from tests.unit.step.build import CommitSpec, history
 
@@ -132,15 +132,15 @@ def test_fold(items: list[CommitSpec], expected: Counters) -> None:
 @pytest.mark.parametrize(
     ("counters", "config", "test_cap", "health_cap", "force"),
     [
-        (Counters(2, 2, 2), Config(), False, False, False),
-        (Counters(3, 3, 3), Config(), True, True, True),
-        (Counters(0, 0, 0), Config(fix_attempt_cap=0), True, True, False),
-        (Counters(0, 0, 0), Config(agentic_review=False), False, False, True),
-        (Counters(0, 1, 0), Config(review_threshold=1), False, False, True),
+        (Counters(2, 2, 2), StepConfig(), False, False, False),
+        (Counters(3, 3, 3), StepConfig(), True, True, True),
+        (Counters(0, 0, 0), StepConfig(fix_attempt_cap=0), True, True, False),
+        (Counters(0, 0, 0), StepConfig(agentic_review=False), False, False, True),
+        (Counters(0, 1, 0), StepConfig(review_threshold=1), False, False, True),
     ],
 )
 def test_budgets(
-    counters: Counters, config: Config, test_cap: bool, health_cap: bool, force: bool
+    counters: Counters, config: StepConfig, test_cap: bool, health_cap: bool, force: bool
 ) -> None:
     assert counters.test_cap_reached(config) is test_cap
     assert counters.health_cap_reached(config) is health_cap

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gtd.step.config import Config
-from gtd.step.config_file import ConfigError, config_files, load_config, parse_config
+from gtd.step.config import StepConfig
+from gtd.step.config_file import ConfigError, config_files, load_step_config, parse_config
 from gtd.step.events import Change
 from gtd.step.gather import parse_log, parse_status_changes
 from gtd.step.prompts import NO_PROMPT_STATES, model_for, render, template_name
@@ -49,7 +49,7 @@ def test_parse_status_changes(tmp_path: Path) -> None:
 
 
 def test_parse_config_defaults_and_values() -> None:
-    assert parse_config({"$schema": "x"}) == Config()
+    assert parse_config({"$schema": "x"}) == StepConfig()
     config = parse_config(
         {"testCommand": "pytest -q", "fixAttemptCap": 0, "models": {"states": {"clean": "m"}}}
     )
@@ -84,7 +84,7 @@ def test_lookup_stops_at_home_and_inner_wins(tmp_path: Path) -> None:
     (home / ".gtdrc").write_text("fixAttemptCap: 5\nmodels:\n  planning: outer\n")
     (repo / "gtd.config.json").write_text('{"fixAttemptCap": 1, "models": {"execution": "e"}}')
     assert config_files(repo, home) == [repo / "gtd.config.json", home / ".gtdrc"]
-    config, _ = load_config(repo, home)
+    config, _ = load_step_config(repo, home)
     assert (config.fix_attempt_cap, config.squash) == (1, True)
     assert (config.models.planning, config.models.execution) == ("outer", "e")
 

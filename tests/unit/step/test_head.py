@@ -17,7 +17,7 @@ from gtd.step.actions import (
     Squash,
     WriteSquashTemplate,
 )
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import LineDiff, WorkingTree
 from gtd.step.steering import HEALTH, REVIEW, TODO
 from tests.unit.step.build import CommitSpec, history, sha, tree
@@ -37,7 +37,7 @@ HEALTH_LOOP: list[CommitSpec] = [
 FLIP = LineDiff(("- [ ] ./src/a.py",), ("- [x] ./src/a.py",))
 PROSE = LineDiff(("Fine.",), ("Rename it.",))
 PKG = "01-a"
-NO_SQUASH = Config(squash=False)
+NO_SQUASH = StepConfig(squash=False)
 
 CASES = [
     # gtd(agent): grilling
@@ -130,10 +130,10 @@ CASES = [
      ("R", "building", "agent", None)),
     # routing: tests green
     ("tests green, packages, force-approve", [*CYCLE, "gtd: tests green"], tree(packages=PKG),
-     Config(agentic_review=False), ("M", "close-package", "agent", ClosePackage(PKG))),
+     StepConfig(agentic_review=False), ("M", "close-package", "agent", ClosePackage(PKG))),
     ("tests green, packages, review threshold spent", [*CYCLE,
      ("gtd(agent): agentic-review", "A FEEDBACK"), "gtd: tests green"], tree(packages=PKG),
-     Config(review_threshold=1), ("M", "close-package", "agent", ClosePackage(PKG))),
+     StepConfig(review_threshold=1), ("M", "close-package", "agent", ClosePackage(PKG))),
     ("tests green, packages", [*CYCLE, "gtd: tests green"], tree(packages=PKG), None,
      ("R", "agentic-review", "agent", None)),
     ("tests green, no packages, squash after a health fix",
@@ -185,7 +185,7 @@ CASES = [
     ],
 )
 def test_head_classification(
-    items: list[CommitSpec], t: WorkingTree, config: Config | None, expected: Shape
+    items: list[CommitSpec], t: WorkingTree, config: StepConfig | None, expected: Shape
 ) -> None:
     assert classify(history(*items), t, config) == expected
 

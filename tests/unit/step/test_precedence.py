@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gtd.step.actions import ClosePackage, HealthCheck, MakeCommit, RunTests
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.errors import StepError
 from gtd.step.events import WorkingTree
 from tests.unit.step.build import CommitSpec, history, run, tree
@@ -140,19 +140,21 @@ REVIEWED: list[CommitSpec] = [*GREEN, ("gtd(agent): agentic-review", "A FEEDBACK
             id="FEEDBACK.md does not pre-empt the fixing turn",
         ),
         pytest.param(
-            GREEN, tree("FEEDBACK", packages=PKG, feedback="stale"), Config(agentic_review=False),
+            GREEN,
+            tree("FEEDBACK", packages=PKG, feedback="stale"),
+            StepConfig(agentic_review=False),
             ("M", "close-package", "agent", ClosePackage(PKG)),
             id="force-approve at tests green overrides a stale FEEDBACK.md",
         ),
         pytest.param(
             REVIEWED, tree("FEEDBACK", packages=PKG, feedback="last round"),
-            Config(review_threshold=1), ("R", "fixing", "agent", None),
+            StepConfig(review_threshold=1), ("R", "fixing", "agent", None),
             id="the round that crosses the threshold still gets its fix",
         ),
     ],
 )  # fmt: skip
 def test_steering_files(
-    items: list[CommitSpec], t: WorkingTree, config: Config | None, expected: Shape
+    items: list[CommitSpec], t: WorkingTree, config: StepConfig | None, expected: Shape
 ) -> None:
     assert classify(history(*items), t, config) == expected
 
@@ -263,5 +265,5 @@ def test_present_file_without_its_text_is_an_input_error() -> None:
 
 def test_health_check_at_cap_spent_health_check_removes_health_md_when_green() -> None:
     commits = history("chore: init", "gtd: health-check", "gtd: health-check", "gtd: health-check")
-    r = run(commits, tree("HEALTH"), Config(squash=False), "agent")
+    r = run(commits, tree("HEALTH"), StepConfig(squash=False), "agent")
     assert r.action == HealthCheck(cap_reached=True, attempts=3, commit_green=True)

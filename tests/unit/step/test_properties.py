@@ -16,7 +16,7 @@ from hypothesis import HealthCheck as HypothesisHealthCheck
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.counters import fold_counters
 from gtd.step.errors import StepError
 from gtd.step.events import Change, Commit, LineDiff, WorkingTree
@@ -70,7 +70,7 @@ trees_st = st.builds(
     squash_msg_text=st.sampled_from(["feat: x", ""]),
 )
 configs_st = st.builds(
-    Config,
+    StepConfig,
     fix_attempt_cap=st.integers(0, 3),
     review_threshold=st.integers(1, 3),
     agentic_review=st.booleans(),
@@ -88,7 +88,7 @@ def _attempt(*args: object) -> Resolution | str:
 
 @given(commits_st(), trees_st, configs_st, invokers_st)
 def test_resolve_is_deterministic_and_raises_only_step_errors(
-    commits: list[Commit], tree: WorkingTree, config: Config, invoker: str | None
+    commits: list[Commit], tree: WorkingTree, config: StepConfig, invoker: str | None
 ) -> None:
     first = _attempt(commits, tree, config, invoker)
     assert first == _attempt(list(commits), tree, config, invoker)
@@ -96,7 +96,7 @@ def test_resolve_is_deterministic_and_raises_only_step_errors(
 
 @given(commits_st(), trees_st, configs_st, invokers_st)
 def test_resolution_shape(
-    commits: list[Commit], tree: WorkingTree, config: Config, invoker: str | None
+    commits: list[Commit], tree: WorkingTree, config: StepConfig, invoker: str | None
 ) -> None:
     r = _attempt(commits, tree, config, invoker)
     if isinstance(r, str):
@@ -190,7 +190,7 @@ def _settles(sim: Sim, actor: str) -> None:
     suppress_health_check=[HypothesisHealthCheck.too_slow, HypothesisHealthCheck.data_too_large],
 )
 @given(configs_st, st.data())
-def test_random_workflows_never_error(config: Config, data: st.DataObject) -> None:
+def test_random_workflows_never_error(config: StepConfig, data: st.DataObject) -> None:
     sim = Sim(config=config, oracle=lambda: data.draw(st.booleans(), label="green"))
     for n in range(30):
         report = sim.resolve(None)

@@ -21,7 +21,7 @@ from gtd.step.actions import (
     is_squash_template,
 )
 from gtd.step.checks import capture
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.counters import Counters, fold_counters
 from gtd.step.events import Commit, Snapshot
 from gtd.step.machine import resolve
@@ -38,8 +38,8 @@ from gtd.step.subjects import (
 from tests.unit.step.build import history, run, tree
 from tests.unit.step.sim import Sim
 
-SCRIPTED = Config(checks="scripted")
-INLINE = Config()
+SCRIPTED = StepConfig(checks="scripted")
+INLINE = StepConfig()
 CHECK_REFUSAL = (
     "testing awaits a check turn — run `gtd run`, or run the script `gtd next` prints "
     "and then `gtd step check`"
@@ -82,7 +82,7 @@ def _capture(rest: str, red: bool, counters: Counters, **config: object) -> obje
         rest,  # type: ignore[arg-type]
         red=red,
         counters=counters,
-        config=Config(checks="scripted", **config),  # type: ignore[arg-type]
+        config=StepConfig(checks="scripted", **config),  # type: ignore[arg-type]
         packages=True,
     )
     return None if turn is None else (turn.label, turn.moves_to, turn.removes)
@@ -280,7 +280,7 @@ def test_a_sketch_at_idle_is_still_the_humans_grilling_turn() -> None:
 # -- status --------------------------------------------------------------------------
 
 
-def _status(commits: list[Commit], t: object, config: Config) -> tuple[object, ...]:
+def _status(commits: list[Commit], t: object, config: StepConfig) -> tuple[object, ...]:
     snapshot = Snapshot(tuple(commits), t, commits[-1].sha)  # type: ignore[arg-type]
     r = resolve(snapshot.commits, snapshot.tree, config, None)
     return tuple(predict(snapshot, r, config))
@@ -353,7 +353,7 @@ RECORD = "# Review: x\n<!-- base: abc -->\n## Chunk\n- [ ] ./src/a.py#1 — look
 )
 @given(
     st.builds(
-        Config,
+        StepConfig,
         checks=st.just("scripted"),
         fix_attempt_cap=st.integers(0, 3),
         review_threshold=st.integers(1, 3),
@@ -363,7 +363,7 @@ RECORD = "# Review: x\n<!-- base: abc -->\n## Chunk\n- [ ] ./src/a.py#1 — look
     st.data(),
 )
 def test_scripted_workflows_never_stall_or_bypass_the_check(
-    config: Config, data: st.DataObject
+    config: StepConfig, data: st.DataObject
 ) -> None:
     """Every check outcome is a check turn, the check is the only party a check rest
     accepts, and a workflow always reaches review or idle again."""

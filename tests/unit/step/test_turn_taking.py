@@ -7,7 +7,7 @@ from typing import NamedTuple
 import pytest
 
 from gtd.step.actions import SQUASH_TEMPLATE, HealthCheck, MakeCommit, RunTests
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.events import Commit, WorkingTree
 from gtd.step.states import State
 from gtd.step.subjects import Actor
@@ -20,7 +20,7 @@ CYCLE: list[CommitSpec] = [
     ("gtd(agent): building", "A src/a.py"),
 ]
 PKG = "01-a"
-NO_SQUASH = Config(squash=False)
+NO_SQUASH = StepConfig(squash=False)
 
 
 class Rest(NamedTuple):
@@ -175,11 +175,11 @@ def test_mid_chain_is_pending_for_queries_and_performed_by_either_mutator(dirty:
                      id="routing HEAD: the newest turn's actor"),
         pytest.param(CYCLE, tree(packages=PKG), None, "agent", id="an agent turn's chain"),
         pytest.param(["chore: init", "gtd: tests green"], tree(packages=PKG),
-                     Config(agentic_review=False), "agent", id="no turn at all"),
+                     StepConfig(agentic_review=False), "agent", id="no turn at all"),
     ],
 )  # fmt: skip
 def test_mid_chain_names_the_chain_owner(
-    items: list[str], t: WorkingTree, config: Config | None, actor: Actor
+    items: list[str], t: WorkingTree, config: StepConfig | None, actor: Actor
 ) -> None:
     r = run(history(*items), t, config)
     assert (r.pending, r.actor) == (True, actor)
@@ -226,14 +226,14 @@ def test_report_at_a_rest(name: str) -> None:
             id="health-check with the budget spent",
         ),
         pytest.param(
-            ["chore: init", "gtd: health-check"], "HEALTH", Config(fix_attempt_cap=1),
+            ["chore: init", "gtd: health-check"], "HEALTH", StepConfig(fix_attempt_cap=1),
             HealthCheck(True, 1, commit_green=True),
             id="health-check with a budget of one spent",
         ),
     ],
 )  # fmt: skip
 def test_health_check_for_any_invoker(
-    items: list[str], present: str, config: Config | None, expected: HealthCheck, invoker: Actor
+    items: list[str], present: str, config: StepConfig | None, expected: HealthCheck, invoker: Actor
 ) -> None:
     r = run(history(*items), tree(present), config, invoker)
     assert (r.decision, r.action) == ("health-check", expected)

@@ -3,7 +3,7 @@ edge: the README's walkthroughs, commit by commit."""
 
 from __future__ import annotations
 
-from gtd.step.config import Config
+from gtd.step.config import StepConfig
 from gtd.step.steering import ERRORS, FEEDBACK, REVIEW, SQUASH_MSG, TODO
 from tests.unit.step.sim import Sim
 
@@ -114,7 +114,7 @@ def start_building(sim: Sim, packages: int = 1) -> None:
 
 
 def test_squash_off_rests_at_done_and_a_new_idea_starts_from_there() -> None:
-    sim = Sim(config=Config(squash=False, agentic_review=False), tests=[True])
+    sim = Sim(config=StepConfig(squash=False, agentic_review=False), tests=[True])
     start_building(sim)
     sim.files["src/a.py"] = "a\n"
     out = sim.step("agent")  # force-approve closes the package in the same chain
@@ -133,7 +133,7 @@ def test_squash_off_rests_at_done_and_a_new_idea_starts_from_there() -> None:
 
 
 def test_escalation_and_budget_reset() -> None:
-    sim = Sim(config=Config(fix_attempt_cap=1), tests=[False, False, True])
+    sim = Sim(config=StepConfig(fix_attempt_cap=1), tests=[False, False, True])
     start_building(sim)
     sim.files["src/a.py"] = "bug\n"
     assert sim.step("agent").state == "fixing"
@@ -158,7 +158,7 @@ def test_escalation_and_budget_reset() -> None:
 
 
 def test_escalation_resumes_after_deleting_errors() -> None:
-    sim = Sim(config=Config(fix_attempt_cap=0), tests=[False, True])
+    sim = Sim(config=StepConfig(fix_attempt_cap=0), tests=[False, True])
     start_building(sim)
     sim.files["src/a.py"] = "bug\n"
     out = sim.step("agent")
@@ -206,7 +206,7 @@ def test_review_feedback_regrills_and_squashes_the_whole_cycle() -> None:
 
 
 def test_threshold_force_approves_after_the_last_findings_round_is_fixed() -> None:
-    sim = Sim(config=Config(review_threshold=1), tests=[True, True])
+    sim = Sim(config=StepConfig(review_threshold=1), tests=[True, True])
     start_building(sim)
     sim.files["src/a.py"] = "a\n"
     sim.step("agent")
@@ -242,7 +242,7 @@ def test_health_fix_cycle_with_squash() -> None:
 
 
 def test_health_budget_of_one_escalates_in_the_first_chain() -> None:
-    sim = Sim(config=Config(fix_attempt_cap=1), tests=[False, False])
+    sim = Sim(config=StepConfig(fix_attempt_cap=1), tests=[False, False])
     out = sim.step("human")
     assert (out.commits, out.state) == (["gtd: health-check", "gtd: health-check"], "escalate")
     assert sim.step("human").commits == []  # clean, ERRORS.md kept: nothing to capture
@@ -252,7 +252,7 @@ def test_health_budget_of_one_escalates_in_the_first_chain() -> None:
 
 
 def test_health_fix_without_squash_settles_idle() -> None:
-    sim = Sim(config=Config(squash=False), tests=[False, True, True])
+    sim = Sim(config=StepConfig(squash=False), tests=[False, True, True])
     sim.step("human")
     out = sim.step("agent")  # an empty turn is meaningful here: maybe environmental
     assert out.commits == ["gtd(agent): health-fixing", "gtd: health-fix"]
@@ -261,7 +261,7 @@ def test_health_fix_without_squash_settles_idle() -> None:
 
 
 def test_health_escalation_and_recovery() -> None:
-    sim = Sim(config=Config(fix_attempt_cap=2), tests=[False, False, False, True])
+    sim = Sim(config=StepConfig(fix_attempt_cap=2), tests=[False, False, False, True])
     out = sim.step("human")
     assert (out.commits, out.state) == (["gtd: health-check"], "health-fixing")
     out = sim.step("agent")
@@ -305,7 +305,7 @@ def test_ad_hoc_review_anchor() -> None:
 
 
 def test_amended_package_files_rest_at_planning_and_the_agent_builds() -> None:
-    sim = Sim(config=Config(agentic_review=False), tests=[True, True])
+    sim = Sim(config=StepConfig(agentic_review=False), tests=[True, True])
     start_building(sim, packages=2)
     sim.files["src/a.py"] = "a\n"
     assert sim.step("agent").state == "building"  # package 01 closed, 02 left

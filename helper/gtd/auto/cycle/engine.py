@@ -28,7 +28,7 @@ from typing import Any
 
 from gtd import paths
 from gtd.auto import breaker, records, state
-from gtd.auto.config import Config, from_json
+from gtd.auto.config import AutoConfig, from_json
 from gtd.auto.cycle import answers, finish, seals
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
@@ -64,7 +64,7 @@ def require_setup(root: Path, st: State) -> None:
     raise GtdError("auto mode is not set up in this repository", "run `gtd auto setup` first")
 
 
-def sealed_config(st: State) -> Config:
+def sealed_config(st: State) -> AutoConfig:
     assert st.summary is not None
     return from_json(st.summary.get("config") or {})
 
@@ -139,7 +139,7 @@ class Cycle:
         if dot.is_dir():
             stale_locks(dot)
 
-    def _live(self, journal: Journal, config: Config) -> bool:
+    def _live(self, journal: Journal, config: AutoConfig) -> bool:
         if journal.phase == "agent":
             return self.now.epoch - journal.started_epoch < config.agent_timeout_minutes * 60
         if journal.phase == "checking":
@@ -240,9 +240,9 @@ class Cycle:
         """HEAD moved with no cycle in flight: commits a person made. Take a new
         snapshot and baseline from them in a worker (`begin` waits for it a while,
         outside the lock) and answer busy meanwhile."""
-        from gtd.auto.config import load_config
+        from gtd.auto.config import load_auto_config
 
-        load_config(self.root)  # a broken config is the person's to fix: say so now
+        load_auto_config(self.root)  # a broken config is the person's to fix: say so now
         short = self.git.short(head)
         entry = Journal(
             cycle=0,

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from gtd.auto.config import Config
+from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet import protect, reports, room, runner
 from gtd.auto.ratchet.model import (
@@ -77,7 +77,7 @@ def commands_of(run: RunResult) -> list[str]:
     return [c.command for c in run.commands]
 
 
-def config_commands(config: Config) -> list[str]:
+def config_commands(config: AutoConfig) -> list[str]:
     found = (config.build_command, config.test_command, config.typecheck_command)
     return [c for c in (*found, config.lint_command) if c]
 
@@ -241,7 +241,7 @@ def _replace(git: Git, scratch: Path, tree: str, entries: Mapping[str, TreeEntry
 def judge_candidate(
     git: Git,
     rm: room.Room,
-    config: Config,
+    config: AutoConfig,
     snapshot: Snapshot,
     *,
     base: str,
@@ -309,7 +309,7 @@ def _collected(items: Sequence[Item]) -> tuple[tuple[str, ...], tuple[str, ...]]
 
 def _run(
     rm: room.Room,
-    config: Config,
+    config: AutoConfig,
     env: dict[str, str],
     *,
     only_files: tuple[str, ...] | None = None,
@@ -378,7 +378,7 @@ def _inside(path: str, folder: Path) -> bool:
 
 def _flaky(
     rm: room.Room,
-    config: Config,
+    config: AutoConfig,
     env: dict[str, str],
     snapshot: Snapshot,
     run: RunResult,
@@ -411,7 +411,7 @@ _NO_TESTS_COLLECTED = 5  # pytest's exit status when a session collects nothing
 def _skipped_by_environment(
     git: Git,
     rm: room.Room,
-    config: Config,
+    config: AutoConfig,
     env: dict[str, str],
     snapshot: Snapshot,
     run: RunResult,
@@ -456,7 +456,7 @@ def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> Run
     return RunResult(tuple(commands), tests, {**new.skips, **old.skips})
 
 
-def run_baseline(git: Git, config: Config, tree: str) -> Baseline:
+def run_baseline(git: Git, config: AutoConfig, tree: str) -> Baseline:
     """Every configured command on ``tree`` in the room: the baseline, with what
     the plugin said about the test interpreter and the tests it collected."""
     with room.acquire(git) as rm:
@@ -555,7 +555,7 @@ def snapshot_of(
 # -- library entry points (what the CLI's ratchet commands and the tests call) --------
 
 
-def snapshot_head(root: Path, config: Config) -> Snapshot:
+def snapshot_head(root: Path, config: AutoConfig) -> Snapshot:
     """The snapshot of HEAD with a fresh baseline, sealed nowhere."""
     git = Git(root, hardened=True)
     head = git.head()
@@ -569,7 +569,7 @@ def snapshot_head(root: Path, config: Config) -> Snapshot:
 
 def check_worktree(
     root: Path,
-    config: Config,
+    config: AutoConfig,
     snapshot: Snapshot,
     tolerated: frozenset[str] = frozenset(),
 ) -> tuple[Verdict, RunResult]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gtd import proc
-from gtd.auto.config import CONFIG_PATH, Config
+from gtd.auto.config import CONFIG_PATH, AutoConfig
 from gtd.auto.ratchet import reports
 from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
 from gtd.auto.ratchet.results import NO_REPORT, Report
@@ -31,7 +31,7 @@ _LINE_MAX = 500
 _SHELL_NOT_FOUND = re.compile(r"([^\s:]+): (?:command )?not found")
 
 
-def planned(config: Config) -> list[tuple[Kind, str]]:
+def planned(config: AutoConfig) -> list[tuple[Kind, str]]:
     """The configured commands in run order (build, test, typecheck, lint)."""
     pairs: list[tuple[Kind, str | None]] = [
         ("build", config.build_command),
@@ -52,7 +52,7 @@ class Run(NamedTuple):
 
 def run_all(
     cwd: Path,
-    config: Config,
+    config: AutoConfig,
     *,
     env: dict[str, str] | None = None,
     reports_dir: Path | None = None,
@@ -87,7 +87,7 @@ def run_all(
 def run_tests(
     cwd: Path,
     command: str,
-    config: Config,
+    config: AutoConfig,
     env: dict[str, str] | None = None,
     reports_dir: Path | None = None,
     request: reports.Request | None = None,

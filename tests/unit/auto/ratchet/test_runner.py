@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto.config import Config
+from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet.reports import ModuleResolver
 from gtd.auto.ratchet.runner import planned, run_all, run_command, run_tests, tail
 from gtd.errors import InputError
@@ -57,7 +57,7 @@ def test_tail_keeps_the_last_lines() -> None:
 
 
 def test_planned_order_skips_unset() -> None:
-    cfg = Config(lint_command="ruff", build_command="make", test_command="pytest")
+    cfg = AutoConfig(lint_command="ruff", build_command="make", test_command="pytest")
     assert planned(cfg) == [("build", "make"), ("test", "pytest"), ("lint", "ruff")]
 
 
@@ -69,7 +69,7 @@ def test_configured_junit_xml_is_read_and_stale_reports_removed(tmp_path: Path) 
         "import pathlib; pathlib.Path('reports/new.xml').write_text("
         "\"<testsuite><testcase classname='ui' name='renders'><failure/></testcase></testsuite>\")"
     )
-    cfg = Config(test_command=f"{PY} -c {shlex.quote(writer)}", junit_xml="reports/*.xml")
+    cfg = AutoConfig(test_command=f"{PY} -c {shlex.quote(writer)}", junit_xml="reports/*.xml")
     run, report = run_tests(tmp_path, cfg.test_command or "", cfg)
     assert run.ok
     assert report.junit_outcomes == {"ui::renders": "failed"}
@@ -77,7 +77,7 @@ def test_configured_junit_xml_is_read_and_stale_reports_removed(tmp_path: Path) 
 
 
 def test_no_junit_means_exit_code_only(tmp_path: Path) -> None:
-    result = run_all(tmp_path, Config(test_command="true")).result
+    result = run_all(tmp_path, AutoConfig(test_command="true")).result
     assert result.tests is None
     assert [c.kind for c in result.commands] == ["test"]
 
@@ -89,7 +89,7 @@ def test_pytest_addopts_is_appended_not_replaced(
     script = "import os; print(os.environ['PYTEST_ADDOPTS'])"
     run = run_command(tmp_path, "test", f"{PY} -c {shlex.quote(script)}", 10)
     assert run.output_tail == "-x"  # run_command alone adds nothing
-    cfg = Config(test_command=f"{PY} -c {shlex.quote(script)}")
+    cfg = AutoConfig(test_command=f"{PY} -c {shlex.quote(script)}")
     run, _ = run_tests(tmp_path, cfg.test_command or "", cfg)
     assert run.output_tail.startswith("-x --junitxml=")
 
