@@ -18,6 +18,9 @@ AGENT_LOGS = ".deepflow/agent-logs"
 CHECK_LOG = ".deepflow/check.log"
 REPORTED = ".deepflow/reported"
 RENDERED = ".deepflow/rendered"
+# The helper's scratch files (the ratchet's report folders): inside the git
+# directory, so never in `git status`; deleting it is always safe.
+CACHE_DIR = ".git/gtd-cache"
 
 # The block `gtd auto setup` keeps in .git/info/exclude: gtd's private files are
 # ignored on every branch (an ignore file committed on one branch is absent on the

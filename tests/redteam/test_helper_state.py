@@ -177,16 +177,26 @@ def test_snapshot_deleted(project: Project) -> None:
 
 
 def test_parsed_config_cache_forged(project: Project) -> None:
-    """The cache is keyed by the config file's bytes, which do not change: its
-    value now runs the tests with a plugin module the agent added."""
+    """A parsed copy of the config where earlier helpers kept one, keyed by the
+    config file's bytes (which do not change): its value would run the tests with
+    a plugin module the agent added. The helper keeps no such copy and reads none."""
+    import hashlib
+
+    from gtd import __version__
+
     before = project.state()
     project.begin()
     project.break_total()
     cache_file = ".git/gtd-cache/config.json"
-    cache = project.read_json(cache_file)
-    command = cache["value"]["ratchet"]["test_command"]
-    cache["value"]["ratchet"]["test_command"] = command + " -p rt_hider"
-    project.write_json(cache_file, cache)
+    config = (project.path / ".deepflow/config.yaml").read_bytes()
+    command = " ".join(project.command)
+    project.write_json(
+        cache_file,
+        {
+            "key": f"{__version__}:{hashlib.sha256(config).hexdigest()}",
+            "value": {"ratchet": {"test_command": command + " -p rt_hider"}},
+        },
+    )
     project.write("rt_hider.py", hostile.MAKEREPORT_WRAPPER)
     project.command = [*project.command, "-p", "rt_hider"]
     project.assert_hidden()
@@ -308,8 +318,9 @@ def test_breaker_trips_after_three_failures_whatever_the_agent_does_to_memory(
 
 
 def test_legit_change_while_the_cache_folder_is_deleted(project: Project) -> None:
-    """Deleting the helper's cache folder is documented as always safe."""
+    """Deleting the helper's cache folder is documented as always safe. (The
+    helper keeps no parsed config there any more: the folder may not exist.)"""
     project.begin()
     project.do_t1()
-    shutil.rmtree(project.path / ".git/gtd-cache")
+    shutil.rmtree(project.path / ".git/gtd-cache", ignore_errors=True)
     assert_passed(project, project.end())

@@ -116,9 +116,7 @@ def load_auto_config(root: Path) -> AutoConfig:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(CONFIG_PATH, f"not UTF-8 text ({exc.reason})") from None
-    from gtd.auto import cache
-
-    return _config(cache.through(root, "config", raw, lambda: _validated(text)), root)
+    return _config(_validated(text), root)
 
 
 def _config(values: dict[str, Any], root: Path) -> AutoConfig:

@@ -54,7 +54,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from gtd.auto.cache import directory
+from gtd import paths
 from gtd.auto.ratchet import contract, junit, recorded
 from gtd.auto.ratchet.results import NO_REPORT, Report, Result, worst
 
@@ -322,7 +322,7 @@ def _folder(root: Path, where: Path | None) -> Path:
         folder = where / name
         _fresh(folder)
         return folder
-    cache = directory(root)
+    cache = _cache_dir(root)
     if cache is not None:
         folder = cache / name
         try:
@@ -338,6 +338,12 @@ def _folder(root: Path, where: Path | None) -> Path:
 
 
 _SEQUENCE = itertools.count()
+
+
+def _cache_dir(root: Path) -> Path | None:
+    """The helper's scratch folder inside the git directory (never in `git status`);
+    None in a worktree or submodule, where ``.git`` is a file."""
+    return root / paths.CACHE_DIR if (root / ".git").is_dir() else None
 
 
 def _fresh(folder: Path) -> None:
