@@ -1,15 +1,16 @@
 """The git edge: every git invocation of the helper goes through :class:`Git`, which
 runs through the one subprocess seam and turns failures into GitError. All parsing
-of git's output lives here too (status, trees, diffs, batched object reads)."""
+of git's output lives here too: status (porcelain v2, the one status parser), logs,
+trees, diffs, ref listings and batched object reads."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
@@ -43,6 +44,18 @@ _LOCKING = frozenset(
     {"add", "read-tree", "update-index", "reset", "checkout-index", "update-ref", "symbolic-ref"}
 )
 CHILDREN_DIR = "gtd-children"
+
+# `git log` records: ``<RS><sha> <parents><US><subject>``, then (with
+# ``--name-status -z``) ``\0\n<status>\0<path>\0`` per change.
+LOG_RECORD = "\x1e"
+LOG_FIELD = "\x1f"
+LOG_FORMAT = f"--format={LOG_RECORD}%H %P{LOG_FIELD}%s"
+# GIT_FLUSH=0: into a pipe, `git log` otherwise flushes after every commit, and the
+# helper pays a poll and a read for each (~10 ms over 1,000 commits).
+NO_FLUSH = {"GIT_FLUSH": "0"}
+
+_Commit = TypeVar("_Commit")
+_Change = TypeVar("_Change")
 
 
 class StatusEntry(NamedTuple):
@@ -198,6 +211,30 @@ class Git:
         in ONE call (``-t`` tags each: ``?`` untracked, a letter otherwise)."""
         out = self.run("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard")
         return parse_ls_files_tagged(out)
+
+    def changes(self) -> list[StatusEntry]:
+        """Every change against HEAD, tracked and untracked (not ignored), with no
+        rename detection (a rename is a deletion and an addition): one call."""
+        raw = self.run("status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames")
+        return list(parse_status_v2(raw).entries)
+
+    def refs(self, *patterns: str, check: bool = True) -> list[str]:
+        """The full names of the refs matching ``patterns``. Without ``check``, a
+        failing `for-each-ref` answers no refs."""
+        out = self.run("for-each-ref", "--format=%(refname)", *patterns, check=check)
+        return out.split()
+
+    def touched(self, commits: Sequence[str]) -> dict[str, list[str]]:
+        """The paths each of ``commits`` (full ids) changed against its first
+        parent, in one `git log --no-walk`."""
+        if not commits:
+            return {}
+        raw = self.run("log", "--no-walk=unsorted", "--name-only", "--format=%x1e%H", *commits)
+        return parse_name_only_log(raw)
+
+    def line_diff(self, old: str, new: str, path: str) -> tuple[list[str], list[str]]:
+        """The lines of ``path`` removed and added from ``old`` to ``new``."""
+        return parse_line_diff(self.run("diff", "-U0", "--no-color", old, new, "--", path))
 
     def short(self, rev: str) -> str:
         return self.run("rev-parse", "--short", rev).strip()
@@ -488,6 +525,73 @@ def parse_status_v2(raw: str) -> WorkTree:
         elif rec.startswith("? "):
             entries.append(StatusEntry("??", rec[2:]))
     return WorkTree(head, branch, tuple(entries))
+
+
+def parse_log(
+    raw: str,
+    *,
+    commit: Callable[[str, str, str | None, tuple[_Change, ...] | None], _Commit],
+    change: Callable[[str, str], _Change],
+    with_changes: bool = True,
+) -> list[_Commit]:
+    """`git log -z` with :data:`LOG_FORMAT` (and ``--name-status`` when
+    ``with_changes``; without, each commit's changes are None: not read), newest
+    first in, oldest first out. ``commit(sha, subject, first parent, changes)`` and
+    ``change(status letter, path)`` make the caller's values directly: a long log
+    is parsed once, into what the caller keeps."""
+    commits: list[_Commit] = []
+    for record in raw.split(LOG_RECORD):
+        if not record:
+            continue
+        header, _, rest = record.partition(LOG_FIELD)
+        subject, _, names = rest.partition("\0")
+        ids = header.split()
+        sha, parent = ids[0], (ids[1] if len(ids) > 1 else None)
+        if not with_changes:
+            commits.append(commit(sha, subject, parent, None))
+            continue
+        fields = names.lstrip("\n").split("\0")
+        changes: list[_Change] = []
+        i = 0
+        while i + 1 < len(fields):
+            code, path = fields[i].strip(), fields[i + 1]
+            i += 2
+            if code:
+                changes.append(change(code[0], path))
+        commits.append(commit(sha, subject, parent, tuple(changes)))
+    commits.reverse()
+    return commits
+
+
+def log_head_is_merge(raw: str) -> bool:
+    """Whether the newest commit of a :data:`LOG_FORMAT` log has several parents."""
+    first = raw[1 : raw.find(LOG_FIELD)] if raw.startswith(LOG_RECORD) else ""
+    return len(first.split()) > 2
+
+
+def parse_line_diff(raw: str) -> tuple[list[str], list[str]]:
+    """`git diff -U0` of one file: its removed and added lines, in diff order."""
+    removed: list[str] = []
+    added: list[str] = []
+    for line in raw.splitlines():
+        if line.startswith(("---", "+++")):
+            continue
+        if line.startswith("-"):
+            removed.append(line[1:])
+        elif line.startswith("+"):
+            added.append(line[1:])
+    return removed, added
+
+
+def parse_name_only_log(raw: str) -> dict[str, list[str]]:
+    """`git log --name-only --format=%x1e%H`: each commit's sha → the paths it
+    touched."""
+    out: dict[str, list[str]] = {}
+    for record in raw.split("\x1e"):
+        lines = [line.strip() for line in record.strip().splitlines() if line.strip()]
+        if lines:
+            out[lines[0]] = lines[1:]
+    return out
 
 
 def _xy(code: str) -> str:

@@ -237,10 +237,8 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
 
 
 def _reverted_numbers(git: Git) -> list[int]:
-    raw = git.run("for-each-ref", "--format=%(refname)", "refs/gtd/reverted/")
-    return sorted(
-        int(ref.rsplit("-", 1)[-1]) for ref in raw.split() if ref.rsplit("-", 1)[-1].isdigit()
-    )
+    refs = git.refs("refs/gtd/reverted/")
+    return sorted(int(ref.rsplit("-", 1)[-1]) for ref in refs if ref.rsplit("-", 1)[-1].isdigit())
 
 
 def _ready(

@@ -141,12 +141,7 @@ def _changed_files(
             missing.append((task.id, task.commit))
     if not resolved:
         return {}, missing
-    out = git.run("log", "--no-walk=unsorted", "--name-only", "--format=%x1e%H", *resolved.values())
-    by_hash: dict[str, list[str]] = {}
-    for record in out.split("\x1e"):
-        lines = [line.strip() for line in record.strip().splitlines() if line.strip()]
-        if lines:
-            by_hash[lines[0]] = lines[1:]
+    by_hash = git.touched(list(resolved.values()))
     return {task_id: by_hash.get(full, []) for task_id, full in resolved.items()}, missing
 
 

@@ -7,7 +7,7 @@ One invocation reads:
   ``git log --first-parent -z --format=...`` carrying ``%H``, the first token of
   ``%P`` and ``%s``, and the change lists (``--no-renames --name-status``) of the
   newest :func:`gtd.step.machine.changes_wanted` commits only;
-- one :class:`WorkingTree` snapshot — one ``git status --porcelain=v1 -z
+- one :class:`WorkingTree` snapshot — one ``git status --porcelain=v2 -z
   --untracked-files=all`` for :attr:`WorkingTree.dirty`, a stat of the six steering
   files for :attr:`WorkingTree.present`, a listing of ``.gtd/`` for the packages
   (see :func:`gtd.step.steering.packages_from_paths`), and the text of FEEDBACK.md

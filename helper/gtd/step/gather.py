@@ -7,12 +7,15 @@ plain one), one ``for-each-ref`` for the default-branch candidates, ONE ``git lo
 --first-parent`` of subjects over ``<default>..HEAD``, one ``git log -n <count>
 --name-status`` for the change lists of the newest commits the folds read
 (:func:`gtd.step.machine.changes_wanted`; the older ones stay None, and are read on
-demand should a fold reach them) and ONE ``git status --porcelain -z``; the
+demand should a fold reach them) and ONE ``git status --porcelain=v2 -z``; the
 steering files are read from disk — and, only while the tree has pending changes
 (a turn to capture), TODO.md and REVIEW.md are checked against their formats with
 :func:`gtd.steering.check`, imported then and only then. Its cost grows with the
 commits since the merge base, never with the whole history (except when there is
 no default branch to measure from — the documented whole-history fallback).
+
+git's output is parsed by :mod:`gtd.git` (log records, status entries, line
+diffs); this module turns them into the pure core's values.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from pathlib import Path
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
-from gtd.git import Git
+from gtd.git import LOG_FORMAT, NO_FLUSH, Git, StatusEntry, log_head_is_merge
+from gtd.git import parse_log as parse_git_log
 from gtd.step.events import (
     Change,
     ChangeStatus,
@@ -49,10 +53,10 @@ __all__ = [
     "CHECKED_FILES",
     "DEFAULT_BRANCH_CANDIDATES",
     "Snapshot",
+    "changes_from_status",
     "format_findings",
     "gather",
     "parse_log",
-    "parse_status_changes",
     "read_changes",
     "read_commits",
     "read_file",
@@ -67,12 +71,6 @@ DEFAULT_BRANCH_CANDIDATES: tuple[str, ...] = (
 )
 # The steering files with a checked format (gtd.steering.KIND_BY_NAME).
 CHECKED_FILES: tuple[str, ...] = (TODO, REVIEW)
-_RECORD = "\x1e"
-_FIELD = "\x1f"
-_LOG_FORMAT = f"--format={_RECORD}%H %P{_FIELD}%s"
-# GIT_FLUSH=0: into a pipe, `git log` otherwise flushes after every commit, and the
-# helper pays a poll and a read for each (~10 ms over 1,000 commits).
-_NO_FLUSH = {"GIT_FLUSH": "0"}
 
 
 def _head_text(root: Path) -> str | None:
@@ -105,55 +103,26 @@ def ensure_attached(git: Git) -> None:
 
 def default_branch(git: Git) -> str | None:
     """``origin/HEAD``, else ``main``, else ``master`` — whichever exists first."""
-    out = git.run("for-each-ref", "--format=%(refname)", *DEFAULT_BRANCH_CANDIDATES, check=False)
-    found = set(out.split())
+    found = set(git.refs(*DEFAULT_BRANCH_CANDIDATES, check=False))
     return next((ref for ref in DEFAULT_BRANCH_CANDIDATES if ref in found), None)
 
 
+def _change(letter: str, path: str) -> Change:
+    status: ChangeStatus = "A" if letter == "A" else "D" if letter == "D" else "M"
+    return Change(status, path)
+
+
 def parse_log(raw: str, *, with_changes: bool = True) -> list[Commit]:
-    """Parse ``git log -z`` with :data:`_LOG_FORMAT` (and ``--name-status`` when
-    ``with_changes``; without, each commit's ``changes`` is None: not read); newest
-    first in, oldest first out."""
-    commits: list[Commit] = []
-    for record in raw.split(_RECORD):
-        if not record:
-            continue
-        header, _, rest = record.partition(_FIELD)
-        subject, _, names = rest.partition("\0")
-        ids = header.split()
-        sha, parent = ids[0], (ids[1] if len(ids) > 1 else None)
-        if not with_changes:
-            commits.append(Commit(sha, subject, parent, None))
-            continue
-        fields = names.lstrip("\n").split("\0")
-        changes: list[Change] = []
-        i = 0
-        while i + 1 < len(fields):
-            code, path = fields[i].strip(), fields[i + 1]
-            i += 2
-            if not code:
-                continue
-            letter = code[0]
-            status: ChangeStatus = "A" if letter == "A" else "D" if letter == "D" else "M"
-            changes.append(Change(status, path))
-        commits.append(Commit(sha, subject, parent, tuple(changes)))
-    commits.reverse()
-    return commits
+    """A :data:`gtd.git.LOG_FORMAT` log (``--name-status`` when ``with_changes``;
+    without, each commit's ``changes`` is None: not read) as the core's commits,
+    oldest first. A type change is a modification."""
+    return parse_git_log(raw, commit=Commit, change=_change, with_changes=with_changes)
 
 
 def _review_line_diff(git: Git, commit: Commit) -> LineDiff:
     if commit.parent is None:
         return LineDiff()
-    raw = git.run("diff", "-U0", "--no-color", commit.parent, commit.sha, "--", REVIEW)
-    removed: list[str] = []
-    added: list[str] = []
-    for line in raw.splitlines():
-        if line.startswith(("---", "+++")):
-            continue
-        if line.startswith("-"):
-            removed.append(line[1:])
-        elif line.startswith("+"):
-            added.append(line[1:])
+    removed, added = git.line_diff(commit.parent, commit.sha, REVIEW)
     return LineDiff(tuple(removed), tuple(added))
 
 
@@ -161,7 +130,7 @@ def _log(git: Git, rev: str, *options: str, changes: bool = True) -> proc.Result
     args = ["log", "--first-parent", "--no-renames"]
     if changes:
         args.append("--name-status")
-    return git.call(*args, "-z", _LOG_FORMAT, *options, rev, env=_NO_FLUSH)
+    return git.call(*args, "-z", LOG_FORMAT, *options, rev, env=NO_FLUSH)
 
 
 def _log_failed(result: proc.Result) -> GitError:
@@ -212,8 +181,7 @@ def read_commits(git: Git) -> tuple[tuple[Commit, ...], bool]:
                 return (), False
             raise _log_failed(whole)
         raw = whole.stdout
-    first = raw[1 : raw.find(_FIELD)] if raw.startswith(_RECORD) else ""
-    head_is_merge = len(first.split()) > 2
+    head_is_merge = log_head_is_merge(raw)
     commits = tuple(parse_log(raw, with_changes=False))
     commits = read_changes(git, commits, changes_wanted(commits))
     if commits and needs_review_diff(commits[-1]):
@@ -222,13 +190,12 @@ def read_commits(git: Git) -> tuple[tuple[Commit, ...], bool]:
     return commits, head_is_merge
 
 
-def parse_status_changes(raw: str, root: Path) -> tuple[Change, ...]:
-    """``git status --porcelain=v1 -z --no-renames`` records as changes against HEAD."""
+def changes_from_status(entries: list[StatusEntry], root: Path) -> tuple[Change, ...]:
+    """`git status` entries as changes against HEAD (a path added to the index and
+    then deleted is no change)."""
     changes: list[Change] = []
-    for rec in raw.split("\0"):
-        if len(rec) < 4:
-            continue
-        xy, path = rec[:2], rec[3:]
+    for entry in entries:
+        xy, path = entry.xy, entry.path
         exists = os.path.lexists(root / path)
         if xy == "??" or "A" in xy[0]:
             if not exists:
@@ -294,9 +261,9 @@ def read_tree(git: Git) -> WorkingTree:
     format findings of TODO.md and REVIEW.md. Auto mode's private files are no
     pending change of step mode's (:func:`gtd.step.steering.is_private`)."""
     root = git.root
-    raw = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    entries = git.changes()
     present = frozenset(p for p in STEERING_FILES if (root / p).is_file())
-    dirty = tuple(c for c in parse_status_changes(raw, root) if not is_private(c.path))
+    dirty = tuple(c for c in changes_from_status(entries, root) if not is_private(c.path))
     return WorkingTree(
         present=present,
         dirty=dirty,

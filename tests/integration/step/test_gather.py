@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from gtd.git import Git
+from gtd.git import LOG_FORMAT, Git
 from gtd.step.config import StepConfig
 from gtd.step.edge import complete, resolve_snapshot
 from gtd.step.errors import ChangesNotGathered
-from gtd.step.gather import _LOG_FORMAT, gather, parse_log, read_commits
+from gtd.step.gather import gather, parse_log, read_commits
 from gtd.step.inlines import _last_plan
 from gtd.step.machine import changes_wanted
 from tests.integration.step.conftest import StepRepo
 
 
 def _full(r: StepRepo, rev: str) -> list[tuple[str, str, str | None, object]]:
-    raw = r.git("log", "--first-parent", "--no-renames", "--name-status", "-z", _LOG_FORMAT, rev)
+    raw = r.git("log", "--first-parent", "--no-renames", "--name-status", "-z", LOG_FORMAT, rev)
     return [(c.sha, c.subject, c.parent, c.changes) for c in parse_log(raw)]
 
 

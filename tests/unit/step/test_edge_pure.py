@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from gtd.git import parse_status_v2
 from gtd.step.config import StepConfig
 from gtd.step.config_file import ConfigError, config_files, load_step_config, parse_config
 from gtd.step.events import Change
-from gtd.step.gather import parse_log, parse_status_changes
+from gtd.step.gather import changes_from_status, parse_log
 from gtd.step.prompts import NO_PROMPT_STATES, model_for, render, template_name
 from gtd.step.states import STATES
 
@@ -37,11 +38,17 @@ def test_parse_log_oldest_first_with_changes() -> None:
     assert commits[2].changes == (Change("A", "src/x.py"), Change("D", ".gtd/ERRORS.md"))
 
 
-def test_parse_status_changes(tmp_path: Path) -> None:
+def test_changes_from_status(tmp_path: Path) -> None:
     (tmp_path / "new.md").write_text("x")
     (tmp_path / "mod.py").write_text("x")
-    raw = "?? new.md\x00 M mod.py\x00 D gone.md\x00AD added-then-removed\x00"
-    assert parse_status_changes(raw, tmp_path) == (
+    z = "0" * 40
+    raw = (
+        "? new.md\x00"
+        f"1 .M N... 100644 100644 100644 {z} {z} mod.py\x00"
+        f"1 .D N... 100644 100644 000000 {z} {z} gone.md\x00"
+        f"1 AD N... 000000 100644 000000 {z} {z} added-then-removed\x00"
+    )
+    assert changes_from_status(list(parse_status_v2(raw).entries), tmp_path) == (
         Change("A", "new.md"),
         Change("M", "mod.py"),
         Change("D", "gone.md"),
