@@ -1,17 +1,16 @@
 """The implementer brief: a pure rendering of the task, its history and the rules
-(whose words live in gtd.auto.ratchet.rules, the one source of them)."""
+(whose words live in gtd.auto.ratchet.rules, the one source of them).
+
+The texts are templates (``brief.md``, ``brief-bootstrap.md`` and the sections in
+``partials/brief-*.md``) rendered by the one strict engine, gtd.templates: this
+module decides which sections a brief has and fills them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from string import Template
 
+from gtd import templates
 from gtd.auto.plan import Task
-
-_SPIKE_RULE = (
-    "- This is a spike: find out whether the approach works. End your final reply\n"
-    "  with one line `Learning: <what you found>`; it is recorded for later tasks.\n"
-)
 
 
 def render_task(
@@ -23,28 +22,28 @@ def render_task(
     learnings: Sequence[str],
     test_command: str,
 ) -> str:
-    history = ""
+    sections: list[str] = []
     if failures:
         lines = "\n".join(f"- cycle {c}: {reason}" for c, reason in failures)
-        history += (
-            "\n## Earlier attempts at this task were reverted\n\n"
-            f"Do not repeat these mistakes:\n\n{lines}\n"
-        )
+        sections.append(templates.render("partials/brief-failures.md", {"lines": lines}))
     if learnings:
         lines = "\n".join(f"- {item}" for item in learnings)
-        history += f"\n## What spikes have learned so far\n\n{lines}\n"
+        sections.append(templates.render("partials/brief-learnings.md", {"lines": lines}))
     from gtd.auto.ratchet import rules
 
-    return Template(template_text).safe_substitute(
-        cycle=cycle,
-        task_id=task.id,
-        title=task.title,
-        task_text=task.text.rstrip(),
-        files=_files(task.files),
-        history=history,
-        test_command=test_command,
-        spike_rule=_SPIKE_RULE if task.spike else "",
-        rules=rules.task_rules(),
+    return templates.render_text(
+        template_text,
+        {
+            "cycle": str(cycle),
+            "task_id": task.id,
+            "title": task.title,
+            "task_text": task.text.rstrip(),
+            "files": _files(task.files),
+            "history": "".join("\n" + section for section in sections),
+            "test_command": test_command,
+            "spike_rule": templates.template("partials/brief-spike.md") if task.spike else "",
+            "rules": rules.task_rules(),
+        },
     )
 
 
@@ -53,8 +52,14 @@ def render_bootstrap(
 ) -> str:
     from gtd.auto.ratchet import rules
 
-    return Template(template_text).safe_substitute(
-        cycle=cycle, files=_files(files), test_command=test_command, rules=rules.bootstrap_rules()
+    return templates.render_text(
+        template_text,
+        {
+            "cycle": str(cycle),
+            "files": _files(files),
+            "test_command": test_command,
+            "rules": rules.bootstrap_rules(),
+        },
     )
 
 

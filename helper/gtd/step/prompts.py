@@ -2,11 +2,11 @@
 templates").
 
 One template per prompt-bearing state in ``gtd/templates/step/`` and shared partials
-in ``partials/`` (header, diff, feedback, package and the pinned agent tail). The
-engine is deliberately tiny: ``{{ name }}`` inserts a context value, ``{{> name }}``
-renders a partial with the same context; an unknown name is an error, so a template
-typo fails the tests instead of printing a hole. After rendering, runs of three or
-more blank lines collapse to two and the text ends with exactly one newline.
+in ``partials/`` (header, diff, feedback, package and the pinned agent tail),
+rendered by the helper's one strict engine (gtd.templates: ``{{ name }}``,
+``{{> partial }}``; an unknown name is an error, so a template typo fails the tests
+instead of printing a hole). After rendering, runs of three or more blank lines
+collapse to two and the text ends with exactly one newline.
 
 :func:`render` is pure (context in, text out), and so is everything here that
 decides a prompt's name and fixed values; :mod:`gtd.step.inlines` is the edge
@@ -33,10 +33,9 @@ prompts that mention it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from pathlib import Path
 
+from gtd import templates
 from gtd.step.config import StepConfig
 from gtd.step.events import Commit
 from gtd.step.machine import Resolution
@@ -59,9 +58,6 @@ __all__ = [
     "template_name",
 ]
 
-_DIR = Path(__file__).resolve().parent.parent / "templates" / "step"
-_TAG = re.compile(r"\{\{\s*(>?)\s*([A-Za-z0-9_-]+)\s*\}\}")
-_BLANKS = re.compile(r"\n{4,}")
 # Diffs inlined into a prompt are capped; the agent can always run git itself.
 DIFF_CAP = 60_000
 
@@ -133,28 +129,10 @@ def model_for(state: State, config: StepConfig) -> str:
     return models.planning if tier == "planning" else models.execution
 
 
-def _load(name: str) -> str:
-    return (_DIR / f"{name}.md").read_text(encoding="utf-8")
-
-
-def _expand(text: str, context: Mapping[str, str], depth: int = 0) -> str:
-    if depth > 5:
-        raise ValueError("template partials nest too deeply")
-
-    def sub(match: re.Match[str]) -> str:
-        partial, name = match.group(1), match.group(2)
-        if partial:
-            return _expand(_load(f"partials/{name}").rstrip("\n"), context, depth + 1)
-        if name not in context:
-            raise KeyError(f"prompt template uses an unknown name: {name}")
-        return context[name]
-
-    return _TAG.sub(sub, text)
-
-
 def render(name: str, context: Mapping[str, str]) -> str:
-    text = _expand(_load(name), context)
-    return _BLANKS.sub("\n\n\n", text.strip("\n")) + "\n"
+    """The prompt template ``name`` (``gtd/templates/step/<name>.md``) rendered by
+    the one strict engine (gtd.templates), tidied as a prompt prints."""
+    return templates.render(f"step/{name}.md", context, tidy=True)
 
 
 # -- the fixed values of a prompt -----------------------------------------------------
@@ -176,7 +154,11 @@ def base_context(
     template ``name`` inlines from the repository."""
     state, actor = resolution.state, resolution.actor
     tail_name = "agent-tail-scripted" if config.scripted else "agent-tail"
-    tail = _load(f"partials/{tail_name}").rstrip("\n") if plain and actor == "agent" else ""
+    tail = (
+        templates.template(f"step/partials/{tail_name}.md").rstrip("\n")
+        if plain and actor == "agent"
+        else ""
+    )
     intro = _INTRO[name]
     if name in _RUN_THE_TESTS and config.test_command_source in _SOURCE_NOTE:
         intro += "\n\n" + _SOURCE_NOTE[config.test_command_source].format(config.test_command)

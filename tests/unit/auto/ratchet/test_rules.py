@@ -142,6 +142,6 @@ def test_the_agent_definition_points_to_the_brief_and_repeats_no_rule() -> None:
 def test_the_templates_hold_no_rule_of_their_own() -> None:
     for name in ("brief.md", "brief-bootstrap.md"):
         text = template(name)
-        assert "$rules" in text
+        assert "{{ rules }}" in text
         assert "git commit" not in text, name
         assert "conftest" not in text, name
