@@ -220,8 +220,9 @@ def check_test_command(cwd: Path) -> Check:
     root = _repo_root(cwd)
     if root is None:
         return Check("test command", "ok", "skipped: not in a git repository")
-    from gtd.auto.config import CONFIG_PATH, load_auto_config
+    from gtd.auto.config import load_auto_config
     from gtd.errors import GtdError
+    from gtd.paths import CONFIG as CONFIG_PATH
     from gtd.proc import command_argv
 
     try:

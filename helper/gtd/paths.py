@@ -45,7 +45,8 @@ EXCLUDE_LINES = (
 HELPER_STATE = (MEMORY, REPORT, SNAPSHOT, SNAPSHOT_JSON, JOURNAL, BRIEF, LOCK)
 
 # Ref namespaces: a reverted cycle's complete working tree, and the sealed state.
-REVERTED_REF = "refs/gtd/reverted/cycle-"
+REVERTED_REFS = "refs/gtd/reverted/"
+REVERTED_REF = f"{REVERTED_REFS}cycle-"
 STATE_REF = "refs/gtd/state"
 
 # The task id of the cycle that writes the first tests of a project without any.

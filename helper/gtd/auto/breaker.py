@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import NamedTuple
 
-from gtd.auto.memory import DEFAULT_THRESHOLD, Halt, Memory, failures_for
+from gtd.auto.defaults import THRESHOLD as DEFAULT_THRESHOLD
+from gtd.auto.memory import Halt, Memory, failures_for
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -14,18 +14,12 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from gtd import schema
+from gtd.auto import defaults
 from gtd.errors import InputError
-
-CONFIG_PATH = ".deepflow/config.yaml"
+from gtd.paths import CONFIG as CONFIG_PATH
 
 TestCommandSource = Literal["config", "quality", "detected"]
 
-_DEFAULT_TIMEOUT_S = 600.0
-_DEFAULT_THRESHOLD = 3
-_DEFAULT_AGENT_MINUTES = 45
-_DEFAULT_RERUNS = 2
-# Under the Bash tool's longest timeout (600 s), with room to answer.
-_DEFAULT_WAIT_S = 540.0
 
 # The accepted keys (gtd.schema): a typo must never silently fall back to a default.
 _COMMAND_KEYS = ("build_command", "test_command", "typecheck_command", "lint_command")
@@ -82,18 +76,18 @@ class AutoConfig(NamedTuple):
     test_command: str | None = None
     typecheck_command: str | None = None
     lint_command: str | None = None
-    timeout_s: float = _DEFAULT_TIMEOUT_S
+    timeout_s: float = defaults.TIMEOUT_S
     junit_xml: str | None = None
-    circuit_breaker_threshold: int = _DEFAULT_THRESHOLD
-    agent_timeout_minutes: int = _DEFAULT_AGENT_MINUTES
+    circuit_breaker_threshold: int = defaults.THRESHOLD
+    agent_timeout_minutes: int = defaults.AGENT_MINUTES
     # Where test_command came from; None when no test command is known at all.
     test_command_source: TestCommandSource | None = None
     # Ignored paths the suite needs, linked into the clean room (.venv, node_modules).
     links: tuple[str, ...] = ()
     # Times a failing, baseline-passing test is run again before it counts.
-    rerun_failures: int = _DEFAULT_RERUNS
+    rerun_failures: int = defaults.RERUNS
     # How long `gtd cycle end` waits for its verdict before answering `checking`.
-    wait_s: float = _DEFAULT_WAIT_S
+    wait_s: float = defaults.WAIT_S
 
 
 def template_text() -> str:
@@ -135,14 +129,14 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         test_command=test_command,
         typecheck_command=ratchet.get("typecheck_command"),
         lint_command=ratchet.get("lint_command"),
-        timeout_s=float(ratchet.get("timeout_seconds", _DEFAULT_TIMEOUT_S)),
+        timeout_s=float(ratchet.get("timeout_seconds", defaults.TIMEOUT_S)),
         junit_xml=ratchet.get("junit_xml"),
-        circuit_breaker_threshold=values.get("circuit_breaker_threshold", _DEFAULT_THRESHOLD),
-        agent_timeout_minutes=cycle.get("agent_timeout_minutes", _DEFAULT_AGENT_MINUTES),
+        circuit_breaker_threshold=values.get("circuit_breaker_threshold", defaults.THRESHOLD),
+        agent_timeout_minutes=cycle.get("agent_timeout_minutes", defaults.AGENT_MINUTES),
         test_command_source=source,
         links=tuple(ratchet.get("link", ())),
-        rerun_failures=ratchet.get("rerun_failures", _DEFAULT_RERUNS),
-        wait_s=float(ratchet.get("wait_seconds", _DEFAULT_WAIT_S)),
+        rerun_failures=ratchet.get("rerun_failures", defaults.RERUNS),
+        wait_s=float(ratchet.get("wait_seconds", defaults.WAIT_S)),
     )
 
 

@@ -13,11 +13,9 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
+from gtd.auto.defaults import THRESHOLD as DEFAULT_THRESHOLD
 from gtd.errors import StateError
-
-BOOTSTRAP = "BOOTSTRAP"
-# deepflow's default for `circuit_breaker_threshold` when config.yaml has no such key.
-DEFAULT_THRESHOLD = 3
+from gtd.paths import BOOTSTRAP
 
 CycleStatus = Literal["passed", "failed", "skipped"]
 CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "failed", "skipped")

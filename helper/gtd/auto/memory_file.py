@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from gtd import schema
+from gtd import paths, schema
 from gtd.auto.memory import Memory
 from gtd.auto.memory_schema import (
     KEYED,
@@ -39,7 +39,6 @@ from gtd.auto.memory_schema import (
 from gtd.errors import InputError
 from gtd.fsio import atomic_write, read_text
 
-LABEL = ".deepflow/auto-memory.yaml"
 HINT = "fix or move the file aside; gtd never resets it silently"
 HEADER = (
     "gtd auto mode memory: deepflow's auto-memory.yaml keys plus gtd's cycle log.\n"
@@ -71,8 +70,8 @@ class Doc:
 
 def _label(path: Path) -> str:
     # Errors name the file the way the user knows it, not by a long absolute path.
-    if path.name == "auto-memory.yaml" and path.parent.name == ".deepflow":
-        return LABEL
+    if path.parts[-2:] == tuple(paths.MEMORY.split("/")):
+        return paths.MEMORY
     return str(path)
 
 

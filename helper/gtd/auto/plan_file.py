@@ -7,8 +7,8 @@ from pathlib import Path
 
 from gtd.auto.plan import Plan, parse
 from gtd.errors import InputError
+from gtd.paths import PLAN
 
-PLAN_NAME = "PLAN.md"
 _MISSING_HINT = "write a plan first: /gtd:auto plans one, or see the PLAN.md format skill"
 
 
@@ -16,21 +16,21 @@ def read(root: Path) -> str:
     """The text of ``root/PLAN.md`` exactly as stored. Bytes are decoded without
     newline translation and the BOM is kept, so a tick written back changes only
     the ticked line (plan.parse and plan.tick both tolerate the BOM)."""
-    path = root / PLAN_NAME
+    path = root / PLAN
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise InputError(PLAN_NAME, "not found", hint=_MISSING_HINT) from None
+        raise InputError(PLAN, "not found", hint=_MISSING_HINT) from None
     except IsADirectoryError:
-        raise InputError(PLAN_NAME, "is a directory, not a file") from None
+        raise InputError(PLAN, "is a directory, not a file") from None
     except OSError as exc:
-        raise InputError(PLAN_NAME, f"cannot read: {exc.strerror or exc}") from None
+        raise InputError(PLAN, f"cannot read: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(
-            PLAN_NAME,
+            PLAN,
             f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
             line=line,
             hint="save the file as UTF-8",
@@ -49,9 +49,9 @@ def load_valid(root: Path) -> tuple[str, Plan]:
     text, plan = load(root)
     if plan.problems:
         first, *rest = plan.problems
-        message = first.message + "".join(f"\n{PLAN_NAME}:{p.line}: {p.message}" for p in rest)
+        message = first.message + "".join(f"\n{PLAN}:{p.line}: {p.message}" for p in rest)
         raise InputError(
-            PLAN_NAME,
+            PLAN,
             message,
             line=first.line,
             hint="fix PLAN.md, then run `gtd plan check`",

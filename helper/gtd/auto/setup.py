@@ -237,7 +237,7 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
 
 
 def _reverted_numbers(git: Git) -> list[int]:
-    refs = git.refs("refs/gtd/reverted/")
+    refs = git.refs(paths.REVERTED_REFS)
     return sorted(int(ref.rsplit("-", 1)[-1]) for ref in refs if ref.rsplit("-", 1)[-1].isdigit())
 
 

@@ -6,6 +6,7 @@ output helpers."""
 
 from __future__ import annotations
 
+from gtd import paths
 from gtd.auto import plan_file
 from gtd.auto.plan import Plan, answer, pick
 from gtd.cli.output import emit, root
@@ -26,7 +27,7 @@ def check(as_json: bool) -> int:
     _, plan = plan_file.load(root())
     counts = _counts(plan)
     problems = [{"line": p.line, "message": p.message} for p in plan.problems]
-    name = plan_file.PLAN_NAME
+    name = paths.PLAN
     if not problems:
         text = (
             f"{name}: ok, {counts['tasks']} tasks "

@@ -10,13 +10,13 @@ import pytest
 
 from gtd.auto import config as config_mod
 from gtd.auto.config import (
-    CONFIG_PATH,
     AutoConfig,
     detect_test_command,
     load_auto_config,
     template_text,
 )
 from gtd.errors import InputError
+from gtd.paths import CONFIG as CONFIG_PATH
 
 
 def write(root: Path, text: str) -> None:

@@ -56,9 +56,8 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import NamedTuple
 
 from gtd.auto.ratchet.rules import WHY, Category
+from gtd.paths import CONFIG, PLAN
 
-PLAN = "PLAN.md"
-CONFIG = ".deepflow/config.yaml"
 OWNED = (PLAN, CONFIG)
 
 CONFTEST = "conftest.py"

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gtd import proc
-from gtd.auto.config import CONFIG_PATH, AutoConfig
+from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import reports
 from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
 from gtd.auto.ratchet.results import NO_REPORT, Report
 from gtd.errors import InputError
+from gtd.paths import CONFIG as CONFIG_PATH
 
 TAIL_LINES = 60
 _LINE_MAX = 500

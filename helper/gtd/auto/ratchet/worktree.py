@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from gtd import paths
 from gtd.auto.ratchet import protect
 from gtd.git import Git
 
@@ -60,7 +61,7 @@ def discover(
     except OSError:
         top = []
     candidates.update(name for name in top if wanted(name))
-    candidates.add(protect.CONFIG)
+    candidates.add(paths.CONFIG)
     out: dict[str, str] = {}
     for rel in sorted(candidates):
         data = _read(root, rel)

@@ -1,0 +1,17 @@
+"""The defaults of auto mode's settings, in one place: the config
+(gtd.auto.config), the breaker and memory read them from here, and the commented
+template `gtd auto setup` writes states the same values (a test reads it back)."""
+
+from __future__ import annotations
+
+# Seconds each configured command may run before it is killed.
+TIMEOUT_S = 600.0
+# deepflow's `circuit_breaker_threshold`: consecutive reverts of one task that halt.
+THRESHOLD = 3
+# Minutes the implementer may work on one task before the cycle counts as abandoned.
+AGENT_MINUTES = 45
+# Times a failing, baseline-passing test is run again before it counts.
+RERUNS = 2
+# How long `gtd cycle end` waits for its verdict: under the Bash tool's longest
+# timeout (600 s), with room to answer.
+WAIT_S = 540.0
