@@ -1,6 +1,6 @@
 """The one error hierarchy. The CLI maps every GtdError to a message and an exit code
-in a single place (gtd.cli.main); anything else escaping is a bug and keeps its
-traceback."""
+in a single place (gtd.cli.main); anything else escaping is a bug: it exits 3 after
+writing a crash log with the traceback (gtd.cli.crash, docs/errors.md)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from pathlib import Path
 
 
 class GtdError(Exception):
-    """A failure the user can act on. ``hint`` says what to do about it."""
+    """A failure the user can act on. ``hint`` says what to do about it. The CLI
+    prints ``gtd: <message>`` and exits with ``exit_code``; ``raw``: the message
+    carries its own prefix (step mode's ``gtd <command>: ...``, the 2.x contract)."""
 
     exit_code = 1
+    raw = False
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)

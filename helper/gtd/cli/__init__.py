@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gtd.errors import GtdError
 
@@ -21,59 +21,85 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 
+# The argvs main() runs without typer, each with the flags it may carry (any other
+# flag, or one given twice, goes through typer). tests/test_cli.py checks that
+# typer declares each of these commands with these options.
+_JSON = frozenset({"--json"})
+FAST_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
+    ("cycle", "begin"): frozenset({"--json", "--tick"}),
+    ("ratchet", "run"): _JSON,
+    ("plan", "next"): _JSON,
+    ("step",): _JSON,
+    ("step", "human"): _JSON,
+    ("step", "agent"): _JSON,
+    ("step", "check"): _JSON,
+    ("step-agent",): _JSON,
+    ("next",): _JSON,
+    ("status",): _JSON,
+    ("run",): _JSON,
+}
+# Step mode (the gtd 2.x surface): its errors answer {"state":"error","prompt":...}
+# under --json instead of auto mode's envelope. The same test checks these are the
+# commands gtd.cli.step_app declares.
+STEP_COMMANDS = frozenset({"step", "step-agent", "next", "status", "review", "format", "run"})
+# A bug (an exception that is not a GtdError) exits with its own code, after
+# writing a crash log (docs/errors.md).
+CRASH_EXIT = 3
+
+
+class Reply(NamedTuple):
+    """How this invocation answers a failure: under --json (``json``) an envelope
+    on stdout as well — step mode's (``step``) or auto mode's."""
+
+    json: bool
+    step: bool
+
+
+def reply_for(args: list[str]) -> Reply:
+    return Reply("--json" in args, bool(args) and args[0] in STEP_COMMANDS)
+
+
 def _fast_path(args: list[str]) -> Callable[[], int] | None:
-    flags = args[2:]
-    if len(args) < 2 or len(set(flags)) != len(flags):
-        return None
+    for size in (2, 1):
+        words = tuple(args[:size])
+        allowed = FAST_COMMANDS.get(words) if len(words) == size else None
+        if allowed is None:
+            continue
+        flags = args[size:]
+        if len(set(flags)) != len(flags) or not set(flags) <= allowed:
+            return None
+        return _fast_body(words, set(flags))
+    return None
+
+
+def _fast_body(words: tuple[str, ...], flags: set[str]) -> Callable[[], int]:
     as_json = "--json" in flags
-    if args[:2] == ["cycle", "begin"] and set(flags) <= {"--json", "--tick"}:
+    if words == ("cycle", "begin"):
         import gtd.cli.cycle_cmd as cycle_cmd
 
         tick = "--tick" in flags
         return lambda: cycle_cmd.begin(as_json, tick)
-    if set(flags) - {"--json"}:
-        return None
-    if args[:2] == ["ratchet", "run"]:
+    if words == ("ratchet", "run"):
         import gtd.cli.ratchet_cmd as ratchet_cmd
 
         return lambda: ratchet_cmd.run(as_json)
-    if args[:2] == ["plan", "next"]:
+    if words == ("plan", "next"):
         import gtd.cli.plan_cmd as plan_cmd
 
         return lambda: plan_cmd.next_task(as_json)
-    return _step_fast_path(args)
-
-
-# Step mode (the gtd 2.x surface): its errors answer {"state":"error","prompt":...}
-# under --json instead of auto mode's envelope.
-STEP_COMMANDS = frozenset({"step", "step-agent", "next", "status", "review", "format", "run"})
-_envelope = {"step": False}  # set per invocation by main()
-
-
-def _step_fast_path(args: list[str]) -> Callable[[], int] | None:
-    """`gtd next` runs once per loop beat: exact step-mode argvs skip typer."""
-    if not args or args[0] not in ("step", "step-agent", "next", "status", "run"):
-        return None
-    rest = args[1:]
-    if args[0] == "step" and rest[:1] in (["human"], ["agent"], ["check"]):
-        actor, rest = rest[0], rest[1:]
-        if rest not in ([], ["--json"]):
-            return None
-        from gtd.cli import step_cmd
-
-        return lambda: step_cmd.step_as(actor, bool(rest))
-    if rest not in ([], ["--json"]):
-        return None
-    as_json = bool(rest)
+    # `gtd next` and its kin run once per step-mode loop beat.
     from gtd.cli import step_cmd
 
-    if args[0] == "run":
+    if len(words) == 2:
+        actor = words[1]
+        return lambda: step_cmd.step_as(actor, as_json)
+    if words == ("run",):
         return lambda: step_cmd.run_check(as_json)
-    if args[0] == "next":
+    if words == ("next",):
         return lambda: step_cmd.next_prompt(as_json)
-    if args[0] == "status":
+    if words == ("status",):
         return lambda: step_cmd.status(as_json)
-    agent = args[0] == "step-agent"
+    agent = words == ("step-agent",)
     return lambda: step_cmd.step(agent, as_json)
 
 
@@ -87,8 +113,7 @@ def _short_flags(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = _short_flags(sys.argv[1:] if argv is None else argv)
-    json_mode = "--json" in args
-    _envelope["step"] = bool(args) and args[0] in STEP_COMMANDS
+    reply = reply_for(args)
     try:
         fast = _fast_path(args)
         if fast is not None:
@@ -98,11 +123,15 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(code)
         from gtd.cli.app import run
 
-        sys.exit(run(args, json_mode))
+        sys.exit(run(args, reply))
     except GtdError as exc:
-        fail(exc.render(), json_mode, exc.exit_code, raw=getattr(exc, "raw", False))
+        fail(exc.render(), reply, exc.exit_code, raw=exc.raw)
     except KeyboardInterrupt:
-        fail("interrupted", json_mode, 130)
+        fail("interrupted", reply, 130)
+    except Exception as exc:  # a bug, not the user's mistake
+        from gtd.cli.crash import report
+
+        fail(report(exc, args), reply, CRASH_EXIT)
 
 
 def _exit_now(code: int) -> NoReturn:
@@ -117,12 +146,12 @@ def _exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-def fail(message: str, json_mode: bool, code: int, *, raw: bool = False) -> None:
+def fail(message: str, reply: Reply, code: int, *, raw: bool = False) -> NoReturn:
     """Print ``gtd: <message>`` on stderr (``raw``: the message carries its own
     prefix) and, under --json, the command's error envelope on stdout; exit."""
     print(message if raw else f"gtd: {message}", file=sys.stderr)
-    if json_mode and _envelope["step"]:
+    if reply.json and reply.step:
         print(json.dumps({"state": "error", "prompt": message}, ensure_ascii=False))
-    elif json_mode:
+    elif reply.json:
         print(json.dumps({"status": "error", "error": message}, ensure_ascii=False))
     sys.exit(code)

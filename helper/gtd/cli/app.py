@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from gtd import __version__
+from gtd.cli import Reply
 from gtd.cli.output import JSON_HELP
 
 app = typer.Typer(
@@ -78,7 +79,7 @@ def _register_step_mode() -> None:
     register(app)
 
 
-def run(args: list[str], json_mode: bool) -> int:
+def run(args: list[str], reply: Reply) -> int:
     """Run typer on ``args``; usage errors become `gtd: ...` messages with exit 1."""
     from gtd.cli import fail
 
@@ -88,7 +89,7 @@ def run(args: list[str], json_mode: bool) -> int:
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
-        fail("aborted", json_mode, 130)
+        fail("aborted", reply, 130)
     except typer.TyperException as exc:
         # typer vendors click (pinned <0.30 in pyproject); its usage errors carry
         # format_message(), and NoSuchOption the offending option's name.
@@ -98,8 +99,8 @@ def run(args: list[str], json_mode: bool) -> int:
             return 1
         option = getattr(exc, "option_name", None)
         if kind == "NoSuchOption" and option:
-            fail(f"unknown option '{option}' — see `gtd --help`", json_mode, 1)
-        fail(f"{exc.format_message()} — see `gtd --help`", json_mode, 1)
+            fail(f"unknown option '{option}' — see `gtd --help`", reply, 1)
+        fail(f"{exc.format_message()} — see `gtd --help`", reply, 1)
     return code if isinstance(code, int) else 0
 
 
