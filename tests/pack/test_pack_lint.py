@@ -283,10 +283,6 @@ def test_tick_budget_with_a_typical_begin_output() -> None:
 
 @pytest.mark.slow
 def test_tick_budget_with_the_real_helper() -> None:
-    try:
-        import gtd.cli.cycle_cmd  # noqa: F401
-    except ImportError:
-        pytest.skip("the helper has no `gtd cycle begin` yet: measured on the sample only")
     budget = _tick_budget()
     assert budget["begin_source"] == "generated"
     assert budget["tick_bytes"] <= packlint.TICK_LIMIT, budget

@@ -1,5 +1,5 @@
-"""The journal: the one record of work in flight (DESIGN §4.2). Pure: the value and
-its JSON form; gtd.auto.state keeps it sealed in git.
+"""The journal: the one record of work in flight (docs/auto-mode.md, "The cycle").
+Pure: the value and its JSON form; gtd.auto.state keeps it sealed in git.
 
 A cycle moves through phases agent → checking → committing | reverting; a baseline
 run (`gtd auto setup`, or a snapshot refresh after a person's commit) is one

@@ -168,7 +168,8 @@ def find_cycle(mem: Memory, cycle: int) -> CycleRecord | None:
 
 
 def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
-    """Fold one cycle's outcome into memory, by deepflow's rules (auto-cycle §3.5/§3.6).
+    """Fold one cycle's outcome into memory, by deepflow's rules (its auto-cycle,
+    steps 3.5 and 3.6).
 
     Idempotent by cycle number: crash recovery may replay the bookkeeping of a cycle
     that was already recorded, and that must change nothing. A *different* outcome

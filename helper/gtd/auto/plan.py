@@ -1,7 +1,7 @@
 """PLAN.md as values: parse the deepflow task list, validate it, pick the next ready
 task and tick a finished one. Pure: text in, values (or text) out — no IO.
 
-The format (DESIGN.md §4.1): tasks are checkbox list items whose text starts with a
+The format (skills/plan-format/SKILL.md): tasks are checkbox list items whose text starts with a
 bold id, ``- [ ] **T3**: title``, with indented sub-bullets ``- Files: a.py, b.py`` and
 ``- Blocked by: T1, T2`` (or ``none``). ``[x]`` is done (``✓ (abc1234)`` names the
 commit), ``[~]`` skipped; ``[SPIKE]`` or ``(spike)`` in the title marks a spike.

@@ -1,7 +1,7 @@
 """Step mode's command bodies: ``gtd step [human|agent|check]``, ``gtd step-agent``,
 ``gtd next``, ``gtd status``, ``gtd run``, ``gtd review <target>`` and
-``gtd format <file>`` — the gtd 2.x contract (README "Command reference", "JSON
-schemas") plus the scripted check's ``gtd step check`` and ``gtd run``.
+``gtd format <file>`` — the gtd 2.x contract (docs/step-mode.md, "Commands") plus
+the scripted check's ``gtd step check`` and ``gtd run``.
 
 ``next`` and ``status`` (and the two mutators) are reached from the typer-free fast
 path in :mod:`gtd.cli`, so everything here imports lazily and reads git a fixed
@@ -59,7 +59,7 @@ def _emit(payload: dict[str, Any]) -> None:
 
 
 def _root() -> Path:
-    """The repository root, which must be the working directory (README: steering
+    """The repository root, which must be the working directory (the 2.x contract: steering
     files, diffs and pathspecs are resolved against cwd)."""
     from gtd import proc
     from gtd.git import GIT_ENV, is_top_level

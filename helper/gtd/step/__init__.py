@@ -1,5 +1,6 @@
 """Step mode's pure core: the commit-subject grammar, the input values, the counter
-folds and the machine. No IO here — the edge gathers and acts (DESIGN.md §3)."""
+folds and the machine. No IO here — the edge gathers and acts (docs/step-mode.md,
+"How it is built")."""
 
 from __future__ import annotations
 

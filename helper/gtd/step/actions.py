@@ -1,4 +1,4 @@
-"""The edge actions ``resolve`` asks for (step-mode.md, "Edge actions").
+"""The edge actions ``resolve`` asks for.
 
 At most one per resolve; the edge performs it, gathers again and resolves again until
 a rest, a refusal or a fixpoint. Each is a plain value so tests compare them with

@@ -1,5 +1,5 @@
-"""Where a review and a squash start (step-mode.md, "Edge actions": squash base and
-review base), and the cycle bookkeeping both need.
+"""Where a review and a squash start (the squash base and the review
+base), and the cycle bookkeeping both need.
 
 A *cycle* is the run of commits after the previous ``gtd: done``. All answers are
 commit hashes taken from the folded range, so nothing here can point below the

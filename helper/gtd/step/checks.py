@@ -1,5 +1,5 @@
-"""The scripted check's capture rules (gtd 3.0 notes, "checks as a scripted actor",
-§3.3: mechanics in the script, semantics at capture).
+"""The scripted check's capture rules (docs/step-mode.md,
+"Scripted checks": mechanics in the script, semantics at capture).
 
 With ``"checks": "scripted"`` the test run and the health check are not run by the
 machine: their states rest awaiting the ``check`` actor, a driver runs the wrapper

@@ -1,5 +1,5 @@
-"""Finding, merging and validating step mode's config files (docs/step-mode.md, "Config";
-README "Configuration"), and the auto-init stub.
+"""Finding, merging and validating step mode's config files (docs/step-mode.md,
+"Config"), and the auto-init stub.
 
 Every directory from the working directory up to HOME (or the filesystem root when
 the working directory is outside HOME) may hold ``.gtdrc`` (YAML), ``.gtdrc.json``,

@@ -1,4 +1,4 @@
-"""The three budget counters, folded over the commit range (step-mode.md, "Counters").
+"""The three budget counters, folded over the commit range.
 
 Each commit is read by every counter's rule in turn; within one commit a reset comes
 before an increment, so a commit that does both leaves the counter at 1.
@@ -20,7 +20,7 @@ never reads it — subjects and change lists stay the one source, so histories
 without trailers (every 2.x one) count the same.
 
 "Touched"/"deletes" match the ``.gtd/`` path and, for history written by earlier 2.x
-builds, the old root path too (the README's upgrade note).
+builds, the old root path too (gtd 2.x's upgrade note).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _is_agentic_review(parsed: Subject) -> bool:
 
 def is_feedback_round(commit: Commit) -> bool:
     """An agentic-review turn whose diff touched FEEDBACK.md — a findings round, and
-    (README) also the approval write itself."""
+    (as in gtd 2.x) also the approval write itself."""
     return _is_agentic_review(commit.parsed) and commit.touched(FEEDBACK, LEGACY_FEEDBACK)
 
 

@@ -1,5 +1,5 @@
 """The edge: performs the one action :func:`gtd.step.machine.resolve` returns, and the
-mutators' fixpoint loop (step-mode.md, "Edge actions" and "Turn-taking").
+mutators' fixpoint loop (docs/step-mode.md, "How it is built").
 
 Every git and test command goes through :mod:`gtd.proc` (via :class:`gtd.git.Git`).
 A red test run is a normal step; an operational failure (a missing test binary, a

@@ -1,4 +1,4 @@
-"""The values the edge gathers and the core folds (step-mode.md, "Inputs").
+"""The values the edge gathers and the core folds (docs/step-mode.md, "How it is built").
 
 One invocation reads:
 

@@ -1,5 +1,5 @@
 """The edge's reads: the folded commit range and the working-tree snapshot
-(step-mode.md, "Inputs"; DESIGN.md §3 — git reads are few and batched).
+(docs/step-mode.md, "How it is built": git reads are few and batched).
 
 One gather costs a fixed handful of git calls whatever the history's length: HEAD
 is read from the git directory (``symbolic-ref`` only when that layout is not the
@@ -63,7 +63,7 @@ __all__ = [
     "read_tree",
 ]
 
-# In order of preference (step-mode.md, "Inputs").
+# In order of preference (docs/step-mode.md, "How it is built").
 DEFAULT_BRANCH_CANDIDATES: tuple[str, ...] = (
     "refs/remotes/origin/HEAD",
     "refs/heads/main",

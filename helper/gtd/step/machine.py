@@ -8,10 +8,11 @@ acts only while :attr:`Resolution.continues_chain` holds, so one invocation capt
 at most one turn. Everything the machine cannot explain raises
 :class:`gtd.step.errors.StepError`; it never guesses.
 
-Map to ``step-mode.md`` (the README's contract wins where the two disagree):
+Where each rule of gtd 2.x's state machine is coded (2.0.0's behaviour wins where
+its description and its behaviour disagree):
 
 =====================================  ===============================================
-step-mode.md section                   code
+rule                                   code
 =====================================  ===============================================
 Inputs                                 :mod:`gtd.step.events` (Commit, WorkingTree),
                                        :mod:`gtd.step.steering` (paths, packages)
@@ -628,7 +629,7 @@ def _turn_taking(f: _Facts, base: _Baseline, invoker: Invoker) -> _Outcome:
     if f.tree.clean and (f.head_is(turn) or (state == "escalate" and f.tree.has(ERRORS))):  # 7
         # Also at escalate while ERRORS.md is still there: the human's move is to delete
         # it (or fix code), so an empty turn would only park at escalate again — and
-        # the README promises a settled re-run authors nothing.
+        # gtd 2.x promises a settled re-run authors nothing.
         return _Outcome(state, awaited, "no-op")
     if (
         invoker == "agent"

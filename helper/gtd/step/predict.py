@@ -1,5 +1,5 @@
 """``gtd status``'s dry run: the next commit the awaited actor's mutator would author
-(README "gtd status"). Pure: values in, values out; nothing is run or written.
+(docs/step-mode.md, "Commands"). Pure: values in, values out; nothing is run or written.
 
 As in gtd 2.0.0, ``predictedState`` is the state ``status`` reports (2.0.0 copies
 ``state`` into it), and on a dirty tree at a boundary — where the human's
@@ -9,7 +9,7 @@ awaiting the human, with ``gtd(human): grilling`` as the predicted commit.
 A test run's outcome cannot be known without running it, so at a HEAD whose next
 action is a test run or a health check (inline), and at a check's rest before its
 script has left any output (scripted), the prediction is no commit; at idle the
-health check is predicted green (zero commits) — the README's example of a
+health check is predicted green (zero commits) — gtd 2.x's example of a
 fixpoint.
 """
 

@@ -1,5 +1,5 @@
-"""The prompts ``gtd next`` prints (step-mode.md, "Prompts"; README "Prompt
-templates").
+"""The prompts ``gtd next`` prints (docs/step-mode.md,
+"How it is built").
 
 One template per prompt-bearing state in ``gtd/templates/step/`` and shared partials
 in ``partials/`` (header, diff, feedback, package and the pinned agent tail),

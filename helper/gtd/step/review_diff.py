@@ -1,5 +1,5 @@
-"""Whether a human review turn is feedback or approval (step-mode.md, "HEAD
-classification", the "substantive" rule; README "Human review gate").
+"""Whether a human review turn is feedback or approval (gtd 2.x's
+"substantive" rule of the human review gate).
 
 A ``gtd(human): review`` turn is *substantive* (feedback) when it changes any file
 besides ``.gtd/REVIEW.md``, or when its REVIEW.md change is more than checkbox flips.

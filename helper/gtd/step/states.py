@@ -1,5 +1,5 @@
-"""The sixteen states of step mode and who each awaits (step-mode.md, "States and
-awaited actor"; README "States & subjects").
+"""The sixteen states of step mode and who each awaits (docs/step-mode.md,
+"State ↔ file association").
 
 Four states are edge-only — ``testing``, ``close-package``, ``done`` and
 ``health-check`` — they name the bookkeeping a mid-chain HEAD is about to perform and
@@ -107,7 +107,7 @@ _FILES: dict[State, SteeringFile] = {
 }
 
 # The agent rests whose turn drafts a steering file in a checked format: the turn
-# is captured only when the draft is valid (the validation loop, step-mode.md).
+# is captured only when the draft is valid (docs/step-mode.md, "The validation loop").
 DRAFTED: dict[State, str] = {"grilling": TODO, "review": REVIEW}
 
 

@@ -1,5 +1,5 @@
-"""The steering files and work packages under ``.gtd/`` (step-mode.md, "Inputs" and
-"Precedence" 1).
+"""The steering files and work packages under ``.gtd/`` (docs/step-mode.md,
+"State ↔ file association").
 
 Steering files live only under ``.gtd/``: a root ``TODO.md`` or ``REVIEW.md`` is the
 project's own file and never read. Auto mode's private files under ``.deepflow/``

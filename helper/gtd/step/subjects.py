@@ -1,4 +1,4 @@
-"""The commit-subject grammar of step mode (step-mode.md, "Subject grammar").
+"""The commit-subject grammar of step mode (gtd 2.x's subjects).
 
 A trimmed subject is exactly one of:
 

@@ -1,5 +1,5 @@
 """The issue's journeys in real repositories, asserting the exact first-parent
-subject sequence each leaves behind (step-mode.md; README walkthroughs)."""
+subject sequence each leaves behind (gtd 2.x's walkthroughs)."""
 
 from __future__ import annotations
 

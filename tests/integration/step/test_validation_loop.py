@@ -1,5 +1,5 @@
 """The validation loop and the state ↔ file association through the real CLI in
-real repositories (step-mode.md, "The validation loop"; steering-files.md)."""
+real repositories (docs/step-mode.md, "The validation loop"; docs/steering-files.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review base and squash base (step-mode.md, "Edge actions"; README "Squash")."""
+"""Review base and squash base."""
 
 from __future__ import annotations
 

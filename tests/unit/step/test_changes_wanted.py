@@ -1,4 +1,4 @@
-"""The change lists the folds read (step-mode.md, "Inputs"): the edge reads
+"""The change lists the folds read (docs/step-mode.md, "How it is built"): the edge reads
 ``--name-status`` only for the newest :func:`changes_wanted` commits, so resolving
 with every older change list left unread must give the same answer — and a fold that
 reaches an unread list raises :class:`ChangesNotGathered` rather than guess."""

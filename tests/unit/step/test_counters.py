@@ -1,4 +1,4 @@
-"""The three counter folds (step-mode.md, "Counters"): resets, increments, and a
+"""The three counter folds: resets, increments, and a
 reset before an increment within one commit."""
 
 from __future__ import annotations

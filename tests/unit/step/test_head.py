@@ -1,4 +1,4 @@
-"""Every row of step-mode.md's HEAD classification table (precedence 3).
+"""Every row of the state machine's HEAD classification table (precedence 3).
 
 Each case names the row; the tree is the minimum that keeps precedence 1 and 2 out
 of the way. "R" is a rest as ``gtd next`` reports it, "M" a mid-chain HEAD with the

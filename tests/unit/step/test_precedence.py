@@ -1,4 +1,4 @@
-"""Precedence 1, 2, 4 and 5 of step-mode.md (3, the HEAD table, is test_head.py):
+"""Precedence 1, 2, 4 and 5 of the state machine (3, the HEAD table, is test_head.py):
 illegal combinations, steering files, the ladder, and the refusal to guess."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 - whole random workflows (random moves by whichever actor is awaited, random test
   results) never reach an error or a runaway edge loop; the wrong mutator is
   refused with zero commits; and re-running the same mutator once settled authors
-  nothing (README "Idempotence").
+  nothing (gtd 2.x's idempotence).
 """
 
 from __future__ import annotations

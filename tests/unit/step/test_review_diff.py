@@ -1,5 +1,4 @@
-"""The "substantive" rule for a human review turn (step-mode.md, below the HEAD
-classification table; README "Human review gate")."""
+"""The "substantive" rule for a human review turn (gtd 2.x's human review gate)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The commit-subject grammar (step-mode.md, "Subject grammar"): the closed set of
+"""The commit-subject grammar: the closed set of
 turn and routing subjects, everything else a boundary, and render/parse round trips."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The turn-taking rules of step-mode.md, in order (1-9), over one fixture per rest."""
+"""The state machine's turn-taking rules, in order (1-9), over one fixture per rest."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The validation loop and the state ↔ file association in the pure core, and the
-prompts that state the formats (step-mode.md, "The validation loop";
+prompts that state the formats (docs/step-mode.md, "The validation loop";
 steering-files.md)."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The test ratchet (DESIGN §4.3): a snapshot of the test files, the protected test
-configuration and a baseline run; after each cycle, a check in a clean room that
-nothing protected changed and nothing that passed got worse.
+"""The test ratchet (docs/auto-mode.md, "The ratchet"): a snapshot of the test
+files, the protected test configuration and a baseline run; after each cycle, a
+check in a clean room that nothing protected changed and nothing that passed got
+worse.
 
 Modules, one noun each. The pure core: ``model`` (values), ``verdict`` (the
 decision), ``snapshot`` (its JSON form and presentation), ``protect`` (which
