@@ -3,9 +3,14 @@ auto-mode integration tests run cycles in."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 from tests.conftest import CliResult, Repo, run_gtd
 
@@ -47,7 +52,31 @@ def make_project(
     conftest: bool = True,
     config_extra: str = "",
 ) -> Repo:
-    """Write and commit the project, then run `gtd auto setup` (which must be ready)."""
+    """The project, committed and set up for auto mode (`gtd auto setup` must
+    answer ready), in ``repo``.
+
+    The real set-up (with its baseline run) happens once per test process for each
+    kind of project, in a template repository; every test then gets a copy of it.
+    The copy is the repository setup left, byte for byte: the sealed state lives in
+    its refs, and the rooms in the test's own cache folder are built anew."""
+    present = _files(repo.path)  # what the test wrote first is part of the project
+    key = (plan, tests, conftest, config_extra, present, _environment())
+    template = _TEMPLATES.get(key)
+    if template is None:
+        template = _template_root() / f"t{len(_TEMPLATES)}" / "repo"
+        template.mkdir(parents=True)
+        for rel, data in present:
+            (template / rel).parent.mkdir(parents=True, exist_ok=True)
+            (template / rel).write_bytes(data)
+        _set_up(Repo(template), plan, tests, conftest, config_extra)
+        _TEMPLATES[key] = template
+    shutil.rmtree(repo.path)
+    shutil.copytree(template, repo.path, symlinks=True)
+    return repo
+
+
+def _set_up(repo: Repo, plan: str, tests: bool, conftest: bool, config_extra: str) -> None:
+    repo.git("init", "-q", "-b", "main")
     repo.write("calc.py", CALC)
     if tests:
         repo.write("tests/test_calc.py", TESTS)
@@ -59,7 +88,33 @@ def make_project(
     res = run_gtd(repo.path, "auto", "setup", "--json")
     assert res.code == 0, res.stderr
     assert res.json["status"] == "ready", res.json
-    return repo
+
+
+# Template repositories of this test process, by what they were made from.
+_TEMPLATES: dict[tuple[object, ...], Path] = {}
+# What differs from one test to the next and never reaches a project's set-up: its
+# own HOME, git config, cache folder (the rooms) and pytest's bookkeeping.
+_PER_TEST = frozenset({"HOME", "GIT_CONFIG_GLOBAL", "XDG_CACHE_HOME", "PYTEST_CURRENT_TEST"})
+
+
+def _files(root: Path) -> tuple[tuple[str, bytes], ...]:
+    return tuple(
+        (p.relative_to(root).as_posix(), p.read_bytes())
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    )
+
+
+def _environment() -> tuple[tuple[str, str], ...]:
+    """The environment a set-up runs in: a test that changes it gets its own template."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k not in _PER_TEST))
+
+
+@functools.cache
+def _template_root() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="gtd-calc-templates-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
 
 
 def gtd_json(repo: Repo, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:
