@@ -566,6 +566,7 @@ def run_claude(
     base: Path,
     plugin: Path = ROOT,
     timeout: float = 120,
+    allowed: Iterable[str] = (),
 ) -> Session:
     """Send each prompt as one user turn of a single claude session and wait for its
     result; then close stdin and wait for the process. The process group is killed
@@ -585,6 +586,8 @@ def run_claude(
         "--permission-mode",
         "acceptEdits",
         "--no-session-persistence",
+        # Extra tools a scenario's implementer may use (e.g. one shell command).
+        *(["--allowedTools", *allowed] if allowed else []),
     ]
     proc = subprocess.Popen(
         cmd,

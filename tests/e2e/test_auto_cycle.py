@@ -27,7 +27,7 @@ from tests.e2e.harness import (
     tree,
     write,
 )
-from tests.e2e.model_server import Block, ModelServer
+from tests.e2e.model_server import Block, ModelServer, ToolUse
 
 pytestmark = pytest.mark.slow
 
@@ -183,17 +183,23 @@ def test_three_failing_ticks_trip_the_breaker_and_the_loop_deletes_its_job(
 def test_weakening_a_snapshot_test_is_reverted_with_that_reason(
     server: ModelServer, tmp_path: Path
 ) -> None:
+    """The plugin's hook refuses an Edit of a snapshot test (tests/e2e/test_guard.py);
+    a weakening it cannot see — a script that rewrites the file — is the ratchet's to
+    catch, and it reverts the cycle with that reason."""
     repo = make_project(tmp_path / "repo")
     before = tree(repo)
 
     def weaken(task: str, repo: Path) -> list[Block]:
-        return [
-            write(repo, "calc.py", MUL),
-            edit(repo, "tests/test_calc.py", "assert add(2, 3) == 5", "assert add(2, 3)"),
-        ]
+        script = (
+            "python3 -c \"import pathlib; p = pathlib.Path('tests/test_calc.py'); "
+            "p.write_text(p.read_text().replace('== 5', ''))\""
+        )
+        return [write(repo, "calc.py", MUL), ToolUse("Bash", {"command": script})]
 
     server.script(*tick_rules(), *implementer_rules(repo, weaken))
-    session = run_claude(server, repo, [TICK], base=tmp_path / "claude")
+    session = run_claude(
+        server, repo, [TICK], base=tmp_path / "claude", allowed=["Bash(python3:*)"]
+    )
     assert_on_script(server, session)
 
     end = session.tool_calls("Bash")[-1]

@@ -31,6 +31,10 @@ def _fast_path(args: list[str]) -> Callable[[], int] | None:
 
         tick = "--tick" in flags
         return lambda: cycle_cmd.begin(as_json, tick)
+    if args == ["hook", "pre-tool-use"]:
+        import gtd.cli.hook_cmd as hook_cmd
+
+        return hook_cmd.pre_tool_use
     if set(flags) - {"--json"}:
         return None
     if args[:2] == ["ratchet", "run"]:

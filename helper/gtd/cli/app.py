@@ -20,10 +20,22 @@ plan_app = typer.Typer(no_args_is_help=True, help="Read and check PLAN.md.")
 ratchet_app = typer.Typer(no_args_is_help=True, help="The test ratchet: snapshot and check.")
 cycle_app = typer.Typer(no_args_is_help=True, help="One auto-mode cycle: begin, end, reset.")
 auto_app = typer.Typer(no_args_is_help=True, help="Auto-mode set-up.")
+hook_app = typer.Typer(no_args_is_help=True, help="Claude Code hooks the plugin installs.")
 app.add_typer(plan_app, name="plan")
 app.add_typer(ratchet_app, name="ratchet")
 app.add_typer(cycle_app, name="cycle")
 app.add_typer(auto_app, name="auto")
+app.add_typer(hook_app, name="hook")
+
+
+@hook_app.command("pre-tool-use")
+def _hook_pre_tool_use() -> None:
+    """Refuse edits of protected files while a cycle is in flight (reads the tool
+    call as JSON on stdin; see gtd.auto.guard)."""
+    import gtd.cli.hook_cmd as hook_cmd
+
+    raise typer.Exit(hook_cmd.pre_tool_use())
+
 
 JsonOpt = typer.Option(False, "--json", help=JSON_HELP)
 
