@@ -338,13 +338,16 @@ def tick_rules() -> list[Rule]:
             )
         ]
 
+    def end(req: Request) -> list[Block]:
+        # The Bash timeout the command text asks for (`timeout: 600000`), as a model
+        # reading it would pass it.
+        found = re.findall(r"`timeout: (\d+)`", req.conversation)
+        timeout = int(found[-1]) if found else 600000
+        return [ToolUse("Bash", {"command": "gtd cycle end", "timeout": timeout})]
+
     return [
         rule("main launches the implementer", launch, has=("status: task", "brief: ")),
-        rule(
-            "main ends the cycle",
-            [ToolUse("Bash", {"command": "gtd cycle end", "timeout": 600000})],
-            after="Agent",
-        ),
+        rule("main ends the cycle", end, after="Agent"),
         rule(
             "main reports the cycle",
             _report,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 from tests.conftest import CliResult, Repo, run_gtd
 
@@ -57,6 +58,9 @@ def make_project(
     repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n{config_extra}")
     repo.commit_all("initial")
     res = run_gtd(repo.path, "auto", "setup", "--json")
+    while res.code == 0 and res.json["status"] == "checking":  # a baseline longer than the wait
+        time.sleep(0.3)
+        res = run_gtd(repo.path, "auto", "setup", "--json")
     assert res.code == 0, res.stderr
     assert res.json["status"] == "ready", res.json
     return repo

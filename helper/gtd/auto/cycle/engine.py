@@ -266,8 +266,9 @@ class Cycle:
         return answers.refreshing(short), child
 
     def _with_previous(self, st: State, answer: Answer) -> Answer:
-        """Add the verdict of a cycle whose `end` answered `checking` (the tests
-        outlived its wait) to the first answer after it came in."""
+        """Add the last cycle's verdict to the first `begin` answer after it came in:
+        its `end` may have answered `checking` (the tests outlived its wait), or been
+        moved to the background by the harness, its answer read by no one."""
         last = next((r for r in reversed(st.records) if isinstance(r, CycleRecord)), None)
         if last is None or last.cycle <= self._reported():
             return answer
@@ -393,7 +394,6 @@ class Cycle:
     def _answer(self, rec: CycleRecord, trip: breaker.Trip | None) -> Answer:
         from gtd.auto import plan_file
 
-        self._mark_reported(rec.cycle)
         _, the_plan = plan_file.load(self.root)
         return answers.ended(rec, len(the_plan.pending), trip)
 
