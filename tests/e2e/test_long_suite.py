@@ -74,7 +74,8 @@ def test_a_suite_longer_than_the_tick_still_ends_in_a_commit(
             "main after end timed out",
             [
                 Text(
-                    "gtd cycle end did not answer within the tool's timeout; the next tick recovers."
+                    "gtd cycle end did not answer within the tool's timeout; "
+                    "the next tick recovers."
                 )
             ],
             after="Bash",
