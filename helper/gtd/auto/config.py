@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple
 from gtd.errors import InputError
 
 CONFIG_PATH = ".deepflow/config.yaml"
+HOOK_CHOICES = ("skip", "run")
 
 TestCommandSource = Literal["config", "quality", "detected"]
 
@@ -40,6 +41,7 @@ _SCHEMA: dict[str, Any] = {
     "quality": {"test_command": "command"},
     "circuit_breaker_threshold": "positive integer",
     "cycle": {"agent_timeout_minutes": "positive integer"},
+    "commit": {"hooks": "hooks choice"},
 }
 
 
@@ -60,6 +62,8 @@ class Config(NamedTuple):
     rerun_failures: int = _DEFAULT_RERUNS
     # How long `gtd cycle end` waits for its verdict before answering `checking`.
     wait_s: float = _DEFAULT_WAIT_S
+    # Whether the repository's pre-commit hook runs on a cycle's work ("run") or not.
+    commit_hooks: str = "skip"
 
 
 def template_text() -> str:
@@ -111,6 +115,7 @@ def _config(values: dict[str, Any], root: Path) -> Config:
         links=tuple(ratchet.get("link", ())),
         rerun_failures=ratchet.get("rerun_failures", _DEFAULT_RERUNS),
         wait_s=float(ratchet.get("wait_seconds", _DEFAULT_WAIT_S)),
+        commit_hooks=values.get("commit", {}).get("hooks", "skip"),
     )
 
 
@@ -241,6 +246,14 @@ def _check_mapping(
 
 def _check_leaf(path: str, value: Any, expected: str, line: int) -> Any:
     got = _describe(value)
+    if expected == "hooks choice":
+        if value not in HOOK_CHOICES:
+            raise InputError(
+                CONFIG_PATH,
+                f"{path} must be one of {', '.join(HOOK_CHOICES)}, not {got}",
+                line,
+            )
+        return value
     if expected in ("command", "path"):
         if not isinstance(value, str) or not value.strip():
             what = "a command string" if expected == "command" else "a file path or glob"
