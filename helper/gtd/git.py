@@ -353,6 +353,13 @@ def failure(args: Sequence[str], result: proc.Result) -> GitError:
             f"if no git process is running in this repository, delete {path} and retry",
         )
     last = detail[-1] if detail else f"exit {result.returncode}"
+    unwritable = ("insufficient permission", "Read-only file system", "Permission denied")
+    if any(marker in line for line in detail for marker in unwritable):
+        return GitError(
+            f"git cannot write to the repository: {last}",
+            "make the repository (its .git directory) writable for this user, then run "
+            "the command again; nothing was changed",
+        )
     return GitError(f"git {' '.join(args[:3])} failed: {last}")
 
 

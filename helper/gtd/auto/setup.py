@@ -68,6 +68,10 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
         )
     with locked(root / paths.LOCK):
         st = state.read(git)
+        if not st.set_up and (root / paths.MEMORY).exists():
+            from gtd.auto import memory_file
+
+            memory_file.load(root / paths.MEMORY)  # imported at the end: say now if unreadable
         current = st.journal
         if current is not None and current.kind != "baseline":
             raise GtdError(

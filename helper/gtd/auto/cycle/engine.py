@@ -306,9 +306,10 @@ class Cycle:
                 reason, halt = f"helper state modified: {tampered[0]}", True
             current = current.evolve(phase="reverting", passed=False, reason=reason, halt=halt)
             st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
-        st, rec, _trip = self._finish(st)
-        if st.journal is not None:  # the commit is blocked: leave it for the next tick
-            return st, ""
+        try:
+            st, rec, _trip = self._finish(st)
+        except finish.CommitBlocked:  # recorded in the journal: every tick says why
+            return state.read(self.git), ""
         self._mark_reported(rec.cycle)
         return st, answers.recovered(current, committed=rec.status == "passed")
 
