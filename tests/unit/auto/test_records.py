@@ -54,7 +54,8 @@ def test_the_fold_is_what_the_breaker_and_the_report_read() -> None:
     assert [r.cycle for r in mem.revert_history] == [1, 2]
     assert mem.quarantined == {}  # quarantined, then released
     assert mem.refreshes[0].commit == "abc1234"
-    assert mem.stop is not None and mem.stop.task == "T2"
+    assert mem.stop is not None
+    assert mem.stop.task == "T2"
     trip = breaker.check(mem, 3, ["T2"])
     assert trip is not None
     assert trip.message == "Loop halted at T2: helper state modified: x"
