@@ -166,3 +166,16 @@ def spawn_detached(argv: Sequence[str], cwd: str | Path) -> subprocess.Popen[byt
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def alive(pid: int | None) -> bool:
+    """Whether process ``pid`` exists (one of another user's counts as alive)."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -29,16 +29,17 @@ from typing import Any
 from gtd import paths
 from gtd.auto import breaker, records, state
 from gtd.auto.config import Config, from_json
-from gtd.auto.cycle import answers, finish, seals
+from gtd.auto.cycle import answers
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
 from gtd.auto.plan import Plan, Task
 from gtd.auto.state import State
 from gtd.clock import Now
-from gtd.errors import GtdError, RepoError, StateError
+from gtd.errors import CommitBlocked, GtdError, RepoError, StateError
 from gtd.fsio import atomic_write, locked, temp_owner
 from gtd.git import Git, stale_locks
+from gtd.proc import alive
 
 # How long `begin` waits for a snapshot refresh before answering busy: an injected
 # tick command has two minutes in Claude Code.
@@ -132,7 +133,7 @@ class Cycle:
                 continue
             for name in names:
                 pid = temp_owner(name)
-                if pid is not None and not finish.pid_alive(pid):
+                if pid is not None and not alive(pid):
                     with contextlib.suppress(OSError):
                         os.unlink(folder / name)
         dot = self.root / ".git"
@@ -143,7 +144,7 @@ class Cycle:
         if journal.phase == "agent":
             return self.now.epoch - journal.started_epoch < config.agent_timeout_minutes * 60
         if journal.phase == "checking":
-            return finish.pid_alive(journal.pid)
+            return alive(journal.pid)
         # committing / reverting only ever appear under the lock we now hold, so a
         # journal left in those phases belongs to a process that died mid-way.
         return False
@@ -185,6 +186,7 @@ class Cycle:
         self, st: State, the_plan: Plan, task: Task, mem: Memory, *, where: tuple[str, str]
     ) -> Answer:
         from gtd.auto import brief, memory
+        from gtd.auto.cycle import seals
         from gtd.templates import template
 
         assert st.summary is not None
@@ -308,7 +310,7 @@ class Cycle:
             st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
         try:
             st, rec, _trip = self._finish(st)
-        except finish.CommitBlocked:  # recorded in the journal: every tick says why
+        except CommitBlocked:  # recorded in the journal: every tick says why
             return state.read(self.git), ""
         self._mark_reported(rec.cycle)
         return st, answers.recovered(current, committed=rec.status == "passed")
@@ -327,7 +329,7 @@ class Cycle:
                 raise GtdError("no cycle in flight", "run `gtd cycle begin` first")
             if current.phase in ("committing", "reverting"):
                 return self._answer(*self._finish(st)[1:])
-            if current.phase == "checking" and finish.pid_alive(current.pid):
+            if current.phase == "checking" and alive(current.pid):
                 return answers.checking(current)
             tampered = state.tampered(self.root, self.git, st, strict=True)
             if tampered:
@@ -430,7 +432,7 @@ class Cycle:
                 )
                 crash_point("verdict")
                 self._finish(st)
-        except finish.CommitBlocked:
+        except CommitBlocked:
             return  # recorded in the journal by _finish; the next begin retries
         except GtdError as exc:
             # Something only a person can fix (a git lock that is not ours, a broken
@@ -446,12 +448,14 @@ class Cycle:
     # -- finishing (shared by end and recovery; every step idempotent) ---------------
 
     def _finish(self, st: State) -> tuple[State, CycleRecord, breaker.Trip | None]:
+        from gtd.auto.cycle import finish, seals
+
         current = st.journal
         assert current is not None
         if current.phase == "committing":
             try:
                 st, commit = self._commit(st)
-            except finish.CommitBlocked as exc:
+            except CommitBlocked as exc:
                 blocked = f"{exc.message} — {exc.hint}" if exc.hint else exc.message
                 st = state.write(
                     self.git,
@@ -476,6 +480,8 @@ class Cycle:
         return folder
 
     def _commit(self, st: State) -> tuple[State, str]:
+        from gtd.auto.cycle import finish
+
         current = st.journal
         assert current is not None
         if current.work_commit is None:

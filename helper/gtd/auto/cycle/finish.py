@@ -29,14 +29,10 @@ from gtd import paths
 from gtd.auto import plan
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
-from gtd.errors import GitError, GtdError
+from gtd.errors import CommitBlocked, GitError, GtdError
 from gtd.git import Git, TreeEntry, remove_empty_tree
 
 _GITLINK = "160000"
-
-
-class CommitBlocked(GtdError):
-    """git refused to write the cycle's commit (a signing program, a hook)."""
 
 
 def trailers(journal: Journal) -> str:
