@@ -202,17 +202,7 @@ class Git:
         if not names:
             return []
         data = b"".join(name.encode("utf-8") + b"\n" for name in names)
-        result = proc.run(
-            ["git", "cat-file", "--batch"],
-            self.root,
-            env=self.env,
-            input_bytes=data,
-            check_exists=False,
-            binary=True,
-        )
-        if result.returncode != 0:
-            raise failure(("cat-file", "--batch"), result)
-        return parse_batch(result.stdout_bytes, len(names))
+        return parse_batch(self._bytes(("cat-file", "--batch"), data), len(names))
 
     def ls_tree(self, tree: str, paths: Sequence[str] = ()) -> dict[str, TreeEntry]:
         """Every file, link and submodule of ``tree`` (recursive), by path."""
@@ -241,8 +231,12 @@ class Git:
     # -- writes (plumbing) ---------------------------------------------------------
 
     def write_blob(self, data: bytes) -> str:
+        return self._bytes(("hash-object", "-w", "--stdin"), data).decode("ascii").strip()
+
+    def _bytes(self, args: Sequence[str], data: bytes) -> bytes:
+        """git with ``data`` on stdin and its stdout as bytes (object contents)."""
         result = proc.run(
-            ["git", "hash-object", "-w", "--stdin"],
+            ["git", *args],
             self.root,
             env=self.env,
             input_bytes=data,
@@ -250,8 +244,8 @@ class Git:
             binary=True,
         )
         if result.returncode != 0:
-            raise failure(("hash-object",), result)
-        return result.stdout_bytes.decode("ascii").strip()
+            raise failure(args, result)
+        return result.stdout_bytes
 
     def make_tree(self, entries: Iterable[tuple[str, str, str, str]]) -> str:
         """A tree object of (mode, kind, oid, name) entries (names without '/')."""

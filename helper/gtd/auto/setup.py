@@ -77,9 +77,9 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
             raise GtdError(
                 "a cycle is in flight", "let it finish (or run `gtd cycle begin` to recover it)"
             )
-        from gtd.auto.cycle.finish import pid_alive
+        from gtd.proc import alive
 
-        if current is not None and pid_alive(current.pid):
+        if current is not None and alive(current.pid):
             return _checking()
         if current is not None:
             st = state.write(git, st, "drop an interrupted baseline run", journal=None)
@@ -187,11 +187,9 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
 
     git = Git(root, hardened=True)
     lock = root / paths.LOCK
-    with locked(lock):
-        st = state.read(git)
-        current = st.journal
-        if current is None or current.kind != "baseline" or current.pid != os.getpid():
-            return
+    current = baseline.claim(git, lock)
+    if current is None:
+        return
     cfg = config.load_config(root)
     snap = baseline.take(git, cfg, current.base)
     found = diagnose(

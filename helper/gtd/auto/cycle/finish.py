@@ -264,15 +264,3 @@ def _restore_submodules(git: Git, base_listing: Mapping[str, TreeEntry]) -> None
             continue
         git.call("checkout", "-f", "-q", entry.oid, cwd=folder)
         git.call("clean", "-ffdq", cwd=folder)
-
-
-def pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
