@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from gtd.demo.model_server import Block, Request, Rule, Text, ToolUse
+from gtd.demo.model_server import Block, Request, Rule, Text, ToolUse, message_text
 
 # What the pack's own markdown puts in a subagent's system prompt: tells the
 # requests of each subagent from the main conversation's.
@@ -245,3 +245,61 @@ def tick_rules() -> list[Rule]:
         *stop_loop_rules(),
     ]
 
+
+# -- the demo's implementer ---------------------------------------------------------
+
+# The Read tool numbers the lines it returns (`     1\t...`, or `     1→...`).
+_NUMBERED = re.compile(r"^ *\d+(?:\t|→)", re.MULTILINE)
+
+
+def _brief(req: Request) -> str:
+    """The brief as the implementer read it: the Read result that holds it, with
+    the line numbers taken off."""
+    for msg in reversed(req.messages):
+        text = _NUMBERED.sub("", message_text(msg))
+        if "# Cycle " in text and "## Task" in text:
+            return text
+    raise ValueError("the implementer has not read a brief")
+
+
+def scripted_implementer_rules(repo: Path) -> list[Rule]:
+    """The implementer subagent of `gtd demo --claude`: it reads the brief, takes the
+    attempt the demo's script has for it (gtd.demo.implementer.choose: the first,
+    or the next after those the brief says were reverted), reads the files the
+    attempt changes, writes them, and reports. The same attempts the headless
+    demo's agent process makes, as Claude Code's Read and Write tool calls."""
+    from gtd.demo import implementer
+
+    def attempt(req: Request) -> implementer.Attempt:
+        return implementer.choose(_brief(req))[1]
+
+    def read_files(req: Request) -> list[Block]:
+        reads = [w.path for w in attempt(req).writes if w.base is not None]
+        if not reads:
+            return write_files(req)
+        return [
+            Text("Reading the files the task changes."),
+            *(ToolUse("Read", {"file_path": str(repo / rel)}) for rel in reads),
+        ]
+
+    def write_files(req: Request) -> list[Block]:
+        return [
+            Text("Making the change."),
+            *(write(repo, w.path, w.text) for w in attempt(req).writes),
+        ]
+
+    def report(req: Request) -> list[Block]:
+        return [Text(f"{attempt(req).summary} The work is left uncommitted.")]
+
+    return [
+        rule("implementer reads the brief", _read_brief(repo), agent="implementer", after="prompt"),
+        rule(
+            "implementer reads the files",
+            read_files,
+            agent="implementer",
+            after="Read",
+            has=("# Cycle ",),
+        ),
+        rule("implementer writes", write_files, agent="implementer", after="Read"),
+        rule("implementer reports", report, agent="implementer", after="Write"),
+    ]
