@@ -122,13 +122,12 @@ def tick_argv(claude: str, pack: Path, env: Mapping[str, str]) -> list[str]:
     ]
 
 
-def run(root: Path, env: Mapping[str, str], claude: str, say: Say) -> None:
+def run(root: Path, env: Mapping[str, str], claude: str, pack: Path, say: Say) -> None:
     """Tick until the plan is done; DemoFailed when a tick leaves the script."""
     from gtd.auto import plan_file
     from gtd.demo.model_rules import scripted_implementer_rules, tick_rules
     from gtd.demo.model_server import ModelServer
 
-    pack = find_pack()
     version = claude_version(claude)
     say(f"Claude Code {version} ({claude}) with the pack from {pack}")
     if version != CLAUDE_CODE_VERSION:

@@ -29,20 +29,22 @@ IN_CLAUDE = (
 def demo(keep: Path | None, want_claude: bool, say: Say) -> int:
     for name in project.LOCAL_REPO_ENV:
         os.environ.pop(name, None)  # never reach the repository `gtd demo` started in
-    claude = None
+    claude: tuple[str, Path] | None = None
     if want_claude:
         from gtd.demo import in_claude
 
-        claude = in_claude.find_claude()
-        if claude is None:
+        exe = in_claude.find_claude()
+        if exe is None:
             say(f"Claude Code (`claude`) is not on PATH: {in_claude.INSTALL_HINT}.")
             say("Running the headless demo instead.\n")
+        else:
+            claude = (exe, in_claude.find_pack())
     made = project.make(keep)
     root = made.root
-    plan = sum(1 for _ in implementer.script())
+    tasks = len(implementer.script())
     say(
         f"gtd demo: one night of auto mode on a sample project, a shopping cart with a "
-        f"pytest suite and {plan} tasks in PLAN.md."
+        f"pytest suite and {tasks} tasks in PLAN.md."
     )
     say(IN_CLAUDE if claude else HEADLESS)
     say(f"Repository: {root}\n")
@@ -58,11 +60,14 @@ def demo(keep: Path | None, want_claude: bool, say: Say) -> int:
             else:
                 from gtd.demo import in_claude
 
-                in_claude.run(root, env, claude, say)
+                in_claude.run(root, env, *claude, say)
             verified = night.verify(root, env, say)
             problems = night.check(root, night.cycles(root), verified)
         except DemoFailed as exc:
             problems = [str(exc)]
+        except KeyboardInterrupt:
+            say(f"\ninterrupted: the repository is left as it was at {root}")
+            return 130
     return _ending(root, problems, say)
 
 
