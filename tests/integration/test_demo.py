@@ -201,3 +201,35 @@ def test_the_sample_project_ships_in_the_wheel(tmp_path: Path) -> None:
     assert "gtd/demo/sample/gitignore" in shipped
     assert shipped <= names, shipped - names
     assert "gtd/demo/implementer.py" in names
+
+
+def test_the_tests_run_with_a_python_that_has_pytest_named_by_its_real_path(
+    tmp_path: Path,
+) -> None:
+    """Where the helper's own Python has no pytest (an installed helper), the demo
+    takes the `python3` on PATH that has it, by the path the interpreter reports:
+    a version manager's shim is not started again on every test run."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "python3"
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    shim.chmod(0o755)
+    # -S: this interpreter without its site-packages, so without pytest
+    probe = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'helper')!r}); "
+        "from gtd.demo.project import pytest_python; print(pytest_python())"
+    )
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    res = subprocess.run(
+        [sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == sys.executable
+
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    env["PATH"] = str(shims)
+    res = subprocess.run(
+        [sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert res.returncode == 1
+    assert "no Python here has pytest" in res.stderr

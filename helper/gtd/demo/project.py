@@ -95,53 +95,60 @@ def pytest_python() -> str:
 
 
 def choose_dir(keep: Path | None) -> Path:
-    """A fresh temporary directory, or ``keep`` when it is new or empty. Refused
-    inside a git repository: the demo makes a repository of its own."""
-    if keep is None:
-        return Path(tempfile.mkdtemp(prefix="gtd-demo-")) / "cart"
-    path = Path(os.path.abspath(keep))
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise GtdError(
-            f"--keep {keep}: exists and is not an empty directory",
-            "name a new directory (the demo makes its repository there)",
-        )
-    return path
+    """``keep`` when it is new or empty, else a fresh temporary directory (made
+    here). Refused inside a git repository: the demo makes a repository of its own."""
+    if keep is not None:
+        path = Path(os.path.abspath(keep))
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            raise GtdError(
+                f"--keep {keep}: exists and is not an empty directory",
+                "name a new directory (the demo makes its repository there)",
+            )
+        _outside_any_repository(path)
+        return path
+    base = Path(tempfile.mkdtemp(prefix="gtd-demo-"))
+    try:
+        _outside_any_repository(base)
+    except GtdError:
+        base.rmdir()
+        raise
+    return base / "cart"
 
 
-def _enclosing_repo(path: Path) -> Path | None:
+def _outside_any_repository(path: Path) -> None:
     probe = path
     while not probe.exists():
         probe = probe.parent
     res = proc.run(["git", "rev-parse", "--show-toplevel"], probe, env=GIT_ENV)
     if res.not_found:
         raise GtdError("git is not installed or not on PATH", "install git and retry")
-    return Path(res.stdout.strip()) if res.ok else None
+    if res.ok:
+        raise GtdError(
+            f"{path} is inside the git repository {res.stdout.strip()}",
+            "choose a directory outside any repository with --keep DIR",
+        )
 
 
 def make(keep: Path | None) -> Project:
     """Write the sample into a new repository and commit it on ``main``; then write
     PLAN.md and the config (the test command), uncommitted, as a person would
     before `gtd auto setup`. Nothing is written before every check has passed."""
-    root = choose_dir(keep)
-    inside = _enclosing_repo(root)
-    if inside is not None:
-        raise GtdError(
-            f"{root} is inside the git repository {inside}",
-            "choose a directory outside any repository with --keep DIR",
-        )
     python = pytest_python()
     sample = sample_files()
     plan = sample.pop(PLAN)
+    root = choose_dir(keep)
     root.mkdir(parents=True, exist_ok=True)
     for rel, text in sample.items():
         atomic_write(root / rel, text)
     git = Git(root)
-    git.run("init", "-q", "-b", BRANCH)
+    git.run("init", "-q")
+    git.run("symbolic-ref", "HEAD", f"refs/heads/{BRANCH}")  # whatever init.defaultBranch says
     # The demo's commits carry the demo's name, and never ask for a signing key.
     for key, value in {**IDENTITY, "commit.gpgsign": "false"}.items():
         git.run("config", key, value)
     git.run("add", "-A")
-    git.run("commit", "-q", "-m", "cart: the sample project of gtd demo")
+    # --no-verify: a person's global hooks are for their own repositories.
+    git.run("commit", "-q", "--no-verify", "-m", "cart: the sample project of gtd demo")
     atomic_write(root / PLAN, plan)
     command = f"{shlex.quote(python)} -m pytest -q -p no:cacheprovider"
     atomic_write(root / CONFIG, f"ratchet:\n  test_command: {command}\n")
