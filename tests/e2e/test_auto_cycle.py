@@ -9,25 +9,27 @@ from pathlib import Path
 
 import pytest
 
+from gtd.demo.model_rules import (
+    LOOP_PROMPT,
+    edit,
+    implementer_rules,
+    tick_rules,
+    write,
+)
+from gtd.demo.model_server import Block, ModelServer, ToolUse
 from tests.e2e.harness import (
     CALC,
-    LOOP_PROMPT,
     assert_on_script,
     auto_rules,
-    edit,
     git,
     gtd,
-    implementer_rules,
     loop_start_rules,
     make_project,
     memory,
     run_claude,
-    tick_rules,
     tick_sizes,
     tree,
-    write,
 )
-from tests.e2e.model_server import Block, ModelServer, ToolUse
 
 pytestmark = pytest.mark.slow
 

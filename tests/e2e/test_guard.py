@@ -9,17 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import (
-    CALC,
-    answered,
-    git,
-    make_project,
-    rule,
-    run_claude,
-    tick_rules,
-    write,
-)
-from tests.e2e.model_server import Block, ModelServer, Request, Text, ToolUse
+from gtd.demo.model_rules import answered, rule, tick_rules, write
+from gtd.demo.model_server import Block, ModelServer, Request, Text, ToolUse
+from tests.e2e.harness import CALC, git, make_project, run_claude
 
 pytestmark = pytest.mark.slow
 

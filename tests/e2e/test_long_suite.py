@@ -13,18 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import (
-    copy_pack,
-    field_of,
-    git,
-    implementer_rules,
-    make_project,
-    rule,
-    run_claude,
-    tick_rules,
-    write,
-)
-from tests.e2e.model_server import Block, ModelServer, Request, Text
+from gtd.demo.model_rules import field_of, implementer_rules, rule, tick_rules, write
+from gtd.demo.model_server import Block, ModelServer, Request, Text
+from tests.e2e.harness import copy_pack, git, make_project, run_claude
 
 pytestmark = pytest.mark.slow
 

@@ -237,4 +237,27 @@ def _loop(
     raise typer.Exit(loop_cmd.loop(agent, max_cycles))
 
 
+# -- the demo --------------------------------------------------------------------------
+
+
+@app.command("demo")
+def _demo(
+    keep: str | None = typer.Option(
+        None,
+        "--keep",
+        metavar="DIR",
+        help="Make the demo's repository in DIR (new or empty) instead of a temporary directory.",
+    ),
+    claude: bool = typer.Option(
+        False,
+        "--claude",
+        help="Run the night inside Claude Code (`claude -p`) with a scripted local model.",
+    ),
+) -> None:
+    """Run a night of auto mode on a built-in sample project in a throwaway repository."""
+    from gtd.cli import demo_cmd
+
+    raise typer.Exit(demo_cmd.demo(keep, claude))
+
+
 _register_step_mode()
