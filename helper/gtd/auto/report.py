@@ -324,8 +324,8 @@ def _complete(run: _Run) -> list[str]:
 
 
 def _plan_line(run: _Run) -> list[str]:
-    if run.plan is None or not run.plan.tasks:
-        return []
+    if run.plan is None or not run.plan.tasks or not run.plan.pending:
+        return []  # a complete plan: the state line already says so
     tasks = run.plan.tasks
     done = sum(1 for t in tasks if t.status == "done")
     skipped = sum(1 for t in tasks if t.status == "skipped")

@@ -500,7 +500,6 @@ def test_complete_says_whether_it_was_verified() -> None:
     state = section(report.render("calc", mem, NOW, plan=done), "State")
     assert state == (
         "**Complete** — 3 tasks done, none remaining.\n\nNot verified yet: run `gtd verify`.\n"
-        "\nPlan: 3 of 3 tasks done, 0 tasks remaining.\n"
     )
     good = Health(
         verify=(VerifyResult("L0", "skipped", "build"), VerifyResult("L4", "passed", "tests"))
