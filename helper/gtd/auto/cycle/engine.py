@@ -603,11 +603,8 @@ class Cycle:
         return answers.reset(cleared)
 
 
-def render(
-    root: Path, st: State, the_plan: Plan, now: Now, *, health: Health | None = None
-) -> None:
-    """Re-render auto-memory.yaml and auto-report.md from the sealed records.
-    ``health``: the levels of a `gtd verify` run, for the report's Health Score."""
+def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
+    """Re-render auto-memory.yaml and auto-report.md from the sealed records."""
     from gtd.auto import memory_file
     from gtd.errors import InputError
 
@@ -618,7 +615,7 @@ def render(
     except InputError:
         doc = memory_file.Doc()  # a rendering: an unreadable copy is simply replaced
     memory_file.save(path, mem, doc)
-    render_report(root, st, the_plan, now, mem=mem, health=health)
+    render_report(root, st, the_plan, now, mem=mem)
     atomic_write(root / paths.RENDERED, f"{len(st.records)}\n")
 
 
@@ -632,7 +629,8 @@ def render_report(
     health: Health | None = None,
 ) -> None:
     """Re-render auto-report.md alone: what changes when work starts or stops
-    (the State at its top), with no new record to fold into memory."""
+    (the State at its top), with no new record to fold into memory. ``health``:
+    the levels of a `gtd verify` run, for the State and the Health Score."""
     from gtd.auto import report
 
     title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
