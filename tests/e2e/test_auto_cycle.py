@@ -96,7 +96,7 @@ def test_three_ticks_commit_the_plan_then_the_loop_stops(
         "T3": "success",
     }
     report = (repo / ".deepflow/auto-report.md").read_text()
-    assert f"| 1 | T1 | passed | {t1} |" in report
+    assert f"| 1 | T1 | Add mul | passed | {t1} |" in report
     assert "| Tasks committed | 3 |" in report
     # the brief reached the subagent, and only the subagent
     assert len(session.tool_calls("Agent")) == 3
@@ -142,8 +142,11 @@ def test_a_breaking_edit_is_reverted_and_recorded(server: ModelServer, tmp_path:
     assert mem["revert_history"][0]["task"] == "T1"
     assert "tests failed" in mem["revert_history"][0]["reason"]
     report = (repo / ".deepflow/auto-report.md").read_text()
-    assert "| 1 | T1 | failed | reverted | tests failed: 2 of 2" in report
-    assert "| Tasks reverted | 1 |" in report
+    assert (
+        "| 1 | T1 | Add mul | failed | reverted, kept at `refs/gtd/reverted/cycle-1` | "
+        "tests failed: 2 of 2"
+    ) in report
+    assert "| Tasks reverted | 1 (T1) |" in report
 
 
 def test_three_failing_ticks_trip_the_breaker_and_the_loop_deletes_its_job(
