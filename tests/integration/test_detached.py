@@ -58,7 +58,7 @@ def test_a_cycle_longer_than_the_wait_is_reported_by_a_later_begin(slow_project:
     assert "previous" not in gtd_json(repo, "cycle", "begin")  # reported once
     assert repo.subjects()[0].startswith("T1: mark done in PLAN.md")
     report = (repo.path / ".deepflow/auto-report.md").read_text()
-    assert "| 1 | T1 | passed |" in report
+    assert "| 1 | T1 | Add mul | passed |" in report
 
 
 def test_a_killed_worker_is_a_dead_check_and_the_cycle_is_reverted(slow_project: Repo) -> None:

@@ -13,7 +13,8 @@ from gtd import paths
 from gtd.demo import implementer, night, project
 from gtd.demo.night import DemoFailed, Say
 
-REPORT_LINES = 40  # at most; the report is shown down to the end of its cycle log
+REPORT_LINES = 60  # at most
+SHOWN = ("State", "Summary", "Cycle Log")  # the report sections the demo prints
 
 HEADLESS = (
     "Real: the gtd helper, git, pytest and every verdict. Scripted: only the "
@@ -98,10 +99,13 @@ def _ending(root: Path, problems: list[str], say: Say) -> int:
 
 
 def report_head(text: str) -> list[str]:
-    """The report's first lines: its title, summary and cycle log."""
-    lines = text.splitlines()[:REPORT_LINES]
-    log = next((i for i, line in enumerate(lines) if line.startswith("## Cycle Log")), None)
-    if log is None:
-        return lines
-    end = next((i for i in range(log + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return lines[:end]
+    """The report's title, state, summary and cycle log: what a terminal shows
+    well (the run chart is a Mermaid diagram, for a viewer that renders it)."""
+    kept: list[str] = []
+    keep = True  # the title and its timestamp come before the first section
+    for line in text.splitlines():
+        if line.startswith("## "):
+            keep = line[3:].strip() in SHOWN
+        if keep:
+            kept.append(line)
+    return kept[:REPORT_LINES]
