@@ -75,13 +75,20 @@ def _table(header: tuple[str, ...], rows: list[str]) -> list[str]:
     return [_row(*header), "|" + "|".join("-" * (len(h) + 2) for h in header) + "|", *rows]
 
 
+def _readable(reason: str | None) -> str | None:
+    """A reason as the report shows it: a kilobyte test id is cut (memory keeps it)."""
+    from gtd.auto.readable import readable
+
+    return None if reason is None else readable(reason)
+
+
 def _cycle_row(rec: CycleRecord) -> str:
     if rec.status == "passed":
         outcome, reason = cell(rec.commit), DASH
     elif rec.status == "failed":
-        outcome, reason = "reverted", cell(rec.reason)
+        outcome, reason = "reverted", cell(_readable(rec.reason))
     else:
-        outcome, reason = DASH, cell(rec.reason)
+        outcome, reason = DASH, cell(_readable(rec.reason))
     return _row(str(rec.cycle), cell(rec.task), rec.status, outcome, reason, cell(rec.at))
 
 
@@ -109,7 +116,7 @@ def _probe_rows(mem: Memory, cycles: list[CycleRecord]) -> list[str]:
             winner, loser = "baseline", "spike (reverted)"
         else:
             winner = loser = DASH
-        notes = rec.learning or (rec.reason if rec.status == "failed" else None)
+        notes = rec.learning or (_readable(rec.reason) if rec.status == "failed" else None)
         rows.append(_row(cell(probe), metric, cell(winner), loser, cell(notes)))
         if rec.learning:
             shown.add((rec.task, rec.learning.strip()))
@@ -158,7 +165,10 @@ def render(title: str, mem: Memory, now: str, health: Health | None = None) -> s
     ]
 
     probes = _probe_rows(mem, cycles)
-    reverts = [_row(cell(rev.task), str(rev.cycle), cell(rev.reason)) for rev in mem.revert_history]
+    reverts = [
+        _row(cell(rev.task), str(rev.cycle), cell(_readable(rev.reason)))
+        for rev in mem.revert_history
+    ]
     heading = " ".join(" ".join(_lines(title)).split()) or DASH
     lines = [
         f"# Auto Mode Report — {heading}",
