@@ -40,8 +40,17 @@ def diagnose(
     ``has_tests``: the snapshot has test files (without any, the first cycle is a
     bootstrap, and a run that collects nothing is expected)."""
     test = run.command("test")
-    if test is None or test.missing is not None or test.timed_out:
-        return None  # reported as a red baseline already (missing, timeout, none)
+    if test is None or test.timed_out:
+        return None  # reported as a red baseline already (timeout, none)
+    if test.missing is not None:
+        runner = _NO_RUNNER.search(test.output_tail)
+        if runner is not None:
+            return _no_runner(runner.group(1))
+        return Diagnosis(
+            f"the test command's program was not found: {test.missing}",
+            "install it, or point ratchet.test_command at the project's environment (e.g. "
+            "`.venv/bin/python -m pytest`)",
+        )
     if not has_tests and not (run.tests or {}):
         return None
     tail = test.output_tail
