@@ -23,9 +23,11 @@ def render_task(
     learnings: Sequence[str],
     test_command: str,
 ) -> str:
+    from gtd.auto.readable import readable
+
     history = ""
     if failures:
-        lines = "\n".join(f"- cycle {c}: {reason}" for c, reason in failures)
+        lines = "\n".join(f"- cycle {c}: {readable(reason)}" for c, reason in failures)
         history += (
             "\n## Earlier attempts at this task were reverted\n\n"
             f"Do not repeat these mistakes:\n\n{lines}\n"

@@ -121,13 +121,11 @@ def cell(text: str | None) -> str:
 
 
 def short(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, marked with …: at a word boundary when
-    one is near the end, else mid-word (a long test id is the point of a reason)."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
-    space = head.rfind(" ")
-    return (head[:space] if space > limit * 0.8 else head) + "…"
+    """``text`` cut to ``limit`` characters (see gtd.auto.readable: the one way a
+    reason or a kilobyte test id is cut for a reader)."""
+    from gtd.auto.readable import readable
+
+    return readable(text, limit)
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:
@@ -415,7 +413,8 @@ def _probe_rows(mem: Memory, cycles: list[CycleRecord]) -> list[str]:
             winner, loser = "baseline", "spike (reverted)"
         else:
             winner = loser = DASH
-        notes = rec.learning or (rec.reason if rec.status == "failed" else None)
+        failed = rec.status == "failed"
+        notes = rec.learning or (short(rec.reason or "", _MAX_REASON) if failed else None)
         rows.append(_row(cell(probe), metric, cell(winner), loser, cell(notes)))
         if rec.learning:
             shown.add((rec.task, rec.learning.strip()))

@@ -17,7 +17,9 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 plan_app = typer.Typer(no_args_is_help=True, help="Read and check PLAN.md.")
-ratchet_app = typer.Typer(no_args_is_help=True, help="The test ratchet: snapshot and check.")
+ratchet_app = typer.Typer(
+    no_args_is_help=True, help="The test ratchet: snapshot, check, quarantine."
+)
 cycle_app = typer.Typer(no_args_is_help=True, help="One auto-mode cycle: begin, end, reset.")
 auto_app = typer.Typer(no_args_is_help=True, help="Auto-mode set-up.")
 hook_app = typer.Typer(no_args_is_help=True, help="Claude Code hooks the plugin installs.")
@@ -151,6 +153,31 @@ def _ratchet_run(as_json: bool = JsonOpt) -> None:
     from gtd.cli import ratchet_cmd
 
     raise typer.Exit(ratchet_cmd.run(as_json))
+
+
+@ratchet_app.command("quarantine")
+def _ratchet_quarantine(
+    test: str = typer.Argument(..., help="The test id, as `gtd ratchet run` shows it."),
+    reason: str | None = typer.Option(
+        None, "--reason", help="Why (recorded as the quarantine's evidence)."
+    ),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Quarantine a flaky test: its failures are reported, never alone a revert."""
+    from gtd.cli import ratchet_cmd
+
+    raise typer.Exit(ratchet_cmd.quarantine(test, reason, as_json))
+
+
+@ratchet_app.command("release")
+def _ratchet_release(
+    test: str = typer.Argument(..., help="The quarantined test id."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Put a quarantined test back under the ratchet: its failures count again."""
+    from gtd.cli import ratchet_cmd
+
+    raise typer.Exit(ratchet_cmd.release(test, as_json))
 
 
 # -- cycle -----------------------------------------------------------------------------

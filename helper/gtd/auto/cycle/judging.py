@@ -44,6 +44,7 @@ class Decision(NamedTuple):
     halt: bool = False
     pending: bytes | None = None  # the snapshot a pass advances to
     taken_epoch: float | None = None  # when the candidate was taken
+    flaky: tuple[str, ...] = ()  # failed, then passed when run again
 
     def journal(self, current: Journal) -> Journal:
         v = self.verdict
@@ -62,6 +63,7 @@ class Decision(NamedTuple):
             duration_s=self.duration_s,
             halt=self.halt,
             checked_epoch=self.taken_epoch,
+            flaky=self.flaky,
         )
 
 
@@ -127,6 +129,7 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
         judged.duration_s,
         pending=pending,
         taken_epoch=taken,
+        flaky=judged.flaky,
     )
 
 
