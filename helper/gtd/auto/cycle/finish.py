@@ -271,12 +271,7 @@ def _restore_submodules(git: Git, base_listing: Mapping[str, TreeEntry]) -> None
 
 
 def pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """A zombie counts as dead (see gtd.proc.alive)."""
+    from gtd import proc
+
+    return proc.alive(pid) if pid else False
