@@ -86,6 +86,9 @@ def main() -> int:
         spent[one.kind] += time.monotonic() - began
         tally[f"{one.kind}/{one.mode} {'killed' if outcome.landed else 'finished'}"] += 1
         tally[f"attempts {outcome.attempts}"] += 1
+        for left in outcome.leftovers:
+            kind = "temp file" if ".gtd-tmp-" in left else "git lock"
+            tally[f"left {kind} ({left.split('/')[-1].split('.gtd-tmp-')[0]})"] += 1
         tally[f"final {outcome.final or '?'}"] += 1
         if outcome.problems:
             failed.append(outcome)

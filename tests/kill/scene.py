@@ -33,7 +33,9 @@ from typing import Any
 from tests.integration.calc_project import CALC, CONFTEST, MUL, MUL_TEST, PLAN, TESTS
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider -p no:hypothesispytest"
-CONFIG = f"ratchet:\n  test_command: {PYTEST}\n"
+# One re-run of failing tests instead of the default two: the re-run's path is
+# still crossed by the kills, and a failing `end` costs a pytest session less.
+CONFIG = f"ratchet:\n  test_command: {PYTEST}\n  rerun_failures: 1\n"
 
 # Files of the user: tracked, and ignored (never touched by a revert).
 USER_TRACKED = {
@@ -82,8 +84,9 @@ GIT_IDENTITY = {
 
 def clean_env(base: Mapping[str, str]) -> dict[str, str]:
     """The environment every process of a trial gets: the caller's, without any
-    of gtd's test hooks, with the pinned git identity."""
-    env = {k: v for k, v in base.items() if not k.startswith("GTD_")}
+    of gtd's test hooks or the outer pytest's variables, with the pinned git
+    identity."""
+    env = {k: v for k, v in base.items() if not k.startswith(("GTD_", "PYTEST_"))}
     # Bytecode as a user's installation has it: without it every helper start
     # compiles the helper again, which would triple the cost of a trial.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -233,27 +236,23 @@ def build(root: Path, base_env: Mapping[str, str]) -> Templates:
         source: str,
         want: str,
         *args: str,
-        agent: Mapping[str, str] = {},
+        agent: Mapping[str, str] | None = None,
         dest: str = "",
-        extra: Mapping[str, str] = {},
-    ) -> Path:
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
         """Run a command unkilled on a copy of ``source``, twice; its duration is
-        the faster run's (the other may have met a busy machine). The first copy
-        becomes template ``dest`` when one is named."""
-        kept = None
-        for _ in range(2):
+        the faster run's (the other may have met a busier machine). The first
+        copy becomes template ``dest`` when one is named."""
+        for attempt in range(2):
             where = t.copy(source, root / f"probe-{next(probes)}")
-            write_files(where, agent)
-            ran = run_gtd(where, {**env, **extra}, *args, "--json")
+            write_files(where, agent or {})
+            ran = run_gtd(where, {**env, **(extra or {})}, *args, "--json")
             assert f'"status": "{want}"' in ran.out, f"{kind} while building: {ran.out} {ran.err}"
             t.seconds[kind] = min(t.seconds.get(kind, ran.seconds), ran.seconds)
-            if dest and kept is None:
-                kept = where
+            if dest and attempt == 0:
+                t.dirs[dest] = where.rename(root / dest)
             else:
                 shutil.rmtree(where)
-        if kept is not None:
-            t.dirs[dest] = kept
-        return kept or root
 
     timed("setup", "raw", "ready", "auto", "setup", dest="ready")
     timed("begin", "ready", "task", "cycle", "begin", dest="inflight")

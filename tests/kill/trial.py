@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gtd.fsio import TEMP_MARK
 from tests.kill import procs
 from tests.kill.scene import (
     AGENT_FAIL,
@@ -86,12 +87,12 @@ def fraction(seed: int, index: int) -> float:
 # go wrong in them (end does the most: the worker, the clean room, the commit or
 # the revert).
 COUNTS = {
-    "setup": 32,
-    "begin": 40,
-    "begin-recover": 32,
-    "begin-refresh": 24,
-    "end-pass": 52,
-    "end-fail": 52,
+    "setup": 24,
+    "begin": 44,
+    "begin-recover": 36,
+    "begin-refresh": 16,
+    "end-pass": 46,
+    "end-fail": 46,
 }
 SLOTS = layout(COUNTS)
 
@@ -112,6 +113,7 @@ class Outcome:
     finished_in: float | None = None  # when it was not: how long it took
     attempts: int = 1
     folder: Path | None = None
+    leftovers: list[str] = field(default_factory=list)  # locks, temp files right after
     final: str = ""  # committed | base
     begins: int = 0
     settle_s: float = 0.0
@@ -124,6 +126,7 @@ class Outcome:
             f"attempt {self.attempts})",
             f"  folder: {self.folder}",
             f"  killed: {self.killed or 'nothing'}",
+            f"  left right after the kill: {self.leftovers}",
             f"  answers after the kill: {self.answers}",
             *(f"  PROBLEM: {p}" for p in self.problems),
         ]
@@ -199,6 +202,8 @@ class _Run:
             argv = gtd_argv("cycle", "begin", "--json")
         extra = self._offset() if kind == "begin-recover" else {}
         self._kill_at(argv, extra)
+        if self.outcome.landed:
+            self.outcome.leftovers = leftovers(self.repo)
         if kind == "setup":
             # What a killed setup leaves, once whatever it started is done.
             left = procs.wait_quiet([self.folder], QUIET_BOUND_S)
@@ -342,6 +347,7 @@ class _Run:
             self._problem_if(bool(diff), lambda: f"HEAD is the base, the tree is not: {diff}")
             if self.agent:
                 self._check_kept(1)
+                self._check_recorded("failed", None)
         else:
             self.outcome.final = "committed"
             if kind != "end-pass":
@@ -350,6 +356,8 @@ class _Run:
                 )
                 return
             self._check_committed(now)
+            short = git(self.repo, "rev-parse", "--short", "HEAD~1").strip()
+            self._check_recorded("passed", short)
 
     def _check_setup_final(self, now: State) -> None:
         self.outcome.final = "committed"
@@ -364,6 +372,19 @@ class _Run:
         self._problem_if(
             sorted(files) != [".deepflow/config.yaml", "PLAN.md"],
             lambda: f"the setup commit holds {files}",
+        )
+
+    def _check_recorded(self, status: str, commit: str | None) -> None:
+        """The bookkeeping agrees with git: cycle 1 is in the memory once, as
+        what happened to the tree."""
+        import yaml
+
+        memory = yaml.safe_load((self.repo / ".deepflow/auto-memory.yaml").read_text())
+        entries = [c for c in memory.get("cycles") or [] if c.get("cycle") == 1]
+        got = [(c.get("status"), c.get("commit")) for c in entries]
+        self._problem_if(
+            got != [(status, commit)],
+            lambda: f"the memory records cycle 1 as {got}, the tree says {(status, commit)}",
         )
 
     def _check_kept(self, cycle: int) -> None:
@@ -404,6 +425,17 @@ class _Run:
                 _show(self.repo, "HEAD", rel) != text.encode(),
                 lambda rel=rel: f"the agent's {rel} is not committed as written",
             )
+
+
+def leftovers(repo: Path) -> list[str]:
+    """What a killed process may have left for recovery to clear: git lock files
+    and the helper's atomic-write temp files (the stalls of old)."""
+    out = []
+    for dirpath, _dirs, names in os.walk(repo):
+        for name in names:
+            if TEMP_MARK in name or (name.endswith(".lock") and "/.git" in dirpath + "/"):
+                out.append(os.path.relpath(os.path.join(dirpath, name), repo))
+    return sorted(out)
 
 
 def _show(repo: Path, rev: str, rel: str) -> bytes | None:
