@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,18 @@ SETTLED = ("task", "complete", "blocked", "halted")
 SETTLE_BOUND_S = 60.0  # a begin that has not settled by then is a stall
 QUIET_BOUND_S = 30.0  # a process of the trial alive after that is a failure
 MAX_ATTEMPTS = 3
+# What each command answers when it runs to its end.
+UNKILLED = {
+    "setup": "ready",
+    "begin": "task",
+    "begin-recover": "task",
+    "begin-refresh": "task",
+    "end-pass": "passed",
+    "end-fail": "reverted",
+}
+
+
+Hook = Callable[[str, Path], None]
 
 
 @dataclass(frozen=True)
@@ -140,19 +153,28 @@ class Runner:
         self.t = templates
         self.work = work
 
-    def run(self, trial: Trial, *, keep: bool = False) -> Outcome:
+    def run(
+        self,
+        trial: Trial,
+        *,
+        keep: bool = False,
+        attempts: int = MAX_ATTEMPTS,
+        hook: Hook | None = None,
+    ) -> Outcome:
         """The trial, again (in a fresh copy) when the command finished before
         its moment came (the machine was busier when the durations were
         measured): then over the duration it just took, so the same fraction of
-        it lands inside the run."""
+        it lands inside the run. ``hook`` is the harness's own test seam: it is
+        called with the stage ("settle", "check") and the repository just before
+        that stage."""
         duration = self.t.seconds[trial.kind]
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        for attempt in range(1, attempts + 1):
             folder = self.work / f"t{trial.seed}-{trial.index}-{attempt}"
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir(parents=True)
             try:
-                outcome = _Run(self.t, trial, folder, duration).go()
+                outcome = _Run(self.t, trial, folder, duration, hook).go()
             finally:
                 procs.kill_family((), [folder])  # never leave a process of ours behind
             outcome.attempts = attempt
@@ -168,7 +190,10 @@ class Runner:
 
 
 class _Run:
-    def __init__(self, t: Templates, trial: Trial, folder: Path, duration: float) -> None:
+    def __init__(
+        self, t: Templates, trial: Trial, folder: Path, duration: float, hook: Hook | None
+    ) -> None:
+        self.hook = hook or (lambda stage, repo: None)
         self.t = t
         self.trial = trial
         self.folder = folder
@@ -209,12 +234,14 @@ class _Run:
             left = procs.wait_quiet([self.folder], QUIET_BOUND_S)
             self._problem_if(bool(left), lambda: f"still running: {procs.describe(left)}")
             self._check_setup_now()
+        self.hook("settle", self.repo)
         self._settle()
         left = procs.wait_quiet([self.folder], QUIET_BOUND_S)
         self._problem_if(
             bool(left), lambda: f"alive {QUIET_BOUND_S}s after settling: {procs.describe(left)}"
         )
         if not self.outcome.problems:
+            self.hook("check", self.repo)
             self._check_final()
         return self.outcome
 
@@ -237,6 +264,11 @@ class _Run:
                 time.sleep(min(0.005, max(0.0, deadline - time.monotonic())))
             if proc.poll() is not None:
                 self.outcome.finished_in = time.monotonic() - start
+                answer = _answer(Ran(proc.returncode, out.read_text(), err.read_text(), 0.0))
+                self._problem_if(
+                    answer["status"] != UNKILLED[self.trial.kind],
+                    lambda: f"the command, not killed, answered {answer}",
+                )
             else:
                 self.outcome.landed = True
                 if self.trial.mode == "helper":
