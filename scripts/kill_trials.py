@@ -86,6 +86,10 @@ def main() -> int:
         spent[one.kind] += time.monotonic() - began
         tally[f"{one.kind}/{one.mode} {'killed' if outcome.landed else 'finished'}"] += 1
         tally[f"attempts {outcome.attempts}"] += 1
+        words = {w.rsplit("/", 1)[-1] for k in outcome.killed for w in k.split()}
+        for what in ("git", "pytest"):
+            if what in words:
+                tally[f"the kill caught {what} running"] += 1
         for left in outcome.leftovers:
             kind = "temp file" if ".gtd-tmp-" in left else "git lock"
             tally[f"left {kind} ({left.split('/')[-1].split('.gtd-tmp-')[0]})"] += 1

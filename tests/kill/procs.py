@@ -82,12 +82,48 @@ def family(roots: Iterable[int], dirs: Sequence[Path]) -> set[int]:
     return {pid for pid in members if table[pid].state not in ("Z", "X")}
 
 
+def tree(root: int) -> list[int]:
+    """``root`` and its descendants, through the kernel's child lists: cheap
+    enough to poll every millisecond, and quick enough to stop a short-lived
+    git child before it ends."""
+    out: list[int] = []
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        if pid in out:
+            continue
+        out.append(pid)
+        try:
+            tasks = os.listdir(PROC / str(pid) / "task")
+        except OSError:
+            continue
+        for tid in tasks:
+            with contextlib.suppress(OSError, ValueError):
+                children = (PROC / str(pid) / "task" / tid / "children").read_text()
+                todo.extend(int(c) for c in children.split())
+    return out
+
+
+def running(root: int, name: str) -> bool:
+    """Whether a descendant of ``root`` whose command is ``name`` runs now."""
+    for pid in tree(root)[1:]:
+        with contextlib.suppress(OSError):
+            if (PROC / str(pid) / "comm").read_text().strip() == name:
+                return True
+    return False
+
+
 def kill_family(roots: Iterable[int], dirs: Sequence[Path]) -> list[str]:
     """``kill -9`` a whole trial at one instant: stop every member first (so none
     can start another after it was looked for), look again until no new member
     turns up, then SIGKILL them all. Returns what was killed (pid: command)."""
     stopped: set[int] = set()
     roots = list(roots)
+    for root in roots:  # the helper's own tree first, before a child can end
+        for pid in tree(root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+                stopped.add(pid)
     for _ in range(100):
         found = family(roots, dirs) - stopped
         if not found:

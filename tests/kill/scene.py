@@ -57,13 +57,14 @@ AGENT_PASS = {
     "notes/agent.md": "what the agent thought\n",
     "data/extra.csv": "x\n1\n",
 }
+BROKEN_ADD = MUL.replace("return a + b", "return a - b")
 AGENT_FAIL = {
-    "calc.py": MUL.replace("return a + b", "return a - b"),
+    "calc.py": BROKEN_ADD,
     "tests/test_mul.py": MUL_TEST,
     "notes/agent.md": "what the agent thought\n",
     "data/extra.csv": "x\n1\n",
 }
-assert AGENT_FAIL["calc.py"] != MUL
+assert BROKEN_ADD != MUL
 
 # Where the agent's T1 line stands in PLAN.md before and after the tick.
 T1_OPEN = "- [ ] **T1**: Add mul"

@@ -36,6 +36,7 @@ from tests.kill import procs
 from tests.kill.scene import (
     AGENT_FAIL,
     AGENT_PASS,
+    BROKEN_ADD,
     KINDS,
     T1_OPEN,
     Ran,
@@ -51,7 +52,10 @@ from tests.kill.scene import (
     write_files,
 )
 
-MODES = ("helper", "tree")
+# helper: the `gtd` process alone; tree: it and everything it started, at one
+# instant; tree-at-git: the same, at the first moment after the drawn one when a
+# git child runs (where a kill can leave a git lock file behind).
+MODES = ("helper", "tree", "tree-at-git")
 SETTLED = ("task", "complete", "blocked", "halted")
 SETTLE_BOUND_S = 60.0  # a begin that has not settled by then is a stall
 QUIET_BOUND_S = 30.0  # a process of the trial alive after that is a failure
@@ -77,6 +81,12 @@ class Trial:
     kind: str  # one of scene.KINDS
     mode: str  # helper | tree
     fraction: float  # of the measured duration
+
+    @property
+    def follow_up(self) -> bool:
+        """Whether a full cycle follows the settled begin: for a third of the
+        whole-tree kills (those leave the most behind)."""
+        return self.mode != "helper" and self.index % 3 == 0
 
     def name(self) -> str:
         return f"seed={self.seed} trial={self.index} {self.kind}/{self.mode} at {self.fraction:.3f}"
@@ -243,7 +253,29 @@ class _Run:
         if not self.outcome.problems:
             self.hook("check", self.repo)
             self._check_final()
+        if not self.outcome.problems and self.trial.follow_up:
+            self._follow_up()
         return self.outcome
+
+    def _follow_up(self) -> None:
+        """The loop goes on: the cycle `begin` just started judges a breaking
+        change in the clean room and reverts it, exactly. A kill can leave what
+        only the next check meets (a lock in the room's private index, in the
+        revert's scratch index); this is that next check."""
+        before = tree_state(self.repo)
+        head = self.head()
+        write_files(self.repo, {"calc.py": BROKEN_ADD})
+        answer = _answer(run_gtd(self.repo, self.env, "cycle", "end", "--json"))
+        self.outcome.answers.append("follow-up end:" + _brief(answer))
+        self._problem_if(
+            answer["status"] != "reverted" or not str(answer.get("reason")).startswith("tests"),
+            lambda: f"the next cycle after the crash did not judge its change: {answer}",
+        )
+        diff = state_diff(before, tree_state(self.repo))
+        self._problem_if(
+            bool(diff) or self.head() != head,
+            lambda: f"the next cycle's revert did not restore the tree: {diff}",
+        )
 
     def _offset(self) -> dict[str, str]:
         self.offsets += 1
@@ -262,6 +294,9 @@ class _Run:
             deadline = start + self.outcome.delay
             while time.monotonic() < deadline and proc.poll() is None:
                 time.sleep(min(0.005, max(0.0, deadline - time.monotonic())))
+            if self.trial.mode == "tree-at-git":
+                while proc.poll() is None and not procs.running(proc.pid, "git"):
+                    time.sleep(0.001)
             if proc.poll() is not None:
                 self.outcome.finished_in = time.monotonic() - start
                 answer = _answer(Ran(proc.returncode, out.read_text(), err.read_text(), 0.0))
