@@ -305,13 +305,8 @@ def stale_locks(git_dir: Path) -> list[Path]:
     for note in notes:
         if not note.name.isdigit():
             continue
-        try:
-            os.kill(int(note.name), 0)
+        if proc.alive(int(note.name)):
             continue  # still running: its locks are live
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
         try:
             dead_since.append(int(Path(note.path).read_text().strip() or 0))
         except (OSError, ValueError):
