@@ -30,7 +30,11 @@ from typing import Any
 
 MIN_PYTHON = (3, 10)
 SOURCE = Path(__file__).resolve().parent
-PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin")
+PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin", "hooks")
+# The plugin's PreToolUse hook, as --project/--user write it into settings.json
+# (outside a plugin there is no ${CLAUDE_PLUGIN_ROOT}: the gtd on PATH runs it).
+HOOK_COMMAND = "gtd hook pre-tool-use"
+HOOK_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash"
 PLUGIN_README = "README.md"
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
 MANIFEST = "install-manifest.json"
@@ -208,7 +212,7 @@ def dotclaude_files(version: str, layout: str) -> dict[str, tuple[bytes, int]]:
         elif parts[0] == "skills":
             dest = Path("skills", f"gtd-{parts[1]}", *parts[2:])
         else:
-            continue  # .claude-plugin and bin/ belong to the plugin layout only
+            continue  # .claude-plugin, bin/ and hooks/ belong to the plugin layout only
         data = (SOURCE / rel).read_bytes()
         if rel.suffix == ".md":
             data = adapt(data.decode("utf-8")).encode("utf-8")
@@ -549,6 +553,8 @@ class Installer:
         self.install_helper()
         self.link_helper()
         changed = self.install_files(key, base, files)
+        if key != "plugin":
+            self.install_hook(key, base)
         if key == "plugin" and not args.no_register:
             self.register(base, changed)
         elif key == "plugin":
@@ -576,6 +582,53 @@ class Installer:
             return "user", claude_dir(), dotclaude_files(version, "user")
         return "plugin", self.prefix / "plugin", plugin_files()
 
+    def install_hook(self, key: str, base: Path) -> None:
+        """The guard hook in ``base/settings.json``, beside whatever else is there."""
+        path = base / "settings.json"
+        settings = read_json(path) if path.exists() else {}
+        if not isinstance(settings, dict):
+            self.warn(f"{tilde(path)} is not a JSON object: the gtd hook was not added")
+            return
+        hooks = settings.setdefault("hooks", {})
+        groups = hooks.setdefault("PreToolUse", []) if isinstance(hooks, dict) else None
+        if not isinstance(groups, list):
+            self.warn(f"{tilde(path)}: hooks.PreToolUse is not a list: the gtd hook was not added")
+            return
+        if any(_is_gtd_hook(group) for group in groups):
+            self.same(f"hook in {tilde(path)}")
+        elif self.act(f"add the gtd PreToolUse hook to {tilde(path)}"):
+            groups.append(
+                {"matcher": HOOK_MATCHER, "hooks": [{"type": "command", "command": HOOK_COMMAND}]}
+            )
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(json.dumps(settings, indent=2) + "\n")
+            os.replace(tmp, path)
+        self.manifest["targets"][key]["hook"] = str(path)
+
+    def remove_hook(self, path: Path) -> None:
+        settings = read_json(path) if path.exists() else None
+        hooks = settings.get("hooks") if isinstance(settings, dict) else None
+        groups = hooks.get("PreToolUse") if isinstance(hooks, dict) else None
+        if not isinstance(groups, list) or not any(_is_gtd_hook(g) for g in groups):
+            return
+        if not self.act(f"remove the gtd PreToolUse hook from {tilde(path)}"):
+            return
+        kept = [g for g in groups if not _is_gtd_hook(g)]
+        assert isinstance(hooks, dict) and isinstance(settings, dict)
+        if kept:
+            hooks["PreToolUse"] = kept
+        else:
+            del hooks["PreToolUse"]
+            if not hooks:
+                del settings["hooks"]
+        if not settings:
+            path.unlink()  # it held nothing but ours
+            return
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(settings, indent=2) + "\n")
+        os.replace(tmp, path)
+
     def doctor(self, key: str, base: Path) -> int:
         gtd = self.venv / "bin" / "gtd"
         cwd = base.parent if key.startswith("project:") else Path.cwd()
@@ -602,6 +655,8 @@ class Installer:
             target = targets[key]
             if target.get("claude"):
                 self.unregister(target["claude"])
+            if target.get("hook"):
+                self.remove_hook(Path(target["hook"]))
             for path, digest in sorted(target["files"].items()):
                 self.remove_file(Path(path), digest)
             self.remove_dirs(target["dirs"])
@@ -624,6 +679,13 @@ class Installer:
         self.remove_dirs(self.manifest.get("dirs", []))
         print("Dry run: nothing removed." if self.dry else "Uninstalled gtd: nothing left.")
         return 0
+
+
+def _is_gtd_hook(group: object) -> bool:
+    entries = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(entries, list) and any(
+        isinstance(e, dict) and e.get("command") == HOOK_COMMAND for e in entries
+    )
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

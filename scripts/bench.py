@@ -6,9 +6,19 @@ Measures, as medians over repeated real subprocess runs on this machine:
   * `gtd plan next --json` and `gtd cycle begin --json` on a repository with
     5,000 commits and a 200-task PLAN.md (the per-tick commands);
   * ratchet overhead: `gtd ratchet run` vs the same pytest command run directly,
-    on a generated 500-test suite.
+    on a generated 500-test suite;
+  * with --realsuites (long: it builds the projects of tests/realsuites, then runs
+    their suites ~2 x --realsuite-pairs times each): the same overhead on real
+    projects' suites — boltons 26.2.0 (673 tests with its doctests) and pyparsing
+    3.3.3 (its quick files) — each set up by `gtd auto setup` in its own
+    virtualenv, `gtd ratchet run` against the detected / configured command run
+    bare in that virtualenv. Needs the package index the first time (cached in
+    .cache/realsuites/). Run it on a quiet machine: the figures are ratios of a
+    few percent.
 
 Usage: .venv/bin/python scripts/bench.py [--runs N] [--pairs N] [--only NAME ...]
+       .venv/bin/python scripts/bench.py --realsuites [--realsuite-pairs N]
+           [--realsuite-full] [--only realsuites]
 """
 
 from __future__ import annotations
@@ -115,10 +125,12 @@ def bench_tick(runs: int) -> dict[str, float]:
         sh(["git", "add", "-A"], repo)
         sh(["git", "commit", "-q", "-m", "plan"], repo)
         sh(gtd_cmd("auto", "setup", "--json"), repo)
-        journal = repo / ".deepflow" / "cycle.json"
+        sealed = sh(["git", "rev-parse", "refs/gtd/state"], repo).stdout.strip()
 
         def begin() -> None:
-            journal.unlink(missing_ok=True)
+            # Each run starts a cycle from the same sealed state: roll the state ref
+            # back to before the last begin (the bench's own reset, not a user's).
+            sh(["git", "update-ref", "refs/gtd/state", sealed], repo)
             out = sh(gtd_cmd("cycle", "begin", "--json"), repo).stdout
             assert json.loads(out)["status"] == "task", out
 
@@ -182,11 +194,138 @@ def bench_ratchet(runs: int) -> dict[str, float]:
         }
 
 
+def bench_room(runs: int) -> dict[str, float]:
+    """The clean room's fixed cost on a large repository: `gtd ratchet run` with a
+    trivial test command on 5,000 files (the room is synced and cleaned, the
+    candidate tree built), against the same command run directly. With
+    GTD_BENCH_OLD set to another gtd executable (an earlier version, installed
+    elsewhere), that one is timed too, set up in its own copy."""
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        sh(["git", "init", "-q", "-b", "main"], repo)
+        for d in range(50):
+            folder = repo / "src" / f"pkg{d}"
+            folder.mkdir(parents=True)
+            for f in range(100):
+                (folder / f"mod{f}.py").write_text(f"VALUE = {d * 100 + f}\n")
+        (repo / "tests").mkdir()
+        (repo / "tests" / "test_one.py").write_text("def test_one():\n    assert True\n")
+        (repo / "PLAN.md").write_text(plan_text(3))
+        (repo / ".gitignore").write_text("__pycache__/\n")
+        (repo / ".deepflow").mkdir()
+        pytest_cmd = f"{PY} -m pytest -q -p no:cacheprovider tests"
+        (repo / ".deepflow" / "config.yaml").write_text(f"ratchet:\n  test_command: {pytest_cmd}\n")
+        sh(["git", "add", "-A"], repo)
+        sh(["git", "commit", "-q", "-m", "5,000 files"], repo)
+        old = os.environ.get("GTD_BENCH_OLD")
+        old_repo = Path(tmp) / "old"
+        if old:
+            sh(["cp", "-a", str(repo), str(old_repo)], Path(tmp))
+            sh([old, "auto", "setup", "--json"], old_repo)
+        sh(gtd_cmd("auto", "setup", "--json"), repo)
+        new_cmd = gtd_cmd("ratchet", "run", "--json")
+        assert json.loads(sh(new_cmd, repo).stdout)["passed"]
+        out["pytest direct, 5,000-file repository (ms)"] = median_ms(
+            lambda: sh(pytest_cmd.split(), repo), runs
+        )
+        out["gtd ratchet run, 5,000-file repository (ms)"] = median_ms(
+            lambda: sh(new_cmd, repo), runs
+        )
+        if old:
+            out["earlier gtd ratchet run, same repository (ms)"] = median_ms(
+                lambda: sh([old, "ratchet", "run", "--json"], old_repo), runs
+            )
+    return out
+
+
+def paired(
+    first: list[str], second: list[str], cwd: Path, env: dict[str, str], pairs: int
+) -> list[tuple[float, float]]:
+    """``pairs`` interleaved runs of two commands, alternating which goes first:
+    this machine's speed drifts over minutes, which two separate series would read
+    as overhead, and the second of two runs is favoured by warm caches."""
+    out = []
+    for i in range(pairs):
+        order = [(0, first), (1, second)]
+        sample = [0.0, 0.0]
+        for slot, cmd in order if i % 2 == 0 else order[::-1]:
+            start = time.perf_counter()
+            subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=False)
+            sample[slot] = (time.perf_counter() - start) * 1000
+        out.append((sample[0], sample[1]))
+    return out
+
+
+def bench_realsuites(pairs: int, full: bool = False) -> dict[str, float]:
+    """`gtd ratchet run` vs the bare test command on real projects' suites;
+    ``full``: the whole suite where the tests run a quick part of it (pyparsing)."""
+    import shlex
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import pytest
+    from tests.realsuites.projects import PROJECTS, build, session_env
+
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, project in sorted(PROJECTS.items()):
+            where = Path(tmp) / name
+            try:
+                built = build(project, where)
+            except pytest.skip.Exception as exc:
+                print(f"# {name}: skipped: {exc}")
+                continue
+            assert built.setup["status"] == "ready", built.setup
+            env = {
+                **session_env(where / "home"),
+                **{k: ENV[k] for k in ENV if k.startswith("GIT_")},
+            }
+            repo = built.ready
+            setup = built.setup
+            if full and project.configured is not None:
+                # The detected command runs the whole suite: set up again with it.
+                config = repo / ".deepflow" / "config.yaml"
+                config.write_text(project.config.replace(project.configured, project.detected))
+                subprocess.run(["git", "commit", "-qam", "whole suite"], cwd=repo, env=env)
+                ran = subprocess.run(
+                    gtd_cmd("auto", "setup", "--json"), cwd=repo, env=env, capture_output=True
+                )
+                setup = json.loads(ran.stdout)
+                assert setup["status"] == "ready", setup
+            direct = shlex.split(setup["test_command"])
+            ratchet = gtd_cmd("ratchet", "run", "--json")
+            total = setup["baseline"]["tests_total"]
+            first = subprocess.run(ratchet, cwd=repo, env=env, capture_output=True, text=True)
+            verdict = json.loads(first.stdout)
+            assert verdict["passed"], verdict
+            assert verdict["tests_total"] == total, verdict  # the ratchet saw every test
+            subprocess.run(direct, cwd=repo, env=env, capture_output=True, check=False)
+            samples = paired(direct, ratchet, repo, env, pairs)
+            bare = statistics.median(d for d, _ in samples)
+            judged = statistics.median(r for _, r in samples)
+            label = f"{name} {project.version}, {total} tests"
+            out[f"{label}: bare test command (ms)"] = bare
+            out[f"{label}: gtd ratchet run (ms)"] = judged
+            out[f"{label}: median of paired differences (ms)"] = statistics.median(
+                r - d for d, r in samples
+            )
+            out[f"{label}: overhead (ratio of medians)"] = judged / bare
+            out[f"{label}: overhead (median of paired ratios)"] = statistics.median(
+                r / d for d, r in samples
+            )
+    return out
+
+
 BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "startup": bench_startup,
     "tick": bench_tick,
     "ratchet": bench_ratchet,
+    "room": bench_room,
+    "realsuites": bench_realsuites,
 }
+# Run only when asked for (--realsuites or --only realsuites): it takes minutes.
+DEFAULT = ("startup", "tick", "ratchet", "room")
 
 
 def main() -> None:
@@ -199,6 +338,22 @@ def main() -> None:
         help="ratchet pairs: one run of this suite varies by ~100 ms, the size of the overhead",
     )
     parser.add_argument("--only", nargs="*", choices=sorted(BENCHES))
+    parser.add_argument(
+        "--realsuites",
+        action="store_true",
+        help="also measure the ratchet's overhead on real projects' suites (minutes)",
+    )
+    parser.add_argument(
+        "--realsuite-full",
+        action="store_true",
+        help="pyparsing's whole suite (~2 min a run) instead of its quick files",
+    )
+    parser.add_argument(
+        "--realsuite-pairs",
+        type=int,
+        default=15,
+        help="interleaved pairs per real suite (boltons: ~10 s a run, pyparsing: ~6 s)",
+    )
     args = parser.parse_args()
     import compileall
 
@@ -209,10 +364,15 @@ def main() -> None:
         f"# {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, medians of {args.runs} runs"
         f" ({args.pairs} pairs for the ratchet)"
     )
-    for name in args.only or list(BENCHES):
-        for label, value in BENCHES[name](args.pairs if name == "ratchet" else args.runs).items():
+    names = list(args.only or DEFAULT)
+    if args.realsuites and "realsuites" not in names:
+        names.append("realsuites")
+    counts = {"ratchet": args.pairs, "realsuites": args.realsuite_pairs}
+    benches = {**BENCHES, "realsuites": lambda n: bench_realsuites(n, args.realsuite_full)}
+    for name in names:
+        for label, value in benches[name](counts.get(name, args.runs)).items():
             unit = "x" if "ratio" in label else ""
-            print(f"{label:<58} {value:8.2f}{unit}")
+            print(f"{label:<58} {value:8.2f}{unit}", flush=True)
 
 
 if __name__ == "__main__":

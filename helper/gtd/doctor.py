@@ -3,9 +3,11 @@
 Checks: python version; the helper itself; git; `gtd` on PATH; every installed copy
 of the pack found (Claude Code plugin, the plugin copy install.py made, ~/.claude,
 the repository's .claude, a pack checkout) with its version against the helper's;
-and, inside a git repository, the test command (configured or detected) and whether
-its executable exists. Inputs (home, cwd, environment) are parameters so tests can
-point them anywhere.
+and, inside a git repository, the test command (configured or detected, and why),
+whether its executable exists and, for pytest, whether it collects the suite (a
+``--collect-only`` run: a missing dependency or the wrong interpreter shows here,
+with the fix, before a baseline is taken). Inputs (home, cwd, environment) are
+parameters so tests can point them anywhere.
 """
 
 from __future__ import annotations
@@ -236,9 +238,8 @@ def check_test_command(cwd: Path) -> Check:
             "warn",
             f"none configured in {CONFIG_PATH} and none detected: set ratchet.test_command",
         )
-    source = {"config": CONFIG_PATH, "quality": f"{CONFIG_PATH} (quality)"}.get(
-        config.test_command_source or "", "detected"
-    )
+    why = config.test_command_reason or ""
+    source = f"detected: {why}" if config.test_command_source == "detected" else why
     argv, via_shell = command_argv(command)
     exe = _first_word(command) if via_shell else (argv[0] if argv else None)
     if exe is None:
@@ -247,7 +248,53 @@ def check_test_command(cwd: Path) -> Check:
         return Check(
             "test command", "fail", f"test command not found: {exe} (`{command}`, {source})"
         )
-    return Check("test command", "ok", f"{command} ({source})")
+    if "pytest" not in command:
+        return Check("test command", "ok", f"{command} ({source}; not run: only pytest is tried)")
+    return _collect(root, command, argv, source)
+
+
+# Collecting a large suite takes seconds; a hung import should not hang the doctor.
+_COLLECT_TIMEOUT_S = 300.0
+_NO_TESTS = 5  # pytest's exit status when it collects nothing (and nothing failed)
+
+
+def _collect(root: Path, command: str, argv: list[str], source: str) -> Check:
+    """Run the pytest command with --collect-only (fast: no test runs, nothing
+    written: no cache, no bytecode) and report what it collected, or why not."""
+    import re
+
+    from gtd import proc
+    from gtd.auto.ratchet.diagnose import collection
+
+    addopts = os.environ.get("PYTEST_ADDOPTS", "")
+    env = {
+        "PYTEST_ADDOPTS": f"{addopts} --collect-only -q -p no:cacheprovider".strip(),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    res = proc.run(argv, root, timeout=_COLLECT_TIMEOUT_S, env=env, check_exists=False)
+    if res.not_found:
+        return Check("test command", "fail", f"test command not found: `{command}` ({source})")
+    if res.timed_out:
+        return Check(
+            "test command",
+            "warn",
+            f"{command} ({source}): collecting the tests took over {_COLLECT_TIMEOUT_S:g} s",
+        )
+    if res.returncode == _NO_TESTS:
+        return Check(
+            "test command", "ok", f"{command} ({source}; no tests yet: auto mode's first cycle "
+            "writes them)"
+        )  # fmt: skip
+    found = collection(res.returncode, res.output)
+    if found is not None:
+        return Check(
+            "test command",
+            "fail",
+            f"`{command}` ({source}) does not run the suite: {found.problem}; fix: {found.fix}",
+        )
+    counted = re.search(r"(\d+)(?:/\d+)? tests? (?:collected|selected)", res.output)
+    what = f"{counted.group(1)} tests collected" if counted else "collects"
+    return Check("test command", "ok", f"{command} ({source}; {what})")
 
 
 def _first_word(command: str) -> str | None:

@@ -50,3 +50,8 @@ class StateError(GtdError):
 
 class LockTimeout(GtdError):
     """Another gtd process holds the state lock for too long."""
+
+
+class CommitBlocked(GtdError):
+    """git refused to write a passed cycle's commit (a signing program, the
+    identity): the work waits in the journal until a person fixes it."""

@@ -245,17 +245,7 @@ class Git:
         if not names:
             return []
         data = b"".join(name.encode("utf-8") + b"\n" for name in names)
-        result = proc.run(
-            ["git", "cat-file", "--batch"],
-            self.root,
-            env=self.env,
-            input_bytes=data,
-            check_exists=False,
-            binary=True,
-        )
-        if result.returncode != 0:
-            raise failure(("cat-file", "--batch"), result)
-        return parse_batch(result.stdout_bytes, len(names))
+        return parse_batch(self._bytes(("cat-file", "--batch"), data), len(names))
 
     def ls_tree(self, tree: str, paths: Sequence[str] = ()) -> dict[str, TreeEntry]:
         """Every file, link and submodule of ``tree`` (recursive), by path."""
@@ -284,8 +274,12 @@ class Git:
     # -- writes (plumbing) ---------------------------------------------------------
 
     def write_blob(self, data: bytes) -> str:
+        return self._bytes(("hash-object", "-w", "--stdin"), data).decode("ascii").strip()
+
+    def _bytes(self, args: Sequence[str], data: bytes) -> bytes:
+        """git with ``data`` on stdin and its stdout as bytes (object contents)."""
         result = proc.run(
-            ["git", "hash-object", "-w", "--stdin"],
+            ["git", *args],
             self.root,
             env=self.env,
             input_bytes=data,
@@ -293,8 +287,8 @@ class Git:
             binary=True,
         )
         if result.returncode != 0:
-            raise failure(("hash-object",), result)
-        return result.stdout_bytes.decode("ascii").strip()
+            raise failure(args, result)
+        return result.stdout_bytes
 
     def make_tree(self, entries: Iterable[tuple[str, str, str, str]]) -> str:
         """A tree object of (mode, kind, oid, name) entries (names without '/')."""
@@ -354,13 +348,8 @@ def stale_locks(git_dir: Path) -> list[Path]:
     for note in notes:
         if not note.name.isdigit():
             continue
-        try:
-            os.kill(int(note.name), 0)
+        if proc.alive(int(note.name)):
             continue  # still running: its locks are live
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
         try:
             dead_since.append(int(Path(note.path).read_text().strip() or 0))
         except (OSError, ValueError):
@@ -396,6 +385,13 @@ def failure(args: Sequence[str], result: proc.Result) -> GitError:
             f"if no git process is running in this repository, delete {path} and retry",
         )
     last = detail[-1] if detail else f"exit {result.returncode}"
+    unwritable = ("insufficient permission", "Read-only file system", "Permission denied")
+    if any(marker in line for line in detail for marker in unwritable):
+        return GitError(
+            f"git cannot write to the repository: {last}",
+            "make the repository (its .git directory) writable for this user, then run "
+            "the command again; nothing was changed",
+        )
     return GitError(f"git {' '.join(args[:3])} failed: {last}")
 
 

@@ -166,3 +166,30 @@ def spawn_detached(argv: Sequence[str], cwd: str | Path) -> subprocess.Popen[byt
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def alive(pid: int | None) -> bool:
+    """Whether process ``pid`` still runs. A zombie (exited, not yet reaped) does
+    not: an orphan is reaped by pid 1, and in a container whose pid 1 is no init
+    (a shell, node, `sleep infinity`) never, yet it answers ``kill(pid, 0)``
+    forever. Treating it as alive would keep a dead worker's cycle busy, and a
+    dead git child's lock held, for as long as the machine runs."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: it exists
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        return not os.path.isdir("/proc/self")  # gone since, or no /proc (macOS)
+    except OSError:
+        return True
+    # The state follows the command name, which is in parentheses and may hold any
+    # character, ")" included: read it after the last one.
+    state = raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3]
+    return state not in (b"Z", b"X")

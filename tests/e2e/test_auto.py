@@ -9,22 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import (
+from gtd.demo.model_rules import (
     LOOP_PROMPT,
+    implementer_rules,
+    role,
+    tick_rules,
+)
+from gtd.demo.model_server import ModelServer
+from tests.e2e.harness import (
     PLANNED,
     REQUEST,
     assert_on_script,
     auto_rules,
     git,
-    implementer_rules,
     loop_start_rules,
     make_project,
     memory,
-    role,
     run_claude,
-    tick_rules,
 )
-from tests.e2e.model_server import ModelServer
 from tests.e2e.test_auto_cycle import good_edits
 
 pytestmark = pytest.mark.slow

@@ -9,25 +9,27 @@ from pathlib import Path
 
 import pytest
 
+from gtd.demo.model_rules import (
+    LOOP_PROMPT,
+    edit,
+    implementer_rules,
+    tick_rules,
+    write,
+)
+from gtd.demo.model_server import Block, ModelServer, ToolUse
 from tests.e2e.harness import (
     CALC,
-    LOOP_PROMPT,
     assert_on_script,
     auto_rules,
-    edit,
     git,
     gtd,
-    implementer_rules,
     loop_start_rules,
     make_project,
     memory,
     run_claude,
-    tick_rules,
     tick_sizes,
     tree,
-    write,
 )
-from tests.e2e.model_server import Block, ModelServer
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +96,7 @@ def test_three_ticks_commit_the_plan_then_the_loop_stops(
         "T3": "success",
     }
     report = (repo / ".deepflow/auto-report.md").read_text()
-    assert f"| 1 | T1 | passed | {t1} |" in report
+    assert f"| 1 | T1 | Add mul | passed | {t1} |" in report
     assert "| Tasks committed | 3 |" in report
     # the brief reached the subagent, and only the subagent
     assert len(session.tool_calls("Agent")) == 3
@@ -140,8 +142,11 @@ def test_a_breaking_edit_is_reverted_and_recorded(server: ModelServer, tmp_path:
     assert mem["revert_history"][0]["task"] == "T1"
     assert "tests failed" in mem["revert_history"][0]["reason"]
     report = (repo / ".deepflow/auto-report.md").read_text()
-    assert "| 1 | T1 | failed | reverted | tests failed: 2 of 2" in report
-    assert "| Tasks reverted | 1 |" in report
+    assert (
+        "| 1 | T1 | Add mul | failed | reverted, kept at `refs/gtd/reverted/cycle-1` | "
+        "tests failed: 2 of 2"
+    ) in report
+    assert "| Tasks reverted | 1 (T1) |" in report
 
 
 def test_three_failing_ticks_trip_the_breaker_and_the_loop_deletes_its_job(
@@ -183,17 +188,23 @@ def test_three_failing_ticks_trip_the_breaker_and_the_loop_deletes_its_job(
 def test_weakening_a_snapshot_test_is_reverted_with_that_reason(
     server: ModelServer, tmp_path: Path
 ) -> None:
+    """The plugin's hook refuses an Edit of a snapshot test (tests/e2e/test_guard.py);
+    a weakening it cannot see — a script that rewrites the file — is the ratchet's to
+    catch, and it reverts the cycle with that reason."""
     repo = make_project(tmp_path / "repo")
     before = tree(repo)
 
     def weaken(task: str, repo: Path) -> list[Block]:
-        return [
-            write(repo, "calc.py", MUL),
-            edit(repo, "tests/test_calc.py", "assert add(2, 3) == 5", "assert add(2, 3)"),
-        ]
+        script = (
+            "python3 -c \"import pathlib; p = pathlib.Path('tests/test_calc.py'); "
+            "p.write_text(p.read_text().replace('== 5', ''))\""
+        )
+        return [write(repo, "calc.py", MUL), ToolUse("Bash", {"command": script})]
 
     server.script(*tick_rules(), *implementer_rules(repo, weaken))
-    session = run_claude(server, repo, [TICK], base=tmp_path / "claude")
+    session = run_claude(
+        server, repo, [TICK], base=tmp_path / "claude", allowed=["Bash(python3:*)"]
+    )
     assert_on_script(server, session)
 
     end = session.tool_calls("Bash")[-1]

@@ -11,18 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from gtd.demo.model_rules import (
+    implementer_rules,
+    tick_rules,
+)
+from gtd.demo.model_server import ModelServer
 from tests.e2e.harness import (
     assert_on_script,
     auto_rules,
     copy_pack,
     git,
-    implementer_rules,
     loop_start_rules,
     make_project,
     run_claude,
-    tick_rules,
 )
-from tests.e2e.model_server import ModelServer
 from tests.e2e.test_auto_cycle import TICK, good_edits
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,7 @@ import json
 import urllib.request
 from typing import Any
 
-from tests.e2e.model_server import OFF_SCRIPT, ModelServer, Rule, Text, ToolUse
+from gtd.demo.model_server import OFF_SCRIPT, ModelServer, Rule, Text, ToolUse
 
 TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
 

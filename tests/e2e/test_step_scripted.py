@@ -14,17 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import (
+from gtd.demo.model_rules import (
     answered,
     answered_command,
+    rule,
+    write,
+)
+from gtd.demo.model_server import Block, ModelServer, Request, Text, ToolUse
+from tests.e2e.harness import (
     assert_on_script,
     git,
     gtd,
-    rule,
     run_claude,
-    write,
 )
-from tests.e2e.model_server import Block, ModelServer, Request, Text, ToolUse
 
 pytestmark = pytest.mark.slow
 

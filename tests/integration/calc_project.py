@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from tests.conftest import CliResult, Repo, run_gtd
@@ -92,6 +93,9 @@ def _set_up(repo: Repo, plan: str, tests: bool, conftest: bool, config_extra: st
     repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n{config_extra}")
     repo.commit_all("initial")
     res = run_gtd(repo.path, "auto", "setup", "--json")
+    while res.code == 0 and res.json["status"] == "checking":  # a baseline longer than the wait
+        time.sleep(0.3)
+        res = run_gtd(repo.path, "auto", "setup", "--json")
     assert res.code == 0, res.stderr
     assert res.json["status"] == "ready", res.json
 

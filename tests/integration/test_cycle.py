@@ -89,7 +89,7 @@ def test_good_change_lands_as_attributable_commits(project: Repo) -> None:
     assert mem["task_results"] == {"T1": {"status": "success", "commit": commit, "cycle": 1}}
     assert mem["consecutive_reverts"] == {"T1": 0}
     report = (project.path / ".deepflow/auto-report.md").read_text()
-    assert f"| 1 | T1 | passed | {commit} | — |" in report
+    assert f"| 1 | T1 | Add mul | passed | {commit} | — |" in report
     assert "| Tasks committed | 1 |" in report
     # the new test is protected from the next cycle on
     assert "tests/test_mul.py" in (project.path / ".deepflow/auto-snapshot.txt").read_text()
@@ -123,7 +123,10 @@ def test_breaking_change_is_reverted_byte_for_byte(project: Repo) -> None:
     assert isinstance(history, list)
     assert history[0]["task"] == "T1"
     report = (project.path / ".deepflow/auto-report.md").read_text()
-    assert "| 1 | T1 | failed | reverted | tests failed: 2 of" in report
+    assert (
+        "| 1 | T1 | Add mul | failed | reverted, kept at `refs/gtd/reverted/cycle-1` | "
+        "tests failed: 2 of"
+    ) in report
 
 
 def test_agent_commits_are_reverted_too(project: Repo) -> None:
@@ -389,7 +392,7 @@ def test_bootstrap_cycle_writes_the_first_tests(repo: Repo) -> None:
     result = end(repo)
     assert result["status"] == "passed", result
     report = (repo.path / ".deepflow/auto-report.md").read_text()
-    assert "| 1 | BOOTSTRAP | passed |" in report
+    assert "| 1 | BOOTSTRAP | baseline tests | passed |" in report
     assert "- [ ] **T1**" in (repo.path / "PLAN.md").read_text()
     assert begin(repo)["task"] == "T1"
 

@@ -150,3 +150,50 @@ def test_no_git_fails(tmp_path: Path, claude_dir: Path, monkeypatch: pytest.Monk
     assert "git is not installed" in git["detail"]
     assert res.code == 1
     assert os.environ["PATH"] == str(empty)
+
+
+# -- the test command is run (collect-only) --------------------------------------------
+
+
+def test_a_pytest_command_is_run_and_its_tests_counted(repo: Repo, claude_dir: Path) -> None:
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {sys.executable} -m pytest\n")
+    repo.write("test_a.py", "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    repo.commit_all("suite")
+    test = checks(run_gtd(repo.path, "doctor", "--json").json)["test command"]
+    assert test["status"] == "ok"
+    assert "2 tests collected" in test["detail"]
+    assert repo.status() == ""  # collecting left no cache and no bytecode behind
+
+
+def test_a_missing_dependency_fails_with_the_fix(repo: Repo, claude_dir: Path) -> None:
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {sys.executable} -m pytest\n")
+    repo.write("test_ok.py", "def test_ok():\n    pass\n")
+    repo.write("test_needs.py", "import no_such_dependency_xyz\n\n\ndef test_x():\n    pass\n")
+    res = run_gtd(repo.path, "doctor", "--json")
+    test = checks(res.json)["test command"]
+    assert test["status"] == "fail"
+    assert "1 test file(s) could not be collected (test_needs.py)" in test["detail"]
+    assert "'no_such_dependency_xyz' cannot be imported" in test["detail"]
+    assert res.code == 1
+
+
+def test_the_projects_virtualenv_is_chosen_and_a_broken_one_diagnosed(
+    repo: Repo, claude_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A .venv without pytest (its test dependencies never installed): the detected
+    command is the project's own, and the doctor says what is missing."""
+    import subprocess
+
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    repo.write("conftest.py", "")
+    repo.write("tests/test_a.py", "def test_a():\n    pass\n")
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(repo.path / ".venv")], check=True
+    )
+    res = run_gtd(repo.path, "doctor")
+    line = next(x for x in res.stdout.splitlines() if "test command" in x)
+    assert line.startswith("fail test command: `.venv/bin/python -m pytest` (detected: ")
+    assert "the project's virtualenv .venv/ (linked into the clean room)" in line
+    assert "has no pytest module" in line
+    assert "install pytest" in line
+    assert res.code == 1

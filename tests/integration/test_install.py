@@ -471,7 +471,7 @@ def test_project_layout_namespaces_without_a_plugin() -> None:
 def test_plugin_copy_is_the_pack_and_its_readme() -> None:
     files = load_install().plugin_files()
     tops = {rel.split("/", 1)[0] for rel in files}
-    assert tops == {".claude-plugin", "commands", "agents", "skills", "bin", "README.md"}
+    assert tops == {".claude-plugin", "commands", "agents", "skills", "bin", "hooks", "README.md"}
     assert files["bin/gtd"][1] == 0o755
     assert files["README.md"] == ((ROOT / "README.md").read_bytes(), 0o644)
 

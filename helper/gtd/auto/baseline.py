@@ -9,12 +9,14 @@ own (gtd.auto.cycle.engine._fork) and seal the result when it is in.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from gtd import paths
 from gtd.auto import records, state
 from gtd.auto.config import AutoConfig, load_auto_config, to_json
+from gtd.auto.journal import Journal
 from gtd.auto.ratchet import check
 from gtd.auto.ratchet import snapshot as codec
 from gtd.auto.ratchet.model import Snapshot
@@ -95,6 +97,16 @@ def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], li
     return codec.dumps(snap), summary(snap, config, now().iso, reverted), snap.test_paths
 
 
+def claim(git: Git, lock: Path) -> Journal | None:
+    """The baseline run in flight when it is this process's to do (its pid is the
+    one the starter sealed), else None: the starter died first, or it was recovered."""
+    with locked(lock):
+        current = state.read(git).journal
+    if current is None or current.kind != "baseline" or current.pid != os.getpid():
+        return None
+    return current
+
+
 def refresh_worker(root: Path) -> None:
     """The worker `cycle begin` starts after a person's commit: a new baseline of
     HEAD, sealed with a ``refresh`` record (the report says whose commit it was)."""
@@ -103,13 +115,9 @@ def refresh_worker(root: Path) -> None:
 
     git = Git(root, hardened=True)
     lock = root / paths.LOCK
-    with locked(lock):
-        st = state.read(git)
-        current = st.journal
-        import os
-
-        if current is None or current.kind != "baseline" or current.pid != os.getpid():
-            return
+    current = claim(git, lock)
+    if current is None:
+        return
     from gtd.auto import breaker
     from gtd.auto.ratchet.diagnose import diagnose
     from gtd.errors import GtdError

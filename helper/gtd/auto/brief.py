@@ -22,9 +22,11 @@ def render_task(
     learnings: Sequence[str],
     test_command: str,
 ) -> str:
+    from gtd.auto.readable import readable
+
     sections: list[str] = []
     if failures:
-        lines = "\n".join(f"- cycle {c}: {reason}" for c, reason in failures)
+        lines = "\n".join(f"- cycle {c}: {readable(reason)}" for c, reason in failures)
         sections.append(templates.render("partials/brief-failures.md", {"lines": lines}))
     if learnings:
         lines = "\n".join(f"- {item}" for item in learnings)

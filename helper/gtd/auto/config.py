@@ -5,11 +5,15 @@ plus gtd's ``ratchet`` and ``cycle`` sections. It is parsed with PyYAML's safe
 loader (the C one when available) into a node tree first, so every error names the
 line it is about: syntax errors, unknown keys (a typo must never silently fall back
 to a default), duplicate keys, wrong types and unparseable commands.
+
+Without a test command in the file, :mod:`gtd.detect` chooses one (the project's
+own environment first) and says why (``AutoConfig.test_command_reason``); a virtualenv
+inside the repository that a command runs from is linked into the clean room
+whether ``ratchet.link`` names it or not (``AutoConfig.links``).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -17,6 +21,8 @@ from gtd import schema
 from gtd.auto import defaults
 from gtd.errors import InputError
 from gtd.paths import CONFIG as CONFIG_PATH
+
+HOOK_CHOICES = ("skip", "run")
 
 TestCommandSource = Literal["config", "quality", "detected"]
 
@@ -67,6 +73,7 @@ _SCHEMA = schema.Fields(
         "quality": schema.Fields({"test_command": _COMMAND}),
         "circuit_breaker_threshold": schema.Integer(1),
         "cycle": schema.Fields({"agent_timeout_minutes": schema.Integer(1)}),
+        "commit": schema.Fields({"hooks": schema.Choice(HOOK_CHOICES)}),
     }
 )
 
@@ -82,12 +89,17 @@ class AutoConfig(NamedTuple):
     agent_timeout_minutes: int = defaults.AGENT_MINUTES
     # Where test_command came from; None when no test command is known at all.
     test_command_source: TestCommandSource | None = None
-    # Ignored paths the suite needs, linked into the clean room (.venv, node_modules).
+    # Ignored paths the suite needs, linked into the clean room (.venv, node_modules):
+    # those configured, and the virtualenvs inside the repository a command runs from.
     links: tuple[str, ...] = ()
     # Times a failing, baseline-passing test is run again before it counts.
     rerun_failures: int = defaults.RERUNS
     # How long `gtd cycle end` waits for its verdict before answering `checking`.
     wait_s: float = defaults.WAIT_S
+    # Whether the repository's pre-commit hook runs on a cycle's work ("run") or not.
+    commit_hooks: str = "skip"
+    # Why this test command: the config key it came from, or what detection chose.
+    test_command_reason: str | None = None
 
 
 def template_text() -> str:
@@ -114,16 +126,27 @@ def load_auto_config(root: Path) -> AutoConfig:
 
 
 def _config(values: dict[str, Any], root: Path) -> AutoConfig:
+    from gtd import detect
+
     ratchet = values.get("ratchet", {})
     quality = values.get("quality", {})
     cycle = values.get("cycle", {})
     test_command: str | None = ratchet.get("test_command")
-    source: TestCommandSource | None = "config" if test_command else None
-    if test_command is None and quality.get("test_command"):
+    source: TestCommandSource | None = None
+    reason: str | None = None
+    links: list[str] = list(ratchet.get("link", ()))
+    if test_command:
+        source, reason = "config", f"ratchet.test_command in {CONFIG_PATH}"
+    elif quality.get("test_command"):
         test_command, source = quality["test_command"], "quality"
-    if test_command is None:
-        test_command = detect_test_command(root)
-        source = "detected" if test_command else None
+        reason = f"quality.test_command in {CONFIG_PATH}"
+    else:
+        found = detect.detect(root, probe=detect.run_probe)
+        if found is not None:
+            test_command, source, reason = found.command, "detected", found.reason
+            links += found.links
+    others = [ratchet.get(key) for key in _COMMAND_KEYS if key != "test_command"]
+    links += detect.implied_links(root, [test_command, *others])
     return AutoConfig(
         build_command=ratchet.get("build_command"),
         test_command=test_command,
@@ -134,9 +157,11 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         circuit_breaker_threshold=values.get("circuit_breaker_threshold", defaults.THRESHOLD),
         agent_timeout_minutes=cycle.get("agent_timeout_minutes", defaults.AGENT_MINUTES),
         test_command_source=source,
-        links=tuple(ratchet.get("link", ())),
+        links=tuple(dict.fromkeys(links)),
         rerun_failures=ratchet.get("rerun_failures", defaults.RERUNS),
         wait_s=float(ratchet.get("wait_seconds", defaults.WAIT_S)),
+        commit_hooks=values.get("commit", {}).get("hooks", "skip"),
+        test_command_reason=reason,
     )
 
 
@@ -268,67 +293,3 @@ def _check_mapping(node: Any, data: dict[Any, Any], fields: schema.Fields, prefi
         except schema.Invalid as exc:
             raise InputError(CONFIG_PATH, exc.message(), vline, hint=exc.hint) from None
     return out
-
-
-# -- detection ------------------------------------------------------------------------
-
-
-def detect_test_command(root: Path) -> str | None:
-    """Guess the project's test command when the config names none.
-
-    Strong pytest signs first (pytest.ini, conftest.py, test_*.py files, a pytest
-    section), then a package.json with a real "test" script, Cargo.toml, go.mod,
-    then weak Python signs (pyproject.toml, setup.py, a tests/ folder of .py files).
-    """
-    if _strong_pytest(root):
-        return _pytest_command()
-    if _npm_test_script(root):
-        return "npm test"
-    if (root / "Cargo.toml").is_file():
-        return "cargo test"
-    if (root / "go.mod").is_file():
-        return "go test ./..."
-    if (
-        (root / "pyproject.toml").is_file()
-        or (root / "setup.py").is_file()
-        or any((root / "tests").glob("**/*.py"))
-    ):
-        return _pytest_command()
-    return None
-
-
-def _pytest_command() -> str:
-    import shutil  # only when detecting: shutil costs ~5 ms of imports
-
-    return "pytest" if shutil.which("pytest") else "python3 -m pytest"
-
-
-def _strong_pytest(root: Path) -> bool:
-    if (root / "pytest.ini").is_file() or (root / "conftest.py").is_file():
-        return True
-    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
-        return True
-    if any((root / "tests").glob("**/test_*.py")) or any((root / "test").glob("**/test_*.py")):
-        return True
-    for name, marker in (
-        ("pyproject.toml", "[tool.pytest"),
-        ("setup.cfg", "[tool:pytest]"),
-        ("tox.ini", "[pytest]"),
-    ):
-        try:
-            if marker in (root / name).read_text(encoding="utf-8", errors="replace"):
-                return True
-        except (FileNotFoundError, IsADirectoryError):
-            continue
-    return False
-
-
-def _npm_test_script(root: Path) -> bool:
-    try:
-        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError, ValueError):
-        return False
-    scripts = data.get("scripts") if isinstance(data, dict) else None
-    test = scripts.get("test") if isinstance(scripts, dict) else None
-    # `npm init` writes a placeholder that always fails; it is not a test suite.
-    return isinstance(test, str) and bool(test.strip()) and "no test specified" not in test

@@ -4,22 +4,34 @@ does inside Claude Code, for any command-line agent (`claude -p`, a script).
 Each cycle: `Cycle.begin()`; on a task, run the agent command from the repository
 root with the brief on stdin (its own process group, killed after
 ``agent_timeout_minutes``); a last stdout line ``Learning: …`` is passed on as the
-cycle's learning; then `Cycle.end()`, which judges, commits or reverts. The agent's
-last output is kept in ``.deepflow/agent-output.log`` (git-ignored). One progress
-line per cycle goes to stdout::
+cycle's learning; then `Cycle.end()`, which judges, commits or reverts. How the
+agent ended is recorded with the cycle: its exit status, and when that is not 0
+the last lines of its output (stderr, or stdout when stderr is empty); memory and
+the report show both. Each cycle's whole agent output is kept in
+``.deepflow/agent-logs/cycle-N.log`` (ignored by git, never overwritten by a later
+cycle). One progress line per cycle goes to stdout::
 
     cycle 3 T2 passed abc1234 (2 remaining)
     cycle 4 T3 reverted: tests failed: 1 of 5 (tests/test_calc.py::test_div)
+    cycle 5 T3 reverted: no changes: … (the agent exited 3: oops)
 
-Stops, with one final line, and exit codes:
+While another process is judging a cycle (a `gtd cycle end` whose tests outlived
+its wait) or taking a new baseline after a person's commit, `begin` answers busy:
+the loop says ``waiting: …`` once and asks again every few seconds, rather than
+stopping; the verdict that comes in is reported as ``previous: …``.
 
-- ``complete`` / ``halted`` (circuit breaker) / ``blocked``: the loop is done,
-  exit 0 — the final line says which (`gtd cycle begin` answers the same later).
-- ``--max-cycles N`` reached: exit 0.
-- ``dirty`` (uncommitted changes no cycle made) and ``busy`` (another cycle is in
-  flight — a second driver, or a tick in Claude Code): exit 1; the loop cannot
-  make progress until a human acts, and it never waits on or touches that work.
-- the agent command does not exist: exit 1 before any cycle starts.
+Stops, with one final line, and exit codes (``EXIT_*`` below):
+
+- ``complete``: every task is done, exit 0 (then run `gtd verify`);
+  ``--max-cycles N`` reached: exit 0.
+- ``halted``: the circuit breaker tripped, or a forced halt (the agent changed the
+  helper's state, a broken baseline after a person's commit, a cycle that could not
+  finish): exit 3. The final line names the task and the command that resumes.
+- ``blocked``: every remaining task waits on an unfinished blocker: exit 4.
+- ``dirty`` (uncommitted changes no cycle made), ``busy`` with a cycle whose agent
+  is still at work (a second driver, a tick in Claude Code, a loop stopped with
+  Ctrl-C), an operational error, or an agent command that does not exist: exit 1;
+  the loop cannot make progress until a person acts, and it never touches that work.
 - Ctrl-C (SIGINT): the agent's process group is killed (gtd.proc), the journal
   stays, the resume hint is printed, exit 130. Interrupted while the agent ran, the
   work is still in the tree: `gtd cycle end` judges it; interrupted while checking,
@@ -29,9 +41,11 @@ Stops, with one final line, and exit codes:
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,10 +56,23 @@ from gtd.clock import now
 from gtd.errors import GtdError
 from gtd.fsio import atomic_write
 
-AGENT_LOG = f"{paths.STATE_DIR}/agent-output.log"
+EXIT_DONE = 0
+EXIT_STUCK = 1
+EXIT_HALTED = 3
+EXIT_BLOCKED = 4
+EXIT_INTERRUPTED = 130
+AGENT_TIMED_OUT = 124  # the status recorded for an agent killed at its timeout (as timeout(1))
+POLL_S = 1.0  # how often a waiting loop asks `begin` again
+TAIL_LINES = 20
+TAIL_CHARS = 2000
 _LEARNING = re.compile(r"^\s*Learning:\s*(.+?)\s*$")
 
 Say = Callable[[str], None]
+
+
+def agent_log(cycle: int) -> str:
+    """Where cycle ``cycle``'s agent output is kept, relative to the root."""
+    return f"{paths.AGENT_LOGS}/cycle-{cycle}.log"
 
 
 def learning_from(output: str) -> str | None:
@@ -55,6 +82,29 @@ def learning_from(output: str) -> str | None:
         return None
     match = _LEARNING.match(lines[-1])
     return match.group(1) if match else None
+
+
+def agent_status(result: proc.Result) -> int:
+    """The agent's exit status as a shell reports it: 124 when it was killed at its
+    timeout, 128+N when a signal N ended it."""
+    if result.timed_out:
+        return AGENT_TIMED_OUT
+    if result.returncode < 0:
+        return 128 - result.returncode
+    return result.returncode
+
+
+def agent_tail(result: proc.Result, timeout_min: int) -> str | None:
+    """The end of a failed agent's output (stderr, or stdout when stderr is
+    empty): what a person needs to see why it failed. None when it exited 0."""
+    if agent_status(result) == 0:
+        return None
+    text = result.stderr if result.stderr.strip() else result.stdout
+    lines = text.rstrip().splitlines()[-TAIL_LINES:]
+    tail = "\n".join(lines)[-TAIL_CHARS:]
+    if result.timed_out:
+        tail = f"(the agent timed out after {timeout_min} min)\n{tail}".rstrip()
+    return tail or "(no output)"
 
 
 def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
@@ -68,31 +118,72 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
         raise GtdError("the agent command is empty")
     if not via_shell and shutil.which(argv[0]) is None:
         raise GtdError(f"agent command not found: {argv[0]}")
-    timeout_s = load_auto_config(root).agent_timeout_minutes * 60
+    timeout_min = load_auto_config(root).agent_timeout_minutes
     _take_sigint()
 
     cycles = 0
+    waiting: str | None = None
     while True:
         if max_cycles is not None and cycles >= max_cycles:
             say(f"stopped after {cycles} cycle(s) (--max-cycles); run `gtd loop` again to go on")
-            return 0
-        answer = Cycle(root, now()).begin()
+            return EXIT_DONE
+        try:
+            answer = Cycle(root, now()).begin()
+        except KeyboardInterrupt:
+            say("interrupted before a cycle started; run `gtd loop` again to go on")
+            return EXIT_INTERRUPTED
         if answer.get("recovered"):
             say(f"recovered: {answer['recovered']}")
+        if answer.get("previous"):
+            say(f"previous: {answer['previous']}")
         status = answer["status"]
+        if status == "busy" and answer.get("phase") == "checking":
+            # A verdict or a new baseline is being worked out by a process that
+            # finishes on its own: wait for it, asking again now and then.
+            message = str(answer.get("message", ""))
+            if message != waiting:
+                say(f"waiting: {message}")
+                waiting = message
+            try:
+                _reap()
+                time.sleep(POLL_S)
+            except KeyboardInterrupt:
+                say(f"interrupted while waiting ({message}); run `gtd loop` again to go on")
+                return EXIT_INTERRUPTED
+            continue
+        waiting = None
         if status != "task":
             return _stop(status, answer, say)
         cycles += 1
         phase = "agent"
+        cycle = int(answer["cycle"])
         try:
-            result = proc.run(argv, root, timeout=timeout_s, input_text=answer["brief_text"])
-            _keep_output(root, result)
+            result = proc.run(argv, root, timeout=timeout_min * 60, input_text=answer["brief_text"])
+            _keep_output(root, cycle, result)
             phase = "checking"
-            end = Cycle(root, now()).end(learning_from(result.stdout), detach=False)
+            code, tail = agent_status(result), agent_tail(result, timeout_min)
+            end = Cycle(root, now()).end(
+                learning_from(result.stdout), detach=False, agent_exit=code, agent_tail=tail
+            )
         except KeyboardInterrupt:
             say(_interrupted(answer, phase))
-            return 130
-        say(_progress(end))
+            return EXIT_INTERRUPTED
+        say(_progress(end, code, tail))
+        if end["status"] in ("passed", "reverted"):
+            Cycle(root, now()).acknowledge(cycle)
+
+
+def _reap() -> None:
+    """Collect our finished children: a baseline worker `begin` forked and stopped
+    waiting for would stay a zombie, which looks alive, and `begin` would answer
+    busy for ever."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _take_sigint() -> None:
@@ -103,23 +194,31 @@ def _take_sigint() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _progress(end: Mapping[str, Any]) -> str:
-    head = f"cycle {end['cycle']} {end['task']}"
+def _progress(end: Mapping[str, Any], code: int, tail: str | None) -> str:
+    head = f"cycle {end.get('cycle')} {end.get('task')}"
     if end["status"] == "passed":
-        return f"{head} passed {end.get('commit', '')} ({end['remaining']} remaining)"
-    return f"{head} reverted: {end.get('reason') or 'no reason given'}"
+        line = f"{head} passed {end.get('commit', '')} ({end['remaining']} remaining)"
+    elif end["status"] == "reverted":
+        line = f"{head} reverted: {end.get('reason') or 'no reason given'}"
+    else:  # the cycle could not finish (git refused the commit): the next begin says why
+        line = f"{head} {end['status']}: {end.get('message', '')}"
+    if code != 0:
+        last = next((x.strip() for x in reversed((tail or "").splitlines()) if x.strip()), "")
+        line += f" (the agent exited {code}" + (f": {last[:200]})" if last else ")")
+    return line
 
 
 def _stop(status: str, answer: Mapping[str, Any], say: Say) -> int:
     message = str(answer.get("message", ""))
     if status == "complete":
         say(f"complete: {message} Next: run `gtd verify`.")
-        return 0
-    if status in ("halted", "blocked"):
-        say(f"{status}: {message} Next: {answer.get('next', '')}")
-        return 0
+        return EXIT_DONE
     say(f"{status}: {message} Next: {answer.get('next', '')}")
-    return 1
+    if status == "halted":
+        return EXIT_HALTED
+    if status == "blocked":
+        return EXIT_BLOCKED
+    return EXIT_STUCK
 
 
 def _interrupted(answer: Mapping[str, Any], phase: str) -> str:
@@ -132,11 +231,13 @@ def _interrupted(answer: Mapping[str, Any], phase: str) -> str:
     return f"interrupted: {where} stopped while checking; `gtd loop` again reverts it and goes on"
 
 
-def _keep_output(root: Path, result: proc.Result) -> None:
+def _keep_output(root: Path, cycle: int, result: proc.Result) -> None:
     note = ""
     if result.timed_out:
         note = "(agent timed out)\n"
     elif result.not_found:
         note = "(agent command not found)\n"
-    text = f"$ {' '.join(result.argv)}\n{note}exit {result.returncode}\n--- stdout\n"
-    atomic_write(root / AGENT_LOG, f"{text}{result.stdout}\n--- stderr\n{result.stderr}")
+    text = f"$ {' '.join(result.argv)}\n{note}exit {agent_status(result)}\n--- stdout\n"
+    log = root / agent_log(cycle)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(log, f"{text}{result.stdout}\n--- stderr\n{result.stderr}")

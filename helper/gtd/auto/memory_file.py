@@ -154,6 +154,10 @@ def load(path: PathLike) -> tuple[Memory, Doc]:
         raise InputError(_label(path), f"YAML syntax error: {problem}", line, HINT) from exc
     except YAMLError as exc:
         raise InputError(_label(path), f"YAML error: {exc}", hint=HINT) from exc
+    except ValueError as exc:  # a number too long for Python to convert (> 4,300 digits)
+        raise InputError(
+            _label(path), "a value cannot be read (a number too long?)", hint=HINT
+        ) from exc
     try:
         mem = decode(root)
     except schema.Invalid as exc:

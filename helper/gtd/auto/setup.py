@@ -68,14 +68,18 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
         )
     with locked(root / paths.LOCK):
         st = state.read(git)
+        if not st.set_up and (root / paths.MEMORY).exists():
+            from gtd.auto import memory_file
+
+            memory_file.load(root / paths.MEMORY)  # imported at the end: say now if unreadable
         current = st.journal
         if current is not None and current.kind != "baseline":
             raise GtdError(
                 "a cycle is in flight", "let it finish (or run `gtd cycle begin` to recover it)"
             )
-        from gtd.auto.cycle.finish import pid_alive
+        from gtd.proc import alive
 
-        if current is not None and pid_alive(current.pid):
+        if current is not None and alive(current.pid):
             return _checking()
         if current is not None:
             st = state.write(git, st, "drop an interrupted baseline run", journal=None)
@@ -143,8 +147,8 @@ def _prepare(root: Path, git: Git) -> tuple[list[str], str | None, Any]:
     if not (root / paths.CONFIG).exists():
         atomic_write(root / paths.CONFIG, config.template_text())
         created.append(paths.CONFIG)
-    ensure_excluded(git)
     cfg = config.load_auto_config(root)  # after writing the template: validates a human's file
+    ensure_excluded(git, _virtualenvs(root, git, cfg.links))
     to_commit = [e.path for e in git.status() if e.path in (paths.PLAN, paths.CONFIG)]
     committed = None
     if to_commit:
@@ -154,15 +158,32 @@ def _prepare(root: Path, git: Git) -> tuple[list[str], str | None, Any]:
     return created, committed, cfg
 
 
-def ensure_excluded(git: Git) -> bool:
-    """gtd's block in ``.git/info/exclude``: private helper files and test litter
-    are ignored on every branch. Returns whether the file changed."""
+def _virtualenvs(root: Path, git: Git, links: tuple[str, ...]) -> list[str]:
+    """The linked folders that are virtualenvs git does not track: they are the
+    test environment, never part of a commit, and an unignored one would make
+    every tick answer `dirty`."""
+    from gtd.detect import venv_python
+
+    found = [link for link in links if venv_python(root / link) is not None]
+    if not found:
+        return []
+    tracked = set(git.run("ls-files", "-z", "--", *found).split("\0"))
+    return [f for f in found if not any(t == f or t.startswith(f + "/") for t in tracked)]
+
+
+def ensure_excluded(git: Git, virtualenvs: list[str] | None = None) -> bool:
+    """gtd's block in ``.git/info/exclude``: private helper files, test litter and
+    the project's untracked virtualenvs (``virtualenvs``) are ignored on every
+    branch. Returns whether the file changed."""
     path = git.git_dir() / "info" / "exclude"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    block = "\n".join([paths.EXCLUDE_BEGIN, *paths.EXCLUDE_LINES, paths.EXCLUDE_END]) + "\n"
+    # No trailing slash: a virtualenv may be a symbolic link to one elsewhere.
+    venvs = [f"/{v.strip('/')}" for v in virtualenvs or ()]
+    lines = [paths.EXCLUDE_BEGIN, *paths.EXCLUDE_LINES, *venvs, paths.EXCLUDE_END]
+    block = "\n".join(lines) + "\n"
     start, end = text.find(paths.EXCLUDE_BEGIN), text.find(paths.EXCLUDE_END)
     if start != -1 and end != -1:
         new = text[:start] + block + text[end + len(paths.EXCLUDE_END) :].lstrip("\n")
@@ -183,11 +204,9 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
 
     git = Git(root, hardened=True)
     lock = root / paths.LOCK
-    with locked(lock):
-        st = state.read(git)
-        current = st.journal
-        if current is None or current.kind != "baseline" or current.pid != os.getpid():
-            return
+    current = baseline.claim(git, lock)
+    if current is None:
+        return
     cfg = config.load_auto_config(root)
     snap = baseline.take(git, cfg, current.base)
     found = diagnose(
@@ -272,7 +291,7 @@ def _ready_answer(
         "tasks": len(plan.tasks),
         "pending": len(plan.pending),
         "snapshot_files": count,
-        "test_command": cfg.test_command,
+        **_command_facts(cfg),
         "baseline": codec.describe_baseline(snap),
         "tests": _tests_line(snap),
         "created": extra.get("created") or [],
@@ -297,11 +316,11 @@ def _refused(snap: Any, cfg: Any, found: Any) -> Answer:
     answer: Answer = {
         "status": "baseline-red",
         "snapshot_files": len(snap.test_paths),
-        "test_command": cfg.test_command,
+        **_command_facts(cfg),
         "baseline": codec.describe_baseline(snap),
         "tests": _tests_line(snap),
     }
-    if snap.baseline_red:
+    if snap.baseline_red and found is None:
         answer["message"] = (
             "the test suite fails before any change and reports no per-test results, "
             "so the ratchet cannot tell a regression from the old failure"
@@ -309,6 +328,12 @@ def _refused(snap: Any, cfg: Any, found: Any) -> Answer:
         answer["next"] = "make the suite green (or emit JUnit XML, see ratchet.junit_xml) and rerun"
         return answer
     answer["status"] = "baseline-broken"
+    if snap.baseline_red:  # nothing to accept: without results no cycle could be judged
+        answer["problem"] = found.problem
+        answer["fix"] = found.fix
+        answer["message"] = f"the baseline did not run the suite: {found.problem}"
+        answer["next"] = f"{found.fix}; then rerun `gtd auto setup`"
+        return answer
     answer["problem"] = found.problem
     answer["fix"] = found.fix
     answer["message"] = f"the baseline did not really run the suite: {found.problem}"
@@ -317,6 +342,16 @@ def _refused(snap: Any, cfg: Any, found: Any) -> Answer:
         "`gtd auto setup --accept-baseline`)"
     )
     return answer
+
+
+def _command_facts(cfg: Any) -> Answer:
+    """The test command, why it is the one, and what the clean room links."""
+    facts: Answer = {"test_command": cfg.test_command}
+    if cfg.test_command_reason:
+        facts["test_command_why"] = cfg.test_command_reason
+    if cfg.links:
+        facts["linked"] = list(cfg.links)
+    return facts
 
 
 def _tests_line(snapshot: Any) -> str:

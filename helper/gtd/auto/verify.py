@@ -264,12 +264,18 @@ def _norm(path: str) -> str:
 
 def _write_report(root: Path, the_plan: Plan, now: Now, results: list[VerifyResult]) -> None:
     from gtd.auto import records, report, state
+    from gtd.auto.cycle.engine import render_report
     from gtd.fsio import atomic_write, locked
 
     if not (root / paths.STATE_DIR).is_dir():
         return
+    health = Health(verify=tuple(results))
     with locked(root / paths.LOCK):
-        mem = records.fold(state.read(Git(root, hardened=True)).records)
+        st = state.read(Git(root, hardened=True))
+        if st.set_up:
+            render_report(root, st, the_plan, now, health=health)
+            return
         title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
-        text = report.render(title or root.name, mem, now.iso, health=Health(verify=tuple(results)))
+        mem = records.fold(st.records)
+        text = report.render(title or root.name, mem, now.iso, health, plan=the_plan)
         atomic_write(root / paths.REPORT, text)

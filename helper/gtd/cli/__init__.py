@@ -28,6 +28,7 @@ _JSON = frozenset({"--json"})
 FAST_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("cycle", "begin"): frozenset({"--json", "--tick"}),
     ("ratchet", "run"): _JSON,
+    ("hook", "pre-tool-use"): frozenset(),
     ("plan", "next"): _JSON,
     ("step",): _JSON,
     ("step", "human"): _JSON,
@@ -79,6 +80,10 @@ def _fast_body(words: tuple[str, ...], flags: set[str]) -> Callable[[], int]:
 
         tick = "--tick" in flags
         return lambda: cycle_cmd.begin(as_json, tick)
+    if words == ("hook", "pre-tool-use"):
+        import gtd.cli.hook_cmd as hook_cmd
+
+        return hook_cmd.pre_tool_use
     if words == ("ratchet", "run"):
         import gtd.cli.ratchet_cmd as ratchet_cmd
 

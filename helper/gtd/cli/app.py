@@ -18,13 +18,27 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 plan_app = typer.Typer(no_args_is_help=True, help="Read and check PLAN.md.")
-ratchet_app = typer.Typer(no_args_is_help=True, help="The test ratchet: snapshot and check.")
+ratchet_app = typer.Typer(
+    no_args_is_help=True, help="The test ratchet: snapshot, check, quarantine."
+)
 cycle_app = typer.Typer(no_args_is_help=True, help="One auto-mode cycle: begin, end, reset.")
 auto_app = typer.Typer(no_args_is_help=True, help="Auto-mode set-up.")
+hook_app = typer.Typer(no_args_is_help=True, help="Claude Code hooks the plugin installs.")
 app.add_typer(plan_app, name="plan")
 app.add_typer(ratchet_app, name="ratchet")
 app.add_typer(cycle_app, name="cycle")
 app.add_typer(auto_app, name="auto")
+app.add_typer(hook_app, name="hook")
+
+
+@hook_app.command("pre-tool-use")
+def _hook_pre_tool_use() -> None:
+    """Refuse edits of protected files while a cycle is in flight (reads the tool
+    call as JSON on stdin; see gtd.auto.guard)."""
+    import gtd.cli.hook_cmd as hook_cmd
+
+    raise typer.Exit(hook_cmd.pre_tool_use())
+
 
 JsonOpt = typer.Option(False, "--json", help=JSON_HELP)
 
@@ -142,6 +156,31 @@ def _ratchet_run(as_json: bool = JsonOpt) -> None:
     raise typer.Exit(ratchet_cmd.run(as_json))
 
 
+@ratchet_app.command("quarantine")
+def _ratchet_quarantine(
+    test: str = typer.Argument(..., help="The test id, as `gtd ratchet run` shows it."),
+    reason: str | None = typer.Option(
+        None, "--reason", help="Why (recorded as the quarantine's evidence)."
+    ),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Quarantine a flaky test: its failures are reported, never alone a revert."""
+    from gtd.cli import ratchet_cmd
+
+    raise typer.Exit(ratchet_cmd.quarantine(test, reason, as_json))
+
+
+@ratchet_app.command("release")
+def _ratchet_release(
+    test: str = typer.Argument(..., help="The quarantined test id."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Put a quarantined test back under the ratchet: its failures count again."""
+    from gtd.cli import ratchet_cmd
+
+    raise typer.Exit(ratchet_cmd.release(test, as_json))
+
+
 # -- cycle -----------------------------------------------------------------------------
 
 
@@ -224,6 +263,29 @@ def _loop(
     from gtd.cli import loop_cmd
 
     raise typer.Exit(loop_cmd.loop(agent, max_cycles))
+
+
+# -- the demo --------------------------------------------------------------------------
+
+
+@app.command("demo")
+def _demo(
+    keep: str | None = typer.Option(
+        None,
+        "--keep",
+        metavar="DIR",
+        help="Make the demo's repository in DIR (new or empty) instead of a temporary directory.",
+    ),
+    claude: bool = typer.Option(
+        False,
+        "--claude",
+        help="Run the night inside Claude Code (`claude -p`) with a scripted local model.",
+    ),
+) -> None:
+    """Run a night of auto mode on a built-in sample project in a throwaway repository."""
+    from gtd.cli import demo_cmd
+
+    raise typer.Exit(demo_cmd.demo(keep, claude))
 
 
 _register_step_mode()

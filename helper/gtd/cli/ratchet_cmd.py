@@ -6,7 +6,7 @@ damaged sealed state, not a repository) exits non-zero."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from gtd.cli.output import emit, root
 from gtd.errors import GtdError
@@ -49,10 +49,16 @@ def snapshot(as_json: bool) -> int:
         "protected": sorted(snap.protected),
         "test_command": config.test_command,
         "test_command_source": config.test_command_source,
+        "test_command_why": config.test_command_reason,
+        "linked": list(config.links),
         "bootstrap": described["bootstrap"],
         "baseline": described,
     }
     lines = [f"Ratchet snapshot: {count} pre-existing test files"]
+    if config.test_command:
+        lines.append(f"Test command: {config.test_command} ({config.test_command_reason})")
+    if config.links:
+        lines.append(f"Linked into the clean room: {', '.join(config.links)}")
     lines.append(f"Protected test config: {', '.join(sorted(snap.protected)) or 'none'}")
     if snap.baseline.commands:
         lines.append("Baseline:")
@@ -99,7 +105,11 @@ def run(as_json: bool) -> int:
         judged = check.judge_candidate(
             git, rm, config, snap, base=snap.head, candidate=candidate, tolerated=tolerated
         )
+    from gtd.auto.readable import readable, word
+
     verdict, result = judged.verdict, judged.run
+    reason = None if verdict.reason is None else readable(verdict.reason)
+    details = [readable(d) for d in verdict.details]
     commands = []
     for cmd in result.commands:
         entry = codec.command_json(cmd)
@@ -109,8 +119,8 @@ def run(as_json: bool) -> int:
     payload: dict[str, Any] = {
         "status": "passed" if verdict.passed else "failed",
         "passed": verdict.passed,
-        "reason": verdict.reason,
-        "details": list(verdict.details),
+        "reason": reason,
+        "details": details,
         "tests_passed": verdict.tests_passed,
         "tests_failed": verdict.tests_failed,
         "tests_skipped": verdict.tests_skipped,
@@ -126,9 +136,12 @@ def run(as_json: bool) -> int:
             health.append("build passing" if verdict.build_ok else "build failing (tolerated)")
         head = "Ratchet: passed" + (f" — {', '.join(health)}" if health else "")
     else:
-        head = f"Ratchet: failed — {verdict.reason}"
+        head = f"Ratchet: failed — {reason}"
     lines = [head]
-    lines.extend(f"  - {d}" for d in verdict.details[1:])
+    lines.extend(f"  - {d}" for d in details[1:])
+    if judged.flaky:
+        payload["flaky"] = [word(t) for t in judged.flaky]
+        lines.append(f"Flaky (failed, then passed when run again): {', '.join(payload['flaky'])}")
     lines.extend(codec.summary_lines(result, snap.baseline))
     for cmd in result.commands:
         if not cmd.ok and cmd.output_tail:
@@ -137,3 +150,131 @@ def run(as_json: bool) -> int:
             lines.extend(tail)
     emit(payload, "\n".join(lines), as_json)
     return 0
+
+
+# -- quarantine by hand ----------------------------------------------------------------
+
+_PERSON_EVIDENCE = "quarantined by hand (gtd ratchet quarantine)"
+
+
+def quarantine(test: str, reason: str | None, as_json: bool) -> int:
+    """Take a test out of the ratchet's judgement: its failures are reported, never
+    alone the reason for a revert. Recorded in the sealed history, between cycles."""
+    from gtd.auto.memory import Quarantine
+    from gtd.auto.ratchet import snapshot as codec
+
+    def change(st: Any, mem: Any, at: str) -> tuple[list[Any], dict[str, Any]]:
+        if test in mem.quarantined:
+            return [], {
+                "status": "unchanged",
+                "test": test,
+                "message": "the test is already quarantined",
+            }
+        from gtd.auto import state
+
+        raw = state.read_blob(st.git, st.state, state.SNAPSHOT)
+        snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}") if raw else None
+        known = (snap.baseline.tests or {}) if snap is not None else {}
+        if test not in known:
+            raise GtdError(f"unknown test: {_shown(test)}", _closest(test, sorted(known)))
+        last = max((c.cycle for c in mem.cycles), default=0)
+        entry = Quarantine(test, last, at, reason or _PERSON_EVIDENCE, by="person")
+        return [entry], {
+            "status": "quarantined",
+            "test": test,
+            "evidence": entry.evidence,
+            "message": "its failures are reported and never alone revert a cycle",
+            "next": f"put it back with `gtd ratchet release {_quoted(test)}`",
+        }
+
+    return _record_by_hand(f"quarantine {test}", change, as_json)
+
+
+def release(test: str, as_json: bool) -> int:
+    """Put a quarantined test back under the ratchet: its failures count again."""
+    from gtd.auto import records
+
+    def change(st: Any, mem: Any, at: str) -> tuple[list[Any], dict[str, Any]]:
+        if test not in mem.quarantined:
+            listed = ", ".join(_shown(t) for t in sorted(mem.quarantined)) or "none"
+            return [], {
+                "status": "unchanged",
+                "test": test,
+                "message": f"the test is not quarantined (quarantined: {listed})",
+            }
+        return [records.Release(test, at)], {
+            "status": "released",
+            "test": test,
+            "message": "its failures count again from the next cycle",
+        }
+
+    return _record_by_hand(f"release {test}", change, as_json)
+
+
+class _Sealed(NamedTuple):
+    git: Any
+    state: Any
+
+
+def _record_by_hand(subject: str, change: Any, as_json: bool) -> int:
+    """Append what ``change`` decides to the sealed records under the state lock,
+    refused while a cycle or a baseline run is in flight (whose verdict must not
+    change under it: the implementer works only while a cycle is in flight), then
+    re-render memory and the report."""
+    from gtd import paths
+    from gtd.auto import plan_file, records, state
+    from gtd.auto.cycle.engine import render, require_setup
+    from gtd.clock import now
+    from gtd.fsio import locked
+    from gtd.git import Git
+
+    top = root()
+    git = Git(top, hardened=True)
+    at = now()
+    with locked(top / paths.LOCK):
+        st = state.read(git)
+        require_setup(top, st)
+        if st.journal is not None:
+            raise GtdError(
+                "a cycle (or a baseline run) is in flight: its verdict is judged by the "
+                "quarantine as it stood when it began",
+                "run this between cycles (after `gtd cycle end`, or stop the loop first)",
+            )
+        mem = records.fold(st.records)
+        new, payload = change(_Sealed(git, st), mem, at.iso)
+        if new:
+            st = state.write(git, st, subject[:200], append=new)
+            _, the_plan = plan_file.load(top)
+            render(top, st, the_plan, at)
+    lines = [f"status: {payload['status']}"]
+    lines += [f"{key}: {value}" for key, value in payload.items() if key != "status"]
+    emit(payload, "\n".join(lines), as_json)
+    return 0
+
+
+_SHOWN_MAX = 160
+
+
+def _shown(test: str) -> str:
+    """A test id as it is shown in messages: cut in the middle when very long."""
+    if len(test) <= _SHOWN_MAX:
+        return test
+    return test[: _SHOWN_MAX - 41] + "…" + test[-40:]
+
+
+def _quoted(test: str) -> str:
+    import shlex
+
+    return shlex.quote(test)
+
+
+def _closest(test: str, known: list[str]) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(test, known, n=3, cutoff=0.6)
+    if near:
+        return "did you mean: " + ", ".join(_shown(t) for t in near)
+    return (
+        f"give the id as `gtd ratchet run` shows it (the baseline has {len(known)} tests, "
+        "e.g. tests/test_x.py::test_name)"
+    )

@@ -209,7 +209,7 @@ def detect_test_command(root: Path) -> str | None:
     project, a package.json test script, cargo, go), with node's spelled the gtd 2.x
     way (``npm run test``, the same script as ``npm test``); None when nothing is
     recognised."""
-    from gtd.auto.config import detect_test_command as detect  # the one detector
+    from gtd.detect import detect_test_command as detect  # the one detector
 
     found = detect(root)
     return DEFAULT_TEST_COMMAND if found == "npm test" else found

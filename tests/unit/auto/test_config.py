@@ -1,20 +1,13 @@
 """`.deepflow/config.yaml`: defaults, values, the template, errors with line numbers,
-and test-command detection."""
+and where the test command came from (detection itself: tests/unit/test_detect.py)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from gtd.auto import config as config_mod
-from gtd.auto.config import (
-    AutoConfig,
-    detect_test_command,
-    load_auto_config,
-    template_text,
-)
+from gtd.auto.config import AutoConfig, load_auto_config, template_text
 from gtd.errors import InputError
 from gtd.paths import CONFIG as CONFIG_PATH
 
@@ -74,6 +67,7 @@ cycle:
         circuit_breaker_threshold=5,
         agent_timeout_minutes=20,
         test_command_source="config",
+        test_command_reason="ratchet.test_command in .deepflow/config.yaml",
     )
 
 
@@ -166,55 +160,50 @@ def test_pure_python_loader_gives_the_same_lines(
     assert info.value.line == 2
 
 
-# -- detection ------------------------------------------------------------------------
+# -- the test command's origin and links -------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("files", "expected"),
-    [
-        ({}, None),
-        ({"pytest.ini": "[pytest]\n"}, "PYTEST"),
-        ({"conftest.py": ""}, "PYTEST"),
-        ({"test_app.py": ""}, "PYTEST"),
-        ({"tests/unit/test_app.py": ""}, "PYTEST"),
-        ({"pyproject.toml": "[tool.pytest.ini_options]\n"}, "PYTEST"),
-        ({"pyproject.toml": "[project]\n"}, "PYTEST"),
-        ({"package.json": json.dumps({"scripts": {"test": "vitest run"}})}, "npm test"),
-        (
-            {"package.json": json.dumps({"scripts": {"test": 'echo "Error: no test specified"'}})},
-            None,
-        ),
-        ({"package.json": "{broken"}, None),
-        ({"Cargo.toml": "[package]\n"}, "cargo test"),
-        ({"go.mod": "module x\n"}, "go test ./..."),
-        (
-            {"package.json": json.dumps({"scripts": {"test": "jest"}}), "pyproject.toml": ""},
-            "npm test",
-        ),
-        (
-            {"package.json": json.dumps({"scripts": {"test": "jest"}}), "conftest.py": ""},
-            "PYTEST",
-        ),
-    ],
-)
-def test_detect_test_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], expected: str | None
-) -> None:
-    monkeypatch.setattr(config_mod, "_pytest_command", lambda: "PYTEST")
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    assert detect_test_command(tmp_path) == expected
+def test_a_configured_command_says_where_it_came_from(tmp_path: Path) -> None:
+    write(tmp_path, "ratchet:\n  test_command: make test\n")
+    cfg = load_auto_config(tmp_path)
+    assert cfg.test_command_reason == f"ratchet.test_command in {CONFIG_PATH}"
+    write(tmp_path, "quality:\n  test_command: npm test\n")
+    assert (
+        load_auto_config(tmp_path).test_command_reason == f"quality.test_command in {CONFIG_PATH}"
+    )
 
 
-def test_pytest_command_prefers_the_executable(
+def make_venv(folder: Path) -> None:
+    """The two things that make a folder a virtualenv to the detector."""
+    (folder / "bin").mkdir(parents=True)
+    (folder / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (folder / "bin" / "python").write_text("")
+
+
+def test_a_detected_virtualenv_is_linked_and_the_reason_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tool = tmp_path / "bin" / "pytest"
-    tool.parent.mkdir()
-    tool.write_text("#!/bin/sh\n")
-    tool.chmod(0o755)
-    monkeypatch.setenv("PATH", str(tool.parent))
-    assert config_mod._pytest_command() == "pytest"
-    monkeypatch.setenv("PATH", str(tmp_path))
-    assert config_mod._pytest_command() == "python3 -m pytest"
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    (tmp_path / "conftest.py").write_text("")
+    make_venv(tmp_path / ".venv")
+    cfg = load_auto_config(tmp_path)
+    assert cfg.test_command == ".venv/bin/python -m pytest"
+    assert cfg.test_command_source == "detected"
+    assert cfg.links == (".venv",)
+    assert cfg.test_command_reason is not None
+    assert ".venv/" in cfg.test_command_reason
+
+
+def test_a_configured_command_from_a_virtualenv_links_it_once(tmp_path: Path) -> None:
+    make_venv(tmp_path / "venv")
+    write(
+        tmp_path,
+        "ratchet:\n  test_command: venv/bin/python -m pytest\n"
+        "  lint_command: venv/bin/ruff check .\n  link: [venv, node_modules]\n",
+    )
+    assert load_auto_config(tmp_path).links == ("venv", "node_modules")
+    write(tmp_path, "ratchet:\n  test_command: venv/bin/python -m pytest\n")
+    assert load_auto_config(tmp_path).links == ("venv",)
+    # A program in a folder that is no virtualenv links nothing.
+    write(tmp_path, "ratchet:\n  test_command: scripts/run-tests.sh\n")
+    assert load_auto_config(tmp_path).links == ()

@@ -75,11 +75,11 @@ _MAX_REASON = 300  # a reason longer than this is cut in answers (memory keeps i
 
 
 def short(text: str, limit: int = _MAX_REASON) -> str:
-    """``text`` cut to ``limit`` characters at a word boundary, marked with …."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
-    return cut + "…"
+    """``text`` cut to ``limit`` characters at a word boundary, marked with …, and
+    every over-long word (a test id of kilobytes) cut in its middle."""
+    from gtd.auto.readable import readable
+
+    return readable(text, limit)
 
 
 def busy(journal: Journal) -> Answer:
@@ -213,7 +213,9 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
     if rec.tests_total is not None:
         answer["tests"] = f"{rec.tests_passed} / {rec.tests_total}"
     if rec.flaky:
-        answer["flaky"] = list(rec.flaky)
+        from gtd.auto.readable import word
+
+        answer["flaky"] = [word(t) for t in rec.flaky]
     if rec.duration_s is not None:
         answer["duration_s"] = rec.duration_s
     if trip is not None:

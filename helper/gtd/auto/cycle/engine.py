@@ -24,21 +24,25 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gtd import paths
 from gtd.auto import breaker, records, state
 from gtd.auto.config import AutoConfig, from_json
-from gtd.auto.cycle import answers, finish, seals
+from gtd.auto.cycle import answers
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
 from gtd.auto.plan import Plan, Task
 from gtd.auto.state import State
 from gtd.clock import Now
-from gtd.errors import GtdError, RepoError, StateError
+from gtd.errors import CommitBlocked, GtdError, RepoError, StateError
 from gtd.fsio import atomic_write, locked, temp_owner
 from gtd.git import Git, stale_locks
+from gtd.proc import alive
+
+if TYPE_CHECKING:
+    from gtd.auto.report import Health
 
 # How long `begin` waits for a snapshot refresh before answering busy: an injected
 # tick command has two minutes in Claude Code.
@@ -132,7 +136,7 @@ class Cycle:
                 continue
             for name in names:
                 pid = temp_owner(name)
-                if pid is not None and not finish.pid_alive(pid):
+                if pid is not None and not alive(pid):
                     with contextlib.suppress(OSError):
                         os.unlink(folder / name)
         dot = self.root / ".git"
@@ -143,7 +147,7 @@ class Cycle:
         if journal.phase == "agent":
             return self.now.epoch - journal.started_epoch < config.agent_timeout_minutes * 60
         if journal.phase == "checking":
-            return finish.pid_alive(journal.pid)
+            return alive(journal.pid)
         # committing / reverting only ever appear under the lock we now hold, so a
         # journal left in those phases belongs to a process that died mid-way.
         return False
@@ -185,6 +189,7 @@ class Cycle:
         self, st: State, the_plan: Plan, task: Task, mem: Memory, *, where: tuple[str, str]
     ) -> Answer:
         from gtd.auto import brief, memory
+        from gtd.auto.cycle import seals
         from gtd.templates import template
 
         assert st.summary is not None
@@ -234,6 +239,7 @@ class Cycle:
             self.git, st, f"cycle {number} ({entry.task}): begin", journal=entry, pin=head
         )
         state.write_mirrors(self.root, st)
+        self._show(st, the_plan, mem)
         return answers.task(entry, shown, text)
 
     def _refresh(self, st: State, head: str, branch: str) -> tuple[Answer, int]:
@@ -263,11 +269,22 @@ class Cycle:
         entry = entry.evolve(pid=child)
         st = state.write(self.git, st, f"refresh after {short}: worker {child}", journal=entry)
         state.write_mirrors(self.root, st)
+        self._show(st)
         return answers.refreshing(short), child
 
+    def _show(self, st: State, the_plan: Plan | None = None, mem: Memory | None = None) -> None:
+        """Put the work now in flight at the top of the report: someone reading it
+        during a long cycle sees what runs, not only what ran."""
+        if the_plan is None:
+            from gtd.auto import plan_file
+
+            the_plan = plan_file.load(self.root)[1]
+        render_report(self.root, st, the_plan, self.now, mem=mem)
+
     def _with_previous(self, st: State, answer: Answer) -> Answer:
-        """Add the verdict of a cycle whose `end` answered `checking` (the tests
-        outlived its wait) to the first answer after it came in."""
+        """Add the last cycle's verdict to the first `begin` answer after it came in:
+        its `end` may have answered `checking` (the tests outlived its wait), or been
+        moved to the background by the harness, its answer read by no one."""
         last = next((r for r in reversed(st.records) if isinstance(r, CycleRecord)), None)
         if last is None or last.cycle <= self._reported():
             return answer
@@ -280,6 +297,11 @@ class Cycle:
             return int((self.root / paths.REPORTED).read_text().strip() or 0)
         except (OSError, ValueError):
             return 0
+
+    def acknowledge(self, cycle: int) -> None:
+        """The caller showed cycle `cycle`'s verdict itself (`gtd loop` prints what
+        `end` answered in-process): the next `begin` does not repeat it."""
+        self._mark_reported(cycle)
 
     def _mark_reported(self, cycle: int) -> None:
         with contextlib.suppress(OSError):
@@ -305,27 +327,38 @@ class Cycle:
                 reason, halt = f"helper state modified: {tampered[0]}", True
             current = current.evolve(phase="reverting", passed=False, reason=reason, halt=halt)
             st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
-        st, rec, _trip = self._finish(st)
-        if st.journal is not None:  # the commit is blocked: leave it for the next tick
-            return st, ""
+        try:
+            st, rec, _trip = self._finish(st)
+        except CommitBlocked:  # recorded in the journal: every tick says why
+            return state.read(self.git), ""
         self._mark_reported(rec.cycle)
         return st, answers.recovered(current, committed=rec.status == "passed")
 
     # -- end -------------------------------------------------------------------------
 
-    def end(self, learning: str | None, *, detach: bool = True) -> Answer:
+    def end(
+        self,
+        learning: str | None,
+        *,
+        detach: bool = True,
+        agent_exit: int | None = None,
+        agent_tail: str | None = None,
+    ) -> Answer:
         """Judge the cycle in flight. ``detach``: in a worker process that outlives
         this one, waiting up to ``ratchet.wait_seconds`` for its verdict; otherwise
-        here, to the end (`gtd loop`)."""
+        here, to the end (`gtd loop`). ``agent_exit`` / ``agent_tail``: how the
+        agent's process ended, when the caller ran it (`gtd loop`), for the record."""
         with locked(self._lock):
             st = state.read(self.git)
             require_setup(self.root, st)
             current = st.journal
             if current is None or current.kind == "baseline":
                 raise GtdError("no cycle in flight", "run `gtd cycle begin` first")
+            if agent_exit is not None and current.phase == "agent":
+                current = current.evolve(agent_exit=agent_exit, agent_tail=agent_tail)
             if current.phase in ("committing", "reverting"):
                 return self._answer(*self._finish(st)[1:])
-            if current.phase == "checking" and finish.pid_alive(current.pid):
+            if current.phase == "checking" and alive(current.pid):
                 return answers.checking(current)
             tampered = state.tampered(self.root, self.git, st, strict=True)
             if tampered:
@@ -350,6 +383,7 @@ class Cycle:
                 current = current.evolve(pid=child)
                 st = state.write(self.git, st, f"cycle {cycle}: worker {child}", journal=current)
             state.write_mirrors(self.root, st)
+            self._show(st)
         if not detach:
             self.work(current.cycle)
             return self._answer_for(current)
@@ -393,7 +427,6 @@ class Cycle:
     def _answer(self, rec: CycleRecord, trip: breaker.Trip | None) -> Answer:
         from gtd.auto import plan_file
 
-        self._mark_reported(rec.cycle)
         _, the_plan = plan_file.load(self.root)
         return answers.ended(rec, len(the_plan.pending), trip)
 
@@ -429,7 +462,7 @@ class Cycle:
                 )
                 crash_point("verdict")
                 self._finish(st)
-        except finish.CommitBlocked:
+        except CommitBlocked:
             return  # recorded in the journal by _finish; the next begin retries
         except GtdError as exc:
             # Something only a person can fix (a git lock that is not ours, a broken
@@ -445,12 +478,14 @@ class Cycle:
     # -- finishing (shared by end and recovery; every step idempotent) ---------------
 
     def _finish(self, st: State) -> tuple[State, CycleRecord, breaker.Trip | None]:
+        from gtd.auto.cycle import finish, seals
+
         current = st.journal
         assert current is not None
         if current.phase == "committing":
             try:
                 st, commit = self._commit(st)
-            except finish.CommitBlocked as exc:
+            except CommitBlocked as exc:
                 blocked = f"{exc.message} — {exc.hint}" if exc.hint else exc.message
                 st = state.write(
                     self.git,
@@ -475,6 +510,8 @@ class Cycle:
         return folder
 
     def _commit(self, st: State) -> tuple[State, str]:
+        from gtd.auto.cycle import finish
+
         current = st.journal
         assert current is not None
         if current.work_commit is None:
@@ -580,7 +617,7 @@ class Cycle:
 
 def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
     """Re-render auto-memory.yaml and auto-report.md from the sealed records."""
-    from gtd.auto import memory_file, report
+    from gtd.auto import memory_file
     from gtd.errors import InputError
 
     mem = records.fold(st.records)
@@ -590,9 +627,35 @@ def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
     except InputError:
         doc = memory_file.Doc()  # a rendering: an unreadable copy is simply replaced
     memory_file.save(path, mem, doc)
-    title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
-    atomic_write(root / paths.REPORT, report.render(title or root.name, mem, now.iso))
+    render_report(root, st, the_plan, now, mem=mem)
     atomic_write(root / paths.RENDERED, f"{len(st.records)}\n")
+
+
+def render_report(
+    root: Path,
+    st: State,
+    the_plan: Plan,
+    now: Now,
+    *,
+    mem: Memory | None = None,
+    health: Health | None = None,
+) -> None:
+    """Re-render auto-report.md alone: what changes when work starts or stops
+    (the State at its top), with no new record to fold into memory. ``health``:
+    the levels of a `gtd verify` run, for the State and the Health Score."""
+    from gtd.auto import report
+
+    title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
+    text = report.render(
+        title or root.name,
+        records.fold(st.records) if mem is None else mem,
+        now.iso,
+        health,
+        plan=the_plan,
+        journal=st.journal,
+        threshold=sealed_config(st).circuit_breaker_threshold,
+    )
+    atomic_write(root / paths.REPORT, text)
 
 
 def rendered_count(root: Path) -> int | None:

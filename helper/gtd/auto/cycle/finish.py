@@ -29,14 +29,10 @@ from gtd import paths
 from gtd.auto import plan
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
-from gtd.errors import GitError, GtdError
+from gtd.errors import CommitBlocked, GitError, GtdError
 from gtd.git import Git, TreeEntry, remove_empty_tree
 
 _GITLINK = "160000"
-
-
-class CommitBlocked(GtdError):
-    """git refused to write the cycle's commit (a signing program, a hook)."""
 
 
 def trailers(journal: Journal) -> str:
@@ -268,15 +264,3 @@ def _restore_submodules(git: Git, base_listing: Mapping[str, TreeEntry]) -> None
             continue
         git.call("checkout", "-f", "-q", entry.oid, cwd=folder)
         git.call("clean", "-ffdq", cwd=folder)
-
-
-def pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

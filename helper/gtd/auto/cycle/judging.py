@@ -44,6 +44,7 @@ class Decision(NamedTuple):
     halt: bool = False
     pending: bytes | None = None  # the snapshot a pass advances to
     taken_epoch: float | None = None  # when the candidate was taken
+    flaky: tuple[str, ...] = ()  # failed, then passed when run again
 
     def journal(self, current: Journal) -> Journal:
         v = self.verdict
@@ -62,6 +63,7 @@ class Decision(NamedTuple):
             duration_s=self.duration_s,
             halt=self.halt,
             checked_epoch=self.taken_epoch,
+            flaky=self.flaky,
         )
 
 
@@ -93,6 +95,10 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     moved = [e.path for e in tree.entries if e.submodule]
     if moved:
         return Decision(False, f"submodule changed: {moved[0]}", head=tree.head)
+    if config.commit_hooks == "run":
+        failed = run_pre_commit(root, config.timeout_s)
+        if failed is not None:
+            return Decision(False, f"pre-commit hook failed: {failed}", head=tree.head)
     raw = state.read_blob(git, st, state.SNAPSHOT)
     assert raw is not None
     snapshot = snapshot_codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
@@ -123,7 +129,33 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
         judged.duration_s,
         pending=pending,
         taken_epoch=taken,
+        flaky=judged.flaky,
     )
+
+
+def run_pre_commit(root: Path, timeout_s: float) -> str | None:
+    """The repository's own pre-commit hook on the cycle's work (`commit.hooks:
+    run`), as `git commit` would run it: everything staged, the hook run by git.
+    Files it reformats stay reformatted (they are what is judged). Returns the end
+    of its output when it fails, else None."""
+    from gtd import proc
+    from gtd.git import GIT_ENV
+
+    plain = Git(root)  # the repository's hooks, as sealed at begin (restored above)
+    plain.run("add", "-A")
+    result = proc.run(
+        ["git", "hook", "run", "--ignore-missing", "pre-commit"],
+        root,
+        env=GIT_ENV,
+        timeout=timeout_s,
+        check_exists=False,
+    )
+    if result.ok:
+        return None
+    lines = [line for line in result.output.splitlines() if line.strip()][-15:]
+    if result.timed_out:
+        lines.append(f"(stopped after {timeout_s:g} s)")
+    return " | ".join(lines) or f"exit {result.returncode}"
 
 
 def _guard(

@@ -297,6 +297,10 @@ def judge_candidate(
     )
     items = [*first.report.items, *(second.report.items if second else ())]
     whole, modules = _collected(items)
+    if flaky and merged.tests is not None:
+        # What a pass advances the baseline to: a test that passed when run again
+        # is a passing test (recorded as failed, it would lose its protection).
+        merged = merged._replace(tests={**merged.tests, **dict.fromkeys(flaky, "passed")})
     return Judgement(verdict, merged, round(time.monotonic() - start, 3), flaky, whole, modules)
 
 

@@ -23,6 +23,8 @@ _PYTEST_EXIT = {
     5: "pytest collected no tests",
 }
 _MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([^']+)'")
+# `python -m pytest` where pytest is not installed: "/usr/bin/python3: No module named pytest".
+_NO_RUNNER = re.compile(r"^\S*python[\d.]*: No module named ([\w.]+)\s*$", re.MULTILINE)
 
 
 class Diagnosis(NamedTuple):
@@ -38,11 +40,23 @@ def diagnose(
     ``has_tests``: the snapshot has test files (without any, the first cycle is a
     bootstrap, and a run that collects nothing is expected)."""
     test = run.command("test")
-    if test is None or test.missing is not None or test.timed_out:
-        return None  # reported as a red baseline already (missing, timeout, none)
+    if test is None or test.timed_out:
+        return None  # reported as a red baseline already (timeout, none)
+    if test.missing is not None:
+        runner = _NO_RUNNER.search(test.output_tail)
+        if runner is not None:
+            return _no_runner(runner.group(1))
+        return Diagnosis(
+            f"the test command's program was not found: {test.missing}",
+            "install it, or point ratchet.test_command at the project's environment (e.g. "
+            "`.venv/bin/python -m pytest`)",
+        )
     if not has_tests and not (run.tests or {}):
         return None
     tail = test.output_tail
+    runner = _NO_RUNNER.search(tail) if run.tests is None else None
+    if runner is not None:
+        return _no_runner(runner.group(1))
     missing = _MISSING_MODULE.search(tail)
     if "INTERNALERROR" in tail:
         return Diagnosis(
@@ -70,6 +84,46 @@ def diagnose(
                 _fix(missing, "run the test command by hand and fix what it reports"),
             )
     return None
+
+
+_COLLECT_ERROR = re.compile(r"^ERROR (?:collecting )?(\S+)", re.MULTILINE)
+
+
+def collection(exit_code: int, output: str) -> Diagnosis | None:
+    """Why a collect-only run of a pytest command failed (`gtd doctor` runs one);
+    None when it collected tests."""
+    if exit_code == 0:
+        return None
+    runner = _NO_RUNNER.search(output)
+    if runner is not None:
+        return _no_runner(runner.group(1))
+    missing = _MISSING_MODULE.search(output)
+    if "INTERNALERROR" in output:
+        return Diagnosis(
+            "pytest stopped with an internal error",
+            _fix(missing, "run the test command by hand and fix what it reports"),
+        )
+    broken = sorted(set(_COLLECT_ERROR.findall(output)))
+    if broken:
+        shown = ", ".join(broken[:3]) + (", …" if len(broken) > 3 else "")
+        return Diagnosis(
+            f"{len(broken)} test file(s) could not be collected ({shown})",
+            _fix(missing, "fix the import errors (run the test command to see them)"),
+        )
+    reason = _PYTEST_EXIT.get(exit_code, "the command failed")
+    return Diagnosis(
+        f"{reason} (exit {exit_code})",
+        _fix(missing, "run the test command by hand and fix what it reports"),
+    )
+
+
+def _no_runner(name: str) -> Diagnosis:
+    return Diagnosis(
+        f"the test command's interpreter has no {name} module (`-m {name}` failed)",
+        f"install {name} (and the project's test dependencies) in the environment the test "
+        "command uses, or point ratchet.test_command at the project's environment (e.g. "
+        "`.venv/bin/python -m pytest`)",
+    )
 
 
 def _fix(missing: re.Match[str] | None, default: str) -> str:

@@ -1,4 +1,5 @@
-"""A scripted Anthropic Messages API server for driving the real `claude` CLI.
+"""A scripted Anthropic Messages API server for driving the real `claude` CLI: the
+model of `gtd demo --claude` and of the end-to-end tests (tests/e2e).
 
 Loopback only (127.0.0.1, a free port). The script is an ordered list of rules;
 each model request is answered by the first rule that matches it and has uses

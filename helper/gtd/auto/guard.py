@@ -1,0 +1,195 @@
+"""The harness's first line: a Claude Code ``PreToolUse`` hook that refuses, while a
+cycle is in flight, the implementer's edits of what the ratchet protects.
+
+The ratchet stays the judge — it reverts a cycle that changed a protected file
+whatever this hook let through — but an edit refused up front saves the whole
+cycle, and the reason tells the model what to do instead. The hook is shipped in
+the plugin (``hooks/hooks.json``) and runs ``gtd hook pre-tool-use``: Claude Code
+passes the tool call as JSON on stdin; a refusal is a JSON answer with
+``permissionDecision: deny``; anything else (no cycle in flight, a path the
+ratchet does not protect, an input it cannot read) lets the call through.
+
+What is refused while a cycle's implementer works (journal phase ``agent``):
+
+- ``Edit``, ``Write``, ``MultiEdit``, ``NotebookEdit`` of anything under ``.git/`` or
+  ``.deepflow/``, ``PLAN.md``, a test in the ratchet's snapshot, a ``conftest.py``,
+  pytest's or a JavaScript runner's configuration, a file a configured command
+  names, a task runner's files when a command may run one, and an existing file
+  under a test folder (new files there are fine);
+- ``Bash`` commands that write such a path as far as the text shows (a redirection,
+  ``rm``, ``mv``, ``cp``, ``sed -i``, ``tee``, ``truncate``...), and the git commands
+  the implementer must never run (commit, stash, reset, checkout, restore, clean,
+  switch, push, merge, rebase, config, update-ref, replace, gc...).
+
+It reads the journal and the snapshot from their mirrors in ``.deepflow/`` (cheap,
+no git call: the hook runs on every tool call); an agent that edits them can only
+switch this guard off, never the ratchet, which reads the sealed copies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gtd import paths
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+_FORBIDDEN_GIT = frozenset(
+    {
+        "commit", "stash", "reset", "checkout", "restore", "clean", "switch", "push",
+        "merge", "rebase", "config", "update-ref", "replace", "gc", "reflog", "worktree",
+        "submodule", "am", "cherry-pick", "revert", "filter-branch", "tag", "prune",
+        "symbolic-ref", "update-index", "read-tree", "pull", "fetch",
+    }
+)  # fmt: skip
+_WRITERS = frozenset({"rm", "mv", "tee", "truncate", "touch", "ln", "chmod", "unlink", "shred"})
+_COPIERS = frozenset({"cp", "install", "rsync"})
+_IN_PLACE = re.compile(r"(^|\s)(sed|perl|ruby)\s+(-\S*i|--in-place)")
+_REDIRECT = re.compile(r"(?:^|[^<>&\d])(?:\d?>>?|&>)\s*([^\s;&|<>]+)")
+
+
+def decide(root: Path, event: Mapping[str, Any]) -> str | None:
+    """Why this tool call is refused, or None to let it through."""
+    journal = _journal(root)
+    if journal is None or journal.get("phase") != "agent":
+        return None
+    protected = _Protected(root)
+    tool = event.get("tool_name")
+    data = event.get("tool_input") or {}
+    if not isinstance(data, dict):
+        return None
+    if tool in EDIT_TOOLS:
+        target = data.get("file_path") or data.get("notebook_path")
+        if not isinstance(target, str):
+            return None
+        rel = _relative(root, target, event.get("cwd"))
+        why = protected.why(rel) if rel is not None else None
+        return None if why is None else _refusal(rel or target, why)
+    if tool == "Bash" and isinstance(data.get("command"), str):
+        return _bash(root, data["command"], protected, event.get("cwd"))
+    return None
+
+
+def _journal(root: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((root / paths.JOURNAL).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _relative(root: Path, target: str, cwd: object) -> str | None:
+    base = cwd if isinstance(cwd, str) and cwd else str(root)
+    full = os.path.normpath(os.path.join(base, target))
+    real_root = os.path.realpath(root)
+    for candidate in (full, os.path.realpath(full)):
+        for top in (str(root), real_root):
+            if candidate == top:
+                return ""
+            if candidate.startswith(top + os.sep):
+                return candidate[len(top) + 1 :].replace(os.sep, "/")
+    return None
+
+
+class _Protected:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.tests: set[str] = set()
+        self.commands: list[str] | None = None
+        try:
+            snap = json.loads((root / paths.SNAPSHOT_JSON).read_text(encoding="utf-8"))
+            self.tests = set(snap.get("files") or {})
+            commands = (snap.get("baseline") or {}).get("commands") or []
+            self.commands = [c["command"] for c in commands if isinstance(c, dict)]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            pass
+
+    def why(self, rel: str) -> str | None:
+        if rel in ("", ".git") or rel.startswith((".git/", ".deepflow/")) or rel == ".deepflow":
+            return "the helper's and git's own files: only the helper and a person change them"
+        from gtd.auto.ratchet import protect
+
+        found = protect.protection([rel], self.commands, self.tests).get(rel)
+        if found is None or not found.whole:
+            return None
+        if found.category == "test-folder" and not (self.root / rel).exists():
+            return None  # a new file under a test folder: new tests are welcome
+        return found.why
+
+
+def _refusal(rel: str, why: str) -> str:
+    return (
+        f"gtd: {rel} is protected while a cycle is in flight ({why}). Leave it as it is: "
+        "fix the code instead, and put new tests in new test files. The ratchet reverts "
+        "the whole cycle if it changes."
+    )
+
+
+def _bash(root: Path, command: str, protected: _Protected, cwd: object) -> str | None:
+    try:
+        words = shlex.split(command, comments=True, posix=True)
+    except ValueError:
+        words = command.split()
+    for i, word in enumerate(words):
+        if os.path.basename(word) == "git":
+            sub = _git_subcommand(words[i + 1 :])
+            if sub in _FORBIDDEN_GIT:
+                return (
+                    f"gtd: `git {sub}` is not allowed while a cycle is in flight: leave "
+                    "your work uncommitted in the working tree; the helper commits or "
+                    "reverts it after you finish."
+                )
+    targets = [m.group(1) for m in _REDIRECT.finditer(command)]
+    for i, word in enumerate(words):
+        name = os.path.basename(word)
+        operands = [w for w in words[i + 1 :] if not w.startswith("-")]
+        if name in _COPIERS:
+            targets += operands[-1:]  # cp a b: only b is written
+        elif name in _WRITERS:
+            targets += operands
+    if _IN_PLACE.search(command):
+        targets += [w for w in words if not w.startswith("-")]
+    for target in targets:
+        rel = _relative(root, target.strip("'\""), cwd)
+        if rel is None:
+            continue
+        why = protected.why(rel)
+        if why is not None:
+            return _refusal(rel or target, why)
+    return None
+
+
+def _git_subcommand(rest: list[str]) -> str | None:
+    """The subcommand of a git command line, past its global options."""
+    skip_next = False
+    for word in rest:
+        if skip_next:
+            skip_next = False
+            continue
+        if word in ("-C", "-c", "--git-dir", "--work-tree", "--namespace"):
+            skip_next = True
+            continue
+        if word.startswith("-"):
+            continue
+        return word
+    return None
+
+
+def answer(reason: str | None) -> str:
+    """What the hook prints: nothing to let the call through, else the refusal."""
+    if reason is None:
+        return ""
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+    )

@@ -1,0 +1,37 @@
+"""`gtd hook pre-tool-use`: the plugin's PreToolUse hook (gtd.auto.guard).
+
+Claude Code runs it before every edit and shell command; it must be quick and must
+never get in the way by failing: anything unexpected lets the call through (the
+ratchet still judges the cycle)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def pre_tool_use() -> int:
+    try:
+        event = json.loads(sys.stdin.read() or "{}")
+        root = _root(event.get("cwd"))
+        if root is None:
+            return 0
+        from gtd.auto import guard
+
+        text = guard.answer(guard.decide(root, event))
+    except Exception:  # a broken guard must never block the session
+        return 0
+    if text:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
+def _root(cwd: object) -> Path | None:
+    """The repository the call runs in: the nearest folder up from ``cwd`` that
+    holds ``.git`` and gtd's state folder."""
+    start = Path(cwd if isinstance(cwd, str) and cwd else ".").resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder if (folder / ".deepflow").is_dir() else None
+    return None

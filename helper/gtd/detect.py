@@ -1,0 +1,564 @@
+"""Choosing a project's test command when no config names one, and saying why.
+
+One detector for both modes (auto mode's `.deepflow/config.yaml`, step mode's
+`.gtdrc`). The project's kind comes first: strong pytest signs (pytest.ini, a
+conftest.py, test_*.py files, a pytest section), then a package.json with a real
+"test" script, Cargo.toml, go.mod, then weak Python signs (pyproject.toml,
+setup.py, a tests/ folder of .py files).
+
+For a Python project, two questions are answered separately:
+
+- **Which environment runs pytest** — the project's own, in this order: a
+  virtualenv in the repository (``.venv``, ``venv``, ``env``: a folder holding
+  ``pyvenv.cfg``), the active virtualenv (``$VIRTUAL_ENV``), then the tool the
+  project uses (``uv.lock`` or ``[tool.uv]`` → ``uv run``; ``poetry.lock`` or
+  ``[tool.poetry]`` → poetry's virtualenv; ``hatch.toml`` or
+  ``[tool.hatch.envs]`` → hatch's default environment; ``pdm.lock`` → ``pdm
+  run``), and only then the pytest on PATH. A virtualenv is run through its own
+  interpreter (``.venv/bin/python -m pytest``), never a console script, whose
+  first line names the place it was installed to.
+- **Which arguments** — those of the first pytest command the project itself runs:
+  its ``tox.ini`` (or ``setup.cfg``'s tox sections), ``noxfile.py``, the ``test``
+  target of its Makefile, or a CI workflow (``.github/workflows``,
+  ``.gitlab-ci.yml``). tox's substitutions are resolved to the repository
+  (``{toxinidir}/tests`` → ``tests``; the installed package's folder → its
+  source folder), and options that change how a run reports or stops rather than
+  what it tests (coverage, xdist, ``-x``, ``--lf``, ``--pdb``, JUnit XML) are
+  dropped: the ratchet needs every test run, each reported. gtd runs pytest
+  itself rather than tox, nox or make, which would build fresh environments in
+  the clean room on every run.
+
+The answer says what was chosen and why (:attr:`Detection.reason`), and which
+ignored folders of the repository the command needs in the clean room
+(:attr:`Detection.links`): a virtualenv inside the repository is linked there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+# Folders a project keeps its virtualenv in, in the order they are preferred.
+VENV_DIRS = (".venv", "venv", "env")
+
+
+class Detection(NamedTuple):
+    command: str
+    reason: str  # what was chosen and why, one sentence
+    links: tuple[str, ...] = ()  # folders of the repository the command needs linked
+
+
+Probe = Callable[[Sequence[str], Path], str | None]
+
+
+def detect(
+    root: Path, env: Mapping[str, str] | None = None, *, probe: Probe | None = None
+) -> Detection | None:
+    """The project's test command, or None when nothing is recognised.
+
+    ``env``: the environment to read ``$VIRTUAL_ENV`` and ``PATH`` from (default:
+    this process's). ``probe`` asks a tool for its virtualenv (``poetry env info
+    --path``); None asks nobody (step mode's per-tick path: ``poetry run``
+    instead), :func:`run_probe` runs the tool."""
+    environ = os.environ if env is None else env
+    if _strong_pytest(root):
+        return _python(root, environ, probe)
+    if _npm_test_script(root):
+        return Detection("npm test", 'package.json has a "test" script')
+    if (root / "Cargo.toml").is_file():
+        return Detection("cargo test", "a Rust project (Cargo.toml)")
+    if (root / "go.mod").is_file():
+        return Detection("go test ./...", "a Go module (go.mod)")
+    if (
+        (root / "pyproject.toml").is_file()
+        or (root / "setup.py").is_file()
+        or any((root / "tests").glob("**/*.py"))
+    ):
+        return _python(root, environ, probe)
+    return None
+
+
+def detect_test_command(root: Path) -> str | None:
+    """Just the command (no tool is asked for its environment)."""
+    found = detect(root)
+    return None if found is None else found.command
+
+
+def run_probe(argv: Sequence[str], cwd: Path) -> str | None:
+    """The first line a tool prints, or None when it fails or is not installed."""
+    from gtd import proc
+
+    res = proc.run(argv, cwd, timeout=60)
+    line = res.stdout.strip().splitlines()[0].strip() if res.ok and res.stdout.strip() else ""
+    return line or None
+
+
+def venv_python(folder: Path) -> Path | None:
+    """The interpreter of the virtualenv in ``folder``, if it is one."""
+    if not (folder / "pyvenv.cfg").is_file():
+        return None
+    for rel in ("bin/python", "Scripts/python.exe"):
+        if (folder / rel).exists():
+            return folder / rel
+    return None
+
+
+def implied_links(root: Path, commands: Iterable[str | None]) -> tuple[str, ...]:
+    """The virtualenvs inside the repository that ``commands`` run from
+    (``.venv/bin/python -m pytest``, ``venv/bin/mypy``): the clean room must link
+    them, configured in ``ratchet.link`` or not."""
+    out: list[str] = []
+    for command in commands:
+        words = (command or "").split()
+        program = words[0] if words else ""
+        parts = program.split("/")
+        if len(parts) < 2 or program.startswith("/") or ".." in parts:
+            continue
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth]).removeprefix("./")
+            if folder and folder != "." and venv_python(root / folder) is not None:
+                if folder not in out:
+                    out.append(folder)
+                break
+    return tuple(out)
+
+
+# -- the project's kind ----------------------------------------------------------------
+
+
+def _strong_pytest(root: Path) -> bool:
+    if (root / "pytest.ini").is_file() or (root / "conftest.py").is_file():
+        return True
+    if any(root.glob("test_*.py")) or any(root.glob("*_test.py")):
+        return True
+    if any((root / "tests").glob("**/test_*.py")) or any((root / "test").glob("**/test_*.py")):
+        return True
+    for name, marker in (
+        ("pyproject.toml", "[tool.pytest"),
+        ("setup.cfg", "[tool:pytest]"),
+        ("tox.ini", "[pytest]"),
+    ):
+        if marker in _read(root / name):
+            return True
+    return False
+
+
+def _npm_test_script(root: Path) -> bool:
+    try:
+        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    # `npm init` writes a placeholder that always fails; it is not a test suite.
+    return isinstance(test, str) and bool(test.strip()) and "no test specified" not in test
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+# -- Python: the environment -----------------------------------------------------------
+
+
+class _Runner(NamedTuple):
+    prefix: str  # what runs pytest: ".venv/bin/python -m pytest", "uv run pytest"
+    why: str
+    links: tuple[str, ...] = ()
+
+
+def _python(root: Path, env: Mapping[str, str], probe: Probe | None) -> Detection:
+    runner = _environment(root, env, probe)
+    args, source = pytest_args(root)
+    command = runner.prefix + ("" if not args else " " + _join(args))
+    reason = runner.why
+    if source is not None:
+        reason += f"; pytest's arguments from {source}"
+    return Detection(command, reason, runner.links)
+
+
+def _environment(root: Path, env: Mapping[str, str], probe: Probe | None) -> _Runner:
+    from gtd.proc import _which
+
+    for name in VENV_DIRS:
+        python = venv_python(root / name)
+        if python is not None:
+            rel = python.relative_to(root).as_posix()
+            return _Runner(
+                f"{rel} -m pytest",
+                f"the project's virtualenv {name}/ (linked into the clean room)",
+                (name,),
+            )
+    active = env.get("VIRTUAL_ENV", "").strip()
+    if active:
+        python = venv_python(Path(active))
+        if python is not None:
+            inside = _inside(python, root)
+            if inside is not None:
+                folder = inside.split("/bin/")[0].split("/Scripts/")[0]
+                return _Runner(
+                    f"{inside} -m pytest",
+                    f"the active virtualenv ($VIRTUAL_ENV={folder}, linked into the clean room)",
+                    (folder,),
+                )
+            return _Runner(
+                f"{_quote(str(python))} -m pytest", f"the active virtualenv ($VIRTUAL_ENV={active})"
+            )
+    path = env.get("PATH")
+    pyproject = _read(root / "pyproject.toml")
+    skipped: list[str] = []
+    tools = (
+        ("uv", ("uv.lock",), "[tool.uv]"),
+        ("poetry", ("poetry.lock",), "[tool.poetry]"),
+        ("hatch", ("hatch.toml",), "[tool.hatch.envs"),
+        ("pdm", ("pdm.lock",), "[tool.pdm]"),
+    )
+    for tool, files, table in tools:
+        sign = next((f for f in files if (root / f).is_file()), None)
+        if sign is None and table in pyproject:
+            sign = f"pyproject.toml {table}{']' if not table.endswith(']') else ''}"
+        if sign is None:
+            continue
+        if _which(tool, path) is None:
+            skipped.append(f"{sign} names {tool}, which is not on PATH")
+            continue
+        return _tool_runner(root, tool, sign, probe, _which(tool, path))
+    found = _which("pytest", path)
+    note = f" ({'; '.join(skipped)})" if skipped else ""
+    if found is not None:
+        return _Runner(
+            "pytest",
+            f"no virtualenv of the project found (.venv, venv, env, $VIRTUAL_ENV, uv, "
+            f"poetry, hatch, pdm){note}: the pytest on PATH ({found})",
+        )
+    return _Runner(
+        "python3 -m pytest",
+        f"no virtualenv of the project found (.venv, venv, env, $VIRTUAL_ENV, uv, poetry, "
+        f"hatch, pdm){note} and no pytest on PATH: python3's pytest",
+    )
+
+
+def _tool_runner(
+    root: Path, tool: str, sign: str, probe: Probe | None, program: str | None
+) -> _Runner:
+    if tool == "uv":
+        # uv keeps the project's environment in .venv (made on the first run).
+        return _Runner("uv run pytest", f"the project uses uv ({sign})", (".venv",))
+    if tool == "pdm":
+        return _Runner("pdm run pytest", f"the project uses pdm ({sign})")
+    ask = ["poetry", "env", "info", "--path"] if tool == "poetry" else ["hatch", "env", "find"]
+    where = probe([program or tool, *ask[1:]], root) if probe is not None else None
+    python = venv_python(Path(where)) if where else None
+    if python is not None:
+        inside = _inside(python, root)
+        if inside is None:
+            return _Runner(
+                f"{_quote(str(python))} -m pytest",
+                f"{tool}'s virtualenv of the project ({sign}; `{' '.join(ask)}`)",
+            )
+    # Without its path (or inside the repository, where the first rule did not see
+    # it): the tool finds its environment itself.
+    return _Runner(f"{tool} run pytest", f"the project uses {tool} ({sign})")
+
+
+def _inside(path: Path, root: Path) -> str | None:
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
+    except ValueError:
+        return None
+
+
+def _quote(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
+
+
+def _join(words: Sequence[str]) -> str:
+    import shlex
+
+    return shlex.join(words)
+
+
+# -- Python: the arguments -------------------------------------------------------------
+
+
+def pytest_args(root: Path) -> tuple[list[str], str | None]:
+    """The arguments of the first pytest command the project runs itself (tox,
+    nox, make, CI), made to run from the repository root, and where they came from.
+    ``([], None)`` when none is found."""
+    for source, lines in _project_commands(root):
+        for line in lines:
+            for words in _simple_commands(_split(line) or []):
+                rest = _after_pytest(words)
+                if rest is not None:
+                    return clean_args(rest, root), source
+    return [], None
+
+
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&"})
+
+
+def _simple_commands(words: list[str]) -> list[list[str]]:
+    out: list[list[str]] = [[]]
+    for word in words:
+        if word in _OPERATORS:
+            out.append([])
+        else:
+            out[-1].append(word.rstrip(";"))
+    return [c for c in out if c]
+
+
+def _project_commands(root: Path) -> Iterable[tuple[str, list[str]]]:
+    yield from _tox(root)
+    nox = _nox(root)
+    if nox:
+        yield "noxfile.py", nox
+    for name in ("Makefile", "makefile", "GNUmakefile"):
+        lines = _make_target(_read(root / name), ("test", "tests", "check"))
+        if lines:
+            yield f"{name} (its test target)", lines
+            break
+    workflows = root / ".github" / "workflows"
+    files = sorted([*workflows.glob("*.yml"), *workflows.glob("*.yaml")])
+    files += [root / ".gitlab-ci.yml"]
+    for path in files:
+        lines = _ci_lines(_read(path))
+        if lines:
+            yield path.relative_to(root).as_posix(), lines
+
+
+def _tox(root: Path) -> Iterable[tuple[str, list[str]]]:
+    import configparser
+
+    for name, sections in (("tox.ini", ("testenv",)), ("setup.cfg", ("testenv", "tox:tox"))):
+        text = _read(root / name)
+        if "testenv" not in text:
+            continue
+        parser = configparser.RawConfigParser(strict=False, interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            continue
+        names = [s for s in sections if parser.has_section(s)]
+        names += sorted(s for s in parser.sections() if s.startswith("testenv:"))
+        for section in names:
+            if parser.has_option(section, "commands"):
+                value = parser.get(section, "commands")
+                yield f"{name} [{section}] commands", _tox_lines(value)
+
+
+_FACTOR = re.compile(r"^[\w{},.!-]+:\s+")
+
+
+def _tox_lines(value: str) -> list[str]:
+    lines: list[str] = []
+    pending = ""
+    for raw in value.splitlines():
+        line = pending + raw.strip()
+        if line.endswith("\\"):
+            pending = line[:-1] + " "
+            continue
+        pending = ""
+        if line and not line.startswith("#"):
+            lines.append(_FACTOR.sub("", line))
+    return lines
+
+
+def _nox(root: Path) -> list[str]:
+    """``session.run("pytest", ...)`` calls of noxfile.py with their literal arguments."""
+    text = _read(root / "noxfile.py")
+    if "pytest" not in text:
+        return []
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    lines: list[str] = []
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "run"
+        ):
+            continue
+        words: list[str] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                words.append(arg.value)
+            else:
+                words.append("{dropped}")  # a computed argument: cleaned away below
+        if words:
+            lines.append(_join(words))
+    return lines
+
+
+def _make_target(text: str, targets: Sequence[str]) -> list[str]:
+    lines = text.splitlines()
+    for target in targets:
+        head = re.compile(rf"^{re.escape(target)}\s*:(?!=)")
+        for i, line in enumerate(lines):
+            if head.match(line):
+                recipe = []
+                for body in lines[i + 1 :]:
+                    if not body.startswith("\t"):
+                        break
+                    recipe.append(body.strip().lstrip("@-").strip())
+                return recipe
+    return []
+
+
+def _ci_lines(text: str) -> list[str]:
+    """Lines of a CI file that may run pytest (the `run:` scripts), read as text."""
+    out = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if "pytest" not in line:
+            continue
+        line = re.sub(r"^(-\s*)?(run|script)\s*:\s*[|>]?-?\s*", "", line)
+        line = line.removeprefix("- ").strip().strip("'\"")
+        out.append(line)
+    return out
+
+
+def _split(line: str) -> list[str] | None:
+    import shlex
+
+    try:
+        return shlex.split(line, comments=True)
+    except ValueError:
+        return None
+
+
+_PYTHONISH = re.compile(r"^(python|pypy)(\d+(\.\d+)?)?$|^py$|^\{env(python|bindir)\}|^\$\(?PYTHON")
+_WRAPPERS = {
+    ("uv", "run"),
+    ("poetry", "run"),
+    ("pdm", "run"),
+    ("hatch", "run"),
+    ("pipenv", "run"),
+}
+
+
+def _after_pytest(words: list[str]) -> list[str] | None:
+    """The words after the pytest a simple command starts, or None if it starts
+    none: ``pytest …``, ``py.test …``, ``python -m pytest …``, ``coverage run -m
+    pytest …``, behind ``uv run`` / ``poetry run`` and ``NAME=value``."""
+    i = 0
+    while i < len(words) and re.match(r"^[A-Za-z_]\w*=", words[i]):
+        i += 1
+    if i + 1 < len(words) and (words[i], words[i + 1]) in _WRAPPERS:
+        i += 2
+    if i >= len(words):
+        return None
+    program = words[i].rsplit("/", 1)[-1]
+    if program in ("pytest", "py.test"):
+        return words[i + 1 :]
+    if program == "coverage" and words[i + 1 : i + 2] == ["run"]:
+        i += 2
+        while i < len(words) and words[i] != "-m":
+            i += 1
+        return words[i + 2 :] if words[i + 1 : i + 2] == ["pytest"] else None
+    if _PYTHONISH.match(program) or _PYTHONISH.match(words[i]):
+        j = i + 1
+        while j < len(words) - 1:
+            if words[j] == "-m":
+                return words[j + 2 :] if words[j + 1] == "pytest" else None
+            if not words[j].startswith("-"):
+                return None  # python runs a script, not pytest
+            j += 2 if words[j] in ("-W", "-X") else 1
+    return None
+
+
+# Options that take a value as the next word (when not written `--opt=value`).
+_VALUED = frozenset(
+    {
+        "-k", "-m", "-n", "-p", "-c", "-o", "-W", "-r",
+        "--numprocesses", "--maxprocesses", "--dist", "--maxfail", "--cov",
+        "--cov-config", "--cov-report", "--cov-fail-under", "--junitxml",
+        "--junit-xml", "--junit-prefix", "--basetemp", "--rootdir", "--confcutdir",
+        "--ignore", "--ignore-glob", "--deselect", "--durations", "--durations-min",
+        "--tb", "--log-level", "--log-cli-level", "--log-file", "--html",
+        "--import-mode", "--doctest-glob", "--override-ini", "--capture",
+        "--pyargs", "--config-file", "--timeout", "--tx", "--rsyncdir",
+    }
+)  # fmt: skip
+# Options dropped: they change how a run stops or reports, not what it tests, or
+# need a plugin the environment may not have for that purpose alone.
+_DROPPED = frozenset(
+    {
+        "-n", "--numprocesses", "--maxprocesses", "--dist", "--tx", "--rsyncdir",
+        "-x", "--exitfirst", "--maxfail", "--lf", "--last-failed", "--ff",
+        "--failed-first", "--nf", "--new-first", "--sw", "--stepwise",
+        "--stepwise-skip", "--pdb", "--pdbcls", "--trace", "--junitxml",
+        "--junit-xml", "--junit-prefix", "--html", "--self-contained-html",
+        "--basetemp", "--looponfail", "-f", "--timeout", "--durations",
+        "--durations-min",
+    }
+)  # fmt: skip
+_SITE = re.compile(r"^\{(env_site_packages_dir|envsitepackagesdir)\}/")
+_ROOT_DIR = re.compile(r"\{(toxinidir|tox_root)\}/")
+_ROOT = re.compile(r"\{(toxinidir|tox_root)\}")
+
+
+def clean_args(words: Sequence[str], root: Path) -> list[str]:
+    """``words`` made to run from the repository root (see the module's doc)."""
+    expanded: list[str] = []
+    for word in words:
+        if word.startswith("{posargs"):
+            default = word[len("{posargs") :].removeprefix(":").removesuffix("}").strip()
+            expanded.extend(_split(default) or [])
+        elif word != "{dropped}":
+            expanded.append(word)
+    out: list[str] = []
+    i = 0
+    while i < len(expanded):
+        word = expanded[i]
+        name = word.split("=", 1)[0]
+        unit = [word]
+        if word.startswith("-") and "=" not in word and name in _VALUED and i + 1 < len(expanded):
+            unit.append(expanded[i + 1])
+        i += len(unit)
+        if name in _DROPPED or name.startswith(("--cov", "--no-cov")):
+            continue
+        resolved = [_resolve(w, root) for w in unit]
+        if any(w is None for w in resolved):
+            continue
+        if not word.startswith("-"):
+            path = resolved[0]
+            assert path is not None
+            if not (root / path.split("::", 1)[0]).exists():
+                continue  # a folder this copy of the project does not have
+        out.extend(w for w in resolved if w is not None)
+    return out
+
+
+def _resolve(word: str, root: Path) -> str | None:
+    """One word with tox's folders made relative to the root; None when it still
+    names something outside the repository (a substitution, a variable, an
+    absolute path)."""
+    site = _SITE.match(word)
+    if site:
+        rest = word[site.end() :]
+        top = rest.split("/", 1)[0]
+        if (root / top).exists():
+            return rest
+        if (root / "src" / top).exists():
+            return f"src/{rest}"
+        return None
+    word = _ROOT_DIR.sub("", word)
+    word = _ROOT.sub(".", word)
+    if any(mark in word for mark in ("{", "$", "%")) or word.startswith(("/", "~")):
+        return None
+    if word.endswith("="):
+        word += "."
+    return word.removeprefix("./") or "."

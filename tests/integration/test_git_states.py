@@ -1,0 +1,207 @@
+"""Repository states a user (or an agent) can leave behind, each met the way the
+issue describes: a clear answer that names the file and the fix, nothing lost, and
+the loop going on once a person fixed it. Real git, real CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo, run_gtd
+from tests.integration.calc_project import MUL, MUL_TEST, gtd_json, make_project
+
+
+@pytest.fixture
+def project(repo: Repo) -> Repo:
+    return make_project(repo)
+
+
+def good_work(repo: Repo) -> None:
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_mul.py", MUL_TEST)
+
+
+# -- signing --------------------------------------------------------------------------
+
+
+def test_a_commit_git_cannot_sign_halts_with_why_and_resumes_when_fixed(project: Repo) -> None:
+    project.git("config", "commit.gpgsign", "true")
+    project.git("config", "gpg.program", "false")  # a gpg that always fails
+    gtd_json(project, "cycle", "begin")
+    good_work(project)
+    answer = gtd_json(project, "cycle", "end")
+    assert answer["status"] == "halted", answer
+    assert "signing failed" in str(answer["reason"])
+    assert "commit.gpgsign" in str(answer["reason"])
+    again = gtd_json(project, "cycle", "begin")  # every tick says the same, nothing lost
+    assert again["status"] == "halted", again
+    assert (project.path / "tests/test_mul.py").read_text() == MUL_TEST
+    project.git("config", "commit.gpgsign", "false")  # the person's fix
+    resumed = gtd_json(project, "cycle", "begin")
+    assert resumed["status"] == "task", resumed
+    assert "committed" in str(resumed["recovered"])
+    assert project.subjects()[1] == "T1: Add mul"
+
+
+# -- detached HEAD --------------------------------------------------------------------
+
+
+def test_a_detached_head_is_refused_before_a_cycle_starts(project: Repo) -> None:
+    project.git("checkout", "-q", "--detach")
+    res = run_gtd(project.path, "cycle", "begin")
+    assert res.code == 1
+    assert "HEAD is detached" in res.stderr
+    assert "git switch" in res.stderr
+    tick = run_gtd(project.path, "cycle", "begin", "--tick")
+    assert tick.code == 0
+    assert tick.stdout.startswith("status: error")
+    project.git("checkout", "-q", "main")
+    assert gtd_json(project, "cycle", "begin")["status"] == "task"
+
+
+def test_setup_refuses_a_detached_head(repo: Repo) -> None:
+    repo.write("README.md", "x\n")
+    repo.write("PLAN.md", "- [ ] **T1**: a\n")
+    repo.commit_all("initial")
+    repo.git("checkout", "-q", "--detach")
+    res = run_gtd(repo.path, "auto", "setup")
+    assert res.code == 1
+    assert "HEAD is detached" in res.stderr
+
+
+# -- leftovers of a killed helper ------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_killed_helpers_temp_file_beside_the_plan_is_removed(project: Repo) -> None:
+    leftover = project.path / f".PLAN.md.gtd-tmp-{_dead_pid()}-0"
+    leftover.write_text("half a plan")
+    mine = project.path / ".PLAN.md.gtd-tmp-notes"  # not the helper's name pattern
+    mine.write_text("a person's file")
+    answer = gtd_json(project, "cycle", "begin")
+    assert answer["status"] == "dirty", answer
+    assert answer["paths"] == [mine.name]  # the leftover is gone, the person's file is not
+    assert not leftover.exists()
+    assert mine.read_text() == "a person's file"
+
+
+def test_a_git_lock_of_the_helpers_killed_child_is_removed(project: Repo) -> None:
+    """A git child of the helper killed while it held .git/index.lock: the helper
+    noted the child when it started, so the lock is provably its own."""
+    lock = project.path / ".git/index.lock"
+    notes = project.path / ".git/gtd-children"
+    notes.mkdir(exist_ok=True)
+    (notes / str(_dead_pid())).write_text("0\n")
+    lock.write_text("")
+    assert gtd_json(project, "cycle", "begin")["status"] == "task"
+    assert not lock.exists()
+
+
+def test_a_git_lock_that_is_not_the_helpers_is_named_never_removed(project: Repo) -> None:
+    lock = project.path / ".git/index.lock"
+    gtd_json(project, "cycle", "begin")
+    good_work(project)
+    lock.write_text("")  # another git process, or a person's
+    answer = gtd_json(project, "cycle", "end")
+    assert answer["status"] == "halted", answer
+    assert str(lock) in str(answer["reason"])
+    assert lock.exists()
+    lock.unlink()  # the person's fix
+    after = gtd_json(project, "cycle", "begin")
+    assert after["status"] == "task", after
+
+
+# -- numbers too long to read -----------------------------------------------------------
+
+
+def test_a_five_thousand_digit_number_in_the_config_is_an_error_with_its_line(
+    project: Repo,
+) -> None:
+    project.write(".deepflow/config.yaml", "circuit_breaker_threshold: " + "9" * 5000 + "\n")
+    project.commit_all("a huge threshold")
+    res = run_gtd(project.path, "cycle", "begin")
+    assert res.code == 1
+    assert ".deepflow/config.yaml:1: a number is too long to read" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_five_thousand_digit_number_in_an_imported_memory_is_an_error(repo: Repo) -> None:
+    repo.write("calc.py", "x = 1\n")
+    repo.write("PLAN.md", "- [ ] **T1**: a\n")
+    repo.commit_all("initial")
+    (repo.path / ".deepflow").mkdir()
+    (repo.path / ".deepflow/auto-memory.yaml").write_text(
+        "consecutive_reverts:\n  T1: " + "9" * 5000 + "\n"
+    )
+    res = run_gtd(repo.path, "auto", "setup")
+    assert "Traceback" not in res.stderr + res.stdout
+    assert ".deepflow/auto-memory.yaml" in res.stderr + res.stdout
+
+
+# -- a repository this user cannot write -----------------------------------------------
+
+
+def _as_other_user() -> list[str] | None:
+    """Permission bits stop root from nothing: as root, run the helper as `nobody`."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def test_a_read_only_git_directory_is_a_clear_error_that_changes_nothing(
+    project: Repo, tmp_path: Path
+) -> None:
+    prefix = _as_other_user()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: cannot make .git read-only for the helper")
+    gtd_json(project, "cycle", "begin")
+    good_work(project)
+    home = tmp_path / "other-home"
+    cache = tmp_path / "other-cache"
+    home.mkdir()
+    cache.mkdir()
+    opened: list[tuple[Path, int]] = []
+    if prefix:
+        subprocess.run(["chown", "-R", "65534:65534", str(project.path), str(home), str(cache)])
+        for folder in [tmp_path, *tmp_path.parents]:  # let `nobody` reach the repository
+            mode = folder.stat().st_mode & 0o777
+            if not mode & 0o001:
+                opened.append((folder, mode))
+                folder.chmod(mode | 0o001)
+    subprocess.run(["chmod", "-R", "a-w", str(project.path / ".git")])
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(cache)}
+    env["GIT_CONFIG_GLOBAL"] = os.devnull
+    try:
+        res = subprocess.run(
+            [*prefix, sys.executable, "-m", "gtd", "cycle", "end"],
+            cwd=project.path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(project.path / ".git")])
+        for folder, mode in opened:
+            folder.chmod(mode)
+        if prefix:
+            subprocess.run(["chown", "-R", f"{os.getuid()}:{os.getgid()}", str(project.path)])
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "git cannot write to the repository" in res.stderr
+    assert "writable" in res.stderr
+    assert "Traceback" not in res.stderr
+    answer = gtd_json(project, "cycle", "end")  # writable again: the cycle is judged
+    assert answer["status"] == "passed", answer

@@ -1,0 +1,137 @@
+"""The plugin's PreToolUse hook (`gtd hook pre-tool-use`): while a cycle's
+implementer works, edits of what the ratchet protects are refused up front with a
+reason the model can act on; everything else, and everything outside a cycle, goes
+through. Real repository, real CLI, the JSON Claude Code sends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Repo, run_gtd
+from tests.integration.calc_project import MUL, MUL_TEST, gtd_json, make_project
+
+
+def hook(repo: Repo, tool: str, **tool_input: Any) -> str | None:
+    """The hook's refusal reason for one tool call, or None when it lets it through."""
+    event = {
+        "session_id": "s",
+        "hook_event_name": "PreToolUse",
+        "cwd": str(repo.path),
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
+    res = run_gtd(repo.path, "hook", "pre-tool-use", input_text=json.dumps(event))
+    assert res.code == 0, res.stderr
+    if not res.stdout.strip():
+        return None
+    answer = json.loads(res.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PreToolUse"
+    assert answer["permissionDecision"] == "deny"
+    reason = answer["permissionDecisionReason"]
+    assert isinstance(reason, str)
+    return reason
+
+
+@pytest.fixture
+def in_cycle(repo: Repo) -> Repo:
+    make_project(repo)
+    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+    return repo
+
+
+def path(repo: Repo, rel: str) -> str:
+    return str(repo.path / rel)
+
+
+@pytest.mark.parametrize(
+    ("rel", "why"),
+    [
+        ("tests/test_calc.py", "snapshot"),
+        ("conftest.py", "conftest"),
+        ("PLAN.md", "plan"),
+        (".deepflow/config.yaml", "helper"),
+        (".git/config", "helper"),
+        ("pytest.ini", "pytest"),
+    ],
+)
+def test_edits_of_protected_files_are_refused_with_a_reason(
+    in_cycle: Repo, rel: str, why: str
+) -> None:
+    for tool, extra in (
+        ("Edit", {"old_string": "a", "new_string": "b"}),
+        ("Write", {"content": "x"}),
+        ("MultiEdit", {"edits": []}),
+    ):
+        reason = hook(in_cycle, tool, file_path=path(in_cycle, rel), **extra)
+        assert reason is not None, (tool, rel)
+        assert rel in reason
+        assert why in reason.lower()
+        assert "new test files" in reason  # what to do instead
+
+
+def test_the_agents_own_files_go_through(in_cycle: Repo) -> None:
+    assert hook(in_cycle, "Write", file_path=path(in_cycle, "calc.py"), content=MUL) is None
+    assert hook(in_cycle, "Write", file_path="tests/test_mul.py", content=MUL_TEST) is None
+    assert hook(in_cycle, "Edit", file_path=path(in_cycle, "README.md")) is None
+    assert hook(in_cycle, "Write", file_path="/tmp/elsewhere.txt", content="x") is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'def test_add(): pass' > tests/test_calc.py",
+        "sed -i 's/== 5/is not None/' tests/test_calc.py",
+        "rm conftest.py",
+        "cp /tmp/x tests/test_calc.py",
+        "printf x >> PLAN.md",
+        "git commit -am wip",
+        "git -C . stash",
+        "git checkout -- tests/test_calc.py",
+        "cd . && git reset --hard",
+        "tee .deepflow/cycle.json < /dev/null",
+    ],
+)
+def test_shell_commands_that_write_protected_files_are_refused(
+    in_cycle: Repo, command: str
+) -> None:
+    assert hook(in_cycle, "Bash", command=command) is not None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python -m pytest -q",
+        "cat tests/test_calc.py",
+        "grep -n add tests/test_calc.py conftest.py",
+        "cp tests/test_calc.py /tmp/copy.py",
+        "git status && git diff",
+        "echo hi > notes.txt",
+        "gtd cycle end",
+    ],
+)
+def test_reading_and_running_go_through(in_cycle: Repo, command: str) -> None:
+    assert hook(in_cycle, "Bash", command=command) is None
+
+
+def test_nothing_is_refused_outside_a_cycle(repo: Repo) -> None:
+    make_project(repo)
+    assert hook(repo, "Write", file_path=path(repo, "tests/test_calc.py"), content="x") is None
+    gtd_json(repo, "cycle", "begin")
+    assert hook(repo, "Write", file_path=path(repo, "tests/test_calc.py"), content="x") is not None
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_mul.py", MUL_TEST)
+    assert gtd_json(repo, "cycle", "end")["status"] == "passed"
+    assert hook(repo, "Write", file_path=path(repo, "tests/test_calc.py"), content="x") is None
+
+
+def test_a_broken_event_never_blocks(in_cycle: Repo, tmp_path: Path) -> None:
+    for text in ("", "not json", "[]", json.dumps({"tool_name": "Edit"})):
+        res = run_gtd(in_cycle.path, "hook", "pre-tool-use", input_text=text)
+        assert (res.code, res.stdout) == (0, "")
+    elsewhere = {"cwd": str(tmp_path), "tool_name": "Write", "tool_input": {"file_path": "a"}}
+    res = run_gtd(in_cycle.path, "hook", "pre-tool-use", input_text=json.dumps(elsewhere))
+    assert (res.code, res.stdout) == (0, "")

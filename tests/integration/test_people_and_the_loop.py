@@ -1,0 +1,65 @@
+"""A person and the loop in one repository: the user's steps on a real repository.
+
+- A person's commit between cycles (a fix to a protected test) is theirs: the next
+  `begin` re-takes the snapshot and baseline from it, and the agent's next cycle is
+  judged against that, never reverted for the person's edit.
+- `gtd cycle reset T9` for a task PLAN.md does not have is an error naming the
+  tasks it has.
+- auto mode's private files are ignored on every branch (`.git/info/exclude`), so
+  step mode on a new branch never commits them."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import Repo, run_gtd
+from tests.integration.calc_project import CALC, MUL, MUL_TEST, TESTS, gtd_json, make_project
+
+
+def test_a_persons_commit_between_cycles_refreshes_the_snapshot(repo: Repo) -> None:
+    make_project(repo)
+    # The person fixes a protected test and commits it while no cycle runs.
+    fixed = TESTS.replace(
+        "assert add(-1, 1) == 0", "assert add(-1, 1) == 0\n    assert add(0, 0) == 0"
+    )
+    repo.write("tests/test_calc.py", fixed)
+    person = repo.commit_all("tests: one more case")
+    answer = gtd_json(repo, "cycle", "begin")
+    assert answer["status"] == "task", answer  # after the refresh, in the same tick
+    log = repo.git("log", "--format=%s", "refs/gtd/state")
+    assert f"refresh after {person[:7]}" in log
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_mul.py", MUL_TEST)
+    end = gtd_json(repo, "cycle", "end")
+    assert end["status"] == "passed", end  # the person's edit is not the agent's
+    state = json.loads(repo.git("show", "refs/gtd/state:records.jsonl").splitlines()[0])
+    assert state == {
+        "kind": "refresh",
+        "commit": person[:7],
+        "at": state["at"],
+        "reason": f"snapshot refreshed after {person[:7]} by a person",
+    }
+
+
+def test_reset_of_an_unknown_task_names_the_known_ones(repo: Repo) -> None:
+    make_project(repo)
+    res = run_gtd(repo.path, "cycle", "reset", "T9")
+    assert res.code == 1
+    assert "unknown task T9" in res.stderr
+    assert "T1, T2, T3" in res.stderr
+
+
+def test_auto_modes_files_are_ignored_on_every_branch(repo: Repo) -> None:
+    make_project(repo)
+    gtd_json(repo, "cycle", "begin")
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_mul.py", MUL_TEST)
+    gtd_json(repo, "cycle", "end")
+    repo.git("switch", "-q", "-c", "step-work", "HEAD~2")
+    # The base of the branch has no trace of auto mode's set-up, yet its files stay
+    # ignored: the rules live in .git/info/exclude, which no branch carries.
+    assert repo.status() == ""
+    repo.write("calc.py", CALC + "# step mode work\n")
+    repo.commit_all("work")
+    tracked = repo.git("ls-files", ".deepflow").split()
+    assert tracked == [".deepflow/config.yaml"]

@@ -1,0 +1,72 @@
+"""What setup and the doctor say about a test run that did not really run the suite
+(gtd.auto.ratchet.diagnose). Pure: runs in, diagnoses out."""
+
+from __future__ import annotations
+
+from gtd.auto.ratchet.diagnose import collection, diagnose
+from gtd.auto.ratchet.model import CommandRun, Outcome, RunResult
+
+
+def run(
+    tail: str,
+    exit_code: int = 1,
+    tests: dict[str, Outcome] | None = None,
+    missing: str | None = None,
+) -> RunResult:
+    cmd = CommandRun(
+        kind="test", command=".venv/bin/python -m pytest", exit_code=exit_code,
+        duration_s=0.1, timeout_s=60, missing=missing, output_tail=tail,
+    )  # fmt: skip
+    return RunResult((cmd,), tests)
+
+
+def test_an_interpreter_without_pytest() -> None:
+    tail = "/room/tree/.venv/bin/python: No module named pytest"
+    found = diagnose(run(tail, missing="pytest"), None, pytest=False, has_tests=True)
+    assert found is not None
+    assert (
+        found.problem == "the test command's interpreter has no pytest module (`-m pytest` failed)"
+    )
+    assert found.fix.startswith("install pytest (and the project's test dependencies)")
+
+
+def test_a_program_that_is_not_installed() -> None:
+    found = diagnose(run("", 127, missing="tox"), "tox", pytest=False, has_tests=True)
+    assert found is not None
+    assert found.problem == "the test command's program was not found: tox"
+
+
+def test_a_collection_error_names_the_file_and_the_module() -> None:
+    tail = "E   ModuleNotFoundError: No module named 'railroad'\n"
+    tests: dict[str, Outcome] = {"tests/test_diagram.py": "error", "tests/test_a.py::t": "passed"}
+    found = diagnose(run(tail, 2, tests), "pytest", pytest=True, has_tests=True)
+    assert found is not None
+    assert found.problem == "1 test file(s) could not be collected (tests/test_diagram.py)"
+    assert "the module 'railroad' cannot be imported" in found.fix
+
+
+def test_a_run_that_ran_is_not_diagnosed() -> None:
+    tests: dict[str, Outcome] = {"tests/test_a.py::t": "passed", "tests/test_a.py::u": "failed"}
+    assert (
+        diagnose(run("1 failed, 1 passed", 1, tests), "pytest", pytest=True, has_tests=True) is None
+    )
+
+
+def test_collect_only_output() -> None:
+    assert collection(0, "3 tests collected in 0.1s") is None
+    broken = collection(
+        2,
+        "ERROR collecting tests/test_diagram.py\nE   ModuleNotFoundError: No module named "
+        "'railroad'\nERROR tests/test_diagram.py\n1 error in 0.2s",
+    )
+    assert broken is not None
+    assert broken.problem == "1 test file(s) could not be collected (tests/test_diagram.py)"
+    internal = collection(3, "INTERNALERROR> boom")
+    assert internal is not None
+    assert internal.problem == "pytest stopped with an internal error"
+    usage = collection(4, "ERROR: file or directory not found: nope")
+    assert usage is not None
+    assert usage.problem.startswith("pytest was called wrongly")
+    runner = collection(1, "/usr/bin/python3: No module named pytest")
+    assert runner is not None
+    assert "has no pytest module" in runner.problem

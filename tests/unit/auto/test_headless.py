@@ -1,0 +1,43 @@
+"""gtd.auto.headless: how an agent's end is recorded (exit status, output tail)."""
+
+from __future__ import annotations
+
+from gtd import proc
+from gtd.auto import headless
+
+
+def result(code: int, out: str = "", err: str = "", *, timed_out: bool = False) -> proc.Result:
+    return proc.Result(("agent",), code, out, err, 1.0, timed_out=timed_out)
+
+
+def test_exit_status_as_a_shell_reports_it() -> None:
+    assert headless.agent_status(result(0)) == 0
+    assert headless.agent_status(result(3)) == 3
+    assert headless.agent_status(result(-9)) == 137  # killed by SIGKILL
+    assert headless.agent_status(result(-15, timed_out=True)) == headless.AGENT_TIMED_OUT == 124
+
+
+def test_the_tail_is_kept_only_when_the_agent_failed() -> None:
+    assert headless.agent_tail(result(0, "fine", "warnings"), 45) is None
+    assert headless.agent_tail(result(3, "thinking\n", "oops\n"), 45) == "oops"
+    # Nothing on stderr: the end of stdout says why.
+    assert headless.agent_tail(result(2, "a\nb\nerror: no API key\n\n"), 45) == (
+        "a\nb\nerror: no API key"
+    )
+    assert headless.agent_tail(result(1), 45) == "(no output)"
+    timed = headless.agent_tail(result(-15, "half way", timed_out=True), 45)
+    assert timed == "(the agent timed out after 45 min)\nhalf way"
+
+
+def test_the_tail_is_short() -> None:
+    err = "".join(f"line {n}\n" for n in range(1, 101))
+    tail = headless.agent_tail(result(1, "", err), 45)
+    assert tail is not None
+    assert tail.splitlines() == [f"line {n}" for n in range(81, 101)]
+    huge = headless.agent_tail(result(1, "", "x" * 10_000), 45)
+    assert huge is not None
+    assert len(huge) == headless.TAIL_CHARS
+
+
+def test_agent_logs_are_one_per_cycle() -> None:
+    assert headless.agent_log(7) == ".deepflow/agent-logs/cycle-7.log"
