@@ -84,7 +84,11 @@ def test_a_killed_worker_left_a_zombie_does_not_keep_begin_busy(
             time.sleep(0.01)
         killed = procs.kill_family([end_pid], [])
         assert len(killed) >= 3, killed  # end, its worker, the tests
-        zombies = _zombie_children(parent.pid)
+        # SIGKILL takes effect as each process is next scheduled: wait (boundedly)
+        # for the worker to be a zombie of the parent that never reaps it.
+        deadline = time.monotonic() + 10
+        while not (zombies := _zombie_children(parent.pid)) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert zombies, "the worker should be a zombie of the non-reaping parent"
 
         answers = []
