@@ -5,35 +5,21 @@ them ever loaded — or only these tests."""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
 
-from gtd import proc
 from gtd.auto.ratchet import reports
-from gtd.auto.ratchet.results import Item, Report
+from gtd.auto.ratchet.results import Item
 from tests.conftest import Repo
+from tests.integration.plugin_runs import PY, PYTEST, clean_env, run
 
 pytestmark = pytest.mark.slow
-
-PY = shlex.quote(sys.executable)
-PYTEST = f"{PY} -m pytest -q -p no:cacheprovider -p no:xdist -p no:hypothesispytest"
-
-
-def run(root: Path, command: str, request: reports.Request | None = None) -> Report:
-    listener = reports.start(request or reports.Request(root))
-    argv, _ = proc.command_argv(command)
-    result = proc.run(argv, root, env=listener.env, pass_fds=listener.pass_fds)
-    assert "INTERNALERROR" not in result.output, result.output
-    return listener.finish()
 
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTHONPATH"):
-        monkeypatch.delenv(name, raising=False)
+    clean_env(monkeypatch)
 
 
 def test_every_collected_item_with_its_file_and_kind(repo: Repo) -> None:

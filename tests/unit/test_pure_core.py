@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 
-SHARED = ("gtd.paths", "gtd.errors", "gtd.fences")
+SHARED = ("gtd.paths", "gtd.errors", "gtd.fences", "gtd.schema")
 AUTO = (
     "gtd.auto.plan",
     "gtd.auto.memory",
@@ -22,6 +22,10 @@ AUTO = (
     "gtd.auto.brief",
     "gtd.auto.journal",
     "gtd.auto.cycle.answers",
+    "gtd.auto.chart",
+    "gtd.auto.readable",
+    "gtd.auto.defaults",
+    "gtd.auto.memory_schema",
 )
 RATCHET = (
     "gtd.auto.ratchet.model",
