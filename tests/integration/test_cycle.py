@@ -325,6 +325,30 @@ def test_crash_during_a_revert_is_recovered(project: Repo, point: str) -> None:
     assert memory(project)["consecutive_reverts"] == {"T1": 1}
 
 
+def test_end_killed_with_its_worker_between_two_seals_is_a_crash_not_tampering(
+    project: Repo,
+) -> None:
+    """`end` seals the check, then the worker's pid: a kill of both right after the
+    second seal (the kill harness caught one at that `git update-ref`) must leave
+    the journal's mirror one seal behind at most, so the next `begin` reverts the
+    cycle as interrupted instead of halting the loop for tampering."""
+    base = project.git("rev-parse", "HEAD").strip()
+    before = tree_state(project.path)
+    begin(project)
+    project.write("calc.py", MUL)
+    crashed = run_cli(project, "cycle", "end", "--json", env={"GTD_CRASH_AT": "worker-named"})
+    assert crashed.code != 0
+
+    answer = begin(project)
+
+    assert answer["status"] == "task", answer
+    assert "interrupted" in str(answer["recovered"]), answer
+    assert "helper state modified" not in str(answer["recovered"])
+    assert project.git("rev-parse", "HEAD").strip() == base
+    assert tree_state(project.path) == before
+    assert project.git("show", "refs/gtd/reverted/cycle-1:calc.py") == MUL
+
+
 def test_end_can_be_rerun_after_a_crash(project: Repo) -> None:
     begin(project)
     project.write("calc.py", MUL)

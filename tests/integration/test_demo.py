@@ -139,7 +139,10 @@ def test_without_claude_it_says_how_to_install_it_runs_headless_and_a_bad_night_
     assert "Running the headless demo instead." in res.stdout
     assert "Scripted: only the implementer's edits" in res.stdout
     assert "gtd demo: the night did NOT go as scripted:" in res.stdout
-    assert "`gtd auto setup` answered baseline-red: the test suite fails" in res.stdout
+    assert (
+        "`gtd auto setup` answered baseline-broken: the baseline did not run the suite: "
+        "pytest was called wrongly (a usage error)" in res.stdout
+    )
     assert f"Repository: {tmp_path / 'cart'}" in res.stdout
 
 

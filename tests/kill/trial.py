@@ -2,7 +2,8 @@
 a drawn moment (the helper alone, or its whole process tree), then run
 `gtd cycle begin` until it settles, and check what holds after any crash:
 
-- no stall: within a bound, `begin` answers task, complete, blocked or halted
+- no stall: within a bound, `begin` answers task, complete or blocked (a halt
+  would be a crash read as something only a person can fix)
   (busy is waited out while a process of the trial lives; a cycle whose agent
   phase was left open counts as abandoned once the clock passes the agent's
   timeout, as it would after that many ticks);
@@ -337,6 +338,12 @@ class _Run:
             status = answer["status"]
             self.outcome.answers.append(_brief(answer))
             if status in SETTLED:
+                # Nothing in these scenes gives the helper a reason to stop the loop
+                # (no tampering, one revert, a working git): a halt is a crash read
+                # as something only a person can fix — a stall by another name.
+                if status == "halted":
+                    reason = answer.get("reason")
+                    self.outcome.problems.append(f"a crash halted the loop: {reason}")
                 break
             if time.monotonic() > deadline:
                 self._stall(f"`gtd cycle begin` did not settle within {SETTLE_BOUND_S:.0f}s")

@@ -49,10 +49,13 @@ if TYPE_CHECKING:
 _REFRESH_WAIT_S = 90.0
 
 
-def crash_point(name: str) -> None:
-    """Test hook: `GTD_CRASH_AT=<name>` kills the helper here, as a power cut would.
-    The fault tests use it to prove every point of `end` is recoverable."""
+def crash_point(name: str, *others: int) -> None:
+    """Test hook: `GTD_CRASH_AT=<name>` kills the helper here (and the processes
+    ``others`` first), as a power cut would. The fault tests use it to prove every
+    point of `end` is recoverable."""
     if os.environ.get("GTD_CRASH_AT") == name:
+        for pid in others:
+            os.kill(pid, signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -378,10 +381,14 @@ class Cycle:
             st = state.write(self.git, st, f"cycle {current.cycle}: check", journal=current)
             child = 0
             if detach:
+                # The mirror follows each seal: a crash may leave it one seal behind
+                # (which `tampered` allows), never two (which reads as tampering).
+                state.write_mirrors(self.root, st)
                 cycle = current.cycle
                 child = _fork(self.root, lambda: Cycle(self.root, self.now).work(cycle))
                 current = current.evolve(pid=child)
                 st = state.write(self.git, st, f"cycle {cycle}: worker {child}", journal=current)
+                crash_point("worker-named", child)
             state.write_mirrors(self.root, st)
             self._show(st)
         if not detach:
