@@ -44,6 +44,8 @@ _LOCKING = frozenset(
     {"add", "read-tree", "update-index", "reset", "checkout-index", "update-ref", "symbolic-ref"}
 )
 CHILDREN_DIR = "gtd-children"
+# The helper's own folder in the git directory: private indexes (see gtd.auto.cycle.keep).
+PRIVATE_DIR = "gtd"
 
 # `git log` records: ``<RS><sha> <parents><US><subject>``, then (with
 # ``--name-status -z``) ``\0\n<status>\0<path>\0`` per change.
@@ -361,8 +363,10 @@ def stale_locks(git_dir: Path) -> list[Path]:
     oldest = min(dead_since)
     removed: list[Path] = []
     candidates = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
-    for parent, _dirs, names in os.walk(git_dir / "refs"):
-        candidates.extend(Path(parent) / n for n in names if n.endswith(".lock"))
+    # refs/, and the helper's private indexes (the revert's keep.index in gtd/).
+    for folder in ("refs", PRIVATE_DIR):
+        for parent, _dirs, names in os.walk(git_dir / folder):
+            candidates.extend(Path(parent) / n for n in names if n.endswith(".lock"))
     for lock in candidates:
         try:
             if lock.stat().st_mtime_ns >= oldest:

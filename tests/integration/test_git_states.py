@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo, run_gtd
-from tests.integration.calc_project import MUL, MUL_TEST, gtd_json, make_project
+from tests.integration.calc_project import MUL, MUL_TEST, gtd_json, make_project, run_cli
 
 
 @pytest.fixture
@@ -105,6 +105,33 @@ def test_a_git_lock_of_the_helpers_killed_child_is_removed(project: Repo) -> Non
     lock.write_text("")
     assert gtd_json(project, "cycle", "begin")["status"] == "task"
     assert not lock.exists()
+
+
+def test_a_lock_on_the_helpers_private_index_left_by_its_killed_child_is_removed(
+    project: Repo,
+) -> None:
+    """The revert keeps the work through a private index in .git/gtd/; a git child
+    killed while it wrote that index leaves keep.index.lock (the kill harness met
+    it): the next `begin` removes it as the helper's own and finishes the revert."""
+    base = project.git("rev-parse", "HEAD").strip()
+    gtd_json(project, "cycle", "begin")
+    project.write("calc.py", "def add(a, b):\n    return None\n")
+    crashed = run_cli(project, "cycle", "end", "--json", env={"GTD_CRASH_AT": "verdict"})
+    assert crashed.code == 1, crashed.stdout
+    notes = project.path / ".git/gtd-children"
+    notes.mkdir(exist_ok=True)
+    (notes / str(_dead_pid())).write_text("0\n")
+    lock = project.path / ".git/gtd/keep.index.lock"
+    lock.parent.mkdir(exist_ok=True)
+    lock.write_text("")
+
+    answer = gtd_json(project, "cycle", "begin")
+
+    assert answer["status"] == "task", answer
+    assert "reverted" in str(answer["recovered"]), answer
+    assert not lock.exists()
+    assert project.git("rev-parse", "HEAD").strip() == base
+    assert "return None" in project.git("show", "refs/gtd/reverted/cycle-1:calc.py")
 
 
 def test_a_git_lock_that_is_not_the_helpers_is_named_never_removed(project: Repo) -> None:

@@ -38,7 +38,7 @@ from gtd.auto.state import State
 from gtd.clock import Now
 from gtd.errors import CommitBlocked, GtdError, RepoError, StateError
 from gtd.fsio import atomic_write, locked, temp_owner
-from gtd.git import Git, stale_locks
+from gtd.git import PRIVATE_DIR, Git, stale_locks
 from gtd.proc import alive
 
 if TYPE_CHECKING:
@@ -512,7 +512,7 @@ class Cycle:
         return self._record(st, status, commit)
 
     def _scratch(self) -> Path:
-        folder = self.git.git_dir() / "gtd"
+        folder = self.git.git_dir() / PRIVATE_DIR
         folder.mkdir(exist_ok=True)
         return folder
 
