@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gtd import paths
 from gtd.auto import breaker, chart, defaults
@@ -56,8 +55,7 @@ _TAIL_LINES = 20  # lines of a failed agent's output shown
 RESTART = '`/gtd:auto` in Claude Code, or `gtd loop --agent "<your agent command>"`'
 
 
-@dataclass(frozen=True)
-class VerifyResult:
+class VerifyResult(NamedTuple):
     """One level of the final verification (deepflow's L0 build, L1 files, L2
     coverage, L4 tests). Filled by `gtd verify`; shown under Health Score."""
 
@@ -67,8 +65,7 @@ class VerifyResult:
     detail: str = ""  # e.g. "no coverage tool"
 
 
-@dataclass(frozen=True)
-class Health:
+class Health(NamedTuple):
     verify: tuple[VerifyResult, ...] = ()
 
 
@@ -191,8 +188,7 @@ def _ids(ids: list[str]) -> str:
 # -- the state of the run -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Run:
+class _Run(NamedTuple):
     mem: Memory
     cycles: list[CycleRecord]
     plan: Plan | None
