@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gtd import paths
 from gtd.auto import journal as journal_mod
@@ -38,6 +38,9 @@ from gtd.auto.records import Record
 from gtd.errors import GitError, StateError
 from gtd.fsio import atomic_write
 from gtd.git import Git, parse_tree
+
+if TYPE_CHECKING:
+    from gtd.auto.config import AutoConfig
 
 REF = "refs/gtd/state"
 BASE_REF = "refs/gtd/base"
@@ -112,6 +115,14 @@ def read(git: Git, *, snapshot: bool = False) -> State:
         raw.get(SNAPSHOT),
         raw,
     )
+
+
+def sealed_config(st: State) -> AutoConfig:
+    """The config sealed at set-up (what every cycle is judged by)."""
+    from gtd.auto.config import from_json
+
+    assert st.summary is not None
+    return from_json(st.summary.get("config") or {})
 
 
 def read_blob(git: Git, st: State, name: str) -> bytes | None:

@@ -84,9 +84,9 @@ def snapshot(as_json: bool) -> int:
 
 def run(as_json: bool) -> int:
     from gtd.auto import records, state
-    from gtd.auto.cycle.engine import sealed_config
     from gtd.auto.ratchet import check, room
     from gtd.auto.ratchet import snapshot as codec
+    from gtd.auto.state import sealed_config
     from gtd.git import Git
 
     top = root()

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from gtd import paths
 from gtd.auto import breaker, records, state
-from gtd.auto.config import AutoConfig, from_json
+from gtd.auto.config import AutoConfig
 from gtd.auto.cycle import answers
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
 from gtd.auto.plan import Plan, Task
-from gtd.auto.state import State
+from gtd.auto.state import State, sealed_config
 from gtd.clock import Now
 from gtd.errors import CommitBlocked, GtdError, RepoError, StateError
 from gtd.fsio import atomic_write, locked, temp_owner
@@ -69,11 +69,6 @@ def require_setup(root: Path, st: State) -> None:
             "run `gtd auto setup` once: it takes a new snapshot and keeps your memory",
         )
     raise GtdError("auto mode is not set up in this repository", "run `gtd auto setup` first")
-
-
-def sealed_config(st: State) -> AutoConfig:
-    assert st.summary is not None
-    return from_json(st.summary.get("config") or {})
 
 
 class Cycle:

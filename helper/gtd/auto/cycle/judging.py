@@ -68,7 +68,7 @@ class Decision(NamedTuple):
 
 
 def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
-    from gtd.auto.cycle.engine import sealed_config
+    from gtd.auto.state import sealed_config
 
     del now  # the verdict depends on no clock
     current = st.journal

@@ -140,8 +140,6 @@ def _prune_bytecode(git: Git, room: Room, previous: str | None, tree: str) -> No
     rewrote are dropped (a rewrite within the second of the last compile would
     otherwise pass the timestamp check), and a cache anything else wrote after the
     last run ended (a planted file: its ctime cannot be set back) is wiped."""
-    import shutil
-
     since = _mtime(room.slot / _LAST_RUN)
     changed: set[str] | None = None
     if previous is not None and since is not None:
@@ -154,6 +152,8 @@ def _prune_bytecode(git: Git, room: Room, previous: str | None, tree: str) -> No
         cache = Path(parent) / "__pycache__"
         dirs.remove("__pycache__")
         if changed is None or since is None or _changed_since(cache, since):
+            import shutil  # on use only: ~4 ms of imports a green run never needs
+
             shutil.rmtree(cache, ignore_errors=True)
             continue
         folder = Path(parent).relative_to(room.tree).as_posix()
