@@ -147,3 +147,25 @@ def test_legit_change_tested_in_a_linked_in_repo_virtualenv(
     assert_passed(project, project.end())
     assert (project.path / ".venv/bin/python").exists(), "the ignored virtualenv was touched"
     assert project.show("HEAD", "tests/test_pricing.py") == proj.TEST_PRICING
+
+
+def test_legit_change_while_another_process_writes_bytecode_into_the_virtualenv(
+    venv_project: tuple[Project, Path],
+) -> None:
+    """A person's own test run in the same virtualenv (or a first import) writes
+    bytecode caches there while the cycle is in flight: not a change of what the
+    tests run with, so the correct change passes (the kill harness met the revert)."""
+    project, site = venv_project
+    (site / "rt_fresh_module.py").write_text("VALUE = 1\n")
+    project.begin()
+    project.do_t1()
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import py_compile; py_compile.compile({str(site / 'rt_fresh_module.py')!r})",
+        ],
+        check=True,
+    )
+    assert (site / "__pycache__").is_dir()
+    assert_passed(project, project.end())

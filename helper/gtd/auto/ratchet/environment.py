@@ -10,7 +10,14 @@ the packages that carry pytest's reporting (pytest, _pytest, pluggy) — and `cy
 end` compares. A difference is a revert naming the entry.
 
 Not covered (written in the threat model): an edit deep inside another installed
-package that keeps the size and modification time of every top-level entry.
+package that keeps the size and modification time of every top-level entry; and
+bytecode caches (``__pycache__``, at the top level as inside the watched
+packages). Any Python process writes those when it first imports a module (pytest
+writes its assertion-rewrite caches of plugins there), so a person's own test run
+in the same virtualenv, or a first import by the tests themselves, changed the
+"environment" of a correct cycle and reverted it (the kill harness met it). A
+forged cache with a valid header is therefore among what the threat model says
+the loop cannot guarantee.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ def fingerprint(dirs: Iterable[str]) -> dict[str, str]:
             continue
         out[folder] = "dir"
         for entry in entries:
+            if entry.name == "__pycache__":
+                continue  # bytecode caches: see the module's docstring
             out[entry.path] = _describe(entry.path)
             if entry.name in _DEEP and entry.is_dir(follow_symlinks=False):
                 for parent, _dirs, names in os.walk(entry.path):
