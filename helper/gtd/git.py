@@ -6,6 +6,7 @@ trees, diffs, ref listings and batched object reads."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,6 +45,9 @@ _LOCKING = frozenset(
     {"add", "read-tree", "update-index", "reset", "checkout-index", "update-ref", "symbolic-ref"}
 )
 CHILDREN_DIR = "gtd-children"
+_PENDING = "pending-"  # a note made before its git child started: pending-<helper pid>-<n>
+_SEQUENCE = itertools.count()
+_CLOCK_SLACK_NS = 50_000_000
 # The helper's own folder in the git directory: private indexes (see gtd.auto.cycle.keep).
 PRIVATE_DIR = "gtd"
 
@@ -124,13 +128,22 @@ class Git:
         to this instance's environment."""
         children = self._children if args and args[0] in _LOCKING else None
         marker: list[Path] = []
+        if children is not None:
+            # Noted before the child exists, with the time before it starts: a kill
+            # between spawning it and naming it, or a lock it takes at once, must
+            # still find the lock provably its own (see stale_locks).
+            pending = children / f"{_PENDING}{os.getpid()}-{next(_SEQUENCE)}"
+            with contextlib.suppress(OSError):
+                children.mkdir(exist_ok=True)
+                pending.write_text(f"{time.time_ns()}\n")
+                marker.append(pending)
 
         def started(pid: int) -> None:
-            if children is not None:
-                marker.append(children / str(pid))
+            if marker:
+                named = children / str(pid) if children is not None else marker[0]
                 with contextlib.suppress(OSError):
-                    children.mkdir(exist_ok=True)
-                    marker[0].write_text(f"{time.time_ns()}\n")
+                    os.replace(marker[0], named)
+                    marker[0] = named
 
         try:
             result = proc.run(
@@ -348,9 +361,18 @@ def stale_locks(git_dir: Path) -> list[Path]:
         return []
     dead_since: list[int] = []
     for note in notes:
-        if not note.name.isdigit():
+        if note.name.isdigit():
+            owner = int(note.name)  # the git child itself
+        elif note.name.startswith(_PENDING):
+            # Noted by a helper that was killed before its child had a name: the
+            # helper's death means the child (if it ever ran) is its orphan.
+            try:
+                owner = int(note.name[len(_PENDING) :].split("-")[0])
+            except ValueError:
+                continue
+        else:
             continue
-        if proc.alive(int(note.name)):
+        if proc.alive(owner):
             continue  # still running: its locks are live
         try:
             dead_since.append(int(Path(note.path).read_text().strip() or 0))
@@ -360,7 +382,9 @@ def stale_locks(git_dir: Path) -> list[Path]:
             os.unlink(note.path)
     if not dead_since:
         return []
-    oldest = min(dead_since)
+    # File times come from the kernel's coarse clock, which may read a few
+    # milliseconds behind the time the note took just before the child started.
+    oldest = min(dead_since) - _CLOCK_SLACK_NS
     removed: list[Path] = []
     candidates = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
     # refs/, and the helper's private indexes (the revert's keep.index in gtd/).

@@ -134,6 +134,24 @@ def test_a_lock_on_the_helpers_private_index_left_by_its_killed_child_is_removed
     assert "return None" in project.git("show", "refs/gtd/reverted/cycle-1:calc.py")
 
 
+@pytest.mark.parametrize("note", ["child", "pending"])
+def test_a_lock_its_killed_child_took_at_once_is_removed(project: Repo, note: str) -> None:
+    """`git checkout-index` takes index.lock the moment it starts, within the
+    kernel's coarse file clock of the helper's note (the kill harness met a lock
+    stamped a few milliseconds before the note); and a helper killed between
+    starting its child and naming it leaves only its pending note."""
+    lock = project.path / ".git/index.lock"
+    lock.write_text("")
+    stamp = lock.stat().st_mtime_ns + 5_000_000  # the note taken 5 ms after the lock
+    notes = project.path / ".git/gtd-children"
+    notes.mkdir(exist_ok=True)
+    name = str(_dead_pid()) if note == "child" else f"pending-{_dead_pid()}-0"
+    (notes / name).write_text(f"{stamp}\n")
+    assert gtd_json(project, "cycle", "begin")["status"] == "task"
+    assert not lock.exists()
+    assert not (notes / name).exists()
+
+
 def test_a_git_lock_that_is_not_the_helpers_is_named_never_removed(project: Repo) -> None:
     lock = project.path / ".git/index.lock"
     gtd_json(project, "cycle", "begin")
