@@ -4,6 +4,7 @@ CLI in subprocesses. A scripted "agent" edits files between begin and end."""
 from __future__ import annotations
 
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -347,6 +348,31 @@ def test_end_killed_with_its_worker_between_two_seals_is_a_crash_not_tampering(
     assert project.git("rev-parse", "HEAD").strip() == base
     assert tree_state(project.path) == before
     assert project.git("show", "refs/gtd/reverted/cycle-1:calc.py") == MUL
+
+
+def test_end_killed_before_its_last_mirror_leaves_its_worker_to_pass_the_cycle(
+    project: Repo,
+) -> None:
+    """`end` killed after sealing the worker's pid and before that seal's mirror
+    (the kill harness met it): the worker finds the journal's mirror one seal
+    behind, the helper's own content, and judges the work, not tampering."""
+    base = project.git("rev-parse", "HEAD").strip()
+    begin(project)
+    project.write("calc.py", MUL)
+    project.write("tests/test_mul.py", MUL_TEST)
+    crashed = run_cli(project, "cycle", "end", "--json", env={"GTD_CRASH_AT": "worker-running"})
+    assert crashed.code != 0
+
+    deadline = time.monotonic() + 60
+    answer = begin(project)
+    while answer["status"] == "busy" and time.monotonic() < deadline:
+        time.sleep(0.2)
+        answer = begin(project)
+
+    assert answer["status"] == "task", answer
+    assert str(answer["previous"]).startswith("cycle 1 T1 passed"), answer
+    subjects = project.git("log", "--format=%s", f"{base}..HEAD").splitlines()
+    assert subjects[1] == "T1: Add mul", subjects
 
 
 def test_end_can_be_rerun_after_a_crash(project: Repo) -> None:

@@ -384,6 +384,7 @@ class Cycle:
                 current = current.evolve(pid=child)
                 st = state.write(self.git, st, f"cycle {cycle}: worker {child}", journal=current)
                 crash_point("worker-named", child)
+                crash_point("worker-running")  # `end` alone: its worker goes on
             state.write_mirrors(self.root, st)
             self._show(st)
         if not detach:
