@@ -52,7 +52,6 @@ from tests.claude_cli import PINNED, claude_or_skip
 from tests.integration.calc_project import CALC, CONFTEST, PYTEST, TESTS
 
 ROOT = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
 PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin")
 
 
@@ -322,34 +321,19 @@ class Session:
 
 
 def claude_env(server: ModelServer, base: Path) -> dict[str, str]:
-    """A clean environment: own HOME / config / TMPDIR under `base` (never the test
-    HOME), the venv's `gtd` first on PATH, the scripted server as the API, and
-    every optional network feature off."""
-    home, tmp = base / "home", base / "tmp"
-    home.mkdir(parents=True, exist_ok=True)
-    tmp.mkdir(parents=True, exist_ok=True)
-    keep = ("LANG", "LC_ALL", "TZ", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
-    env = {
+    """The demo's clean environment for Claude Code (gtd.demo.in_claude.claude_env:
+    own HOME / config / TMPDIR under `base`, the venv's `gtd` first on PATH, the
+    scripted server as the API, every optional network feature off), plus the
+    test session's git identity and configuration."""
+    from gtd.demo.in_claude import claude_env as demo_env
+
+    git = {
         k: v
         for k, v in os.environ.items()
-        if k in keep or k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))
+        if k in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
+        or k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))
     }
-    env.update(
-        {
-            "PATH": os.pathsep.join([str(VENV_BIN), os.environ.get("PATH", "/usr/bin:/bin")]),
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-            "TMPDIR": str(tmp),
-            "ANTHROPIC_BASE_URL": server.url,
-            "ANTHROPIC_API_KEY": "sk-ant-e2e-scripted",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "NO_PROXY": "127.0.0.1,localhost",
-        }
-    )
-    return env
+    return demo_env(server.url, base, git)
 
 
 def run_claude(
