@@ -42,7 +42,18 @@ EMPTY_TREE_SHA1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 # git commands that take a lock in the git directory (index, HEAD, a ref).
 _LOCKING = frozenset(
-    {"add", "read-tree", "update-index", "reset", "checkout-index", "update-ref", "symbolic-ref"}
+    {
+        "add",
+        "read-tree",
+        "write-tree",
+        "update-index",
+        "reset",
+        "checkout-index",
+        "checkout",
+        "commit",
+        "update-ref",
+        "symbolic-ref",
+    }
 )
 CHILDREN_DIR = "gtd-children"
 _PENDING = "pending-"  # a note made before its git child started: pending-<helper pid>-<n>

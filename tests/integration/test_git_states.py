@@ -250,3 +250,33 @@ def test_a_read_only_git_directory_is_a_clear_error_that_changes_nothing(
     assert "Traceback" not in res.stderr
     answer = gtd_json(project, "cycle", "end")  # writable again: the cycle is judged
     assert answer["status"] == "passed", answer
+
+
+@pytest.mark.parametrize("command", ["write-tree", "read-tree", "add", "update-ref"])
+def test_a_git_child_that_may_lock_is_noted_while_it_runs(
+    project: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """What lets a killed child's lock be removed: the note exists the whole time
+    the child runs (a `git write-tree` killed in a revert's private index left its
+    lock unnoted once, and CI's kill trials stalled on it)."""
+    from gtd.git import Git
+
+    real = shutil.which("git")
+    assert real is not None
+    seen = tmp_path / "seen"
+    notes = project.path / ".git/gtd-children"
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nls "{notes}" > "{seen}" 2>/dev/null\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    args = {
+        "write-tree": ["write-tree"],
+        "read-tree": ["read-tree", "HEAD"],
+        "add": ["add", "-A"],
+        "update-ref": ["update-ref", "refs/gtd/probe", "HEAD"],
+    }[command]
+    result = Git(project.path, hardened=True).call(*args)
+    assert result.returncode == 0, result.stderr
+    assert seen.read_text().split(), f"no note while `git {command}` ran"
+    assert not any(notes.iterdir()), "the note outlived the child"
