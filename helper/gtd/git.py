@@ -204,6 +204,14 @@ class Git:
     def head(self) -> str | None:
         return self.call("rev-parse", "--verify", "-q", "HEAD").stdout.strip() or None
 
+    def head_tree(self) -> tuple[str, str] | None:
+        """HEAD and its tree, in one call; None while HEAD has no commit."""
+        result = self.call("rev-parse", "HEAD", "HEAD^{tree}", "--")
+        names = result.stdout.split()[:2]  # then the "--" it echoes
+        if result.returncode != 0 or len(names) != 2:
+            return None
+        return names[0], names[1]
+
     def branch(self) -> str | None:
         return self.call("symbolic-ref", "-q", "--short", "HEAD").stdout.strip() or None
 
@@ -345,15 +353,15 @@ class Git:
         lines += ["prepare", "commit"]
         self.run("update-ref", "--stdin", input_text="\n".join(lines) + "\n")
 
-    def worktree_tree(self, index: Path) -> str:
-        """The tree git would commit from the working tree now: tracked files as
-        they are plus untracked ones it does not ignore. Built in the private index
+    def worktree_tree(self, index: Path, head: str | None) -> str:
+        """The tree git would commit from the working tree now on top of ``head``
+        (the caller has read it; None: no commit yet): tracked files as they are
+        plus untracked ones it does not ignore. Built in the private index
         ``index`` (kept between calls, so only changed files are hashed again); the
         real index and HEAD are never touched."""
         env = {"GIT_INDEX_FILE": str(index)}
-        head = self.head()
         if head is not None:
-            self.run("read-tree", "--reset", "HEAD", env=env)
+            self.run("read-tree", "--reset", head, env=env)
         else:
             self.run("read-tree", "--empty", env=env)
         self.run("add", "-A", "--ignore-errors", env=env)

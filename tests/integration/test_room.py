@@ -81,6 +81,24 @@ def test_bytecode_stays_only_where_it_is_the_last_runs_own(repo: Repo) -> None:
         assert not (rm.tree / "__pycache__").exists()
 
 
+def test_the_same_tree_again_keeps_the_runs_bytecode(repo: Repo) -> None:
+    repo.write("m.py", "X = 1\n")
+    repo.commit_all("one")
+    git = Git(repo.path, hardened=True)
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        (rm.tree / "__pycache__").mkdir()
+        (rm.tree / "__pycache__/m.cpython-311.pyc").write_bytes(b"compiled by the run")
+    time.sleep(0.05)
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        assert (rm.tree / "__pycache__/m.cpython-311.pyc").exists()
+        (rm.tree / "m.py").write_text("X = 2\n")  # rewritten during the run
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        assert (rm.tree / "m.py").read_text() == "X = 1\n"
+
+
 def test_concurrent_runs_get_slots_of_their_own(repo: Repo) -> None:
     repo.write("a.py", "")
     repo.commit_all("initial")

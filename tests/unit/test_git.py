@@ -70,3 +70,12 @@ def test_repo_root_asks_git_when_the_environment_names_the_repository(
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(GitError, match="git is not installed"):
         repo_root(repo.path)
+
+
+def test_head_tree_reads_head_and_its_tree_in_one_call(repo: Repo) -> None:
+    git = Git(repo.path)
+    assert git.head_tree() is None  # no commit yet
+    repo.write("HEAD", "a file named like the ref\n")
+    head = repo.commit_all("one")
+    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    assert git.head_tree() == (head, tree)

@@ -100,10 +100,18 @@ def run(as_json: bool) -> int:
     snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
     config = sealed_config(st)
     tolerated = frozenset(records.fold(st.records).quarantined)
+    head, head_tree = git.head_tree() or (None, None)
     with room.acquire(git) as rm:
-        candidate = git.worktree_tree(rm.slot / "candidate.index")
+        candidate = git.worktree_tree(rm.slot / "candidate.index", head)
         judged = check.judge_candidate(
-            git, rm, config, snap, base=snap.head, candidate=candidate, tolerated=tolerated
+            git,
+            rm,
+            config,
+            snap,
+            base=snap.head,
+            base_tree=head_tree if head == snap.head else None,
+            candidate=candidate,
+            tolerated=tolerated,
         )
     from gtd.auto.readable import readable, word
 

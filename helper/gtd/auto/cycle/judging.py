@@ -107,14 +107,21 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     snapshot = snapshot_codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
     taken = time.time()
     with room.acquire(git) as rm:
-        candidate = git.worktree_tree(rm.slot / "candidate.index")
+        candidate = git.worktree_tree(rm.slot / "candidate.index", tree.head)
         base_tree = check.tree_of(git, current.base)
         guard = _guard(git, current, tree.head, base_tree, candidate)
         if guard is not None:
             return Decision(False, guard, candidate=candidate, head=tree.head, taken_epoch=taken)
         quarantined = frozenset(records.fold(st.records).quarantined)
         judged = check.judge_candidate(
-            git, rm, config, snapshot, base=current.base, candidate=candidate, tolerated=quarantined
+            git,
+            rm,
+            config,
+            snapshot,
+            base=current.base,
+            base_tree=base_tree,
+            candidate=candidate,
+            tolerated=quarantined,
         )
     verdict = judged.verdict
     pending = None

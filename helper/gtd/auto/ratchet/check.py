@@ -246,12 +246,15 @@ def judge_candidate(
     *,
     base: str,
     candidate: str,
+    base_tree: str | None = None,
     tolerated: frozenset[str] = frozenset(),
 ) -> Judgement:
     """The verdict on ``candidate`` (a tree) against ``snapshot``, whose tests and
-    protected files are those of commit ``base``, in the room ``rm``."""
+    protected files are those of commit ``base`` (its tree ``base_tree``, where the
+    caller has it), in the room ``rm``."""
     start = time.monotonic()
-    base_tree = tree_of(git, base)
+    if base_tree is None:
+        base_tree = tree_of(git, base)
     changes = git.diff_trees(base_tree, candidate) if base_tree != candidate else []
     listing = git.ls_tree(candidate)
     violations = integrity(snapshot, hashes(git, snapshot, listing, changes))
@@ -580,7 +583,7 @@ def check_worktree(
     """The verdict on the working tree as it is now against ``snapshot``."""
     git = Git(root, hardened=True)
     with room.acquire(git) as rm:
-        candidate = git.worktree_tree(rm.slot / "candidate.index")
+        candidate = git.worktree_tree(rm.slot / "candidate.index", git.head())
         judged = judge_candidate(
             git, rm, config, snapshot, base=snapshot.head, candidate=candidate, tolerated=tolerated
         )
@@ -592,6 +595,6 @@ def advance(root: Path, snapshot: Snapshot, run: RunResult) -> Snapshot:
     protected, ``run`` the baseline (the head stays until the work is committed)."""
     git = Git(root, hardened=True)
     with room.acquire(git) as rm:
-        candidate = git.worktree_tree(rm.slot / "candidate.index")
+        candidate = git.worktree_tree(rm.slot / "candidate.index", git.head())
     base = Baseline(run, snapshot.environment, (), tuple(snapshot.doctests))
     return snapshot_of(git, snapshot.head, candidate, base)

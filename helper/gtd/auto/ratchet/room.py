@@ -142,7 +142,9 @@ def _prune_bytecode(git: Git, room: Room, previous: str | None, tree: str) -> No
     last run ended (a planted file: its ctime cannot be set back) is wiped."""
     since = _mtime(room.slot / _LAST_RUN)
     changed: set[str] | None = None
-    if previous is not None and since is not None:
+    if previous == tree and since is not None:
+        changed = set()  # the same tree again: no module was rewritten
+    elif previous is not None and since is not None:
         out = git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", previous, tree)
         changed = {p for p in out.split("\0") if p}
     for parent, dirs, _files in os.walk(room.tree):
