@@ -166,10 +166,11 @@ def _doctests_now(
 ) -> dict[str, Mapping[str, str] | None]:
     """The doctest digests of the snapshot's doctest modules the candidate changed
     (None: the module is gone)."""
-    from gtd.auto.ratchet import doctests
-
     out: dict[str, Mapping[str, str] | None] = {}
     paths = [p for p in snapshot.doctests if p in changed or p not in listing]
+    if not paths:
+        return out
+    from gtd.auto.ratchet import doctests  # ast and its kin: only when there is work
     present = [p for p in paths if p in listing]
     packages = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
     for path in paths:
