@@ -123,9 +123,25 @@ class Change(NamedTuple):
 
 
 class Git:
-    def __init__(self, root: Path, *, hardened: bool = False) -> None:
+    def __init__(
+        self, root: Path, *, hardened: bool = False, env: Mapping[str, str] | None = None
+    ) -> None:
         self.root = root
-        self.env = HARDENED_ENV if hardened else GIT_ENV
+        self.hardened = hardened
+        self.env = {**(HARDENED_ENV if hardened else GIT_ENV), **(env or {})}
+
+    def without_outside_config(self) -> Git:
+        """This repository's git reading its own configuration only: the global and
+        system files are left out (the identity they gave is kept for commits)."""
+        identity: dict[str, str] = {}
+        for role in ("AUTHOR", "COMMITTER"):
+            ident = self.call("var", f"GIT_{role}_IDENT").stdout.strip()
+            name, sep, rest = ident.partition(" <")
+            if sep and ">" in rest:
+                identity[f"GIT_{role}_NAME"] = name
+                identity[f"GIT_{role}_EMAIL"] = rest.split(">", 1)[0]
+        neutral = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", **identity}
+        return Git(self.root, hardened=self.hardened, env={**self.env, **neutral})
 
     def call(
         self,
@@ -177,7 +193,7 @@ class Git:
     def _children(self) -> Path | None:
         """Where a hardened instance notes each git child that may take a lock in
         the repository's git directory (see :func:`stale_locks`)."""
-        if self.env is not HARDENED_ENV:
+        if not self.hardened:
             return None
         dot = self.root / ".git"
         return dot / CHILDREN_DIR if dot.is_dir() else None
@@ -295,6 +311,12 @@ class Git:
     def config_value(self, key: str) -> str | None:
         result = self.call("config", "--get", key)
         return result.stdout.strip() if result.returncode == 0 else None
+
+    def config_entries(self) -> list[tuple[str, str, str | None]]:
+        """Every configuration entry git reads here, includes followed: (origin,
+        key, value or None for a bare key), in git's order."""
+        result = self.call("config", "--list", "--show-origin", "-z")
+        return parse_config_list(result.stdout) if result.returncode == 0 else []
 
     def git_dir(self) -> Path:
         """The repository's git directory (``.git``, or where a worktree's file
@@ -472,6 +494,16 @@ def parse_tree(data: bytes, oid_bytes: int = 20) -> dict[str, tuple[str, str]]:
         oid = data[nul + 1 : nul + 1 + oid_bytes].hex()
         out[name] = (mode.zfill(6), oid)
         pos = nul + 1 + oid_bytes
+    return out
+
+
+def parse_config_list(raw: str) -> list[tuple[str, str, str | None]]:
+    """`config --list --show-origin -z`: ``origin NUL key [LF value] NUL`` each."""
+    fields = raw.split("\0")
+    out: list[tuple[str, str, str | None]] = []
+    for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
+        key, sep, value = entry.partition("\n")
+        out.append((origin, key, value if sep else None))
     return out
 
 

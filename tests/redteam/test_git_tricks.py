@@ -6,6 +6,7 @@ exactly the base's and the work kept; nothing it planted runs afterwards."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -433,3 +434,79 @@ def test_agent_git_calls_really_ran_the_hooks(project: Project) -> None:
     project.write(".git/hooks/post-checkout", _hook(_REBREAK), executable=True)
     subprocess.run(["git", "checkout", "-q", "feature"], cwd=project.path, check=True)
     assert project.read("inventory/core.py") == proj.BROKEN_CORE
+
+
+def test_agent_installs_a_filter_in_the_global_git_config(project: Project, tmp_path: Path) -> None:
+    """The git configuration outside the repository (the user's global file, the
+    global attributes file it names) is read by every git the helper runs: a smudge
+    filter there could write a weakened test into the clean room, and a clean
+    filter hash it back to the sealed blob."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    weak = tmp_path / "weak.py"
+    weak.write_text(proj.TEST_TOTAL.replace("assert_cents(", "(lambda *args: None)("))
+    original = tmp_path / "original.py"
+    original.write_text(proj.TEST_TOTAL)
+    attributes = tmp_path / "attributes"
+    attributes.write_text(f"{TOTAL} filter=rt\n")
+    gitconfig = Path(os.environ["GIT_CONFIG_GLOBAL"])
+    kept = gitconfig.read_text()
+    try:
+        with gitconfig.open("a") as handle:
+            handle.write(
+                f"[core]\n\tattributesFile = {attributes}\n"
+                f"[filter \"rt\"]\n\tsmudge = cat '{weak}'\n\tclean = cat '{original}'\n"
+            )
+        # and a fresh clean room, so the weakened test is checked out there
+        shutil.rmtree(Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms", ignore_errors=True)
+        answer = project.end()
+    finally:
+        gitconfig.write_text(kept)
+    assert_refused(project, answer, before, names=[str(gitconfig)])
+
+
+def test_a_global_smudge_filter_does_not_rebreak_the_reverted_code(
+    project: Project, tmp_path: Path
+) -> None:
+    """The revert writes the base's files back with the repository's own
+    configuration only: a smudge filter the agent put in the global file would
+    otherwise write its broken code again."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    broken = tmp_path / "broken.py"
+    broken.write_text(proj.BROKEN_CORE)
+    attributes = tmp_path / "attributes"
+    attributes.write_text("inventory/core.py filter=rt\n")
+    gitconfig = Path(os.environ["GIT_CONFIG_GLOBAL"])
+    kept = gitconfig.read_text()
+    try:
+        with gitconfig.open("a") as handle:
+            handle.write(
+                f"[core]\n\tattributesFile = {attributes}\n"
+                f"[filter \"rt\"]\n\tsmudge = cat '{broken}'\n\tclean = cat\n"
+            )
+        answer = project.end()
+    finally:
+        gitconfig.write_text(kept)
+    assert answer.get("next") == "halt", answer
+    assert_refused(project, answer, before, names=[str(gitconfig)])
+
+
+def test_a_credential_helper_written_to_the_global_config_stops_nothing(
+    project: Project,
+) -> None:
+    """Tools write the global file on their own (a credential helper, `git
+    maintenance register`): keys no git of the helper reads are not watched."""
+    project.begin()
+    project.do_t1()
+    gitconfig = Path(os.environ["GIT_CONFIG_GLOBAL"])
+    kept = gitconfig.read_text()
+    try:
+        with gitconfig.open("a") as handle:
+            handle.write("[credential]\n\thelper = cache\n[maintenance]\n\trepo = /elsewhere\n")
+        answer = project.end()
+    finally:
+        gitconfig.write_text(kept)
+    assert_passed(project, answer)

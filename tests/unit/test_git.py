@@ -79,3 +79,14 @@ def test_head_tree_reads_head_and_its_tree_in_one_call(repo: Repo) -> None:
     head = repo.commit_all("one")
     tree = repo.git("rev-parse", "HEAD^{tree}").strip()
     assert git.head_tree() == (head, tree)
+
+
+def test_config_list_entries_keep_origin_key_and_value() -> None:
+    from gtd.git import parse_config_list
+
+    raw = "file:/h/.gitconfig\0user.name\nA B\0file:.git/config\0core.bare\nfalse\0file:x\0flag\0"
+    assert parse_config_list(raw) == [
+        ("file:/h/.gitconfig", "user.name", "A B"),
+        ("file:.git/config", "core.bare", "false"),
+        ("file:x", "flag", None),
+    ]

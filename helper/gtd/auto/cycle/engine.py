@@ -500,9 +500,12 @@ class Cycle:
             status = "passed"
         else:
             seals.restore(self.git, current.seals or {})
-            kept = finish.keep(self.git, current, self._scratch())
+            git = self.git
+            if seals.outside_changes(git, current.seals or {}):
+                git = git.without_outside_config()  # the agent's filters write nothing
+            kept = finish.keep(git, current, self._scratch())
             crash_point("reverted-kept")
-            finish.restore(self.root, self.git, current, kept)
+            finish.restore(self.root, git, current, kept)
             commit = None
             status = "failed"
         return self._record(st, status, commit)

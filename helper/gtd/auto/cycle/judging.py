@@ -8,7 +8,8 @@ Guards, in order (the first that fails is the reason):
    sealed state, and no revert record is missing from it — otherwise the agent
    tampered with the helper's state: revert, and halt the loop;
 2. what the cycle must leave alone is as sealed at `begin` (git config, hooks,
-   attributes, the test interpreter's site-packages);
+   attributes, the test interpreter's site-packages); a change to the git
+   configuration outside the repository also halts the loop;
 3. HEAD is still on the branch the cycle began on;
 4. no submodule's checkout changed;
 5. a bootstrap cycle changed only test files and made no commits;
@@ -83,6 +84,9 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     tampered = state.tampered(root, git, st) or _rewound(git, st)
     if tampered:
         return Decision(False, f"helper state modified: {tampered[0]}", head=tree.head, halt=True)
+    outside = seals.outside_changes(git, current.seals or {})
+    if outside:  # not ours to put back, and every later cycle would be judged under it
+        return Decision(False, outside[0], head=tree.head, halt=True)
     broken = restored + seals.broken(
         git, current.seals or {}, st.summary.get("environment_dirs") or []
     )

@@ -8,6 +8,12 @@ runs in every test process). Each is recorded when the cycle begins. At `end`
 a change is a revert that names it; and the git configuration and attributes are
 put back as they were before anything else is done, so the candidate is read,
 and the base restored, under the rules the cycle began with.
+
+The configuration git reads from outside the repository (the user's global and
+system files, files they include, the global attributes file) is the user's: it
+is recorded as digests and never written. A change there halts the loop (every
+later cycle would be judged under it), and the revert runs with the repository's
+own configuration only (:meth:`gtd.git.Git.without_outside_config`).
 """
 
 from __future__ import annotations
@@ -59,7 +65,77 @@ def take(git: Git, env_dirs: Sequence[str]) -> dict[str, Any]:
     for key, rel in _KEPT.items():
         data = _read(git_dir / rel)
         sealed[key] = None if data is None else base64.b64encode(data).decode("ascii")
+    sealed["outside"] = outside(git)
     return sealed
+
+
+_ATTRIBUTES = "(attributes)"
+# Configuration no git command of the helper reads, and that tools change on their
+# own (credential helpers, `git maintenance register`): a change there is no reason
+# to stop the loop. Every other key is watched, unknown ones included.
+_UNREAD = (
+    "advice.", "alias.", "branch.", "color.", "credential.", "fetch.", "gui.", "help.",
+    "http.", "init.", "maintenance.", "pull.", "push.", "remote.", "safe.", "sendemail.",
+    "url.", "user.", "web.",
+)  # fmt: skip
+
+
+def outside(git: Git) -> dict[str, str]:
+    """``file<TAB>key`` → a digest of its values, for every configuration entry git
+    reads from outside the repository, and the global attributes file's content
+    (``file<TAB>(attributes)``). Digests only: the user's files may hold secrets."""
+    local = os.path.realpath(git.git_dir() / "config")
+    values: dict[str, list[str]] = {}
+    attributes: str | None = None
+    for origin, key, value in git.config_entries():
+        kind, _, where = origin.partition(":")
+        if kind != "file":
+            continue  # the command line (the helper's own pins), standard input, blobs
+        path = os.path.realpath(os.path.join(git.root, where))
+        if path == local:
+            continue  # kept whole, and put back, above
+        if key.startswith(_UNREAD):
+            continue
+        values.setdefault(f"{path}\t{key}", []).append("" if value is None else value)
+        if key == "core.attributesfile" and value:
+            attributes = value
+    out = {k: hashlib.sha256("\0".join(v).encode()).hexdigest() for k, v in values.items()}
+    path = _attributes_file(attributes)
+    data = _read(Path(path))
+    out[f"{path}\t{_ATTRIBUTES}"] = "absent" if data is None else hashlib.sha256(data).hexdigest()
+    return out
+
+
+def _attributes_file(configured: str | None) -> str:
+    """The global attributes file git reads (core.attributesFile, else the XDG one)."""
+    if configured:
+        return os.path.expanduser(configured)
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(xdg, "git", "attributes")
+
+
+def outside_changes(git: Git, seals: dict[str, Any]) -> list[str]:
+    """Why the configuration outside the repository is not as sealed, one reason per
+    file (naming the keys that changed); empty for a seal made before it was kept."""
+    before = seals.get("outside")
+    if not isinstance(before, dict):
+        return []
+    now = outside(git)
+    changed: dict[str, list[str]] = {}
+    attributes: list[str] = []
+    for entry in sorted(before.keys() | now.keys()):
+        if before.get(entry) != now.get(entry):
+            path, _, key = entry.partition("\t")
+            if key == _ATTRIBUTES:
+                attributes.append(f"global git attributes changed: {path}")
+            else:
+                changed.setdefault(path, []).append(key)
+    # The configuration first: it names the attributes file, and the filters.
+    return [
+        f"git configuration outside the repository changed: {path} "
+        f"({', '.join(keys[:5])}{', …' if len(keys) > 5 else ''})"
+        for path, keys in changed.items()
+    ] + attributes
 
 
 def restore(git: Git, seals: dict[str, Any]) -> list[str]:

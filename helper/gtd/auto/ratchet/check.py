@@ -171,6 +171,7 @@ def _doctests_now(
     if not paths:
         return out
     from gtd.auto.ratchet import doctests  # ast and its kin: only when there is work
+
     present = [p for p in paths if p in listing]
     packages = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
     for path in paths:
