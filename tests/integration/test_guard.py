@@ -6,6 +6,7 @@ through. Real repository, real CLI, the JSON Claude Code sends."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,18 @@ def test_shell_commands_that_write_protected_files_are_refused(
 )
 def test_reading_and_running_go_through(in_cycle: Repo, command: str) -> None:
     assert hook(in_cycle, "Bash", command=command) is None
+
+
+def test_git_configuration_outside_the_repository_is_refused(in_cycle: Repo) -> None:
+    home = Path(os.environ["HOME"])
+    for target in (home / ".gitconfig", home / ".config/git/attributes"):
+        reason = hook(in_cycle, "Write", file_path=str(target), content="[filter]")
+        assert reason is not None, target
+        assert str(target) in reason
+        assert "halts" in reason
+    for command in ("echo '[filter \"x\"]' >> ~/.gitconfig", "cp x ~/.config/git/config"):
+        assert hook(in_cycle, "Bash", command=command) is not None, command
+    assert hook(in_cycle, "Write", file_path=str(home / "notes.txt"), content="x") is None
 
 
 def test_nothing_is_refused_outside_a_cycle(repo: Repo) -> None:

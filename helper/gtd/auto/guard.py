@@ -15,7 +15,9 @@ What is refused while a cycle's implementer works (journal phase ``agent``):
   ``.deepflow/``, ``PLAN.md``, a test in the ratchet's snapshot, a ``conftest.py``,
   pytest's or a JavaScript runner's configuration, a file a configured command
   names, a task runner's files when a command may run one, and an existing file
-  under a test folder (new files there are fine);
+  under a test folder (new files there are fine); and git's configuration outside
+  the repository (``~/.gitconfig``, the XDG ``git/`` folder), whose change halts
+  the loop;
 - ``Bash`` commands that write such a path as far as the text shows (a redirection,
   ``rm``, ``mv``, ``cp``, ``sed -i``, ``tee``, ``truncate``...), and the git commands
   the implementer must never run (commit, stash, reset, checkout, restore, clean,
@@ -68,7 +70,9 @@ def decide(root: Path, event: Mapping[str, Any]) -> str | None:
         if not isinstance(target, str):
             return None
         rel = _relative(root, target, event.get("cwd"))
-        why = protected.why(rel) if rel is not None else None
+        if rel is None:
+            return _outside(target, event.get("cwd"))
+        why = protected.why(rel)
         return None if why is None else _refusal(rel or target, why)
     if tool == "Bash" and isinstance(data.get("command"), str):
         return _bash(root, data["command"], protected, event.get("cwd"))
@@ -122,6 +126,22 @@ class _Protected:
         return found.why
 
 
+def _outside(target: str, cwd: object) -> str | None:
+    """A refusal for git's own configuration outside the repository (the global
+    and system files, the files of the XDG git folder), else None."""
+    base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    full = os.path.normpath(os.path.join(base, os.path.expanduser(target)))
+    folder, name = os.path.split(full)
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    if name in (".gitconfig", "gitconfig") or folder == os.path.join(xdg, "git"):
+        return (
+            f"gtd: {full} is git's configuration, which decides how every file is read "
+            "and written: leave it as it is while a cycle is in flight (a change halts "
+            "the loop)."
+        )
+    return None
+
+
 def _refusal(rel: str, why: str) -> str:
     return (
         f"gtd: {rel} is protected while a cycle is in flight ({why}). Leave it as it is: "
@@ -155,8 +175,12 @@ def _bash(root: Path, command: str, protected: _Protected, cwd: object) -> str |
     if _IN_PLACE.search(command):
         targets += [w for w in words if not w.startswith("-")]
     for target in targets:
-        rel = _relative(root, target.strip("'\""), cwd)
+        plain = os.path.expanduser(target.strip("'\""))  # the shell expands ~
+        rel = _relative(root, plain, cwd)
         if rel is None:
+            outside = _outside(plain, cwd)
+            if outside is not None:
+                return outside
             continue
         why = protected.why(rel)
         if why is not None:
