@@ -94,6 +94,22 @@ def test_verify_passes_on_a_completed_plan(repo: Repo) -> None:
     assert "L4 tests: passed (3 / 3 tests passed)" in text.stdout
 
 
+def test_verify_never_deletes_files_the_junit_glob_matches(repo: Repo) -> None:
+    """`ratchet.junit_xml: "**/*.xml"` beside a tracked data file and an ignored
+    build file that are not test reports: verify reads reports, deletes nothing."""
+    catalog = '<?xml version="1.0"?>\n<catalog/>\n'
+    done_project(repo, extra={"data/catalog.xml": catalog, ".gitignore": "build/\n"})
+    config = f'ratchet:\n  test_command: {PYTEST}\n  junit_xml: "**/*.xml"\n'
+    repo.write(".deepflow/config.yaml", config)
+    repo.commit_all("junit glob")
+    build = repo.write("build/cache.xml", "<cache/>\n")
+    answer = verify(repo)
+    assert levels(answer)["L4"]["status"] == "passed", answer
+    assert (repo.path / "data/catalog.xml").read_text() == catalog
+    assert build.read_text() == "<cache/>\n"
+    assert repo.status() == ""
+
+
 def test_verify_fails_when_the_suite_is_red(repo: Repo) -> None:
     done_project(repo)
     repo.write("tests/test_broken.py", "def test_broken():\n    assert 1 == 2\n")

@@ -282,15 +282,18 @@ def judge_candidate(
         return Judgement(judge(snapshot.baseline, RunResult(), [reason]), RunResult(), 0.0)
     env = room.environment(rm)
     only_old = tuple(snapshot.test_paths) if split else None
+    submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
     first = _run(rm, config, env, only_files=only_old)
     found = _report_problems(first.report, rm, snapshot)
     flaky = _flaky(rm, config, env, snapshot, first.result, tolerated) if not found else ()
+    found += _written(git, rm, submodules)  # before a sync could write over the evidence
     second: runner.Run | None = None
     new_files = _new_test_candidates(changes, snapshot)
     if split and new_files and not found:
         room.sync(git, rm, new_tree, config.links)
         second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
         found += _report_problems(second.report, rm, snapshot)
+        found += _written(git, rm, submodules)
     altered = room.altered(git, rm, expected)
     found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
     environmental = (
@@ -307,6 +310,17 @@ def judge_candidate(
         # is a passing test (recorded as failed, it would lose its protection).
         merged = merged._replace(tests={**merged.tests, **dict.fromkeys(flaky, "passed")})
     return Judgement(verdict, merged, round(time.monotonic() - start, 3), flaky, whole, modules)
+
+
+def _written(git: Git, rm: room.Room, submodules: frozenset[str]) -> list[str]:
+    """A file of the judged tree written in the room while the commands ran: the
+    code under test swapped under the tests' feet (by a process the agent left
+    running, say), or a suite that rewrites its own tracked files. Either way
+    the run did not judge the candidate."""
+    return [
+        f"file changed in the clean room during the test run: {p}"
+        for p in room.touched(git, rm, submodules)[:1]
+    ]
 
 
 def _collected(items: Sequence[Item]) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -80,6 +80,8 @@ _READ_CHUNK = 1 << 16
 # read on until it is quiet this long, and never longer than the drain limit.
 _QUIET_S = 0.1
 _DRAIN_MAX_S = 2.0
+# File times come from the kernel's coarse clock (a few milliseconds behind).
+_CLOCK_SLACK_NS = 5_000_000
 
 
 class Redirect(NamedTuple):
@@ -118,6 +120,10 @@ class Listener:
         self._deadline = 0.0
         self._thread = threading.Thread(target=self._read, name="gtd-ratchet-reader", daemon=True)
         self._closed = False
+        # Reports a configured ``junit_xml`` glob matches are read only when written
+        # after this moment: an older one is stale (a run before this one), and
+        # nothing the glob matches is ever deleted (it may be a person's file).
+        self._since_ns = time.time_ns() - _CLOCK_SLACK_NS
         st = os.fstat(self._write_fd)
         self.pass_fds: tuple[int, ...] = (self._write_fd,)
         self.env = self._environment(f"{self._write_fd}:{st.st_dev}:{st.st_ino}")
@@ -199,7 +205,12 @@ class Listener:
         return lines
 
     def _junit_files(self) -> list[Path]:
-        return [self.files.junit_xml, *configured(self.request.root, self.request.junit_xml)]
+        fresh = [
+            path
+            for path in configured(self.request.root, self.request.junit_xml)
+            if _mtime_ns(path) >= self._since_ns
+        ]
+        return [self.files.junit_xml, *fresh]
 
     def _remove(self) -> None:
         import shutil
@@ -274,6 +285,13 @@ def assemble(request: Request, lines: Iterable[str], junit_files: Iterable[Path]
         evidence=got.evidence,
         problems=tuple(problems),
     )
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1
 
 
 def configured(root: Path, pattern: str | None) -> list[Path]:

@@ -221,6 +221,20 @@ def altered(git: Git, room: Room, expected: Mapping[str, str]) -> list[str]:
     return sorted(out)
 
 
+def touched(git: Git, room: Room, ignore: frozenset[str] = frozenset()) -> list[str]:
+    """The checkout's files written (or removed) since the last sync, by their stat
+    data against the private index: a file's change time cannot be set back, so a
+    write that put the content back is seen too. One git call. ``ignore``: paths
+    the sync does not write (submodules, whose folders the links may fill)."""
+    result = git.call(
+        "-c", "core.trustctime=true", "-c", "core.checkStat=default",
+        "diff-files", "--name-only", "-z", env=_env(room, git), cwd=room.tree,
+    )  # fmt: skip
+    if result.returncode != 0:
+        return ["(the clean room's index is unreadable)"]
+    return sorted(p for p in result.stdout.split("\0") if p and p not in ignore)
+
+
 def environment(room: Room) -> dict[str, str]:
     """What a command run in the room adds to the environment."""
     return {"PWD": str(room.tree)}

@@ -94,8 +94,6 @@ def run_tests(
     request: reports.Request | None = None,
 ) -> tuple[CommandRun, Report]:
     """The test command, with the plugin set up to report into this process."""
-    for stale in reports.configured(cwd, config.junit_xml):
-        stale.unlink(missing_ok=True)
     asked = (request or reports.Request(cwd))._replace(root=cwd, junit_xml=config.junit_xml)
     listener = reports.start(asked, where=reports_dir)
     try:

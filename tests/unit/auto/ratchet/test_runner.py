@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -61,10 +63,15 @@ def test_planned_order_skips_unset() -> None:
     assert planned(cfg) == [("build", "make"), ("test", "pytest"), ("lint", "ruff")]
 
 
-def test_configured_junit_xml_is_read_and_stale_reports_removed(tmp_path: Path) -> None:
+def test_configured_junit_xml_is_read_and_stale_reports_ignored_not_deleted(
+    tmp_path: Path,
+) -> None:
     reports = tmp_path / "reports"
     reports.mkdir()
-    (reports / "stale.xml").write_text("<testsuite><testcase name='old'/></testsuite>")
+    stale = reports / "stale.xml"
+    stale.write_text("<testsuite><testcase name='old'><failure/></testcase></testsuite>")
+    earlier = time.time() - 60  # a run of a minute ago
+    os.utime(stale, (earlier, earlier))
     writer = (
         "import pathlib; pathlib.Path('reports/new.xml').write_text("
         "\"<testsuite><testcase classname='ui' name='renders'><failure/></testcase></testsuite>\")"
@@ -73,7 +80,7 @@ def test_configured_junit_xml_is_read_and_stale_reports_removed(tmp_path: Path) 
     run, report = run_tests(tmp_path, cfg.test_command or "", cfg)
     assert run.ok
     assert report.junit_outcomes == {"ui::renders": "failed"}
-    assert not (reports / "stale.xml").exists()
+    assert stale.exists()  # the glob may match a person's file: never deleted
 
 
 def test_no_junit_means_exit_code_only(tmp_path: Path) -> None:
