@@ -7,10 +7,12 @@ time cannot be set back), and the cycle is refused naming the file."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -89,3 +91,54 @@ def test_a_suite_that_writes_its_own_untracked_files_still_passes(project: Proje
         "    Path('litter.txt').write_text('x')\n",
     )
     assert_passed(project, project.end())
+
+
+def _forge_entry(index: Path, rel: str, oid: str) -> None:
+    """Put ``oid`` in the entry of ``rel`` in a git index file (versions 2 and 3),
+    keeping its stat data, and fix the checksum: what an agent would script."""
+    data = bytearray(index.read_bytes())
+    assert data[:4] == b"DIRC", "not a git index"
+    count = int.from_bytes(data[8:12], "big")
+    at = 12
+    for _ in range(count):
+        flags = int.from_bytes(data[at + 60 : at + 62], "big")
+        extended = 2 if flags & 0x4000 else 0
+        start = at + 62 + extended
+        end = data.index(b"\0", start)
+        if data[start:end].decode() == rel:
+            data[at + 40 : at + 60] = bytes.fromhex(oid)
+        at += (62 + extended + (end - start) + 8) // 8 * 8
+    data[-20:] = hashlib.sha1(data[:-20]).digest()
+    index.write_bytes(bytes(data))
+
+
+def test_the_agent_forges_the_clean_rooms_index(project: Project) -> None:
+    """The room keeps its checkout and a private index between runs (so a run
+    rewrites only what changed), both in the user's cache where the agent can
+    write: it puts the good code in the room's checkout, lets git record its stat
+    data, then writes the broken module's blob id over the entry, so the next sync
+    of the candidate finds the entry up to date and leaves the good code there."""
+    assert project.gtd("ratchet", "run", "--json").json()["passed"]  # this repository's room
+    before = project.state()
+    project.begin()
+    project.break_total()
+    broken = project.observe("hash-object", "inventory/core.py").strip()
+    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    digest = hashlib.sha256(os.path.realpath(project.path / ".git").encode()).hexdigest()
+    slots = sorted(rooms.glob(f"*-{digest[:16]}/*/index"))
+    assert slots, "no clean room of this repository"
+    for index in slots:
+        tree = index.parent / "tree"
+        good = tree / "inventory/core.py"
+        good.write_text(proj.CORE)
+        earlier = time.time() - 10  # not racily clean: git keeps its stat data as is
+        os.utime(good, (earlier, earlier))
+        env = {
+            **os.environ,
+            "GIT_DIR": str(project.path / ".git"),
+            "GIT_WORK_TREE": str(tree),
+            "GIT_INDEX_FILE": str(index),
+        }
+        subprocess.run(["git", "update-index", "inventory/core.py"], cwd=tree, env=env, check=True)
+        _forge_entry(index, "inventory/core.py", broken)
+    assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])

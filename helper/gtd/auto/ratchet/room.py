@@ -15,6 +15,11 @@ Each repository has a few room *slots* under ``$XDG_CACHE_HOME/gtd/rooms/``
   (ignored paths a suite needs: a virtualenv, ``node_modules``, a ``.env``).
 - ``index``: that private index. The repository's own index, HEAD and working
   tree are never touched; git runs with GIT_WORK_TREE and GIT_INDEX_FILE set.
+  Nothing of the helper writes the index (or ``tree-id``) once a run has ended, so
+  one changed since is not trusted: the slot starts over from an empty checkout.
+- after a run, every file of the checkout written since its sync (by stat data
+  against the index; a change time cannot be set back) refuses the run (see
+  :func:`touched`).
 - bytecode (``__pycache__``) is kept between runs, so a run does not recompile
   the project, but only where it is provably the last run's own (see
   :func:`_prune_bytecode`): planted or stale bytecode never loads.
@@ -104,18 +109,19 @@ def sync(git: Git, room: Room, tree: str, links: Sequence[str] = ()) -> None:
     bytecode that is still the checkout's own."""
     room.tree.mkdir(exist_ok=True)
     env = _env(room, git)
+    since = _mtime(room.slot / _LAST_RUN)
     previous = _read(room.slot / _TREE)
+    if _written_after(room.index_file, since) or _written_after(room.slot / _TREE, since):
+        # Nothing of ours writes them once a run has ended: an index changed since
+        # could say a planted file is already the candidate's (its stat data kept,
+        # another blob id written over it). Start over from nothing.
+        _start_over(room)
+        previous = None
     (room.slot / _TREE).unlink(missing_ok=True)  # unknown until this sync completes
     result = git.call("read-tree", "--reset", "-u", tree, env=env, cwd=room.tree)
     if result.returncode != 0:
-        # A damaged private index (or a checkout an agent scrambled): start over. The
-        # slot is ours (flock), so its index lock can only be a dead run's.
-        import shutil
-
-        room.index_file.unlink(missing_ok=True)
-        (room.slot / "index.lock").unlink(missing_ok=True)
-        shutil.rmtree(room.tree, ignore_errors=True)
-        room.tree.mkdir()
+        # A damaged private index (or a checkout an agent scrambled): start over.
+        _start_over(room)
         previous = None
         git.run("read-tree", "--reset", "-u", tree, env=env, cwd=room.tree)
     excludes = ["-e", "__pycache__"]
@@ -125,6 +131,27 @@ def sync(git: Git, room: Room, tree: str, links: Sequence[str] = ()) -> None:
         _link(room, link.strip("/"))
     _prune_bytecode(git, room, previous, tree)
     (room.slot / _TREE).write_text(tree + "\n")
+
+
+def _written_after(path: Path, since: float | None) -> bool:
+    """Whether ``path`` exists and changed after ``since`` (any change moves its
+    change time, which cannot be set back); with no ``since``, whether it exists."""
+    try:
+        changed = path.stat().st_ctime
+    except OSError:
+        return False
+    return since is None or changed > since
+
+
+def _start_over(room: Room) -> None:
+    """An empty checkout and no private index. The slot is ours (flock), so its
+    index lock can only be a dead run's."""
+    import shutil
+
+    room.index_file.unlink(missing_ok=True)
+    (room.slot / "index.lock").unlink(missing_ok=True)
+    shutil.rmtree(room.tree, ignore_errors=True)
+    room.tree.mkdir()
 
 
 def _read(path: Path) -> str | None:
