@@ -112,12 +112,14 @@ def _forge_entry(index: Path, rel: str, oid: str) -> None:
     index.write_bytes(bytes(data))
 
 
-def test_the_agent_forges_the_clean_rooms_index(project: Project) -> None:
+@pytest.mark.parametrize("marker", ["as-is", "in-the-future"])
+def test_the_agent_forges_the_clean_rooms_index(project: Project, marker: str) -> None:
     """The room keeps its checkout and a private index between runs (so a run
     rewrites only what changed), both in the user's cache where the agent can
     write: it puts the good code in the room's checkout, lets git record its stat
     data, then writes the broken module's blob id over the entry, so the next sync
-    of the candidate finds the entry up to date and leaves the good code there."""
+    of the candidate finds the entry up to date and leaves the good code there;
+    and it may move the time the room's last run ended into the future."""
     assert project.gtd("ratchet", "run", "--json").json()["passed"]  # this repository's room
     before = project.state()
     project.begin()
@@ -141,4 +143,7 @@ def test_the_agent_forges_the_clean_rooms_index(project: Project) -> None:
         }
         subprocess.run(["git", "update-index", "inventory/core.py"], cwd=tree, env=env, check=True)
         _forge_entry(index, "inventory/core.py", broken)
+        if marker == "in-the-future":  # when the room's last run "ended"
+            later = time.time() + 3600
+            os.utime(index.parent / "last-run", (later, later))
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])

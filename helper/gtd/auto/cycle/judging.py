@@ -126,6 +126,7 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
             base_tree=base_tree,
             candidate=candidate,
             tolerated=quarantined,
+            trust_until=current.started_epoch,  # the agent's turn began
         )
     verdict = judged.verdict
     pending = None

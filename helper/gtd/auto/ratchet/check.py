@@ -250,10 +250,12 @@ def judge_candidate(
     candidate: str,
     base_tree: str | None = None,
     tolerated: frozenset[str] = frozenset(),
+    trust_until: float | None = None,
 ) -> Judgement:
     """The verdict on ``candidate`` (a tree) against ``snapshot``, whose tests and
     protected files are those of commit ``base`` (its tree ``base_tree``, where the
-    caller has it), in the room ``rm``."""
+    caller has it), in the room ``rm``; ``trust_until``: when an agent may have
+    started writing (nothing of the room changed since is trusted)."""
     start = time.monotonic()
     if base_tree is None:
         base_tree = tree_of(git, base)
@@ -275,7 +277,7 @@ def judge_candidate(
         git, rm.slot, candidate, base_listing, listing, guarded=guarded
     )
     split = snapshot.environment.plugin
-    room.sync(git, rm, old_tree if split else new_tree, config.links)
+    room.sync(git, rm, old_tree if split else new_tree, config.links, trust_until=trust_until)
     altered = room.altered(git, rm, expected)
     if altered:
         reason = f"snapshot test modified in the clean room: {altered[0]}"

@@ -53,6 +53,9 @@ class Room(NamedTuple):
     index_file: Path
     site: Path
     live: Path  # the repository root
+    # Since when the slot's files are not trusted, fixed by the holder's first sync
+    # (a list: the one mutable part, filled in place).
+    since: list[float | None]
 
 
 def rooms_home() -> Path:
@@ -85,7 +88,7 @@ def acquire(git: Git) -> Iterator[Room]:
             if not taken:
                 continue
             try:
-                yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root)
+                yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root, [])
             finally:
                 with contextlib.suppress(OSError):
                     (slot / _LAST_RUN).write_text("")
@@ -104,14 +107,30 @@ def _env(room: Room, git: Git) -> dict[str, str]:
     }
 
 
-def sync(git: Git, room: Room, tree: str, links: Sequence[str] = ()) -> None:
+def sync(
+    git: Git,
+    room: Room,
+    tree: str,
+    links: Sequence[str] = (),
+    *,
+    trust_until: float | None = None,
+) -> None:
     """Make the checkout exactly ``tree``, plus the configured links; keep only the
-    bytecode that is still the checkout's own."""
+    bytecode that is still the checkout's own.
+
+    ``trust_until``: when an agent may have started writing (the cycle's begin);
+    nothing in the slot changed after it is trusted. Without it, the end of the
+    slot's last run (its marker: a file an agent could also move, which a run
+    with no agent at work need not fear)."""
     room.tree.mkdir(exist_ok=True)
     env = _env(room, git)
-    since = _mtime(room.slot / _LAST_RUN)
+    first = not room.since
+    if first:
+        room.since.append(trust_until if trust_until is not None else _mtime(room.slot / _LAST_RUN))
+    since = room.since[0]
     previous = _read(room.slot / _TREE)
-    if _written_after(room.index_file, since) or _written_after(room.slot / _TREE, since):
+    untrusted = _written_after(room.index_file, since) or _written_after(room.slot / _TREE, since)
+    if first and untrusted:
         # Nothing of ours writes them once a run has ended: an index changed since
         # could say a planted file is already the candidate's (its stat data kept,
         # another blob id written over it). Start over from nothing.
@@ -129,7 +148,7 @@ def sync(git: Git, room: Room, tree: str, links: Sequence[str] = ()) -> None:
     git.run("clean", "-ffdxq", *excludes, env=env, cwd=room.tree)
     for link in links:
         _link(room, link.strip("/"))
-    _prune_bytecode(git, room, previous, tree)
+    _prune_bytecode(git, room, previous, tree, since)
     (room.slot / _TREE).write_text(tree + "\n")
 
 
@@ -161,13 +180,15 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _prune_bytecode(git: Git, room: Room, previous: str | None, tree: str) -> None:
+def _prune_bytecode(
+    git: Git, room: Room, previous: str | None, tree: str, since: float | None
+) -> None:
     """Bytecode stays between runs (recompiling a project on every run is slow),
     but only where it is provably the run's own: the caches of modules this sync
     rewrote are dropped (a rewrite within the second of the last compile would
     otherwise pass the timestamp check), and a cache anything else wrote after the
-    last run ended (a planted file: its ctime cannot be set back) is wiped."""
-    since = _mtime(room.slot / _LAST_RUN)
+    slot stopped being trusted (a planted file: its ctime cannot be set back) is
+    wiped."""
     changed: set[str] | None = None
     if previous == tree and since is not None:
         changed = set()  # the same tree again: no module was rewritten
