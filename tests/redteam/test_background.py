@@ -147,3 +147,36 @@ def test_the_agent_forges_the_clean_rooms_index(project: Project, marker: str) -
             later = time.time() + 3600
             os.utime(index.parent / "last-run", (later, later))
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
+
+
+def test_the_agent_plants_bytecode_in_the_clean_room(project: Project) -> None:
+    """The room keeps bytecode between runs. The agent compiles a weakened
+    assertion helper into the room's cache with a header that matches the room's
+    own source file (its mtime and size), so Python would load it there, and moves
+    the room's last-run time into the future so the cache looks older."""
+    import importlib.util
+    import marshal
+    import struct
+
+    assert project.gtd("ratchet", "run", "--json").json()["passed"]  # this repository's room
+    before = project.state()
+    project.begin()
+    project.break_total()
+    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    digest = hashlib.sha256(os.path.realpath(project.path / ".git").encode()).hexdigest()
+    trees = sorted(rooms.glob(f"*-{digest[:16]}/*/tree"))
+    assert trees, "no clean room of this repository"
+    weak = proj.ASSERTS.replace("    assert actual == expected", "    pass  #")
+    for tree in trees:
+        source = tree / "testing/asserts.py"
+        stat = source.stat()
+        code = compile(weak, str(source), "exec")
+        header = importlib.util.MAGIC_NUMBER + struct.pack(
+            "<III", 0, int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF
+        )
+        pyc = Path(importlib.util.cache_from_source(str(source)))
+        pyc.parent.mkdir(exist_ok=True)
+        pyc.write_bytes(header + marshal.dumps(code))
+        later = time.time() + 3600
+        os.utime(tree.parent / "last-run", (later, later))
+    assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
