@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -180,3 +181,34 @@ def test_the_agent_plants_bytecode_in_the_clean_room(project: Project) -> None:
         later = time.time() + 3600
         os.utime(tree.parent / "last-run", (later, later))
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
+
+
+@pytest.mark.parametrize("level", ["tree", "slot"])
+def test_the_clean_room_made_a_link_to_the_repository_deletes_nothing(
+    project: Project, level: str
+) -> None:
+    """The room is synced with `git clean -ffdx`, which removes everything git
+    did not put there. The agent replaces the room's checkout (or its whole slot)
+    with a symbolic link to the live repository, where a person keeps an ignored
+    file: the sync must not follow it."""
+    assert project.gtd("ratchet", "run", "--json").json()["passed"]  # this repository's room
+    secret = project.write("build/notes.txt", "a person's ignored file\n")
+    project.begin()
+    project.do_t1()
+    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    digest = hashlib.sha256(os.path.realpath(project.path / ".git").encode()).hexdigest()
+    slots = sorted(rooms.glob(f"*-{digest[:16]}/[0-9]"))
+    assert slots, "no clean room of this repository"
+    for slot in slots:
+        if level == "tree":
+            shutil.rmtree(slot / "tree")
+            (slot / "tree").symlink_to(project.path)
+        else:
+            shutil.rmtree(slot)
+            slot.mkdir()
+            shutil.rmtree(slot)
+            slot.symlink_to(project.path.parent)
+            (project.path.parent / "tree").symlink_to(project.path)
+    answer = project.end()
+    assert secret.read_text() == "a person's ignored file\n", answer
+    assert_passed(project, answer)

@@ -75,7 +75,8 @@ def acquire(git: Git) -> Iterator[Room]:
     """A free slot of this repository's rooms, held until the block ends."""
     base = rooms_home() / _repo_id(git)
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        base.parent.mkdir(parents=True, exist_ok=True)
+        _real_directory(base)
     except OSError as exc:
         raise GtdError(
             f"cannot create the clean room under {base}: {exc.strerror or exc}",
@@ -83,7 +84,7 @@ def acquire(git: Git) -> Iterator[Room]:
         ) from None
     for number in range(SLOTS):
         slot = base / str(number)
-        slot.mkdir(exist_ok=True)
+        _real_directory(slot)
         with held(slot / "lock") as taken:
             if not taken:
                 continue
@@ -122,7 +123,7 @@ def sync(
     nothing in the slot changed after it is trusted. Without it, the end of the
     slot's last run (its marker: a file an agent could also move, which a run
     with no agent at work need not fear)."""
-    room.tree.mkdir(exist_ok=True)
+    _real_directory(room.tree)
     env = _env(room, git)
     first = not room.since
     if first:
@@ -152,6 +153,15 @@ def sync(
     (room.slot / _TREE).write_text(tree + "\n")
 
 
+def _real_directory(path: Path) -> None:
+    """``path`` as a directory of its own. A symbolic link there (or a file) is
+    not the helper's: the room is cleaned with `git clean -ffdx`, which must never
+    reach through a link into a person's files (the live repository, a home)."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    path.mkdir(exist_ok=True)
+
+
 def _written_after(path: Path, since: float | None) -> bool:
     """Whether ``path`` exists and changed after ``since`` (any change moves its
     change time, which cannot be set back); with no ``since``, whether it exists."""
@@ -170,7 +180,7 @@ def _start_over(room: Room) -> None:
     room.index_file.unlink(missing_ok=True)
     (room.slot / "index.lock").unlink(missing_ok=True)
     shutil.rmtree(room.tree, ignore_errors=True)
-    room.tree.mkdir()
+    _real_directory(room.tree)
 
 
 def _read(path: Path) -> str | None:
