@@ -9,7 +9,9 @@ agent ended is recorded with the cycle: its exit status, and when that is not 0
 the last lines of its output (stderr, or stdout when stderr is empty); memory and
 the report show both. Each cycle's whole agent output is kept in
 ``.deepflow/agent-logs/cycle-N.log`` (ignored by git, never overwritten by a later
-cycle). One progress line per cycle goes to stdout::
+cycle); the logs of the newest ``KEEP_LOGS`` cycles are kept, and of older ones
+only those of agents that failed (the report names them). One progress line per
+cycle goes to stdout::
 
     cycle 3 T2 passed abc1234 (2 remaining)
     cycle 4 T3 reverted: tests failed: 1 of 5 (tests/test_calc.py::test_div)
@@ -41,6 +43,7 @@ Stops, with one final line, and exit codes (``EXIT_*`` below):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -63,8 +66,10 @@ EXIT_BLOCKED = 4
 EXIT_INTERRUPTED = 130
 AGENT_TIMED_OUT = 124  # the status recorded for an agent killed at its timeout (as timeout(1))
 POLL_S = 1.0  # how often a waiting loop asks `begin` again
+KEEP_LOGS = 100  # the newest cycles whose agent logs are all kept
 TAIL_LINES = 20
 TAIL_CHARS = 2000
+_LOG_NAME = re.compile(r"^cycle-(\d+)\.log$")
 _LEARNING = re.compile(r"^\s*Learning:\s*(.+?)\s*$")
 
 Say = Callable[[str], None]
@@ -241,3 +246,31 @@ def _keep_output(root: Path, cycle: int, result: proc.Result) -> None:
     log = root / agent_log(cycle)
     log.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(log, f"{text}{result.stdout}\n--- stderr\n{result.stderr}")
+    prune_logs(log.parent, cycle)
+
+
+def prune_logs(folder: Path, newest: int, keep: int = KEEP_LOGS) -> list[Path]:
+    """Remove the logs of agents that exited 0 in cycles older than the newest
+    ``keep``; a failed agent's log stays (the report points at it). Returns what
+    was removed. Only ``cycle-N.log`` files are looked at: nothing else there is
+    the helper's."""
+    removed: list[Path] = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        match = _LOG_NAME.match(name)
+        if match is None or int(match.group(1)) > newest - keep:
+            continue
+        path = folder / name
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                head = [handle.readline() for _ in range(3)]
+        except OSError:
+            continue
+        if "exit 0\n" in head:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed

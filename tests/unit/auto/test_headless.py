@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gtd import proc
 from gtd.auto import headless
 
@@ -41,3 +43,16 @@ def test_the_tail_is_short() -> None:
 
 def test_agent_logs_are_one_per_cycle() -> None:
     assert headless.agent_log(7) == ".deepflow/agent-logs/cycle-7.log"
+
+
+def test_old_logs_of_agents_that_succeeded_are_pruned(tmp_path: Path) -> None:
+    for n in range(1, 106):
+        status = 3 if n in (2, 50) else 0
+        (tmp_path / f"cycle-{n}.log").write_text(f"$ agent\nexit {status}\n--- stdout\nwork\n")
+    (tmp_path / "cycle-1.log.keep").write_text("exit 0\n")  # not a log of ours
+    (tmp_path / "cycle-3.log").write_text("$ agent\n(agent timed out)\nexit 124\n--- stdout\n")
+    removed = headless.prune_logs(tmp_path, newest=105, keep=100)
+    assert sorted(p.name for p in removed) == ["cycle-1.log", "cycle-4.log", "cycle-5.log"]
+    left = {p.name for p in tmp_path.iterdir()}
+    assert {"cycle-2.log", "cycle-3.log", "cycle-6.log", "cycle-50.log", "cycle-1.log.keep"} <= left
+    assert len(left) == 105 + 1 - 3
