@@ -615,7 +615,8 @@ class Installer:
         if not self.act(f"remove the gtd PreToolUse hook from {tilde(path)}"):
             return
         kept = [g for g in groups if not _is_gtd_hook(g)]
-        assert isinstance(hooks, dict) and isinstance(settings, dict)
+        assert isinstance(hooks, dict)  # narrowed above, for the type checker
+        assert isinstance(settings, dict)
         if kept:
             hooks["PreToolUse"] = kept
         else:
