@@ -169,3 +169,52 @@ def test_legit_change_while_another_process_writes_bytecode_into_the_virtualenv(
     )
     assert (site / "__pycache__").is_dir()
     assert_passed(project, project.end())
+
+
+# Waits for `end` to build its candidate (after it checked the virtualenv), then installs a `.pth` and a plugin into
+# the virtualenv for the tests to load, and takes both away again once the tests
+# have started: the virtualenv is as sealed before the run and after it.
+INSTALL_DURING_THE_RUN = """
+import glob, os, sys, time
+rooms, site, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
+pth = os.path.join(site, "zz-rt-evil.pth")
+module = os.path.join(site, "rt_evil_daemon.py")
+started = time.time()
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:  # `end` builds its candidate, after its checks
+    if any(os.stat(p).st_mtime > started
+           for p in glob.glob(os.path.join(rooms, "*", "*", "candidate.index"))):
+        break
+    time.sleep(0.001)
+with open(module, "w") as handle:
+    handle.write(open(plugin).read())
+with open(pth, "w") as handle:
+    handle.write('import os; os.environ.setdefault("PYTEST_PLUGINS", "rt_evil_daemon")\\n')
+time.sleep(1.0)
+os.unlink(pth)
+os.unlink(module)
+"""
+
+
+def test_a_background_process_installs_into_the_virtualenv_only_during_the_run(
+    venv_project: tuple[Project, Path], tmp_path: Path
+) -> None:
+    import os
+
+    project, site = venv_project
+    before = project.state()
+    project.begin()
+    project.break_total()
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(hostile.MAKEREPORT_WRAPPER)
+    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    argv = [sys.executable, "-c", INSTALL_DURING_THE_RUN, str(rooms), str(site), str(plugin)]
+    daemon = subprocess.Popen(argv, start_new_session=True)
+    try:
+        answer = project.end()
+        daemon.wait(timeout=30)
+    finally:
+        daemon.kill()
+        daemon.wait()
+    assert not (site / "zz-rt-evil.pth").exists()  # gone again, as the attack intends
+    assert_refused(project, answer, before, names=["rt_evil_daemon", TOTAL])

@@ -286,7 +286,7 @@ def judge_candidate(
     only_old = tuple(snapshot.test_paths) if split else None
     submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
     first = _run(rm, config, env, only_files=only_old)
-    found = _report_problems(first.report, rm, snapshot)
+    found = _report_problems(first.report, rm, snapshot) + _new_plugins(first.report, rm, snapshot)
     flaky = _flaky(rm, config, env, snapshot, first.result, tolerated) if not found else ()
     found += _written(git, rm, submodules)  # before a sync could write over the evidence
     second: runner.Run | None = None
@@ -382,6 +382,40 @@ def _report_problems(report: Report, rm: room.Room, snapshot: Snapshot) -> list[
                 out.append(f"pytest read configuration outside the clean room: {path}")
     if report.source == "plugin" and report.problems:
         out.append(f"test results incomplete: {report.problems[0]}{_stopped_at(report)}")
+    return out
+
+
+def _new_plugins(report: Report, rm: room.Room, snapshot: Snapshot) -> list[str]:
+    """Plugins able to change a test's report that the old tests' session loaded
+    and the baseline did not: put in the test environment for this run (by a
+    process the agent left running, say, and taken away again after)."""
+    known = snapshot.environment.report_plugins
+    if known is None or report.source != "plugin":
+        return []
+    new = sorted(_plugin_labels(report, rm.tree) - set(known))
+    if not new:
+        return []
+    return [
+        f"a plugin that can change test results was not loaded at the baseline: {new[0]} "
+        "(installed since? take the baseline again: `gtd ratchet snapshot`)"
+    ]
+
+
+def _plugin_labels(report: Report, tree: Path) -> set[str]:
+    """The early-registered plugins with report hooks (late ones are evidence
+    already), by file: "./"-relative inside the room's checkout, which moves."""
+    base = os.path.realpath(tree)
+    out: set[str] = set()
+    for session in report.sessions:
+        for plugin in session.plugins:
+            if plugin.late:
+                continue
+            if plugin.file is None:
+                out.add(f"plugin {plugin.name}")
+                continue
+            real = os.path.realpath(plugin.file)
+            inside = real.startswith(base + os.sep)
+            out.add("./" + os.path.relpath(real, base) if inside else real)
     return out
 
 
@@ -504,6 +538,9 @@ def run_baseline(git: Git, config: AutoConfig, tree: str) -> Baseline:
         shadowable=tuple(sorted(_module_names(dirs))),
         plugin=report.source == "plugin" and result.tests is not None,
         evidence=tuple(sorted({f"{ev.kind}|{ev.subject}" for ev in report.evidence})),
+        report_plugins=(
+            tuple(sorted(_plugin_labels(report, rm.tree))) if report.source == "plugin" else None
+        ),
     )
     whole, doctest_modules = _collected(report.items)
     return Baseline(result, environment, whole, doctest_modules, tuple(flipped))

@@ -94,6 +94,10 @@ class Environment(NamedTuple):
     # Tamper evidence the baseline already showed ("kind|subject"): the project's own
     # set-up (a -p plugin, a late conftest), not a later change.
     evidence: tuple[str, ...] = ()
+    # The plugins able to change a test's report that the baseline run loaded
+    # (their files, "./"-relative inside the checkout): None for a snapshot taken
+    # before they were recorded.
+    report_plugins: tuple[str, ...] | None = None
 
 
 class Snapshot(NamedTuple):

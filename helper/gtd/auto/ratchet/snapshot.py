@@ -78,6 +78,7 @@ def loads(data: bytes, name: str) -> Snapshot:
         shadowable=tuple(str(n) for n in env.get("shadowable") or ()),
         plugin=bool(env.get("plugin")),
         evidence=tuple(str(e) for e in env.get("evidence") or ()),
+        report_plugins=_optional_strs(env.get("report_plugins")),
     )
     accepted = doc.get("accepted")
     return Snapshot(
@@ -90,6 +91,10 @@ def loads(data: bytes, name: str) -> Snapshot:
         environment=environment,
         accepted=accepted if isinstance(accepted, str) else None,
     )
+
+
+def _optional_strs(value: object) -> tuple[str, ...] | None:
+    return tuple(str(v) for v in value) if isinstance(value, list) else None
 
 
 def run_from_json(baseline: Any, bad: Any) -> RunResult:
