@@ -392,7 +392,7 @@ def _new_plugins(report: Report, rm: room.Room, snapshot: Snapshot) -> list[str]
     known = snapshot.environment.report_plugins
     if known is None or report.source != "plugin":
         return []
-    new = sorted(_plugin_labels(report, rm.tree) - set(known))
+    new = sorted(_plugin_labels(report, rm) - set(known))
     if not new:
         return []
     return [
@@ -401,10 +401,12 @@ def _new_plugins(report: Report, rm: room.Room, snapshot: Snapshot) -> list[str]
     ]
 
 
-def _plugin_labels(report: Report, tree: Path) -> set[str]:
+def _plugin_labels(report: Report, rm: room.Room) -> set[str]:
     """The early-registered plugins with report hooks (late ones are evidence
-    already), by file: "./"-relative inside the room's checkout, which moves."""
-    base = os.path.realpath(tree)
+    already), by file: "./"-relative inside the room's checkout (which moves) or
+    the repository (a virtualenv in it, linked into the room: the repository may
+    move too)."""
+    bases = [os.path.realpath(rm.tree), os.path.realpath(rm.live)]
     out: set[str] = set()
     for session in report.sessions:
         for plugin in session.plugins:
@@ -414,8 +416,8 @@ def _plugin_labels(report: Report, tree: Path) -> set[str]:
                 out.add(f"plugin {plugin.name}")
                 continue
             real = os.path.realpath(plugin.file)
-            inside = real.startswith(base + os.sep)
-            out.add("./" + os.path.relpath(real, base) if inside else real)
+            base = next((b for b in bases if real.startswith(b + os.sep)), None)
+            out.add(real if base is None else "./" + os.path.relpath(real, base))
     return out
 
 
@@ -539,7 +541,7 @@ def run_baseline(git: Git, config: AutoConfig, tree: str) -> Baseline:
         plugin=report.source == "plugin" and result.tests is not None,
         evidence=tuple(sorted({f"{ev.kind}|{ev.subject}" for ev in report.evidence})),
         report_plugins=(
-            tuple(sorted(_plugin_labels(report, rm.tree))) if report.source == "plugin" else None
+            tuple(sorted(_plugin_labels(report, rm))) if report.source == "plugin" else None
         ),
     )
     whole, doctest_modules = _collected(report.items)
