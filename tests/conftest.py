@@ -44,6 +44,16 @@ def _isolated_home(
     assert after == before, f"test wrote to HOME: {sorted(set(after) - set(before))}"
 
 
+def run_wide_dir(factory: pytest.TempPathFactory, name: str) -> Path:
+    """``name`` in a folder every test process of this run sees: under xdist each
+    worker's base temporary folder is inside the run's own (pytest keeps the last
+    few runs' and removes older ones); alone, the session's base itself."""
+    base = factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 @dataclass
 class Repo:
     path: Path

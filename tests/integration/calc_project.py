@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -12,6 +13,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from filelock import FileLock
 
 from tests.conftest import CliResult, Repo, run_gtd
 
@@ -62,20 +65,28 @@ def make_project(
     """The project, committed and set up for auto mode (`gtd auto setup` must
     answer ready), in ``repo``.
 
-    The real set-up (with its baseline run) happens once per test process for each
-    kind of project, in a template repository; every test then gets a copy of it.
-    The copy is the repository setup left, byte for byte: the sealed state lives in
-    its refs, and the rooms in the test's own cache folder are built anew."""
+    The real set-up (with its baseline run) happens once per test run for each
+    kind of project, in a template repository that every test process of the run
+    sees (see `share_templates`): the first process to need it builds it under a
+    lock, the others wait for it; every test then gets a copy of it. The copy is
+    the repository setup left, byte for byte: the sealed state lives in its refs,
+    and the rooms in the test's own cache folder are built anew."""
     present = _files(repo.path)  # what the test wrote first is part of the project
     key = (plan, tests, conftest, config_extra, present, _environment())
     template = _TEMPLATES.get(key)
     if template is None:
-        template = _template_root() / f"t{len(_TEMPLATES)}" / "repo"
-        template.mkdir(parents=True)
-        for rel, data in present:
-            (template / rel).parent.mkdir(parents=True, exist_ok=True)
-            (template / rel).write_bytes(data)
-        _set_up(Repo(template), plan, tests, conftest, config_extra)
+        # The same name in every test process: the key's text, hashed.
+        folder = _template_root() / hashlib.sha256(repr(key).encode()).hexdigest()[:24]
+        template = folder / "repo"
+        with FileLock(f"{folder}.lock"):
+            if not (folder / "built").exists():
+                shutil.rmtree(folder, ignore_errors=True)  # a set-up that failed
+                template.mkdir(parents=True)
+                for rel, data in present:
+                    (template / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (template / rel).write_bytes(data)
+                _set_up(Repo(template), plan, tests, conftest, config_extra)
+                (folder / "built").touch()
         _TEMPLATES[key] = template
     shutil.rmtree(repo.path)
     shutil.copytree(template, repo.path, symlinks=True)
@@ -100,11 +111,14 @@ def _set_up(repo: Repo, plan: str, tests: bool, conftest: bool, config_extra: st
     assert res.json["status"] == "ready", res.json
 
 
-# Template repositories of this test process, by what they were made from.
+# Template repositories this test process has used, by what they were made from.
 _TEMPLATES: dict[tuple[object, ...], Path] = {}
-# What differs from one test to the next and never reaches a project's set-up: its
-# own HOME, git config, cache folder (the rooms) and pytest's bookkeeping.
-_PER_TEST = frozenset({"HOME", "GIT_CONFIG_GLOBAL", "XDG_CACHE_HOME", "PYTEST_CURRENT_TEST"})
+# What differs from one test (or test process) to the next and never reaches a
+# project's set-up: its own HOME, git config, cache folder (the rooms) and
+# pytest's and xdist's bookkeeping.
+_PER_TEST = frozenset(
+    {"HOME", "GIT_CONFIG_GLOBAL", "XDG_CACHE_HOME", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"}
+)
 
 
 def _files(root: Path) -> tuple[tuple[str, bytes], ...]:
@@ -120,11 +134,24 @@ def _environment() -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, v) for k, v in os.environ.items() if k not in _PER_TEST))
 
 
+_SHARED: list[Path] = []
+
+
+def share_templates(folder: Path) -> None:
+    """Keep the templates in ``folder``, which every test process of the run sees
+    (tests/integration/conftest.py passes the run's own temporary folder)."""
+    _SHARED[:] = [folder]
+
+
 @functools.cache
-def _template_root() -> Path:
+def _own_root() -> Path:
     root = Path(tempfile.mkdtemp(prefix="gtd-calc-templates-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     return root
+
+
+def _template_root() -> Path:
+    return _SHARED[0] if _SHARED else _own_root()
 
 
 def gtd_json(repo: Repo, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:

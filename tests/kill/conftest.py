@@ -11,16 +11,10 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from tests.conftest import run_wide_dir
 from tests.kill import procs, scene
 
 SEED_VAR = "GTD_KILL_SEED"
-
-
-def _shared(factory: pytest.TempPathFactory) -> Path:
-    """A folder every worker of this run sees: xdist gives each worker a
-    base temporary folder inside the run's own."""
-    base = factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "gtd-kill"
 
 
 @pytest.fixture(scope="session")
@@ -29,8 +23,7 @@ def kill_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[scene.Template
     the same for every worker)."""
     if not procs.available():
         pytest.skip("the kill harness walks /proc to find a helper's process tree (Linux only)")
-    shared = _shared(tmp_path_factory)
-    shared.mkdir(parents=True, exist_ok=True)
+    shared = run_wide_dir(tmp_path_factory, "gtd-kill")
     done = shared / "built.json"
     with FileLock(str(shared / "build.lock")):
         if not done.exists():

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.conftest import run_wide_dir
 from tests.realsuites.projects import PROJECTS, Built, build
 
 
@@ -14,15 +15,9 @@ from tests.realsuites.projects import PROJECTS, Built, build
 def built_project(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Built]:
     """``name`` → its pristine and set-up repositories, built by whichever worker
     asks first (the others wait for it and reuse the result)."""
-    import os
-
     from filelock import FileLock
 
-    # Under xdist every worker's base is in the session's directory; alone, the
-    # base is the session's directory (its parent is shared by every session).
-    base = tmp_path_factory.getbasetemp()
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "realsuites"
-    shared.mkdir(exist_ok=True)
+    shared = run_wide_dir(tmp_path_factory, "realsuites")
     cache: dict[str, Built] = {}
 
     def get(name: str) -> Built:

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
+from tests.conftest import run_wide_dir
 from tests.redteam import project as proj
 
 # Observing the repository must never run code the agent planted: no hooks, no
@@ -358,8 +360,11 @@ SPECS = {
 
 
 class Templates:
-    """Template repositories (set up for auto mode), built on first use in a
-    session and copied for each test."""
+    """Template repositories (set up for auto mode), built on first use in a test
+    run and copied for each test. ``base`` is seen by every test process of the
+    run: the first to need a template builds it under a lock, the others wait and
+    copy the same one (with work stealing, every xdist worker runs some of the
+    red-team tests, and each built all three for itself)."""
 
     def __init__(self, base: Path) -> None:
         self.base = base
@@ -367,7 +372,14 @@ class Templates:
 
     def get(self, name: str) -> tuple[Path, dict[str, Any]]:
         if name not in self.built:
-            self.built[name] = self._build(name, SPECS[name])
+            folder = self.base / name
+            done = self.base / f"{name}.json"  # setup's answer, written once it is built
+            with FileLock(str(self.base / f"{name}.lock")):
+                if not done.exists():
+                    shutil.rmtree(folder, ignore_errors=True)  # a build that failed
+                    _, answer = self._build(name, SPECS[name])
+                    done.write_text(json.dumps(answer))
+            self.built[name] = (folder / "repo", json.loads(done.read_text()))
         return self.built[name]
 
     def _build(self, name: str, spec: Spec) -> tuple[Path, dict[str, Any]]:
@@ -404,7 +416,7 @@ class Templates:
 
 @pytest.fixture(scope="session")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
-    return Templates(tmp_path_factory.mktemp("redteam-templates"))
+    return Templates(run_wide_dir(tmp_path_factory, "redteam-templates"))
 
 
 @pytest.fixture
