@@ -171,9 +171,10 @@ def test_legit_change_while_another_process_writes_bytecode_into_the_virtualenv(
     assert_passed(project, project.end())
 
 
-# Waits for `end` to build its candidate (after it checked the virtualenv), then installs a `.pth` and a plugin into
-# the virtualenv for the tests to load, and takes both away again once the tests
-# have started: the virtualenv is as sealed before the run and after it.
+# Waits for `end` to build its candidate (after it checked the virtualenv), then
+# installs a `.pth` and a plugin into the virtualenv for the tests to load, and
+# takes both away again once the tests have started: the virtualenv is as sealed
+# before the run and after it.
 INSTALL_DURING_THE_RUN = """
 import glob, os, sys, time
 rooms, site, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
