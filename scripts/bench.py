@@ -205,6 +205,9 @@ def bench_room(runs: int) -> dict[str, float]:
         repo = Path(tmp) / "repo"
         repo.mkdir()
         sh(["git", "init", "-q", "-b", "main"], repo)
+        # No automatic gc packing the 5,000 loose objects in the background while
+        # the repository is copied for the earlier version (cp saw them vanish).
+        sh(["git", "config", "gc.auto", "0"], repo)
         for d in range(50):
             folder = repo / "src" / f"pkg{d}"
             folder.mkdir(parents=True)
