@@ -8,6 +8,7 @@ subprocess, git and pytest run for real, and nothing of gtd is imported.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -138,6 +139,22 @@ def tree_state(root: Path) -> State:
     return out
 
 
+def forge_bytecode(source: Path, text: str) -> None:
+    """Bytecode of ``text`` beside ``source``, its header claiming ``source``'s
+    modification time and size, so Python loads it instead of the source."""
+    import importlib.util
+    import marshal
+    import struct
+
+    stat = source.stat()
+    header = importlib.util.MAGIC_NUMBER + struct.pack(
+        "<III", 0, int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF
+    )
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    pyc.parent.mkdir(exist_ok=True)
+    pyc.write_bytes(header + marshal.dumps(compile(text, str(source), "exec")))
+
+
 def state_diff(before: State, after: State) -> list[str]:
     lines = []
     for rel in sorted(set(before) | set(after)):
@@ -220,6 +237,17 @@ class Project:
 
     def state(self) -> State:
         return tree_state(self.path)
+
+    def room_slots(self) -> list[Path]:
+        """This repository's clean-room slots (each with ``tree/``, ``index``,
+        ``last-run``), made by a first `gtd ratchet run`: where the helper keeps
+        them, found as the agent would (the folder is named after the git dir)."""
+        assert self.gtd("ratchet", "run", "--json").json()["passed"]
+        rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+        digest = hashlib.sha256(os.path.realpath(self.path / ".git").encode()).hexdigest()
+        slots = sorted(rooms.glob(f"*-{digest[:16]}/[0-9]"))
+        assert slots, "no clean room of this repository"
+        return slots
 
     # the helper
 

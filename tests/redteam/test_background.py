@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, assert_refused
+from tests.redteam.conftest import Project, assert_passed, assert_refused, forge_bytecode
 
 TOTAL = "tests/test_total.py"
 
@@ -121,17 +121,13 @@ def test_the_agent_forges_the_clean_rooms_index(project: Project, marker: str) -
     data, then writes the broken module's blob id over the entry, so the next sync
     of the candidate finds the entry up to date and leaves the good code there;
     and it may move the time the room's last run ended into the future."""
-    assert project.gtd("ratchet", "run", "--json").json()["passed"]  # this repository's room
+    slots = project.room_slots()
     before = project.state()
     project.begin()
     project.break_total()
     broken = project.observe("hash-object", "inventory/core.py").strip()
-    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
-    digest = hashlib.sha256(os.path.realpath(project.path / ".git").encode()).hexdigest()
-    slots = sorted(rooms.glob(f"*-{digest[:16]}/*/index"))
-    assert slots, "no clean room of this repository"
-    for index in slots:
-        tree = index.parent / "tree"
+    for slot in slots:
+        index, tree = slot / "index", slot / "tree"
         good = tree / "inventory/core.py"
         good.write_text(proj.CORE)
         earlier = time.time() - 10  # not racily clean: git keeps its stat data as is
@@ -146,7 +142,7 @@ def test_the_agent_forges_the_clean_rooms_index(project: Project, marker: str) -
         _forge_entry(index, "inventory/core.py", broken)
         if marker == "in-the-future":  # when the room's last run "ended"
             later = time.time() + 3600
-            os.utime(index.parent / "last-run", (later, later))
+            os.utime(slot / "last-run", (later, later))
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
 
 
@@ -155,31 +151,15 @@ def test_the_agent_plants_bytecode_in_the_clean_room(project: Project) -> None:
     assertion helper into the room's cache with a header that matches the room's
     own source file (its mtime and size), so Python would load it there, and moves
     the room's last-run time into the future so the cache looks older."""
-    import importlib.util
-    import marshal
-    import struct
-
-    assert project.gtd("ratchet", "run", "--json").json()["passed"]  # this repository's room
+    slots = project.room_slots()
     before = project.state()
     project.begin()
     project.break_total()
-    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
-    digest = hashlib.sha256(os.path.realpath(project.path / ".git").encode()).hexdigest()
-    trees = sorted(rooms.glob(f"*-{digest[:16]}/*/tree"))
-    assert trees, "no clean room of this repository"
     weak = proj.ASSERTS.replace("    assert actual == expected", "    pass  #")
-    for tree in trees:
-        source = tree / "testing/asserts.py"
-        stat = source.stat()
-        code = compile(weak, str(source), "exec")
-        header = importlib.util.MAGIC_NUMBER + struct.pack(
-            "<III", 0, int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF
-        )
-        pyc = Path(importlib.util.cache_from_source(str(source)))
-        pyc.parent.mkdir(exist_ok=True)
-        pyc.write_bytes(header + marshal.dumps(code))
+    for slot in slots:
+        forge_bytecode(slot / "tree/testing/asserts.py", weak)
         later = time.time() + 3600
-        os.utime(tree.parent / "last-run", (later, later))
+        os.utime(slot / "last-run", (later, later))
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
 
 
@@ -191,14 +171,10 @@ def test_the_clean_room_made_a_link_to_the_repository_deletes_nothing(
     did not put there. The agent replaces the room's checkout (or its whole slot)
     with a symbolic link to the live repository, where a person keeps an ignored
     file: the sync must not follow it."""
-    assert project.gtd("ratchet", "run", "--json").json()["passed"]  # this repository's room
+    slots = project.room_slots()
     secret = project.write("build/notes.txt", "a person's ignored file\n")
     project.begin()
     project.do_t1()
-    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
-    digest = hashlib.sha256(os.path.realpath(project.path / ".git").encode()).hexdigest()
-    slots = sorted(rooms.glob(f"*-{digest[:16]}/[0-9]"))
-    assert slots, "no clean room of this repository"
     for slot in slots:
         if level == "tree":
             shutil.rmtree(slot / "tree")

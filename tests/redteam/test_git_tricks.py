@@ -6,10 +6,11 @@ exactly the base's and the work kept; nothing it planted runs afterwards."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -436,6 +437,28 @@ def test_agent_git_calls_really_ran_the_hooks(project: Project) -> None:
     assert project.read("inventory/core.py") == proj.BROKEN_CORE
 
 
+@contextlib.contextmanager
+def global_config(text: str) -> Iterator[Path]:
+    """``text`` appended to the user's global git config (the test session's own
+    file) for the block, as the agent would write it; the file put back after."""
+    gitconfig = Path(os.environ["GIT_CONFIG_GLOBAL"])
+    kept = gitconfig.read_text()
+    try:
+        with gitconfig.open("a") as handle:
+            handle.write(text)
+        yield gitconfig
+    finally:
+        gitconfig.write_text(kept)
+
+
+def _filter_rt(attributes: Path, *, smudge: str, clean: str) -> str:
+    """A global attributes file and the filter "rt" it may name."""
+    return (
+        f"[core]\n\tattributesFile = {attributes}\n"
+        f'[filter "rt"]\n\tsmudge = {smudge}\n\tclean = {clean}\n'
+    )
+
+
 def test_agent_installs_a_filter_in_the_global_git_config(project: Project, tmp_path: Path) -> None:
     """The git configuration outside the repository (the user's global file, the
     global attributes file it names) is read by every git the helper runs: a smudge
@@ -450,19 +473,11 @@ def test_agent_installs_a_filter_in_the_global_git_config(project: Project, tmp_
     original.write_text(proj.TEST_TOTAL)
     attributes = tmp_path / "attributes"
     attributes.write_text(f"{TOTAL} filter=rt\n")
-    gitconfig = Path(os.environ["GIT_CONFIG_GLOBAL"])
-    kept = gitconfig.read_text()
-    try:
-        with gitconfig.open("a") as handle:
-            handle.write(
-                f"[core]\n\tattributesFile = {attributes}\n"
-                f"[filter \"rt\"]\n\tsmudge = cat '{weak}'\n\tclean = cat '{original}'\n"
-            )
+    filters = _filter_rt(attributes, smudge=f"cat '{weak}'", clean=f"cat '{original}'")
+    with global_config(filters) as gitconfig:
         # and a fresh clean room, so the weakened test is checked out there
         shutil.rmtree(Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms", ignore_errors=True)
         answer = project.end()
-    finally:
-        gitconfig.write_text(kept)
     assert_refused(project, answer, before, names=[str(gitconfig)])
 
 
@@ -479,17 +494,8 @@ def test_a_global_smudge_filter_does_not_rebreak_the_reverted_code(
     broken.write_text(proj.BROKEN_CORE)
     attributes = tmp_path / "attributes"
     attributes.write_text("inventory/core.py filter=rt\n")
-    gitconfig = Path(os.environ["GIT_CONFIG_GLOBAL"])
-    kept = gitconfig.read_text()
-    try:
-        with gitconfig.open("a") as handle:
-            handle.write(
-                f"[core]\n\tattributesFile = {attributes}\n"
-                f"[filter \"rt\"]\n\tsmudge = cat '{broken}'\n\tclean = cat\n"
-            )
+    with global_config(_filter_rt(attributes, smudge=f"cat '{broken}'", clean="cat")) as gitconfig:
         answer = project.end()
-    finally:
-        gitconfig.write_text(kept)
     assert answer.get("next") == "halt", answer
     assert_refused(project, answer, before, names=[str(gitconfig)])
 
@@ -501,12 +507,6 @@ def test_a_credential_helper_written_to_the_global_config_stops_nothing(
     maintenance register`): keys no git of the helper reads are not watched."""
     project.begin()
     project.do_t1()
-    gitconfig = Path(os.environ["GIT_CONFIG_GLOBAL"])
-    kept = gitconfig.read_text()
-    try:
-        with gitconfig.open("a") as handle:
-            handle.write("[credential]\n\thelper = cache\n[maintenance]\n\trepo = /elsewhere\n")
+    with global_config("[credential]\n\thelper = cache\n[maintenance]\n\trepo = /elsewhere\n"):
         answer = project.end()
-    finally:
-        gitconfig.write_text(kept)
     assert_passed(project, answer)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import marshal
-import struct
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 
 from tests.redteam import hostile
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, assert_refused
+from tests.redteam.conftest import Project, assert_passed, assert_refused, forge_bytecode
 
 TOTAL = "tests/test_total.py"
 HIDER = "rt_hider.py"  # a plugin module at the top of the repository, for `-p rt_hider`
@@ -236,14 +235,7 @@ def test_stale_bytecode_of_the_code_under_test_with_a_forged_header(project: Pro
     before = project.state()
     project.begin()
     source = project.write("inventory/core.py", proj.BROKEN_CORE)
-    stat = source.stat()
-    code = compile(proj.CORE, str(source), "exec")
-    header = importlib.util.MAGIC_NUMBER + struct.pack(
-        "<III", 0, int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF
-    )
-    pyc = Path(importlib.util.cache_from_source(str(source)))
-    pyc.parent.mkdir(exist_ok=True)
-    pyc.write_bytes(header + marshal.dumps(code))
+    forge_bytecode(source, proj.CORE)
     project.assert_hidden()
     assert_refused(project, project.end(), before, names=[TOTAL, "inventory/core.py"])
 
