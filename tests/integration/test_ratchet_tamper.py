@@ -201,6 +201,28 @@ def test_a_report_is_read_before_a_later_plugin_can_edit_it(repo: Repo) -> None:
     assert set(evidence(report, "late-plugin")) == {"edit"}
 
 
+def test_a_report_hook_under_another_method_name_is_still_seen(repo: Repo) -> None:
+    # pluggy binds a method to the hook its ``specname`` names (pytest asks only that
+    # the method's name start with ``pytest_``): the plugin must ask the hooks who
+    # implements them, not look for methods named like them.
+    repo.write(
+        "tests/test_hidden.py",
+        "import pytest\n\n\n"
+        "class Hidden:\n"
+        "    @pytest.hookimpl(specname='pytest_runtest_logreport')\n"
+        "    def pytest_innocent(self, report):\n"
+        "        report.outcome, report.longrepr = 'passed', None\n\n\n"
+        "def test_register(pytestconfig):\n"
+        "    pytestconfig.pluginmanager.register(Hidden(), 'hidden')\n\n\n"
+        "def test_broken():\n    assert False\n",
+    )
+    report = run(repo.path, PYTEST)
+    assert evidence(report, "late-plugin") == {
+        "hidden": f"{repo.path / 'tests' / 'test_hidden.py'} (pytest_runtest_logreport)"
+    }
+    assert report.outcomes["tests/test_hidden.py::test_broken"] == "failed"
+
+
 def test_a_clean_run_has_no_evidence(repo: Repo) -> None:
     repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
     report = run(repo.path, PYTEST, reports.Request(repo.path, forbidden=(repo.path / "live",)))

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterable
+    from collections.abc import Callable, Generator
 
 # Bound at import, before any conftest or test runs: code that later replaces
 # os.write or json's encoder does not change what this plugin writes.
@@ -99,8 +99,14 @@ def _both(path: str) -> tuple[str, ...]:
     return (_norm(path), os.path.normcase(os.path.realpath(path)))
 
 
-def _under(path: str, roots: Iterable[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+_PREFIXES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _under(path: str, roots: tuple[str, ...]) -> bool:
+    prefixes = _PREFIXES.get(roots)
+    if prefixes is None:
+        prefixes = _PREFIXES[roots] = tuple(root.rstrip(os.sep) + os.sep for root in roots)
+    return path in roots or path.startswith(prefixes)
 
 
 # -- settings --------------------------------------------------------------------------
@@ -500,8 +506,15 @@ def _is_conftest(file: str | None) -> bool:
 
 
 def _report_hooks(pm: Any, plugin: object) -> list[str]:
-    callers = pm.get_hookcallers(plugin) or []
-    return sorted(c.name for c in callers if c.name in C.REPORT_HOOKS)
+    """The report hooks the plugin implements, under any method name (``specname``).
+    Asks only those hooks: pluggy's ``get_hookcallers`` walks every hook, and this
+    runs once per plugin registered."""
+    out = []
+    for name in C.REPORT_HOOKS:
+        caller = getattr(pm.hook, name, None)
+        if caller is not None and any(i.plugin is plugin for i in caller.get_hookimpls()):
+            out.append(name)
+    return sorted(out)
 
 
 def _environment() -> dict[str, object]:
@@ -609,6 +622,7 @@ class Recorder:
         self.root = str(config.rootpath)  # pytest >= 6.1
         self.tests: dict[str, str] = {}  # node id -> worst outcome written
         self.deselected: list[pytest.Item] = []
+        self.checked_modules: dict[str, object] = {}
         self.identities: Identities | None = None
         self.report_class: type = TestReport
         self.classes_seen: set[type] = {TestReport}
@@ -752,9 +766,14 @@ class Recorder:
 
     def write_items(self, items: list[pytest.Item], deselected: bool) -> None:
         groups: dict[tuple[str, str], list[str]] = {}
+        files: dict[str, str] = {}  # a module's items share its path: one abspath each
+        kinds = _item_kinds()
         for item in items:
-            key = (os.path.abspath(str(_item_path(item))), _item_kind(item))
-            groups.setdefault(key, []).append(item.nodeid)
+            raw = str(_item_path(item))
+            file = files.get(raw)
+            if file is None:
+                file = files[raw] = os.path.abspath(raw)
+            groups.setdefault((file, _item_kind(item, kinds)), []).append(item.nodeid)
         for (file, kind), ids in groups.items():
             fields: dict[str, object] = {"file": file, "kind": kind, "ids": ids}
             if deselected:
@@ -791,7 +810,11 @@ class Recorder:
         forbidden = self.state.settings.forbidden
         if not forbidden:
             return
+        checked = self.checked_modules
         for name, module in list(sys.modules.items()):
+            if checked.get(name) is module:
+                continue  # seen at the end of collection, and not replaced since
+            checked[name] = module
             file = getattr(module, "__file__", None)
             if isinstance(file, str) and _under(_norm(file), forbidden):
                 self.state.module(name, file)
@@ -837,15 +860,20 @@ def _xfail_reason(report: object) -> str:
     return reason[len("reason: ") :] if reason.startswith("reason: ") else reason
 
 
-def _item_kind(item: pytest.Item) -> str:
+def _item_kinds() -> tuple[type, type, type]:
     from _pytest.doctest import DoctestItem, DoctestTextfile
     from _pytest.python import Function
 
-    if isinstance(item, Function):
+    return Function, DoctestItem, DoctestTextfile
+
+
+def _item_kind(item: pytest.Item, kinds: tuple[type, type, type]) -> str:
+    function, doctest_item, doctest_text = kinds
+    if isinstance(item, function):
         return "function"
-    if isinstance(item, DoctestItem):
+    if isinstance(item, doctest_item):
         parent = getattr(item, "parent", None)
-        return "doctest-text" if isinstance(parent, DoctestTextfile) else "doctest-module"
+        return "doctest-text" if isinstance(parent, doctest_text) else "doctest-module"
     return "other"
 
 
