@@ -19,12 +19,12 @@ own configuration only (:meth:`gtd.git.Git.without_outside_config`).
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gtd import digest as sha
 from gtd.auto.ratchet import environment
 from gtd.fsio import atomic_write_bytes
 from gtd.git import Git
@@ -43,7 +43,7 @@ def _read(path: Path) -> bytes | None:
 
 
 def _hooks_digest(folder: Path) -> str:
-    digest = hashlib.sha256()
+    digest = sha.sha256()
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -51,7 +51,7 @@ def _hooks_digest(folder: Path) -> str:
     for name in names:
         digest.update(name.encode("utf-8", errors="surrogateescape") + b"\0")
         data = _read(folder / name)
-        digest.update(hashlib.sha256(data or b"").hexdigest().encode() + b"\0")
+        digest.update(sha.sha256(data or b"").hexdigest().encode() + b"\0")
     return digest.hexdigest()
 
 
@@ -99,10 +99,10 @@ def outside(git: Git) -> dict[str, str]:
         values.setdefault(f"{path}\t{key}", []).append("" if value is None else value)
         if key == "core.attributesfile" and value:
             attributes = value
-    out = {k: hashlib.sha256("\0".join(v).encode()).hexdigest() for k, v in values.items()}
+    out = {k: sha.sha256("\0".join(v).encode()).hexdigest() for k, v in values.items()}
     path = _attributes_file(attributes)
     data = _read(Path(path))
-    out[f"{path}\t{_ATTRIBUTES}"] = "absent" if data is None else hashlib.sha256(data).hexdigest()
+    out[f"{path}\t{_ATTRIBUTES}"] = "absent" if data is None else sha.sha256(data).hexdigest()
     return out
 
 

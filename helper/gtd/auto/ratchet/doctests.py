@@ -28,9 +28,10 @@ other test file.
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
+
+from gtd import digest as sha
 
 UNPARSABLE = "(unparsable)"
 
@@ -51,13 +52,13 @@ def doctest_digests(source: bytes, module: str) -> dict[str, str]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):  # ValueError: NUL bytes
-        return {UNPARSABLE: hashlib.sha256(source).hexdigest()}
+        return {UNPARSABLE: sha.sha256(source).hexdigest()}
     texts: dict[str, list[str]] = {}
     for name, text in _docstrings(tree, module):
         if has_examples(text):
             texts.setdefault(name, []).append(text)
     return {
-        name: hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        name: sha.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
         for name, parts in texts.items()
     }
 

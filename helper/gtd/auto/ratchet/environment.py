@@ -22,9 +22,10 @@ the loop cannot guarantee.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
+
+from gtd import digest as sha
 
 # Packages whose every file is watched: they decide what a test report says.
 _DEEP = frozenset({"pytest", "_pytest", "pluggy", "py.py"})
@@ -64,7 +65,7 @@ def _describe(path: str) -> str:
     if path.endswith(".pth") and kind == "f":
         try:
             with open(path, "rb") as handle:
-                text += ":" + hashlib.sha256(handle.read()).hexdigest()[:16]
+                text += ":" + sha.sha256(handle.read()).hexdigest()[:16]
         except OSError:
             text += ":unreadable"
     return text

@@ -50,11 +50,11 @@ on every ``cycle begin``, which only digests PLAN.md and the gtd config.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Collection, Iterable, Sequence
 from typing import NamedTuple
 
+from gtd import digest as sha
 from gtd.auto.ratchet.rules import WHY, Category
 from gtd.paths import CONFIG, PLAN
 
@@ -247,7 +247,7 @@ def digest(path: str, data: bytes) -> str:
     """sha256 of a whole protected file, line endings read alike (``path`` is
     unused: every whole file digests the same way)."""
     del path
-    return hashlib.sha256(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")).hexdigest()
+    return sha.sha256(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")).hexdigest()
 
 
 def digests(path: str, data: bytes, *, plain: bool = False) -> dict[str, str]:
@@ -268,7 +268,7 @@ def digests(path: str, data: bytes, *, plain: bool = False) -> dict[str, str]:
     if parts is None:
         return {f"{path} {UNPARSABLE}": digest(path, data)}
     return {
-        f"{path} {section}": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        f"{path} {section}": sha.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         for section, text in parts.items()
     }
 

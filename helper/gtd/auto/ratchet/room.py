@@ -32,12 +32,12 @@ no repository there.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from gtd import digest as sha
 from gtd.errors import GtdError
 from gtd.fsio import held
 from gtd.git import Git
@@ -65,7 +65,7 @@ def rooms_home() -> Path:
 
 def _repo_id(git: Git) -> str:
     git_dir = os.path.realpath(git.git_dir())
-    digest = hashlib.sha256(git_dir.encode("utf-8", errors="surrogateescape")).hexdigest()
+    digest = sha.sha256(git_dir.encode("utf-8", errors="surrogateescape")).hexdigest()
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in git.root.name)[:40]
     return f"{name}-{digest[:16]}"
 

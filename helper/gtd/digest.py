@@ -1,0 +1,40 @@
+"""SHA-256 hex digests, without loading OpenSSL on the way.
+
+``import hashlib`` loads OpenSSL's libcrypto to offer every algorithm it has:
+~4 ms, more than the digests a ratchet run takes together, and paid on every run
+(the clean room's name is a digest of the repository's path). CPython's own
+SHA-256 module gives the same digests and loads in well under a millisecond; its
+name changed in 3.12, and an interpreter built without it falls back to hashlib.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Protocol
+
+
+class Hash(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+    def hexdigest(self) -> str: ...
+
+
+@functools.cache
+def _sha256() -> Any:
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12 and later
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found]  # 3.11
+        except ImportError:
+            from hashlib import sha256
+    return sha256
+
+
+def sha256(data: bytes = b"") -> Hash:
+    """A SHA-256 hash object (``update``, ``hexdigest``), as hashlib's."""
+    hash_object: Hash = _sha256()(data)
+    return hash_object
+
+
+def sha256_hex(data: bytes) -> str:
+    return sha256(data).hexdigest()
