@@ -49,6 +49,24 @@ def test_a_write_is_read_back_whole_in_one_call(git: Git) -> None:
     assert log[:3] == ["end", "begin", "setup"]  # an audit trail of the helper's writes
 
 
+def test_head_is_read_in_the_same_call_when_asked(git: Git, repo: Repo) -> None:
+    st = state.write(git, state.EMPTY, "setup", summary={"head": "x"}, snapshot=b"{}\n")
+    assert state.read(git).head is None  # not asked
+    read = state.read(git, snapshot=True, head=True)
+    assert read.head == git.head_tree()
+    assert read.raw == state.read(git, snapshot=True).raw  # the parts read are the same
+    repo.write("b.txt", "b\n")
+    repo.commit_all("second")
+    assert state.read(git, head=True).head == git.head_tree()  # HEAD as it is now
+    assert st.commit == state.read(git, head=True).commit
+
+
+def test_no_head_on_an_unborn_branch(repo: Repo) -> None:
+    git = Git(repo.path, hardened=True)
+    state.write(git, state.EMPTY, "setup", summary={"head": "x"})
+    assert state.read(git, head=True).head is None
+
+
 def test_writes_are_compare_and_swap(git: Git) -> None:
     first = state.write(git, state.EMPTY, "one", summary={"n": 1})
     state.write(git, first, "two", summary={"n": 2})

@@ -73,6 +73,7 @@ class State(NamedTuple):
     records: tuple[Record, ...]
     snapshot: bytes | None  # only when read with snapshot=True
     raw: dict[str, bytes]  # the blobs as read, by tree name
+    head: tuple[str, str] | None = None  # HEAD and its tree, when read with head=True
 
     @property
     def set_up(self) -> bool:
@@ -89,16 +90,21 @@ class _Keep:
 KEEP: Any = _Keep()
 
 
-def read(git: Git, *, snapshot: bool = False) -> State:
-    """The sealed state in one git call (the snapshot only when asked for)."""
-    names = [f"{REF}^{{commit}}", f"{REF}^{{tree}}"]
+def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
+    """The sealed state in one git call (the snapshot only when asked for; HEAD
+    and its tree too with ``head``: one process less than asking git apart)."""
     parts = [JOURNAL, SUMMARY, RECORDS, SETUP] + ([SNAPSHOT] if snapshot else [])
-    names += [f"{REF}:{part}" for part in parts]
+    names = [f"{REF}^{{commit}}", f"{REF}^{{tree}}", *(f"{REF}:{part}" for part in parts)]
+    if head:
+        names += ["HEAD^{commit}", "HEAD^{tree}"]
     objects = git.objects(names)
     commit, tree = objects[0], objects[1]
     if commit is None or tree is None:
         return EMPTY
-    raw = {part: obj.data for part, obj in zip(parts, objects[2:], strict=True) if obj}
+    found = objects[2 : 2 + len(parts)]
+    raw = {part: obj.data for part, obj in zip(parts, found, strict=True) if obj}
+    head_commit, head_tree = objects[-2:] if head else (None, None)
+    at_head = (head_commit.oid, head_tree.oid) if head_commit and head_tree else None
     try:
         entries = parse_tree(tree.data, len(tree.oid) // 2)
         the_journal = journal_mod.loads(raw[JOURNAL].decode()) if JOURNAL in raw else None
@@ -114,6 +120,7 @@ def read(git: Git, *, snapshot: bool = False) -> State:
         tuple(history),
         raw.get(SNAPSHOT),
         raw,
+        at_head,
     )
 
 

@@ -91,7 +91,7 @@ def run(as_json: bool) -> int:
 
     top = root()
     git = Git(top, hardened=True)
-    st = state.read(git, snapshot=True)
+    st = state.read(git, snapshot=True, head=True)
     raw = state.read_blob(git, st, state.SNAPSHOT)
     if raw is None or not st.set_up:
         raise GtdError(
@@ -100,7 +100,7 @@ def run(as_json: bool) -> int:
     snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
     config = sealed_config(st)
     tolerated = frozenset(records.fold(st.records).quarantined)
-    head, head_tree = git.head_tree() or (None, None)
+    head, head_tree = st.head or (None, None)
     with room.acquire(git) as rm:
         candidate = git.worktree_tree(rm.slot / "candidate.index", head)
         judged = check.judge_candidate(
