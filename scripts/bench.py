@@ -142,25 +142,34 @@ def bench_tick(runs: int) -> dict[str, float]:
         }
 
 
+SUITE_COMMAND = f"{PY} -m pytest -q -p no:cacheprovider"
+
+
+def make_suite(repo: Path, setup: list[str]) -> None:
+    """The generated 500-test suite (25 modules of 20 quick tests), committed and
+    set up for auto mode by the ``setup`` command."""
+    (repo / "tests").mkdir(parents=True)
+    sh(["git", "init", "-q", "-b", "main"], repo)
+    for f in range(25):
+        body = "\n".join(
+            f"def test_case_{f}_{i}():\n    assert sum(range({i})) == {sum(range(i))}\n"
+            for i in range(20)
+        )
+        (repo / "tests" / f"test_mod{f}.py").write_text(body)
+    (repo / "PLAN.md").write_text(plan_text(3))
+    (repo / ".gitignore").write_text("__pycache__/\n")  # as any Python project has
+    (repo / ".deepflow").mkdir()
+    (repo / ".deepflow" / "config.yaml").write_text(f"ratchet:\n  test_command: {SUITE_COMMAND}\n")
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "suite"], repo)
+    sh(setup, repo)
+
+
 def bench_ratchet(runs: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
-        (repo / "tests").mkdir(parents=True)
-        sh(["git", "init", "-q", "-b", "main"], repo)
-        for f in range(25):
-            body = "\n".join(
-                f"def test_case_{f}_{i}():\n    assert sum(range({i})) == {sum(range(i))}\n"
-                for i in range(20)
-            )
-            (repo / "tests" / f"test_mod{f}.py").write_text(body)
-        (repo / "PLAN.md").write_text(plan_text(3))
-        (repo / ".gitignore").write_text("__pycache__/\n")  # as any Python project has
-        (repo / ".deepflow").mkdir()
-        pytest_cmd = f"{PY} -m pytest -q -p no:cacheprovider"
-        (repo / ".deepflow" / "config.yaml").write_text(f"ratchet:\n  test_command: {pytest_cmd}\n")
-        sh(["git", "add", "-A"], repo)
-        sh(["git", "commit", "-q", "-m", "suite"], repo)
-        sh(gtd_cmd("auto", "setup", "--json"), repo)
+        make_suite(repo, gtd_cmd("auto", "setup", "--json"))
+        pytest_cmd = SUITE_COMMAND
         # Interleaved pairs, alternating which runs first: this machine's speed
         # drifts by ±15 % over a minute, which two separate series would read as
         # overhead (or hide), and the second of two runs is favoured by warm caches.
@@ -240,6 +249,79 @@ def bench_room(runs: int) -> dict[str, float]:
             out["earlier gtd ratchet run, same repository (ms)"] = median_ms(
                 lambda: sh([old, "ratchet", "run", "--json"], old_repo), runs
             )
+    return out
+
+
+def bench_work(runs: int) -> dict[str, float]:
+    """The ratchet's overhead on the 500-test suite as work done, not time taken:
+    CPU instructions counted by valgrind (cachegrind, every process of the run),
+    which do not drift with the machine's load the way its wall time does (±30 %
+    between quarters of an hour here). Process starts cost more time than their
+    instructions say (exec, page faults: ~1.5 ms for a git call of ~0.7 M
+    instructions), so the number of processes is given too. ``runs`` is unused:
+    the counts repeat to a few parts in a million. Needs valgrind; with
+    GTD_BENCH_OLD, the earlier version is counted too, in its own copy."""
+    del runs
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        print("# ratchet work: skipped, valgrind is not installed", flush=True)
+        return {}
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        make_suite(repo, gtd_cmd("auto", "setup", "--json"))
+        # Counted warm, as the timed runs are: the room exists, bytecode is written.
+        sh(gtd_cmd("ratchet", "run", "--json"), repo)
+        sh(SUITE_COMMAND.split(), repo)
+        direct = counted(SUITE_COMMAND.split(), repo, Path(tmp) / "direct")
+        out["pytest direct, 500 tests (M instructions)"] = sum(direct.values()) / 1e6
+        runs_of = {"": (gtd_cmd("ratchet", "run", "--json"), repo)}
+        old = os.environ.get("GTD_BENCH_OLD")
+        if old:
+            old_repo = Path(tmp) / "old"
+            make_suite(old_repo, [old, "auto", "setup", "--json"])
+            sh([old, "ratchet", "run", "--json"], old_repo)
+            runs_of["earlier "] = ([old, "ratchet", "run", "--json"], old_repo)
+        total_direct = sum(direct.values())
+        for prefix, (cmd, where) in runs_of.items():
+            work = counted(cmd, where, Path(tmp) / f"run{len(out)}")
+            helper = sum(n for c, n in work.items() if c.split()[1:3] == ["ratchet", "run"])
+            tests = sum(n for c, n in work.items() if "pytest" in c.split()[:3])
+            git = [n for c, n in work.items() if c.split()[0].endswith("git")]
+            total = sum(work.values())
+            out[f"{prefix}gtd ratchet run, all processes (M instructions)"] = total / 1e6
+            out[f"{prefix}  the helper's process (M)"] = helper / 1e6
+            out[f"{prefix}  the test process, over pytest direct (M)"] = (
+                tests - total_direct
+            ) / 1e6
+            out[f"{prefix}  git: processes"] = len(git)
+            out[f"{prefix}  git: instructions (M)"] = sum(git) / 1e6
+            out[f"{prefix}ratchet work overhead (ratio)"] = total / total_direct
+    return out
+
+
+def counted(cmd: list[str], cwd: Path, logs: Path) -> dict[str, int]:
+    """Instructions each process of ``cmd`` executed, by its command line."""
+    logs.mkdir()
+    env = {**ENV, "PYTHONHASHSEED": "0"}  # the same dict layouts, the same counts
+    subprocess.run(
+        [
+            "valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+            "--cachegrind-out-file=/dev/null", f"--log-file={logs}/%p.log", *cmd,
+        ],
+        cwd=cwd, env=env, capture_output=True, check=True,
+    )  # fmt: skip
+    out: dict[str, int] = {}
+    for log in sorted(logs.glob("*.log")):
+        text = log.read_text()
+        command = text.partition("Command: ")[2].partition("\n")[0].strip()
+        refs = text.rpartition("I   refs:")[2].split()
+        if command and refs:
+            key = command
+            while key in out:  # the same command twice (hash-object before and after)
+                key += " "
+            out[key] = int(refs[0].replace(",", ""))
     return out
 
 
@@ -325,10 +407,11 @@ BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "tick": bench_tick,
     "ratchet": bench_ratchet,
     "room": bench_room,
+    "work": bench_work,
     "realsuites": bench_realsuites,
 }
 # Run only when asked for (--realsuites or --only realsuites): it takes minutes.
-DEFAULT = ("startup", "tick", "ratchet", "room")
+DEFAULT = ("startup", "tick", "ratchet", "room", "work")
 
 
 def main() -> None:
@@ -375,6 +458,9 @@ def main() -> None:
     for name in names:
         for label, value in benches[name](counts.get(name, args.runs)).items():
             unit = "x" if "ratio" in label else ""
+            if label.endswith("processes"):
+                print(f"{label:<58} {value:8.0f}", flush=True)
+                continue
             print(f"{label:<58} {value:8.2f}{unit}", flush=True)
 
 

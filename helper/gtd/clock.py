@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
+
+from gtd.tuples import NamedTuple
 
 
 class Now(NamedTuple):

@@ -40,7 +40,8 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+
+from gtd.tuples import NamedTuple
 
 # Folders a project keeps its virtualenv in, in the order they are preferred.
 VENV_DIRS = (".venv", "venv", "env")

@@ -11,10 +11,11 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
+from gtd.tuples import NamedTuple
 
 # Stable, parseable output whatever the user's environment says.
 GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}

@@ -9,7 +9,8 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+
+from gtd.tuples import NamedTuple
 
 # Characters that mean the user wrote shell syntax; such commands go through /bin/sh.
 _SHELL_CHARS = frozenset("|&;<>()$`*?~\n")

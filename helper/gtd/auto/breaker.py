@@ -8,10 +8,10 @@ task by hand resumes the loop without a second piece of state to keep in sync.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import NamedTuple
 
 from gtd.auto.defaults import THRESHOLD as DEFAULT_THRESHOLD
 from gtd.auto.memory import Halt, Memory, failures_for
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -18,9 +18,9 @@ Labels are cut to a safe alphabet: Mermaid has no escape for a quote in a label.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from gtd.auto.memory import CycleRecord, Halt, Memory, Refresh
+from gtd.tuples import NamedTuple
 
 # The latest cycles drawn: a longer night would draw too small to read.
 LIMIT = 30

@@ -15,12 +15,13 @@ whether ``ratchet.link`` names it or not (``AutoConfig.links``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from gtd import schema
 from gtd.auto import defaults
 from gtd.errors import InputError
 from gtd.paths import CONFIG as CONFIG_PATH
+from gtd.tuples import NamedTuple
 
 HOOK_CHOICES = ("skip", "run")
 

@@ -10,7 +10,9 @@ or reverts it."""
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
+
+from gtd.tuples import NamedTuple
 
 Phase = Literal["agent", "checking", "committing", "reverting"]
 Kind = Literal["task", "bootstrap", "baseline"]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from gtd.auto.defaults import THRESHOLD as DEFAULT_THRESHOLD
 from gtd.errors import StateError
 from gtd.paths import BOOTSTRAP
+from gtd.tuples import NamedTuple
 
 CycleStatus = Literal["passed", "failed", "skipped"]
 CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "failed", "skipped")

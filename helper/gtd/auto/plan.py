@@ -22,9 +22,10 @@ line-by-line pass with precompiled regexes and imports only the standard library
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple, TypedDict
+from typing import Literal, TypedDict
 
 from gtd.fences import FenceTracker
+from gtd.tuples import NamedTuple
 
 Status = Literal["todo", "done", "skipped"]
 PickKind = Literal["task", "blocked", "complete"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from gtd.auto import memory
 from gtd.auto.memory import (
@@ -30,6 +30,7 @@ from gtd.auto.memory import (
     Quarantine,
     Refresh,
 )
+from gtd.tuples import NamedTuple
 
 
 class Reset(NamedTuple):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from gtd import paths
 from gtd.auto import breaker, chart, defaults
@@ -41,6 +41,7 @@ from gtd.auto.memory import (
     find_cycle,
 )
 from gtd.auto.plan import Plan, pick
+from gtd.tuples import NamedTuple
 
 VerifyStatus = Literal["passed", "failed", "warning", "skipped"]
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from gtd import paths
 from gtd.auto import journal as journal_mod
@@ -38,6 +38,7 @@ from gtd.auto.records import Record
 from gtd.errors import GitError, StateError
 from gtd.fsio import atomic_write
 from gtd.git import Git, parse_tree
+from gtd.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from gtd.auto.config import AutoConfig

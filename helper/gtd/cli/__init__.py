@@ -13,9 +13,10 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from gtd.errors import GtdError
+from gtd.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from typing import NoReturn

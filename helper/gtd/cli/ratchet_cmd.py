@@ -6,10 +6,11 @@ damaged sealed state, not a repository) exits non-zero."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from gtd.cli.output import emit, root
 from gtd.errors import GtdError
+from gtd.tuples import NamedTuple
 
 _FAILING_TAIL = 20
 

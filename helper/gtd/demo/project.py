@@ -13,13 +13,13 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
-from typing import NamedTuple
 
 from gtd import proc
 from gtd.errors import GtdError
 from gtd.fsio import atomic_write
 from gtd.git import GIT_ENV, Git
 from gtd.paths import CONFIG, PLAN
+from gtd.tuples import NamedTuple
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 # Files whose shipped name differs from their name in the repository: a dotfile in

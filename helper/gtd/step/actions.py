@@ -8,11 +8,12 @@ Every commit is "stage everything, commit, allow empty".
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, TypeAlias
 
 from gtd.step.counters import Counters
 from gtd.step.steering import FEEDBACK, HEALTH, SQUASH_MSG
 from gtd.step.subjects import Check, CheckLabel, Turn, parse_subject
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "SQUASH_TEMPLATE",

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "CHECK_MODES",

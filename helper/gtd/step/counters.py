@@ -26,12 +26,12 @@ builds, the old root path too (gtd 2.x's upgrade note).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from gtd.step.config import StepConfig
 from gtd.step.events import Commit
 from gtd.step.steering import ERRORS, FEEDBACK, LEGACY_ERRORS, LEGACY_FEEDBACK
 from gtd.step.subjects import Check, Routing, Subject, Turn
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "HEALTH_RUNS",

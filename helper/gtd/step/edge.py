@@ -19,7 +19,7 @@ text read from the working tree.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from gtd import proc
 from gtd.errors import GitError, GtdError, RepoError
@@ -54,6 +54,7 @@ from gtd.step.steering import (
     SQUASH_MSG,
 )
 from gtd.step.subjects import Boundary
+from gtd.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from gtd.step.runner import Running

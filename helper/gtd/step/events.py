@@ -31,11 +31,12 @@ fills :attr:`Commit.review_diff` for HEAD then (``git diff -U0 HEAD~1 HEAD --
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, TypeAlias
 
 from gtd.step.errors import ChangesNotGathered
 from gtd.step.steering import GTD_DIR, Package, is_package_path
 from gtd.step.subjects import Party, Subject, parse_subject
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "Change",

@@ -93,7 +93,7 @@ Scripted checks (``"checks": "scripted"``; docs/step-mode.md, "Scripted checks")
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, TypeAlias
 
 from gtd.step.actions import (
     Action,
@@ -124,6 +124,7 @@ from gtd.step.review_diff import is_substantive
 from gtd.step.states import DRAFTED, State, SteeringFile, capture_gate, steering_file
 from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO, Package
 from gtd.step.subjects import Actor, Boundary, Check, Party, Route, Routing, Subject, Turn
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "Decision",

@@ -15,14 +15,13 @@ fixpoint.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from gtd.step.actions import CaptureCheck, ClosePackage, MakeCommit, Squash, WriteSquashTemplate
 from gtd.step.config import StepConfig
 from gtd.step.events import Snapshot
 from gtd.step.machine import Resolution, resolve
 from gtd.step.states import State
 from gtd.step.subjects import Party
+from gtd.tuples import NamedTuple
 
 __all__ = ["Prediction", "predict"]
 

@@ -34,11 +34,12 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from gtd import proc
 from gtd.errors import GtdError
 from gtd.fsio import atomic_write, locked
+from gtd.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from subprocess import Popen

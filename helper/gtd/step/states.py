@@ -9,10 +9,11 @@ machine decides from HEAD.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, get_args
+from typing import Literal, get_args
 
 from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO
 from gtd.step.subjects import Gate
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "DRAFTED",

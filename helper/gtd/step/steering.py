@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from gtd.paths import CONFIG as AUTO_CONFIG
 from gtd.paths import STATE_DIR as AUTO_DIR
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "AUTO_CONFIG",

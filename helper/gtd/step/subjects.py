@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Literal, NamedTuple, TypeAlias, get_args
+from typing import Literal, TypeAlias, get_args
+
+from gtd.tuples import NamedTuple
 
 __all__ = [
     "ACTORS",

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 from gtd.auto import records, state
 from gtd.auto.cycle import seals
@@ -33,6 +32,7 @@ from gtd.auto.ratchet.verdict import Verdict
 from gtd.auto.state import State
 from gtd.clock import Now
 from gtd.git import Git
+from gtd.tuples import NamedTuple
 
 
 class Decision(NamedTuple):

@@ -27,7 +27,6 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import files as files_mod
@@ -43,6 +42,7 @@ from gtd.auto.ratchet.model import (
 from gtd.auto.ratchet.results import Item, Report
 from gtd.auto.ratchet.verdict import Verdict, integrity, judge, skipped_now
 from gtd.git import Change, Git, TreeEntry
+from gtd.tuples import NamedTuple
 
 _GITLINK = "160000"
 

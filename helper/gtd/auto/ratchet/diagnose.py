@@ -11,9 +11,9 @@ choice is recorded in the snapshot and shown in the report.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from gtd.auto.ratchet.model import RunResult
+from gtd.tuples import NamedTuple
 
 # pytest's exit codes that mean the tests did not (all) run.
 _PYTEST_EXIT = {

@@ -38,7 +38,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+
+from gtd.tuples import NamedTuple
 
 
 class Invocation(NamedTuple):

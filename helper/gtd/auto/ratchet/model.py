@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from gtd.tuples import NamedTuple
 
 # What one test did in one run. ``xpassed``: an xfail-marked test passed (pytest
 # counts a strict one as failed); ``xfailed``: it failed as expected; ``error``: its

@@ -52,11 +52,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Sequence
-from typing import NamedTuple
 
 from gtd import digest as sha
 from gtd.auto.ratchet.rules import WHY, Category
 from gtd.paths import CONFIG, PLAN
+from gtd.tuples import NamedTuple
 
 OWNED = (PLAN, CONFIG)
 

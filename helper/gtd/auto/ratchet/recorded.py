@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 from gtd.auto.ratchet import contract as C
 from gtd.auto.ratchet.model import OUTCOMES, Outcome
@@ -35,6 +35,7 @@ from gtd.auto.ratchet.results import (
     Session,
     worst,
 )
+from gtd.tuples import NamedTuple
 
 
 class Recorded(NamedTuple):

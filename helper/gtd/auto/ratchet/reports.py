@@ -52,11 +52,11 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from gtd import paths
 from gtd.auto.ratchet import contract, recorded
 from gtd.auto.ratchet.results import NO_REPORT, Report, Result, worst
+from gtd.tuples import NamedTuple
 
 PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet_report`
 _PLUGIN_SOURCE = Path(__file__).with_name("pytest_report.py")

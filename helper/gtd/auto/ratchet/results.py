@@ -8,9 +8,10 @@ and gtd.auto.ratchet.junit (JUnit XML), put together by gtd.auto.ratchet.reports
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from gtd.auto.ratchet.model import Outcome, as_junit, rank
+from gtd.tuples import NamedTuple
 
 ItemKind = Literal["function", "doctest-module", "doctest-text", "other"]
 ITEM_KINDS: tuple[ItemKind, ...] = ("function", "doctest-module", "doctest-text", "other")

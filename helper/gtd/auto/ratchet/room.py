@@ -35,12 +35,12 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from gtd import digest as sha
 from gtd.errors import GtdError
 from gtd.fsio import held
 from gtd.git import Git
+from gtd.tuples import NamedTuple
 
 SLOTS = 4
 _LAST_RUN = "last-run"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
@@ -26,6 +25,7 @@ from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
 from gtd.auto.ratchet.results import NO_REPORT, Report
 from gtd.errors import InputError
 from gtd.paths import CONFIG as CONFIG_PATH
+from gtd.tuples import NamedTuple
 
 TAIL_LINES = 60
 _LINE_MAX = 500

@@ -21,7 +21,6 @@ Rules, in order; the reason is the first failure found, ``details`` lists them a
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from gtd.auto.ratchet.model import (
     KINDS,
@@ -33,6 +32,7 @@ from gtd.auto.ratchet.model import (
     Snapshot,
 )
 from gtd.auto.ratchet.protect import OWNED, governs
+from gtd.tuples import NamedTuple
 
 _BAD: frozenset[Outcome | None] = frozenset({"failed", "error"})
 _SHOWN_IDS = 3

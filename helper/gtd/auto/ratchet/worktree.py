@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from gtd import paths
 from gtd.auto.ratchet import protect
 from gtd.git import Git
+from gtd.tuples import NamedTuple
 
 
 class Listing(NamedTuple):
