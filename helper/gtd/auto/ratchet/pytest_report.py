@@ -988,6 +988,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         state.evidence("unregistered", "gtd-ratchet-recorder", "removed during the session")
 
 
+def pytest_unconfigure() -> None:
+    # The session is over and its end line written: the watch has nothing left to
+    # see. Left on sys.meta_path it keeps pytest's objects reachable until the
+    # interpreter's shutdown clears every module by hand (~19 M instructions, ~4 ms
+    # of each run, counted with valgrind); taken off, they are freed as usual.
+    sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, ImportWatch)]
+
+
 def _restore_environment(settings: Settings) -> None:
     os.environ.pop(C.ENV_SETTINGS, None)
     os.environ.pop(C.ENV_FD, None)
