@@ -34,7 +34,3 @@ def sha256(data: bytes = b"") -> Hash:
     """A SHA-256 hash object (``update``, ``hexdigest``), as hashlib's."""
     hash_object: Hash = _sha256()(data)
     return hash_object
-
-
-def sha256_hex(data: bytes) -> str:
-    return sha256(data).hexdigest()
