@@ -9,8 +9,12 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from gtd.tuples import NamedTuple
+
+_A = TypeVar("_A")
+_B = TypeVar("_B")
 
 # Characters that mean the user wrote shell syntax; such commands go through /bin/sh.
 _SHELL_CHARS = frozenset("|&;<>()$`*?~\n")
@@ -139,6 +143,33 @@ def run(
             args, popen.returncode, "", error, duration, timed_out, stdout_bytes=out or b""
         )
     return Result(args, popen.returncode, out or "", err or "", duration, timed_out=timed_out)
+
+
+def both(first: Callable[[], _A], second: Callable[[], _B]) -> tuple[_A, _B]:
+    """``first()`` and ``second()`` at once, ``first`` in a thread: for two calls
+    that mostly wait on a subprocess each (two git reads of different things), so
+    the two processes run side by side. An exception of either is raised here,
+    once both have ended."""
+    import threading
+
+    got: list[_A] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            got.append(first())
+        except BaseException as exc:  # handed to the caller below
+            failed.append(exc)
+
+    thread = threading.Thread(target=work, name="gtd-both", daemon=True)
+    thread.start()
+    try:
+        other = second()
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
+    return got[0], other
 
 
 def _kill_group(popen: subprocess.Popen[str]) -> None:

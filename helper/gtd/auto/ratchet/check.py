@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from gtd import proc
 from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet import protect, reports, room, runner
@@ -259,12 +260,21 @@ def judge_candidate(
     start = time.monotonic()
     if base_tree is None:
         base_tree = tree_of(git, base)
-    changes = git.diff_trees(base_tree, candidate) if base_tree != candidate else []
-    listing = git.ls_tree(candidate)
+    if base_tree == candidate:
+        changes: list[Change] = []
+        listing = base_listing = git.ls_tree(candidate)
+    else:
+        # Three reads of different things, side by side.
+        was = base_tree  # (a name the lambdas see as a str)
+        (changes, base_listing), listing = proc.both(
+            lambda: proc.both(lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(was)),
+            lambda: git.ls_tree(candidate),
+        )
+        if not changes:
+            base_listing = listing
     violations = integrity(snapshot, hashes(git, snapshot, listing, changes))
     if violations:
         return Judgement(judge(snapshot.baseline, RunResult(), violations), RunResult(), 0.0)
-    base_listing = git.ls_tree(base_tree) if changes else listing
     guarded = protect.protection(
         {*base_listing, *listing}, commands_of(snapshot.baseline), snapshot.files
     )
@@ -288,15 +298,24 @@ def judge_candidate(
     first = _run(rm, config, env, only_files=only_old)
     found = _report_problems(first.report, rm, snapshot) + _new_plugins(first.report, rm, snapshot)
     flaky = _flaky(rm, config, env, snapshot, first.result, tolerated) if not found else ()
-    found += _written(git, rm, submodules)  # before a sync could write over the evidence
     second: runner.Run | None = None
+    written_seen = False  # the last run's writes are already in ``found``
     new_files = _new_test_candidates(changes, snapshot)
     if split and new_files and not found:
-        room.sync(git, rm, new_tree, config.links)
-        second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
-        found += _report_problems(second.report, rm, snapshot)
-        found += _written(git, rm, submodules)
-    altered = room.altered(git, rm, expected)
+        found += _written(git, rm, submodules)  # before the sync writes over the evidence
+        written_seen = True
+        if not found:
+            room.sync(git, rm, new_tree, config.links)
+            second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
+            found += _report_problems(second.report, rm, snapshot)
+            written_seen = False
+    # What the last run wrote (stat data) and the protected files' content: two
+    # git processes that read different things, side by side.
+    written, altered = proc.both(
+        lambda: [] if written_seen else _written(git, rm, submodules),
+        lambda: room.altered(git, rm, expected),
+    )
+    found += written
     found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
     environmental = (
         () if found else _skipped_by_environment(git, rm, config, env, snapshot, first.result)

@@ -49,11 +49,13 @@ class Recorded(NamedTuple):
 class _Session:
     """One session's lines while they are read."""
 
-    def __init__(self, start: dict[str, Any]) -> None:
+    def __init__(self, start: dict[str, Any], base: str) -> None:
         self.start = start
+        self.ids = _Ids(os.path.realpath(str(start["root"])), base)
         self.end: dict[str, Any] | None = None
         self.tests: list[tuple[str, Result]] = []  # (pytest's node id, result)
-        self.items: list[dict[str, Any]] = []
+        self.named: list[tuple[str, Result]] = []  # the same, repository-relative
+        self.items: list[Item] = []
         self.evidence: list[dict[str, Any]] = []
         self.collecting: str | None = None  # the last module whose collection began
 
@@ -61,31 +63,47 @@ class _Session:
 def parse(lines: Iterable[str], repo_root: str, *, selection: bool = False) -> Recorded:
     """``selection``: the run asked for one; a session that did not apply it is a
     problem."""
-    base = os.path.realpath(repo_root)
-    sessions: dict[str, _Session] = {}
-    orphans: list[dict[str, Any]] = []
-    unreadable = 0
+    reading = Reading(repo_root)
     for line in lines:
+        reading.feed(line)
+    return reading.result(selection=selection)
+
+
+class Reading:
+    """:func:`parse` a line at a time: the report reader feeds each line as the
+    pipe delivers it, while the tests still run, so the verdict does not wait for
+    ~550 JSON decodes (a 500-test run) after the tests end. ``repo_root``: what
+    test ids are made relative to."""
+
+    def __init__(self, repo_root: str) -> None:
+        self.base = os.path.realpath(repo_root)
+        self.sessions: dict[str, _Session] = {}
+        self.orphans: list[dict[str, Any]] = []
+        self.unreadable = 0
+
+    def feed(self, line: str) -> None:
         record = _record(line)
         if record is None:
-            unreadable += line.strip() != ""
-            continue
+            self.unreadable += line.strip() != ""
+            return
         kind, sid = record[C.KIND], record[C.SESSION]
         if kind == C.START:
-            if sid not in sessions and isinstance(record.get("root"), str):
-                sessions[sid] = _Session(record)
-            continue
-        session = sessions.get(sid)
+            if sid not in self.sessions and isinstance(record.get("root"), str):
+                self.sessions[sid] = _Session(record, self.base)
+            return
+        session = self.sessions.get(sid)
         if session is None:
-            orphans.append(record)
+            self.orphans.append(record)
         elif kind == C.TEST:
             test = _test(record)
             if test is None:
-                unreadable += 1
+                self.unreadable += 1
             else:
+                node_id, result = test
                 session.tests.append(test)
+                session.named.append((session.ids.test(node_id), session.ids.result(result)))
         elif kind == C.ITEMS:
-            session.items.append(record)
+            session.items.extend(_items(record, session.ids))
             session.collecting = None
         elif kind == C.COLLECTING and isinstance(record.get("file"), str):
             session.collecting = record["file"]
@@ -93,13 +111,16 @@ def parse(lines: Iterable[str], repo_root: str, *, selection: bool = False) -> R
             session.evidence.append(record)
         elif kind == C.END and session.end is None:
             session.end = record
-    return _assemble(sessions, orphans, unreadable, base, selection)
+
+    def result(self, *, selection: bool = False) -> Recorded:
+        """What the lines fed so far say (reads nothing more; may be asked again)."""
+        return _assemble(self.sessions, self.orphans, self.unreadable, selection)
 
 
 def _record(line: str) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting past the decoder's depth
         return None
     if (
         isinstance(record, dict)
@@ -126,7 +147,6 @@ def _assemble(
     sessions: dict[str, _Session],
     orphans: list[dict[str, Any]],
     unreadable: int,
-    base: str,
     selection: bool,
 ) -> Recorded:
     tests: list[tuple[str, Result]] = []
@@ -135,14 +155,11 @@ def _assemble(
     evidence: list[Evidence] = []
     problems: list[str] = []
     for sid, raw in sessions.items():
-        root = os.path.realpath(str(raw.start["root"]))
-        ids = _Ids(root, base)
-        for node_id, result in raw.tests:
-            tests.append((ids.test(node_id), ids.result(result)))
-        for record in raw.items:
-            for item in _items(record, ids):
-                if item.node_id not in items or items[item.node_id].deselected:
-                    items[item.node_id] = item
+        ids = raw.ids
+        tests.extend(raw.named)
+        for item in raw.items:
+            if item.node_id not in items or items[item.node_id].deselected:
+                items[item.node_id] = item
         for record in raw.evidence:
             evidence.append(
                 Evidence(

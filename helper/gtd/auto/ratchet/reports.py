@@ -114,7 +114,10 @@ class Listener:
     def __init__(self, request: Request, files: RunFiles) -> None:
         self.request = request
         self.files = files
-        self._chunks: list[bytes] = []
+        # Lines are parsed as they arrive (the tests still run); a line's start
+        # waits in ``_partial`` for its newline.
+        self._reading = recorded.Reading(str(request.root))
+        self._partial: list[bytes] = []
         self._read_fd, self._write_fd = os.pipe()
         self._stop = threading.Event()
         self._deadline = 0.0
@@ -158,7 +161,10 @@ class Listener:
                     data = os.read(self._read_fd, _READ_CHUNK)
                     if not data:
                         return  # every writer is gone
-                    self._chunks.append(data)
+                    try:
+                        self._take(data)
+                    except Exception:  # a reading bug must not stop the draining
+                        self._reading.unreadable += 1  # (the tests would block on it)
                 elif self._stop.is_set():
                     return
                 if self._stop.is_set() and time.monotonic() > self._deadline:
@@ -166,13 +172,30 @@ class Listener:
         except OSError:
             return  # what was read stands; a session cut short shows as unfinished
 
+    def _take(self, data: bytes) -> None:
+        end = data.rfind(b"\n")
+        if end < 0:
+            self._partial.append(data)
+            return
+        block = b"".join([*self._partial, data[: end + 1]])
+        self._partial = [data[end + 1 :]]
+        # Cut at newlines, a block decodes and splits as the whole stream would.
+        self._feed(block)
+
+    def _feed(self, block: bytes) -> None:
+        for line in block.decode("utf-8", "replace").splitlines():
+            self._reading.feed(line)
+
     def finish(self) -> Report:
         """Everything the run reported; removes the run's files. Never raises for
         what the run wrote: unreadable reports are problems in the value."""
         try:
             self._close()
-            lines = self._lines()
-            return assemble(self.request, lines, self._junit_files())
+            self._feed(b"".join(self._partial))  # a last line without its newline
+            self._partial = []
+            with contextlib.suppress(OSError):
+                self._feed(self.files.lines.read_bytes())
+            return assemble(self.request, self._reading, self._junit_files())
         finally:
             self._remove()
 
@@ -200,13 +223,6 @@ class Listener:
             self._thread.join()
         with contextlib.suppress(OSError):
             os.close(self._read_fd)
-
-    def _lines(self) -> list[str]:
-        text = b"".join(self._chunks).decode("utf-8", "replace")
-        lines = text.splitlines()
-        with contextlib.suppress(OSError):
-            lines += self.files.lines.read_text(encoding="utf-8", errors="replace").splitlines()
-        return lines
 
     def _junit_files(self) -> list[Path]:
         fresh = [
@@ -257,10 +273,10 @@ def start(request: Request, where: Path | None = None) -> Listener:
     return Listener(request, files)
 
 
-def assemble(request: Request, lines: Iterable[str], junit_files: Iterable[Path]) -> Report:
+def assemble(request: Request, reading: recorded.Reading, junit_files: Iterable[Path]) -> Report:
     """The report from the plugin's lines and the JUnit XML files that exist."""
     root = request.root
-    got = recorded.parse(lines, str(root), selection=request.selects)
+    got = reading.result(selection=request.selects)
     problems = list(got.problems)
     parsed: list[tuple[str, Result]] = []
     resolver = ModuleResolver(root)

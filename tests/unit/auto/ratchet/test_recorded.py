@@ -127,6 +127,18 @@ def test_a_line_cut_short_or_malformed_is_skipped_and_counted(tmp_path: Path) ->
     assert got.problems == ("3 unreadable line(s)",)
 
 
+def test_a_line_nested_past_the_decoders_depth_is_unreadable_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    # Code under test can write to the report pipe: JSON nested deeper than the
+    # decoder recurses raises RecursionError, not ValueError.
+    lines = Lines(tmp_path).test("t.py::a", "passed").end()
+    deep = ["[" * 100_000, '{"k": "t", "s": "s1", "id": ' + "[" * 100_000]
+    got = parse([*lines[:-1], *deep, lines[-1]], str(tmp_path))
+    assert got.tests == {"t.py::a": Result("passed")}
+    assert got.problems == ("2 unreadable line(s)",)
+
+
 def test_ids_and_locations_from_a_subdirectory_rootdir_are_repository_relative(
     tmp_path: Path,
 ) -> None:
