@@ -10,12 +10,14 @@ name changed in 3.12, and an interpreter built without it falls back to hashlib.
 from __future__ import annotations
 
 import functools
-from typing import Any, Protocol
 
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
-class Hash(Protocol):
-    def update(self, data: bytes, /) -> None: ...
-    def hexdigest(self) -> str: ...
+    class Hash(Protocol):
+        def update(self, data: bytes, /) -> None: ...
+        def hexdigest(self) -> str: ...
 
 
 @functools.cache

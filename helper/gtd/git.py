@@ -11,11 +11,17 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
 from gtd.tuples import NamedTuple
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Commit = TypeVar("_Commit")
+    _Change = TypeVar("_Change")
 
 # Stable, parseable output whatever the user's environment says.
 GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
@@ -71,9 +77,6 @@ LOG_FORMAT = f"--format={LOG_RECORD}%H %P{LOG_FIELD}%s"
 # GIT_FLUSH=0: into a pipe, `git log` otherwise flushes after every commit, and the
 # helper pays a poll and a read for each (~10 ms over 1,000 commits).
 NO_FLUSH = {"GIT_FLUSH": "0"}
-
-_Commit = TypeVar("_Commit")
-_Change = TypeVar("_Change")
 
 
 class StatusEntry(NamedTuple):

@@ -9,12 +9,16 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from gtd.tuples import NamedTuple
 
-_A = TypeVar("_A")
-_B = TypeVar("_B")
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _A = TypeVar("_A")
+    _B = TypeVar("_B")
+
 
 # Characters that mean the user wrote shell syntax; such commands go through /bin/sh.
 _SHELL_CHARS = frozenset("|&;<>()$`*?~\n")

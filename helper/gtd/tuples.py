@@ -18,7 +18,6 @@ Generic NamedTuples are not supported (none exist here).
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING, Any
 
 __all__ = ["NamedTuple"]
 
@@ -65,7 +64,8 @@ class _Maker(type):
 # Made without _Maker.__new__, which makes the classes that inherit from it.
 _Base: Any = type.__new__(_Maker, "NamedTuple", (), {"__module__": __name__})
 
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
-    from typing import NamedTuple
+    from typing import Any, NamedTuple
 else:
     NamedTuple = _Base

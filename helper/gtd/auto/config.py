@@ -15,7 +15,6 @@ whether ``ratchet.link`` names it or not (``AutoConfig.links``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
 
 from gtd import schema
 from gtd.auto import defaults
@@ -23,9 +22,16 @@ from gtd.errors import InputError
 from gtd.paths import CONFIG as CONFIG_PATH
 from gtd.tuples import NamedTuple
 
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
 HOOK_CHOICES = ("skip", "run")
 
-TestCommandSource = Literal["config", "quality", "detected"]
+if TYPE_CHECKING:
+    TestCommandSource = Literal["config", "quality", "detected"]
+else:
+    TestCommandSource = str
 
 
 # The accepted keys (gtd.schema): a typo must never silently fall back to a default.

@@ -36,9 +36,12 @@ import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from gtd import paths
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _FORBIDDEN_GIT = frozenset(

@@ -10,12 +10,18 @@ or reverts it."""
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
 
 from gtd.tuples import NamedTuple
 
-Phase = Literal["agent", "checking", "committing", "reverting"]
-Kind = Literal["task", "bootstrap", "baseline"]
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Phase = Literal["agent", "checking", "committing", "reverting"]
+    Kind = Literal["task", "bootstrap", "baseline"]
+else:
+    Phase = str
+    Kind = str
 
 
 class Journal(NamedTuple):

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Literal
 
 from gtd.auto.defaults import THRESHOLD as DEFAULT_THRESHOLD
 from gtd.errors import StateError
 from gtd.paths import BOOTSTRAP
 from gtd.tuples import NamedTuple
 
-CycleStatus = Literal["passed", "failed", "skipped"]
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    CycleStatus = Literal["passed", "failed", "skipped"]
+else:
+    CycleStatus = str
 CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "failed", "skipped")
 
 

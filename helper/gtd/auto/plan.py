@@ -22,13 +22,19 @@ line-by-line pass with precompiled regexes and imports only the standard library
 from __future__ import annotations
 
 import re
-from typing import Literal, TypedDict
 
 from gtd.fences import FenceTracker
 from gtd.tuples import NamedTuple
 
-Status = Literal["todo", "done", "skipped"]
-PickKind = Literal["task", "blocked", "complete"]
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Literal, TypedDict
+
+    Status = Literal["todo", "done", "skipped"]
+    PickKind = Literal["task", "blocked", "complete"]
+else:
+    Status = str
+    PickKind = str
 
 
 class Task(NamedTuple):
@@ -692,40 +698,44 @@ def pick(plan: Plan) -> Pick:
 # -- the answer ----------------------------------------------------------------------
 
 
-class TaskInfo(TypedDict):
-    id: str
-    title: str
-    files: list[str]
-    blocked_by: list[str]
-    spike: bool
-    spec: str | None
-    line: int
+if TYPE_CHECKING:
 
+    class TaskInfo(TypedDict):
+        id: str
+        title: str
+        files: list[str]
+        blocked_by: list[str]
+        spike: bool
+        spec: str | None
+        line: int
 
-class BlockedInfo(TypedDict):
-    id: str
-    title: str
-    blocked_by: list[str]  # the unfinished blockers only
+    class BlockedInfo(TypedDict):
+        id: str
+        title: str
+        blocked_by: list[str]  # the unfinished blockers only
 
+    class TaskAnswer(TypedDict):
+        status: Literal["task"]
+        task: TaskInfo
+        remaining: int
 
-class TaskAnswer(TypedDict):
-    status: Literal["task"]
-    task: TaskInfo
-    remaining: int
+    class BlockedAnswer(TypedDict):
+        status: Literal["blocked"]
+        blocked: list[BlockedInfo]
 
+    class CompleteAnswer(TypedDict):
+        status: Literal["complete"]
+        done: int
+        skipped: int
 
-class BlockedAnswer(TypedDict):
-    status: Literal["blocked"]
-    blocked: list[BlockedInfo]
-
-
-class CompleteAnswer(TypedDict):
-    status: Literal["complete"]
-    done: int
-    skipped: int
-
-
-PickAnswer = TaskAnswer | BlockedAnswer | CompleteAnswer
+    PickAnswer = TaskAnswer | BlockedAnswer | CompleteAnswer
+else:
+    TaskInfo = dict
+    BlockedInfo = dict
+    TaskAnswer = dict
+    BlockedAnswer = dict
+    CompleteAnswer = dict
+    PickAnswer = dict
 
 
 def answer(plan: Plan, choice: Pick) -> PickAnswer:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from gtd.auto import memory
 from gtd.auto.memory import (
@@ -31,6 +30,10 @@ from gtd.auto.memory import (
     Refresh,
 )
 from gtd.tuples import NamedTuple
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Reset(NamedTuple):

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal
 
 from gtd import paths
 from gtd.auto import breaker, chart, defaults
@@ -43,7 +42,13 @@ from gtd.auto.memory import (
 from gtd.auto.plan import Plan, pick
 from gtd.tuples import NamedTuple
 
-VerifyStatus = Literal["passed", "failed", "warning", "skipped"]
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    VerifyStatus = Literal["passed", "failed", "warning", "skipped"]
+else:
+    VerifyStatus = str
 
 DASH = "—"
 PROBE_PLACEHOLDER = "_(empty until a probe/spike task runs)_"

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gtd import paths
 from gtd.auto import journal as journal_mod
@@ -40,7 +39,10 @@ from gtd.fsio import atomic_write
 from gtd.git import Git, parse_tree
 from gtd.tuples import NamedTuple
 
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gtd.auto.config import AutoConfig
 
 REF = "refs/gtd/state"

@@ -13,11 +13,11 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from gtd.errors import GtdError
 from gtd.tuples import NamedTuple
 
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import NoReturn
 

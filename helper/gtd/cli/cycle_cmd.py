@@ -6,10 +6,13 @@ tick, so it is a few `key: value` lines with the status first, nothing more."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from gtd.auto.cycle.answers import Answer
 from gtd.cli.output import emit, root
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Keys that only make sense in JSON (the brief itself is in the brief file).
 _JSON_ONLY = frozenset({"brief_text", "baseline"})

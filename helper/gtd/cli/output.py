@@ -6,7 +6,10 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any
 
 JSON_HELP = "Print one JSON object on stdout instead of text."
 

@@ -7,8 +7,7 @@ pure ``answers`` module is imported on its own without git, processes or files."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.auto.cycle.engine import Cycle
 

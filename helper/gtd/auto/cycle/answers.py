@@ -10,7 +10,6 @@ loop goes on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, TypedDict
 
 from gtd import paths
 from gtd.auto.breaker import Trip
@@ -18,57 +17,65 @@ from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.plan import BlockedInfo
 
-Status = Literal[
-    # begin
-    "task",
-    "busy",
-    "halted",
-    "blocked",
-    "dirty",
-    "complete",
-    "error",
-    # end
-    "passed",
-    "reverted",
-    "checking",
-    # reset
-    "reset",
-    "unchanged",
-]
-Next = Literal["continue", "halt", "complete"]
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Literal, TypedDict
 
+    Status = Literal[
+        # begin
+        "task",
+        "busy",
+        "halted",
+        "blocked",
+        "dirty",
+        "complete",
+        "error",
+        # end
+        "passed",
+        "reverted",
+        "checking",
+        # reset
+        "reset",
+        "unchanged",
+    ]
 
-class _Required(TypedDict):
-    status: Status
+    Next = Literal["continue", "halt", "complete"]
 
+    class _Required(TypedDict):
+        status: Status
 
-class Answer(_Required, total=False):
-    cycle: int
-    task: str
-    title: str
-    kind: str
-    spike: bool
-    phase: str
-    since: str
-    files: list[str]
-    brief: str
-    brief_text: str
-    paths: list[str]
-    blocked: list[BlockedInfo]
-    done: int
-    commit: str
-    reason: str
-    kept: str
-    tests: str
-    remaining: int
-    tasks: list[str]
-    pid: int
-    duration_s: float
-    flaky: list[str]
-    recovered: str
-    previous: str
-    message: str
-    next: str
+    class Answer(_Required, total=False):
+        cycle: int
+        task: str
+        title: str
+        kind: str
+        spike: bool
+        phase: str
+        since: str
+        files: list[str]
+        brief: str
+        brief_text: str
+        paths: list[str]
+        blocked: list[BlockedInfo]
+        done: int
+        commit: str
+        reason: str
+        kept: str
+        tests: str
+        remaining: int
+        tasks: list[str]
+        pid: int
+        duration_s: float
+        flaky: list[str]
+        recovered: str
+        previous: str
+        message: str
+        next: str
+else:
+    Status = str
+    Next = str
+    _Required = dict
+    Answer = dict
 
 
 _MAX_REASON = 300  # a reason longer than this is cut in answers (memory keeps it whole)

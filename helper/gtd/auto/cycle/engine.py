@@ -24,7 +24,6 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gtd import paths
 from gtd.auto import breaker, records, state
@@ -41,7 +40,10 @@ from gtd.fsio import atomic_write, locked, temp_owner
 from gtd.git import PRIVATE_DIR, Git, stale_locks
 from gtd.proc import alive
 
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gtd.auto.report import Health
 
 # How long `begin` waits for a snapshot refresh before answering busy: an injected

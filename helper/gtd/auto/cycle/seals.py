@@ -22,12 +22,15 @@ import base64
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from gtd import digest as sha
 from gtd.auto.ratchet import environment
 from gtd.fsio import atomic_write_bytes
 from gtd.git import Git
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Files of the git directory kept whole in the seal (small, and restored verbatim).
 _KEPT = {"git_config": "config", "git_attributes": "info/attributes"}

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Literal
 
 from gtd.tuples import NamedTuple
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Literal
 
 # What one test did in one run. ``xpassed``: an xfail-marked test passed (pytest
 # counts a strict one as failed); ``xfailed``: it failed as expected; ``error``: its
@@ -19,13 +22,19 @@ from gtd.tuples import NamedTuple
 # order: passed as written; passed against the expectation to fail; did not run;
 # ran and failed, as expected; failed; could not even be set up, torn down or
 # collected. The plugin's contract lists the same names in the same order.
-Outcome = Literal["passed", "xpassed", "skipped", "xfailed", "failed", "error"]
+if TYPE_CHECKING:
+    Outcome = Literal["passed", "xpassed", "skipped", "xfailed", "failed", "error"]
+else:
+    Outcome = str
 OUTCOMES: tuple[Outcome, ...] = ("passed", "xpassed", "skipped", "xfailed", "failed", "error")
 _RANK: Mapping[Outcome, int] = {outcome: rank for rank, outcome in enumerate(OUTCOMES)}
 # The four-way split JUnit XML makes: an xfail is skipped, a non-strict xpass passed.
 _JUNIT: Mapping[Outcome, Outcome] = {"xfailed": "skipped", "xpassed": "passed"}
 
-Kind = Literal["build", "test", "typecheck", "lint"]
+if TYPE_CHECKING:
+    Kind = Literal["build", "test", "typecheck", "lint"]
+else:
+    Kind = str
 # The order commands run and are judged in.
 KINDS: tuple[Kind, ...] = ("build", "test", "typecheck", "lint")
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from typing import Any, cast
 
 from gtd.auto.ratchet import contract as C
 from gtd.auto.ratchet.model import OUTCOMES, Outcome
@@ -35,7 +34,12 @@ from gtd.auto.ratchet.results import (
     Session,
     worst,
 )
+from gtd.hints import cast
 from gtd.tuples import NamedTuple
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Recorded(NamedTuple):

@@ -8,17 +8,25 @@ and gtd.auto.ratchet.junit (JUnit XML), put together by gtd.auto.ratchet.reports
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Literal
 
 from gtd.auto.ratchet.model import Outcome, as_junit, rank
 from gtd.tuples import NamedTuple
 
-ItemKind = Literal["function", "doctest-module", "doctest-text", "other"]
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    ItemKind = Literal["function", "doctest-module", "doctest-text", "other"]
+else:
+    ItemKind = str
 ITEM_KINDS: tuple[ItemKind, ...] = ("function", "doctest-module", "doctest-text", "other")
 
 # Where the per-test results came from: the plugin's lines, JUnit XML (the plugin
 # did not load, or another runner), or nowhere (the exit code alone decides).
-Source = Literal["plugin", "junit", "none"]
+if TYPE_CHECKING:
+    Source = Literal["plugin", "junit", "none"]
+else:
+    Source = str
 
 
 class Result(NamedTuple):

@@ -12,9 +12,27 @@ Pure data and a small renderer: loaded on every ``cycle begin``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
 
-Category = Literal[
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Category = Literal[
+        "plan",
+        "snapshot-test",
+        "test-folder",
+        "conftest",
+        "pytest-config",
+        "js-config",
+        "shared-config",
+        "task-runner",
+        "named",
+    ]
+else:
+    Category = str
+# The same names at run time (tests/unit/auto/ratchet/test_rules.py checks the two
+# lists agree).
+CATEGORIES: tuple[Category, ...] = (
     "plan",
     "snapshot-test",
     "test-folder",
@@ -24,7 +42,7 @@ Category = Literal[
     "shared-config",
     "task-runner",
     "named",
-]
+)
 
 # Why each category is protected: one line, for listings and the clean room.
 WHY: Mapping[Category, str] = {

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, cast
 
 from gtd.auto.ratchet.model import (
     KINDS,
@@ -23,6 +22,11 @@ from gtd.auto.ratchet.model import (
     Snapshot,
 )
 from gtd.errors import InputError
+from gtd.hints import cast
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 2
 _REDO = "run `gtd auto setup` to take a fresh snapshot and baseline"

@@ -1,0 +1,69 @@
+"""The commands that run most often never load typing (~3.7 ms a process, see
+gtd.hints): each runs for real, in a repository set up for auto mode, and says
+at exit what it imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo, run_gtd
+
+_PROBE = (
+    "import atexit, json, sys\n"
+    "atexit.register(lambda: sys.stderr.write('\\nLOADED ' + json.dumps("
+    "[m for m in ('typing', 'typer') if m in sys.modules]) + '\\n'))\n"
+    "from gtd.cli import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def _loaded(cwd: Path, *args: str, stdin: str | None = None) -> tuple[list[str], str]:
+    res = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=120,
+    )
+    line = [x for x in res.stderr.splitlines() if x.startswith("LOADED ")]
+    assert line, res.stderr
+    return json.loads(line[-1][len("LOADED ") :]), res.stdout
+
+
+@pytest.fixture
+def project(repo: Repo) -> Repo:
+    repo.write("tests/test_one.py", "def test_one():\n    assert 1 + 1 == 2\n")
+    repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: a task\n  - Files: app.py\n")
+    repo.write(".gitignore", "__pycache__/\n")
+    repo.commit_all("project")
+    assert run_gtd(repo.path, "auto", "setup", "--json").code == 0
+    return repo
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("plan", "next", "--json"), ("ratchet", "run", "--json"), ("cycle", "begin", "--json")],
+)
+def test_the_per_tick_commands_never_load_typing(project: Repo, args: tuple[str, ...]) -> None:
+    loaded, out = _loaded(project.path, *args)
+    assert json.loads(out)["status"] in {"task", "passed"}, out  # it ran all the way
+    assert loaded == [], f"gtd {' '.join(args)} loaded {loaded}"
+
+
+def test_the_pre_tool_use_hook_never_loads_typing(project: Repo) -> None:
+    assert run_gtd(project.path, "cycle", "begin", "--json").json["status"] == "task"
+    call = {
+        "hook_event_name": "PreToolUse",
+        "cwd": str(project.path),
+        "tool_name": "Edit",
+        "tool_input": {"file_path": str(project.path / "tests/test_one.py")},
+    }
+    loaded, out = _loaded(project.path, "hook", "pre-tool-use", stdin=json.dumps(call))
+    assert '"deny"' in out, out  # it judged the call (a snapshot test, mid-cycle)
+    assert loaded == []
