@@ -406,16 +406,8 @@ def stale_locks(git_dir: Path) -> list[Path]:
         return []
     dead_since: list[int] = []
     for note in notes:
-        if note.name.isdigit():
-            owner = int(note.name)  # the git child itself
-        elif note.name.startswith(_PENDING):
-            # Noted by a helper that was killed before its child had a name: the
-            # helper's death means the child (if it ever ran) is its orphan.
-            try:
-                owner = int(note.name[len(_PENDING) :].split("-")[0])
-            except ValueError:
-                continue
-        else:
+        owner = _note_owner(note.name)
+        if owner is None:
             continue
         if proc.alive(owner):
             continue  # still running: its locks are live
@@ -444,6 +436,31 @@ def stale_locks(git_dir: Path) -> list[Path]:
         except OSError:
             continue
     return removed
+
+
+def _note_owner(name: str) -> int | None:
+    """The process a child note stands for: the git child itself, or for a note
+    made before the child had a name, the helper that made it (its death means
+    the child, if it ever ran, is its orphan)."""
+    if name.isdigit():
+        return int(name)
+    if name.startswith(_PENDING):
+        try:
+            return int(name[len(_PENDING) :].split("-", maxsplit=1)[0])
+        except ValueError:
+            return None
+    return None
+
+
+def children_running(git_dir: Path) -> bool:
+    """Whether a git child some helper noted (see :func:`stale_locks`) may still
+    be running: a lock file it could hold is then not provably dead."""
+    try:
+        notes = list(os.scandir(git_dir / CHILDREN_DIR))
+    except OSError:
+        return False
+    owners = (_note_owner(note.name) for note in notes)
+    return any(owner is not None and proc.alive(owner) for owner in owners)
 
 
 def failure(args: Sequence[str], result: proc.Result) -> GitError:

@@ -152,6 +152,53 @@ def test_a_lock_its_killed_child_took_at_once_is_removed(project: Repo, note: st
     assert not (notes / name).exists()
 
 
+def _room_slots() -> list[Path]:
+    return sorted((Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms").glob("*/[0-9]"))
+
+
+@pytest.mark.parametrize("name", ["candidate.index.lock", "compose.index.lock", "index.lock"])
+def test_a_lock_a_killed_run_left_in_the_clean_room_is_removed(project: Repo, name: str) -> None:
+    """A run killed while git wrote one of the room's private indexes (the
+    candidate's, the judged trees', the checkout's) leaves its lock in the slot.
+    The slot is held with flock, so no live run uses it: with no git child of
+    the helper still running, the next run removes the lock and goes on."""
+    assert gtd_json(project, "ratchet", "run")["passed"]
+    slots = _room_slots()
+    assert slots
+    for slot in slots:
+        (slot / name).write_text("")
+    assert gtd_json(project, "ratchet", "run")["passed"]
+    gtd_json(project, "cycle", "begin")
+    good_work(project)
+    for slot in slots:
+        (slot / name).write_text("")
+    answer = gtd_json(project, "cycle", "end")
+    assert answer["status"] == "passed", answer
+    assert not [slot / name for slot in slots if (slot / name).exists()]
+
+
+def test_a_clean_room_lock_is_kept_while_a_git_child_may_still_hold_it(project: Repo) -> None:
+    """A killed helper's git child can outlive it by a moment: while a git child
+    the helper noted is alive, a lock in the slot may be that child's, and stays."""
+    assert gtd_json(project, "ratchet", "run")["passed"]
+    lock = _room_slots()[0] / "candidate.index.lock"
+    lock.write_text("")
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        notes = project.path / ".git/gtd-children"
+        notes.mkdir(exist_ok=True)
+        (notes / str(alive.pid)).write_text("0\n")
+        res = run_gtd(project.path, "ratchet", "run", "--json")
+        assert res.code != 0, res.stdout
+        assert str(lock) in res.stdout + res.stderr
+        assert lock.exists()
+    finally:
+        alive.kill()
+        alive.wait()
+    assert gtd_json(project, "ratchet", "run")["passed"]  # the child is gone: removed
+    assert not lock.exists()
+
+
 def test_a_git_lock_that_is_not_the_helpers_is_named_never_removed(project: Repo) -> None:
     lock = project.path / ".git/index.lock"
     gtd_json(project, "cycle", "begin")

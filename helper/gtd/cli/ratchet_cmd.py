@@ -105,7 +105,7 @@ def run(as_json: bool) -> int:
     tolerated = frozenset(records.fold(st.records).quarantined)
     head, head_tree = st.head or (None, None)
     with room.acquire(git) as rm:
-        candidate = git.worktree_tree(rm.slot / "candidate.index", head)
+        candidate = git.worktree_tree(room.candidate_index(rm), head)
         judged = check.judge_candidate(
             git,
             rm,

@@ -111,7 +111,8 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     snapshot = snapshot_codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
     taken = time.time()
     with room.acquire(git) as rm:
-        candidate = git.worktree_tree(rm.slot / "candidate.index", tree.head)
+        index = room.candidate_index(rm, trust_until=current.started_epoch)
+        candidate = git.worktree_tree(index, tree.head)
         base_tree = check.tree_of(git, current.base)
         guard = _guard(git, current, tree.head, base_tree, candidate)
         if guard is not None:

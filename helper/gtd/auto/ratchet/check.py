@@ -223,7 +223,7 @@ def _replace(git: Git, scratch: Path, tree: str, entries: Mapping[str, TreeEntry
     """``tree`` with each path set to the entry given (None: removed)."""
     if not entries:
         return tree
-    index = scratch / "compose.index"
+    index = scratch / room.COMPOSE_INDEX
     env = {"GIT_INDEX_FILE": str(index)}
     zero = "0" * len(tree)
     lines = "".join(
@@ -659,7 +659,7 @@ def check_worktree(
     """The verdict on the working tree as it is now against ``snapshot``."""
     git = Git(root, hardened=True)
     with room.acquire(git) as rm:
-        candidate = git.worktree_tree(rm.slot / "candidate.index", git.head())
+        candidate = git.worktree_tree(room.candidate_index(rm), git.head())
         judged = judge_candidate(
             git, rm, config, snapshot, base=snapshot.head, candidate=candidate, tolerated=tolerated
         )
@@ -671,6 +671,6 @@ def advance(root: Path, snapshot: Snapshot, run: RunResult) -> Snapshot:
     protected, ``run`` the baseline (the head stays until the work is committed)."""
     git = Git(root, hardened=True)
     with room.acquire(git) as rm:
-        candidate = git.worktree_tree(rm.slot / "candidate.index", git.head())
+        candidate = git.worktree_tree(room.candidate_index(rm), git.head())
     base = Baseline(run, snapshot.environment, (), tuple(snapshot.doctests))
     return snapshot_of(git, snapshot.head, candidate, base)

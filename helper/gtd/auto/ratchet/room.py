@@ -39,10 +39,12 @@ from pathlib import Path
 from gtd import digest as sha
 from gtd.errors import GtdError
 from gtd.fsio import held
-from gtd.git import Git
+from gtd.git import Git, children_running
 from gtd.tuples import NamedTuple
 
 SLOTS = 4
+CANDIDATE_INDEX = "candidate.index"
+COMPOSE_INDEX = "compose.index"
 _LAST_RUN = "last-run"
 _TREE = "tree-id"
 
@@ -88,6 +90,7 @@ def acquire(git: Git) -> Iterator[Room]:
         with held(slot / "lock") as taken:
             if not taken:
                 continue
+            _remove_dead_locks(git, slot)
             try:
                 yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root, [])
             finally:
@@ -98,6 +101,39 @@ def acquire(git: Git) -> Iterator[Room]:
         f"all {SLOTS} clean rooms of this repository are busy ({base})",
         "another gtd run is checking this repository; wait for it to finish",
     )
+
+
+# The slot's private indexes: the checkout's, the candidate tree's, the judged trees'.
+_INDEXES = ("index", CANDIDATE_INDEX, COMPOSE_INDEX)
+
+
+def _remove_dead_locks(git: Git, slot: Path) -> None:
+    """The lock files a killed run's git left on the slot's private indexes; left
+    there, every later run would stop at "git is locked". The slot is held (flock),
+    so no live run uses it; a killed run's git child may still be finishing (the
+    helper noted it in the git directory), and while one may be, nothing is
+    removed (git then names the lock)."""
+    locks = [slot / f"{name}.lock" for name in _INDEXES]
+    present = [lock for lock in locks if os.path.lexists(lock)]
+    if not present or children_running(git.git_dir()):
+        return
+    for lock in present:
+        with contextlib.suppress(OSError):
+            lock.unlink()
+
+
+def candidate_index(room: Room, trust_until: float | None = None) -> Path:
+    """The private index the candidate tree is built in (gtd.git.Git.worktree_tree),
+    kept between runs so that only changed files are hashed again. Like the
+    checkout's index it is trusted only when nothing wrote it since the helper
+    did: an agent could record a changed file's stat data under the base's blob
+    id, and git would take the entry as up to date (the candidate would hold code
+    the working tree does not). ``trust_until``: as for :func:`sync`."""
+    index = room.slot / CANDIDATE_INDEX
+    since = trust_until if trust_until is not None else _mtime(room.slot / _LAST_RUN)
+    if _written_after(index, since):
+        index.unlink(missing_ok=True)
+    return index
 
 
 def _env(room: Room, git: Git) -> dict[str, str]:
