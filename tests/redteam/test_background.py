@@ -82,6 +82,52 @@ def test_a_background_process_fixes_the_code_in_the_clean_room(
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
 
 
+# Holds the lock of every clean-room slot of every repository, and of the next
+# ones, for as long as it lives: no `end` could find a free slot.
+HOLD_THE_ROOMS = textwrap.dedent(
+    """
+    import fcntl, os, sys, time
+    rooms = sys.argv[1]
+    held = []
+    for repo in os.listdir(rooms):
+        for number in range(16):
+            slot = os.path.join(rooms, repo, str(number))
+            os.makedirs(slot, exist_ok=True)
+            handle = open(os.path.join(slot, "lock"), "a")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            held.append(handle)
+    print("held", flush=True)
+    time.sleep(120)
+    """
+)
+
+
+def test_a_process_that_holds_every_clean_room_stalls_nothing(project: Project) -> None:
+    """The agent leaves a process holding the lock of every room slot: `end` must
+    still judge the change (in a room of its own), here refusing the regression,
+    and a good change after it must still land."""
+    project.room_slots()
+    before = project.state()
+    project.begin()
+    project.break_total()
+    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_ROOMS, str(rooms)],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == b"held"
+        assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
+        project.begin()
+        project.do_t1()
+        assert_passed(project, project.end())
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_a_suite_that_writes_its_own_untracked_files_still_passes(project: Project) -> None:
     """The twin: test litter (new files in the room) is no reason to refuse."""
     project.begin()

@@ -4,7 +4,8 @@ candidate change itself.
 
 Each repository has a few room *slots* under ``$XDG_CACHE_HOME/gtd/rooms/``
 (``~/.cache/gtd/rooms/`` by default), one per concurrent run, each held with an
-``flock`` for the run's length. A slot keeps, between runs:
+``flock`` for the run's length (when every one is held, a run makes a slot of its
+own, ``busy-*``, and removes it afterwards). A slot keeps, between runs:
 
 - ``tree/``: the checkout. It is brought to the judged tree with `git read-tree
   --reset -u` through a private index (only files that differ are rewritten, and a
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -97,12 +99,30 @@ def acquire(git: Git) -> Iterator[Room]:
                 with contextlib.suppress(OSError):
                     (slot / _LAST_RUN).write_text("")
             return
-    raise GtdError(
-        f"all {SLOTS} clean rooms of this repository are busy ({base})",
-        "another gtd run is checking this repository; wait for it to finish",
-    )
+    # Every slot is held: more runs at once than there are slots, or a process left
+    # running to hold them all (an agent's) so that nothing could be judged. A slot
+    # of this run's own judges the same, only without a kept checkout and bytecode
+    # (a slower run); nothing else knows its name, and it is removed afterwards.
+    import shutil
+    import tempfile
+
+    try:
+        slot = Path(tempfile.mkdtemp(prefix="busy-", dir=base))
+    except OSError as exc:
+        raise GtdError(
+            f"all {SLOTS} clean rooms of this repository are busy ({base}), and no "
+            f"other can be made: {exc.strerror or exc}",
+            "make the directory writable, or wait for the other gtd runs to finish",
+        ) from None
+    try:
+        yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root, [])
+    finally:
+        shutil.rmtree(slot, ignore_errors=True)
 
 
+# How long a run waits for a noted git child to end before it leaves a slot's
+# lock file in place (git then names it).
+_CHILD_WAIT_S = 5.0
 # The slot's private indexes: the checkout's, the candidate tree's, the judged trees'.
 _INDEXES = ("index", CANDIDATE_INDEX, COMPOSE_INDEX)
 
@@ -115,8 +135,15 @@ def _remove_dead_locks(git: Git, slot: Path) -> None:
     removed (git then names the lock)."""
     locks = [slot / f"{name}.lock" for name in _INDEXES]
     present = [lock for lock in locks if os.path.lexists(lock)]
-    if not present or children_running(git.git_dir()):
+    if not present:
         return
+    # Any noted child counts (the notes do not say which index a child writes),
+    # including another gtd process's in this repository: wait a moment for it.
+    deadline = time.monotonic() + _CHILD_WAIT_S
+    while children_running(git.git_dir()):
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
     for lock in present:
         with contextlib.suppress(OSError):
             lock.unlink()
