@@ -191,6 +191,68 @@ def _folder_of_module(path: str) -> str:
     return folder
 
 
+# -- symbolic links ----------------------------------------------------------------------
+
+_SYMLINK = "120000"
+_LINK_HOPS = 40  # as many links as the kernel follows in one path
+
+
+def links_out(
+    git: Git, listing: Mapping[str, TreeEntry], changes: Sequence[Change], links: Sequence[str]
+) -> list[str]:
+    """Symbolic links the candidate adds or changes that lead out of the tree it
+    commits: an absolute target, one that climbs above the repository (through
+    other links of the tree too), or one into ``.git`` or a ``ratchet.link`` path.
+    In the clean room such a link reaches files git does not hold (a copy of the
+    good code kept elsewhere, an ignored file), so the tests would judge code that
+    is not committed."""
+    if not any(c.new_mode == _SYMLINK for c in changes):
+        return []
+    paths = sorted(p for p, e in listing.items() if e.mode == _SYMLINK)
+    found = git.objects([listing[p].oid for p in paths])
+    targets = {
+        p: obj.data.decode("utf-8", "surrogateescape")
+        for p, obj in zip(paths, found, strict=True)
+        if obj is not None
+    }
+    linked = [link.strip("/") for link in links]
+    out: list[str] = []
+    for change in changes:
+        target = targets.get(change.path)
+        if change.new_mode != _SYMLINK or target is None:
+            continue
+        where = _resolve(change.path.rpartition("/")[0], target, targets, _LINK_HOPS)
+        if where is None or any(
+            where == top or where.startswith(top + "/") for top in (".git", *linked) if top
+        ):
+            out.append(f"symbolic link leads outside the repository: {change.path} → {target}")
+    return out
+
+
+def _resolve(folder: str, target: str, targets: Mapping[str, str], hops: int) -> str | None:
+    """Where ``target``, read in ``folder``, leads inside the tree whose links are
+    ``targets`` (path → target); None when it leaves the tree (or loops)."""
+    if target.startswith("/") or hops <= 0:
+        return None
+    parts = folder.split("/") if folder else []
+    for name in target.split("/"):
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if not parts:
+                return None
+            parts.pop()
+            continue
+        parts.append(name)
+        here = "/".join(parts)
+        if here in targets:
+            inner = _resolve("/".join(parts[:-1]), targets[here], targets, hops - 1)
+            if inner is None:
+                return None
+            parts = inner.split("/") if inner else []
+    return "/".join(parts)
+
+
 # -- composing the judged trees ------------------------------------------------------
 
 
@@ -262,6 +324,7 @@ def judge_candidate(
     changes = git.diff_trees(base_tree, candidate) if base_tree != candidate else []
     listing = git.ls_tree(candidate)
     violations = integrity(snapshot, hashes(git, snapshot, listing, changes))
+    violations += links_out(git, listing, changes, config.links)
     if violations:
         return Judgement(judge(snapshot.baseline, RunResult(), violations), RunResult(), 0.0)
     base_listing = git.ls_tree(base_tree) if changes else listing
