@@ -350,8 +350,11 @@ def judge_candidate(
     submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
     first = _run(rm, config, env, only_files=only_old)
     found = _report_problems(first.report, rm, snapshot) + _new_plugins(first.report, rm, snapshot)
-    flaky = _flaky(rm, config, env, snapshot, first.result, tolerated) if not found else ()
     found += _written(git, rm, submodules)  # before a sync could write over the evidence
+    flaky: tuple[str, ...] = ()
+    if not found:
+        judged = old_tree if split else new_tree
+        flaky = _flaky(git, rm, config, env, snapshot, first.result, tolerated, judged, submodules)
     second: runner.Run | None = None
     new_files = _new_test_candidates(changes, snapshot)
     if split and new_files and not found:
@@ -362,7 +365,9 @@ def judge_candidate(
     altered = room.altered(git, rm, expected)
     found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
     environmental = (
-        () if found else _skipped_by_environment(git, rm, config, env, snapshot, first.result)
+        ()
+        if found
+        else _skipped_by_environment(git, rm, config, env, snapshot, first.result, submodules)
     )
     merged = merge_runs(first.result, None if second is None else second.result, snapshot)
     verdict = judge(
@@ -501,15 +506,24 @@ def _inside(path: str, folder: Path) -> bool:
 
 
 def _flaky(
+    git: Git,
     rm: room.Room,
     config: AutoConfig,
     env: dict[str, str],
     snapshot: Snapshot,
     run: RunResult,
     tolerated: frozenset[str],
+    tree: str,
+    submodules: frozenset[str],
 ) -> tuple[str, ...]:
     """Tests that passed at the baseline, failed now, and passed when run again
-    (alone, in the same room) — at most ``ratchet.rerun_failures`` times."""
+    (alone, in the same room) — at most ``ratchet.rerun_failures`` times.
+
+    Each run again starts from the judged ``tree`` synced afresh: what the run
+    before left in the checkout (an untracked conftest.py, bytecode the code under
+    test forged for itself: nothing the stat check of tracked files sees) would
+    otherwise decide the next run. A run again whose report is not trustworthy, or
+    that wrote a file of the judged tree, passes nothing."""
     base = snapshot.baseline.tests or {}
     now = run.tests or {}
     suspects = sorted(
@@ -521,11 +535,24 @@ def _flaky(
     for _ in range(config.rerun_failures):
         if not suspects:
             break
-        again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"})).result
-        passed = [t for t in suspects if (again.tests or {}).get(t) in _PASSING]
+        room.sync(git, rm, tree, config.links)
+        again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
+        if _untrusted(git, rm, snapshot, again.report, submodules):
+            break
+        passed = [t for t in suspects if (again.result.tests or {}).get(t) in _PASSING]
         flipped.extend(passed)
         suspects = [t for t in suspects if t not in passed]
     return tuple(sorted(flipped))
+
+
+def _untrusted(
+    git: Git, rm: room.Room, snapshot: Snapshot, report: Report, submodules: frozenset[str]
+) -> bool:
+    """Whether a run made only to excuse failures or skips (run again, or on the
+    base commit) cannot be taken at its word: the same reasons that refuse the
+    first run, or a file of the checkout written while it ran."""
+    problems = _report_problems(report, rm, snapshot) + _new_plugins(report, rm, snapshot)
+    return bool(problems or room.touched(git, rm, submodules))
 
 
 _PASSING = frozenset({"passed", "xpassed"})
@@ -539,10 +566,13 @@ def _skipped_by_environment(
     env: dict[str, str],
     snapshot: Snapshot,
     run: RunResult,
+    submodules: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """Baseline-passing tests the candidate's run skipped that the base commit's
     code skips too when run now: the environment changed (the network is gone, an
-    optional dependency went), not the code. Runs only those tests, on the base."""
+    optional dependency went), not the code. Runs only those tests, on the base;
+    a run that is not trustworthy (a process left running may rewrite the base's
+    code in the checkout while it runs) excuses nothing."""
     base = snapshot.baseline.tests or {}
     suspects = sorted(
         t
@@ -552,8 +582,10 @@ def _skipped_by_environment(
     if not suspects:
         return ()
     room.sync(git, rm, tree_of(git, snapshot.head), config.links)
-    again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"})).result
-    return tuple(t for t in suspects if skipped_now(base[t], (again.tests or {}).get(t)))
+    again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
+    if _untrusted(git, rm, snapshot, again.report, submodules):
+        return ()
+    return tuple(t for t in suspects if skipped_now(base[t], (again.result.tests or {}).get(t)))
 
 
 def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> RunResult:
