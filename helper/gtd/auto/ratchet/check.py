@@ -351,6 +351,8 @@ def judge_candidate(
     first = _run(rm, config, env, only_files=only_old)
     found = _report_problems(first.report, rm, snapshot) + _new_plugins(first.report, rm, snapshot)
     found += _written(git, rm, submodules)  # before a sync could write over the evidence
+    if split and not found:
+        found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
     flaky: tuple[str, ...] = ()
     if not found:
         judged = old_tree if split else new_tree
@@ -391,6 +393,43 @@ def _written(git: Git, rm: room.Room, submodules: frozenset[str]) -> list[str]:
         f"file changed in the clean room during the test run: {p}"
         for p in room.touched(git, rm, submodules)[:1]
     ]
+
+
+def _doctests_rewritten(
+    git: Git,
+    rm: room.Room,
+    config: AutoConfig,
+    env: dict[str, str],
+    snapshot: Snapshot,
+    report: Report,
+    submodules: frozenset[str],
+) -> list[str]:
+    """Snapshot doctests that ran from another docstring than their source holds.
+    Code can assign ``__doc__`` at import (``f.__doc__ = ...``, from any module):
+    the source's docstring and its digest stay as they were while pytest runs
+    rewritten examples. Where the docstring differs at the base commit too (a
+    decorator that fills it in), that is the project's own doing: those doctests
+    run on the base commit, and only a docstring that differs from that run's
+    counts."""
+    suspects: dict[str, str] = {}
+    for item in report.items:
+        if item.kind != "doctest-module" or item.docstring is None or item.deselected:
+            continue
+        file, _, name = item.node_id.partition("::")
+        known = snapshot.doctests.get(file, {}).get(name)
+        if known is not None and known != item.docstring:
+            suspects[item.node_id] = item.docstring
+    if not suspects:
+        return []
+    first = min(suspects)
+    reason = f"snapshot test modified at run time: {first} (its doctest ran another docstring)"
+    room.sync(git, rm, tree_of(git, snapshot.head), config.links)
+    again = _run(rm, config, env, only_ids=tuple(sorted(suspects)), only=frozenset({"test"}))
+    if _untrusted(git, rm, snapshot, again.report, submodules):
+        return [reason]
+    before = {i.node_id: i.docstring for i in again.report.items}
+    changed = sorted(t for t, digest in suspects.items() if before.get(t) != digest)
+    return [reason.replace(first, changed[0])] if changed else []
 
 
 def _collected(items: Sequence[Item]) -> tuple[tuple[str, ...], tuple[str, ...]]:
