@@ -201,3 +201,59 @@ def test_a_background_process_makes_the_base_commit_skip_too(
     skip_the_base()
     answer = project.end()
     assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
+
+
+# Watches every room's report folders for a run that asks for only some tests
+# (a run made to excuse a result) and appends a whole forged session to the file
+# its settings name for lines, which says every asked test was skipped.
+FORGE_SKIPS = textwrap.dedent(
+    """
+    import glob, json, os, sys, time
+    rooms = sys.argv[1]
+    done = set()
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        for path in glob.glob(os.path.join(rooms, "*", "*", "reports", "*", "settings.json")):
+            if path in done:
+                continue
+            try:
+                settings = json.load(open(path))
+            except (OSError, ValueError):
+                continue
+            done.add(path)
+            ids = settings.get("ids")
+            if not ids:
+                continue
+            sid = "f00d-%d" % len(done)
+            lines = [{"k": "start", "s": sid, "v": 2, "pid": os.getpid(), "worker": None,
+                      "root": settings["root"], "ini": None, "plugin": "", "via": "file",
+                      "sel": True}]
+            for test in ids:
+                lines.append({"k": "t", "s": sid, "id": test, "o": "skipped", "w": "setup",
+                              "at": test.split("::")[0] + ":1", "r": "offline"})
+            lines.append({"k": "end", "s": sid, "exit": 0, "counts": {"skipped": len(ids)},
+                          "conftests": [], "plugins": [], "env": {}})
+            with open(settings["report"], "a") as handle:
+                handle.write("".join(json.dumps(line) + "\\n" for line in lines))
+        time.sleep(0.002)
+    """
+)
+
+
+def test_a_background_process_forges_skips_in_the_base_commits_run(
+    project: Project, tmp_path: Path
+) -> None:
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", SKIPPING)
+    project.assert_hidden()
+    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    forger = subprocess.Popen(
+        [sys.executable, "-c", FORGE_SKIPS, str(rooms)], start_new_session=True
+    )
+    try:
+        answer = project.end()
+    finally:
+        forger.kill()
+        forger.wait()
+    assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
