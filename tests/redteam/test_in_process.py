@@ -255,3 +255,46 @@ def test_legit_new_module_in_the_package(project: Project) -> None:
     )
     answer = project.end()
     assert_passed(project, answer)
+
+
+# `discount` rounded up instead of down, and its docstring rewritten at import to
+# expect that: the source's docstring (and its digest) is untouched.
+DOC_REWRITTEN_AT_IMPORT = (
+    proj.PRICING.replace(
+        "return cents * (100 - percent) // 100", "return -(-cents * (100 - percent) // 100)"
+    )
+    + '\n\ndiscount.__doc__ = (discount.__doc__ or "").replace("    499\\n", "    500\\n")\n'
+)
+
+
+def test_code_under_test_rewrites_a_doctest_at_import(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.write("inventory/pricing.py", DOC_REWRITTEN_AT_IMPORT)
+    project.assert_hidden()
+    assert_refused(
+        project,
+        project.end(),
+        before,
+        names=["inventory/pricing.py"],
+        kept={"inventory/pricing.py": DOC_REWRITTEN_AT_IMPORT},
+    )
+
+
+# A module whose doctest's docstring is filled in at import, as a documentation
+# decorator does: so at the base commit already.
+DOC_FILLED_AT_IMPORT = (
+    proj.PRICING + '\n\ndiscount.__doc__ = (discount.__doc__ or "") + "\\n    Rounded down.\\n"\n'
+)
+
+
+def test_legit_change_beside_a_docstring_filled_in_at_import(project: Project) -> None:
+    """The twin: a person's commit fills a doctest's docstring in at import (the
+    snapshot is taken again from it); a change that leaves that alone lands."""
+    project.write("inventory/pricing.py", DOC_FILLED_AT_IMPORT)
+    project.git("commit", "-q", "-am", "pricing: a note in discount's docstring")
+    project.base = project.head()
+    project.begin()
+    project.write("inventory/pricing.py", DOC_FILLED_AT_IMPORT + proj.BULK)
+    project.write("tests/test_pricing.py", proj.TEST_PRICING)
+    assert_passed(project, project.end())

@@ -192,6 +192,68 @@ def _folder_of_module(path: str) -> str:
     return folder
 
 
+# -- symbolic links ----------------------------------------------------------------------
+
+_SYMLINK = "120000"
+_LINK_HOPS = 40  # as many links as the kernel follows in one path
+
+
+def links_out(
+    git: Git, listing: Mapping[str, TreeEntry], changes: Sequence[Change], links: Sequence[str]
+) -> list[str]:
+    """Symbolic links the candidate adds or changes that lead out of the tree it
+    commits: an absolute target, one that climbs above the repository (through
+    other links of the tree too), or one into ``.git`` or a ``ratchet.link`` path.
+    In the clean room such a link reaches files git does not hold (a copy of the
+    good code kept elsewhere, an ignored file), so the tests would judge code that
+    is not committed."""
+    if not any(c.new_mode == _SYMLINK for c in changes):
+        return []
+    paths = sorted(p for p, e in listing.items() if e.mode == _SYMLINK)
+    found = git.objects([listing[p].oid for p in paths])
+    targets = {
+        p: obj.data.decode("utf-8", "surrogateescape")
+        for p, obj in zip(paths, found, strict=True)
+        if obj is not None
+    }
+    linked = [link.strip("/") for link in links]
+    out: list[str] = []
+    for change in changes:
+        target = targets.get(change.path)
+        if change.new_mode != _SYMLINK or target is None:
+            continue
+        where = _resolve(change.path.rpartition("/")[0], target, targets, _LINK_HOPS)
+        if where is None or any(
+            where == top or where.startswith(top + "/") for top in (".git", *linked) if top
+        ):
+            out.append(f"symbolic link leads outside the repository: {change.path} → {target}")
+    return out
+
+
+def _resolve(folder: str, target: str, targets: Mapping[str, str], hops: int) -> str | None:
+    """Where ``target``, read in ``folder``, leads inside the tree whose links are
+    ``targets`` (path → target); None when it leaves the tree (or loops)."""
+    if target.startswith("/") or hops <= 0:
+        return None
+    parts = folder.split("/") if folder else []
+    for name in target.split("/"):
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if not parts:
+                return None
+            parts.pop()
+            continue
+        parts.append(name)
+        here = "/".join(parts)
+        if here in targets:
+            inner = _resolve("/".join(parts[:-1]), targets[here], targets, hops - 1)
+            if inner is None:
+                return None
+            parts = inner.split("/") if inner else []
+    return "/".join(parts)
+
+
 # -- composing the judged trees ------------------------------------------------------
 
 
@@ -273,6 +335,7 @@ def judge_candidate(
         if not changes:
             base_listing = listing
     violations = integrity(snapshot, hashes(git, snapshot, listing, changes))
+    violations += links_out(git, listing, changes, config.links)
     if violations:
         return Judgement(judge(snapshot.baseline, RunResult(), violations), RunResult(), 0.0)
     guarded = protect.protection(
@@ -297,28 +360,26 @@ def judge_candidate(
     submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
     first = _run(rm, config, env, only_files=only_old)
     found = _report_problems(first.report, rm, snapshot) + _new_plugins(first.report, rm, snapshot)
-    flaky = _flaky(rm, config, env, snapshot, first.result, tolerated) if not found else ()
+    found += _written(git, rm, submodules)  # before a sync could write over the evidence
+    if split and not found:
+        found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
+    flaky: tuple[str, ...] = ()
+    if not found:
+        judged = old_tree if split else new_tree
+        flaky = _flaky(git, rm, config, env, snapshot, first.result, tolerated, judged, submodules)
     second: runner.Run | None = None
-    written_seen = False  # the last run's writes are already in ``found``
     new_files = _new_test_candidates(changes, snapshot)
     if split and new_files and not found:
-        found += _written(git, rm, submodules)  # before the sync writes over the evidence
-        written_seen = True
-        if not found:
-            room.sync(git, rm, new_tree, config.links)
-            second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
-            found += _report_problems(second.report, rm, snapshot)
-            written_seen = False
-    # What the last run wrote (stat data) and the protected files' content: two
-    # git processes that read different things, side by side.
-    written, altered = proc.both(
-        lambda: [] if written_seen else _written(git, rm, submodules),
-        lambda: room.altered(git, rm, expected),
-    )
-    found += written
+        room.sync(git, rm, new_tree, config.links)
+        second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
+        found += _report_problems(second.report, rm, snapshot)
+        found += _written(git, rm, submodules)
+    altered = room.altered(git, rm, expected)
     found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
     environmental = (
-        () if found else _skipped_by_environment(git, rm, config, env, snapshot, first.result)
+        ()
+        if found
+        else _skipped_by_environment(git, rm, config, env, snapshot, first.result, submodules)
     )
     merged = merge_runs(first.result, None if second is None else second.result, snapshot)
     verdict = judge(
@@ -342,6 +403,43 @@ def _written(git: Git, rm: room.Room, submodules: frozenset[str]) -> list[str]:
         f"file changed in the clean room during the test run: {p}"
         for p in room.touched(git, rm, submodules)[:1]
     ]
+
+
+def _doctests_rewritten(
+    git: Git,
+    rm: room.Room,
+    config: AutoConfig,
+    env: dict[str, str],
+    snapshot: Snapshot,
+    report: Report,
+    submodules: frozenset[str],
+) -> list[str]:
+    """Snapshot doctests that ran from another docstring than their source holds.
+    Code can assign ``__doc__`` at import (``f.__doc__ = ...``, from any module):
+    the source's docstring and its digest stay as they were while pytest runs
+    rewritten examples. Where the docstring differs at the base commit too (a
+    decorator that fills it in), that is the project's own doing: those doctests
+    run on the base commit, and only a docstring that differs from that run's
+    counts."""
+    suspects: dict[str, str] = {}
+    for item in report.items:
+        if item.kind != "doctest-module" or item.docstring is None or item.deselected:
+            continue
+        file, _, name = item.node_id.partition("::")
+        known = snapshot.doctests.get(file, {}).get(name)
+        if known is not None and known != item.docstring:
+            suspects[item.node_id] = item.docstring
+    if not suspects:
+        return []
+    first = min(suspects)
+    reason = f"snapshot test modified at run time: {first} (its doctest ran another docstring)"
+    room.sync(git, rm, tree_of(git, snapshot.head), config.links)
+    again = _run(rm, config, env, only_ids=tuple(sorted(suspects)), only=frozenset({"test"}))
+    if _untrusted(git, rm, snapshot, again.report, submodules):
+        return [reason]
+    before = {i.node_id: i.docstring for i in again.report.items}
+    changed = sorted(t for t, digest in suspects.items() if before.get(t) != digest)
+    return [reason.replace(first, changed[0])] if changed else []
 
 
 def _collected(items: Sequence[Item]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -457,15 +555,24 @@ def _inside(path: str, folder: Path) -> bool:
 
 
 def _flaky(
+    git: Git,
     rm: room.Room,
     config: AutoConfig,
     env: dict[str, str],
     snapshot: Snapshot,
     run: RunResult,
     tolerated: frozenset[str],
+    tree: str,
+    submodules: frozenset[str],
 ) -> tuple[str, ...]:
     """Tests that passed at the baseline, failed now, and passed when run again
-    (alone, in the same room) — at most ``ratchet.rerun_failures`` times."""
+    (alone, in the same room) — at most ``ratchet.rerun_failures`` times.
+
+    Each run again starts from the judged ``tree`` synced afresh: what the run
+    before left in the checkout (an untracked conftest.py, bytecode the code under
+    test forged for itself: nothing the stat check of tracked files sees) would
+    otherwise decide the next run. A run again whose report is not trustworthy, or
+    that wrote a file of the judged tree, passes nothing."""
     base = snapshot.baseline.tests or {}
     now = run.tests or {}
     suspects = sorted(
@@ -477,11 +584,24 @@ def _flaky(
     for _ in range(config.rerun_failures):
         if not suspects:
             break
-        again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"})).result
-        passed = [t for t in suspects if (again.tests or {}).get(t) in _PASSING]
+        room.sync(git, rm, tree, config.links)
+        again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
+        if _untrusted(git, rm, snapshot, again.report, submodules):
+            break
+        passed = [t for t in suspects if (again.result.tests or {}).get(t) in _PASSING]
         flipped.extend(passed)
         suspects = [t for t in suspects if t not in passed]
     return tuple(sorted(flipped))
+
+
+def _untrusted(
+    git: Git, rm: room.Room, snapshot: Snapshot, report: Report, submodules: frozenset[str]
+) -> bool:
+    """Whether a run made only to excuse failures or skips (run again, or on the
+    base commit) cannot be taken at its word: the same reasons that refuse the
+    first run, or a file of the checkout written while it ran."""
+    problems = _report_problems(report, rm, snapshot) + _new_plugins(report, rm, snapshot)
+    return bool(problems or room.touched(git, rm, submodules))
 
 
 _PASSING = frozenset({"passed", "xpassed"})
@@ -495,10 +615,13 @@ def _skipped_by_environment(
     env: dict[str, str],
     snapshot: Snapshot,
     run: RunResult,
+    submodules: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """Baseline-passing tests the candidate's run skipped that the base commit's
     code skips too when run now: the environment changed (the network is gone, an
-    optional dependency went), not the code. Runs only those tests, on the base."""
+    optional dependency went), not the code. Runs only those tests, on the base;
+    a run that is not trustworthy (a process left running may rewrite the base's
+    code in the checkout while it runs) excuses nothing."""
     base = snapshot.baseline.tests or {}
     suspects = sorted(
         t
@@ -508,8 +631,10 @@ def _skipped_by_environment(
     if not suspects:
         return ()
     room.sync(git, rm, tree_of(git, snapshot.head), config.links)
-    again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"})).result
-    return tuple(t for t in suspects if skipped_now(base[t], (again.tests or {}).get(t)))
+    again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
+    if _untrusted(git, rm, snapshot, again.report, submodules):
+        return ()
+    return tuple(t for t in suspects if skipped_now(base[t], (again.result.tests or {}).get(t)))
 
 
 def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> RunResult:

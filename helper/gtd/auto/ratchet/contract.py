@@ -38,7 +38,9 @@ whole lines); a reader groups them by ``s`` and skips what it cannot parse.
 ``c``       ``file`` (absolute): pytest begins collecting this module
 ``items``   ``file`` (absolute), ``kind`` (one of ITEM_KINDS), ``ids`` (node ids,
             relative to ``root`` as pytest makes them), ``d`` true for items
-            deselected (by ``-k``, ``-m``, a plugin or the selection)
+            deselected (by ``-k``, ``-m``, a plugin or the selection); for
+            doctest-module items ``dg``, beside ``ids``: the sha256 of the
+            docstring each doctest was parsed from (null where unknown)
 ``t``       one test report: ``id`` node id, ``o`` (one of OUTCOMES), ``w`` phase
             (setup, call, teardown or collect); for a skip ``at`` ("path:line" as
             pytest reports it) and ``r`` the reason; for an xfail ``r``; for a

@@ -765,7 +765,7 @@ class Recorder:
             self.state.evidence("internal", "collection report", type(exc).__name__)
 
     def write_items(self, items: list[pytest.Item], deselected: bool) -> None:
-        groups: dict[tuple[str, str], list[str]] = {}
+        groups: dict[tuple[str, str], list[pytest.Item]] = {}
         files: dict[str, str] = {}  # a module's items share its path: one abspath each
         kinds = _item_kinds()
         for item in items:
@@ -773,9 +773,12 @@ class Recorder:
             file = files.get(raw)
             if file is None:
                 file = files[raw] = os.path.abspath(raw)
-            groups.setdefault((file, _item_kind(item, kinds)), []).append(item.nodeid)
-        for (file, kind), ids in groups.items():
+            groups.setdefault((file, _item_kind(item, kinds)), []).append(item)
+        for (file, kind), group in groups.items():
+            ids = [item.nodeid for item in group]
             fields: dict[str, object] = {"file": file, "kind": kind, "ids": ids}
+            if kind == "doctest-module":
+                fields["dg"] = [_docstring_digest(item) for item in group]
             if deselected:
                 fields["d"] = True
             self.state.emit(C.ITEMS, fields)
@@ -865,6 +868,18 @@ def _item_kinds() -> tuple[type, type, type]:
     from _pytest.python import Function
 
     return Function, DoctestItem, DoctestTextfile
+
+
+def _docstring_digest(item: pytest.Item) -> str | None:
+    """sha256 of the docstring a module doctest was parsed from, as the process
+    had it when collected: code can assign ``__doc__`` at import, which the source
+    does not show."""
+    import hashlib
+
+    text = getattr(getattr(item, "dtest", None), "docstring", None)
+    if not isinstance(text, str):
+        return None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _item_kind(item: pytest.Item, kinds: tuple[type, type, type]) -> str:

@@ -227,9 +227,19 @@ def _items(record: dict[str, Any], ids: _Ids) -> list[Item]:
         return []
     rel = ids.file(file)
     deselected = record.get("d") is True
+    node_ids = _strs(record.get("ids"))
+    digests = record.get("dg")
+    if not isinstance(digests, list) or len(digests) != len(node_ids):
+        digests = [None] * len(node_ids)
     return [
-        Item(ids.test(node_id), rel, cast(ItemKind, kind), deselected)
-        for node_id in _strs(record.get("ids"))
+        Item(
+            ids.test(node_id),
+            rel,
+            cast(ItemKind, kind),
+            deselected,
+            digest if isinstance(digest, str) else None,
+        )
+        for node_id, digest in zip(node_ids, digests, strict=True)
     ]
 
 

@@ -41,12 +41,14 @@ class Result(NamedTuple):
 class Item(NamedTuple):
     """One item pytest collected: its node id and file (both repository-relative
     when inside the repository) and its kind. ``deselected``: collected, not run
-    (``-k``, ``-m``, a plugin, or the run's selection)."""
+    (``-k``, ``-m``, a plugin, or the run's selection). ``docstring``: for a
+    module doctest, the sha256 of the docstring pytest parsed it from."""
 
     node_id: str
     file: str
     kind: ItemKind
     deselected: bool = False
+    docstring: str | None = None
 
 
 class Evidence(NamedTuple):

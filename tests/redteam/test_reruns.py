@@ -1,0 +1,259 @@
+"""Class H: the runs made to excuse a result. A baseline test that fails is run
+again alone (it may be flaky), and one that is skipped is run on the base commit
+(the environment may be what changed). Each such run must be as clean as the
+first: the code under test must not leave something in the clean room that
+decides the run again, and a process left running must not rewrite the base
+commit's code while it runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.redteam import hostile
+from tests.redteam import project as proj
+from tests.redteam.conftest import Project, assert_passed, assert_refused
+
+TOTAL = "tests/test_total.py"
+
+# Appended to the broken module: on import (from source) it writes bytecode of the
+# good module over its own cache, with a header matching its source's time and
+# size, so the next process that imports it runs the good code.
+REMEMBER_GOOD = f"""
+
+GOOD = {proj.CORE!r}
+
+
+def _remember_good():
+    import importlib.util, marshal, os, struct
+
+    source = __file__
+    if not source.endswith(".py"):
+        return
+    stat = os.stat(source)
+    header = importlib.util.MAGIC_NUMBER + struct.pack(
+        "<III", 0, int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF
+    )
+    cache = importlib.util.cache_from_source(source)
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    with open(cache, "wb") as handle:
+        handle.write(header + marshal.dumps(compile(GOOD, source, "exec")))
+
+
+_remember_good()
+"""
+
+# Appended to the broken module: as the test process exits (too late for its own
+# session to load it) it leaves a top-level conftest.py in the directory the tests
+# ran from, which the run again loads (a conftest of an ancestor of the selected
+# test file), untracked, so no check of the checkout's tracked files sees it.
+LEAVE_CONFTEST = f"""
+
+def _leave_conftest():
+    import atexit, os
+
+    place = os.path.abspath("conftest.py")
+
+    def leave():
+        if not os.path.exists(place):
+            with open(place, "w") as handle:
+                handle.write({hostile.MAKEREPORT_WRAPPER!r})
+
+    atexit.register(leave)
+
+
+_leave_conftest()
+"""
+
+
+def _prove_the_second_run_passes(project: Project, leftovers: list[str]) -> None:
+    """A direct run fails, the one after it passes: the trick hides the regression
+    from a run again. What the first run left in the live tree is taken away (in
+    the clean room it is left by the run there)."""
+    project.assert_suite_fails()
+    project.assert_hidden()
+    for rel in leftovers:
+        (project.path / rel).unlink()
+
+
+def test_the_code_under_test_forges_its_own_bytecode_for_the_run_again(
+    project: Project,
+) -> None:
+    before = project.state()
+    project.begin()
+    attacked = proj.BROKEN_CORE + REMEMBER_GOOD
+    project.write("inventory/core.py", attacked)
+    _prove_the_second_run_passes(project, [])
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": attacked})
+
+
+@pytest.mark.slow
+def test_the_code_under_test_leaves_a_conftest_for_the_run_again(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    attacked = proj.BROKEN_CORE + LEAVE_CONFTEST
+    project.write("inventory/core.py", attacked)
+    _prove_the_second_run_passes(project, ["conftest.py"])
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": attacked})
+
+
+# Appended to the good module (the twin): `total` fails the first time any process
+# calls it until a marker file outside the repository exists: a test that fails,
+# then passes when run again.
+FLAKY = """
+
+def _first_call_fails():
+    import os
+
+    marker = os.environ.get("RT_FLAKY_MARKER")
+    if marker and not os.path.exists(marker):
+        open(marker, "w").close()
+        raise RuntimeError("a hiccup")
+
+
+_total = total
+
+
+def total(items):
+    _first_call_fails()
+    return _total(items)
+"""
+
+
+def test_a_test_that_fails_once_then_passes_is_still_flaky(
+    project: Project, tmp_path: Path
+) -> None:
+    """The twin: a run again from a freshly synced room still excuses a test that
+    failed once."""
+    project.begin()
+    project.do_t1()
+    project.write("inventory/core.py", proj.CORE + FLAKY)
+    answer = project.end(env={"RT_FLAKY_MARKER": str(tmp_path / "marker")})
+    assert_passed(project, answer)
+    assert len(answer.get("flaky") or []) == 1, answer
+
+
+# `total` skips its tests: a direct run exits 0.
+SKIPPING = proj.CORE.replace(
+    '    """What the items cost together, in cents."""\n',
+    '    """What the items cost together, in cents."""\n'
+    "    import pytest\n\n"
+    '    pytest.skip("prices are not available today")\n',
+)
+assert SKIPPING != proj.CORE
+
+# Watches every room of the cache: whenever its checkout holds the good module
+# (the base commit's, synced to run the skipped tests there), writes the skipping
+# one over it, so the base commit "skips them too".
+SKIP_THE_BASE = textwrap.dedent(
+    """
+    import glob, os, sys, time
+    rooms, good, bad = sys.argv[1], sys.argv[2], sys.argv[3]
+    good, bad = open(good).read(), open(bad).read()
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        for path in glob.glob(os.path.join(rooms, "*", "*", "tree", "inventory", "core.py")):
+            try:
+                text = open(path).read()
+            except OSError:
+                continue
+            if text == good:
+                with open(path, "w") as handle:
+                    handle.write(bad)
+        time.sleep(0.002)
+    """
+)
+
+
+@pytest.fixture
+def skip_the_base(tmp_path: Path) -> Iterator[Callable[[], None]]:
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+        good.write_text(proj.CORE)
+        bad.write_text(SKIPPING)
+        rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+        argv = [sys.executable, "-c", SKIP_THE_BASE, str(rooms), str(good), str(bad)]
+        started.append(subprocess.Popen(argv, start_new_session=True))
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+def test_a_background_process_makes_the_base_commit_skip_too(
+    project: Project, skip_the_base: Callable[[], None]
+) -> None:
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", SKIPPING)
+    project.assert_hidden()
+    skip_the_base()
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
+
+
+# Watches every room's report folders for a run that asks for only some tests
+# (a run made to excuse a result) and appends a whole forged session to the file
+# its settings name for lines, which says every asked test was skipped.
+FORGE_SKIPS = textwrap.dedent(
+    """
+    import glob, json, os, sys, time
+    rooms = sys.argv[1]
+    done = set()
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        for path in glob.glob(os.path.join(rooms, "*", "*", "reports", "*", "settings.json")):
+            if path in done:
+                continue
+            try:
+                settings = json.load(open(path))
+            except (OSError, ValueError):
+                continue
+            done.add(path)
+            ids = settings.get("ids")
+            if not ids:
+                continue
+            sid = "f00d-%d" % len(done)
+            lines = [{"k": "start", "s": sid, "v": 2, "pid": os.getpid(), "worker": None,
+                      "root": settings["root"], "ini": None, "plugin": "", "via": "file",
+                      "sel": True}]
+            for test in ids:
+                lines.append({"k": "t", "s": sid, "id": test, "o": "skipped", "w": "setup",
+                              "at": test.split("::")[0] + ":1", "r": "offline"})
+            lines.append({"k": "end", "s": sid, "exit": 0, "counts": {"skipped": len(ids)},
+                          "conftests": [], "plugins": [], "env": {}})
+            with open(settings["report"], "a") as handle:
+                handle.write("".join(json.dumps(line) + "\\n" for line in lines))
+        time.sleep(0.002)
+    """
+)
+
+
+def test_a_background_process_forges_skips_in_the_base_commits_run(
+    project: Project, tmp_path: Path
+) -> None:
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", SKIPPING)
+    project.assert_hidden()
+    rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    forger = subprocess.Popen(
+        [sys.executable, "-c", FORGE_SKIPS, str(rooms)], start_new_session=True
+    )
+    try:
+        answer = project.end()
+    finally:
+        forger.kill()
+        forger.wait()
+    assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
