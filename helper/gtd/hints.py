@@ -16,7 +16,7 @@ modules they load import typing's names only for the type checker::
 
 mypy reads a module's own ``TYPE_CHECKING`` as typing's, and with ``from
 __future__ import annotations`` no annotation is evaluated. The one name needed
-at run time is :func:`cast`, here. tests/unit/test_hints.py checks that those
+at run time is :func:`cast`, here. tests/integration/test_fast_imports.py checks that those
 commands never load typing."""
 
 from __future__ import annotations

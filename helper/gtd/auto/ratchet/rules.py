@@ -30,19 +30,6 @@ if TYPE_CHECKING:
     ]
 else:
     Category = str
-# The same names at run time (tests/unit/auto/ratchet/test_rules.py checks the two
-# lists agree).
-CATEGORIES: tuple[Category, ...] = (
-    "plan",
-    "snapshot-test",
-    "test-folder",
-    "conftest",
-    "pytest-config",
-    "js-config",
-    "shared-config",
-    "task-runner",
-    "named",
-)
 
 # Why each category is protected: one line, for listings and the clean room.
 WHY: Mapping[Category, str] = {
