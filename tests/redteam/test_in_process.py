@@ -190,6 +190,21 @@ def test_top_level_pytest_py_shadows_pytest(project: Project) -> None:
     assert_refused(project, project.end(), before, names=["pytest.py", TOTAL])
 
 
+def test_top_level_sourceless_pytest_pyc_shadows_pytest(project: Project) -> None:
+    """The same shadowing as bytecode with no source: Python imports a ``pytest.pyc``
+    in the working directory like a ``pytest.py``. The helper's exclude file
+    ignores bytecode, but a `.gitignore` negation is read first, so git (and the
+    candidate) sees it. This shim repairs the code under test in memory and
+    hands over to the real pytest."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write("pytest.pyc", _pyc(hostile.PYTEST_REPAIRING_SHIM, "pytest.py"))
+    project.write(".gitignore", proj.GITIGNORE + "!/pytest.pyc\n")
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=["pytest.pyc"])
+
+
 @pytest.mark.parametrize(
     ("name", "shadow"),
     [
@@ -255,6 +270,18 @@ def test_legit_new_module_in_the_package(project: Project) -> None:
     )
     answer = project.end()
     assert_passed(project, answer)
+
+
+def test_legit_new_sourceless_module_of_its_own_name(project: Project) -> None:
+    """The twin: bytecode with no source (a vendored, compiled helper) whose name
+    no installed module has lands."""
+    project.begin()
+    project.do_t1()
+    project.write("inventory_codes.pyc", _pyc("CODES = {}\n", "inventory_codes.py"))
+    project.write(".gitignore", proj.GITIGNORE + "!/inventory_codes.pyc\n")
+    answer = project.end()
+    assert_passed(project, answer)
+    assert project.observe("ls-tree", "--name-only", "HEAD", "inventory_codes.pyc").strip()
 
 
 # `discount` rounded up instead of down, and its docstring rewritten at import to
