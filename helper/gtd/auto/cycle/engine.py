@@ -170,7 +170,10 @@ class Cycle:
                 "HEAD is detached: a cycle's commits would land on no branch",
                 "check out the loop's branch (`git switch <branch>`), then run again",
             )
-        dirty = [e.path for e in tree.entries]
+        # The helper's own files, untracked yet visible (a `.gitignore` negation a
+        # cycle committed), are nobody's uncommitted work: counted, they would stop
+        # every later cycle here.
+        dirty = [e.path for e in tree.entries if not (e.untracked and paths.is_private(e.path))]
         if dirty:
             return answers.dirty(dirty), None
         assert st.summary is not None
