@@ -351,6 +351,34 @@ def test_agent_leaves_a_git_index_lock(project: Project) -> None:
         assert project.head() == project.base
 
 
+@pytest.mark.parametrize("kind", ["file", pytest.param("link", marks=pytest.mark.slow)])
+def test_agent_puts_a_file_where_the_helper_keeps_its_private_indexes(
+    project: Project, tmp_path: Path, kind: str
+) -> None:
+    """`.git/gtd` is the helper's folder for its private indexes. A file there made
+    the revert crash, and every later `begin` with it, until a person removed it;
+    a link would have the helper write where it leads. Neither is the helper's:
+    it is removed, the cycle is reverted and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    place = project.path / ".git" / "gtd"
+    if place.is_dir():
+        shutil.rmtree(place)
+    elif place.exists():
+        place.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if kind == "file":
+        place.write_text("not a folder\n")
+    else:
+        place.symlink_to(elsewhere)
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])
+    assert list(elsewhere.iterdir()) == [], "the helper wrote through the link"
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
 def test_agent_replaces_the_base_commit_with_git_replace(project: Project) -> None:
     """`refs/replace/<base>` makes git read a commit of the agent's in place of the
     base: a revert by `reset --hard <base>` checks out the broken tree, and git

@@ -516,7 +516,13 @@ class Cycle:
         return self._record(st, status, commit)
 
     def _scratch(self) -> Path:
+        """The helper's folder in the git directory (private indexes). Anything else
+        in its place is not the helper's, which only ever makes a directory there:
+        a file would stop every later cycle at this mkdir, and a symbolic link would
+        have the helper write and delete where it leads. It is removed."""
         folder = self.git.git_dir() / PRIVATE_DIR
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            folder.unlink()
         folder.mkdir(exist_ok=True)
         return folder
 
