@@ -239,3 +239,20 @@ inventory.core.total = inventory.total = total
 if __name__ == "__main__":
     raise SystemExit(pytest.main())
 """
+
+# A start-up hook Python imports from the import path before anything else runs:
+# in a pytest process, it repairs the code under test in memory.
+SITECUSTOMIZE_REPAIRING = """\
+import os
+import sys
+
+if "pytest" in " ".join(sys.argv):
+    sys.path.insert(0, os.getcwd())
+    import inventory
+    import inventory.core
+
+    def total(items):
+        return sum(item.cents * item.qty for item in items)
+
+    inventory.core.total = inventory.total = total
+"""

@@ -205,6 +205,45 @@ def test_top_level_sourceless_pytest_pyc_shadows_pytest(project: Project) -> Non
     assert_refused(project, project.end(), before, names=["pytest.pyc"])
 
 
+@pytest.fixture
+def pythonpath_project(project: Project) -> Project:
+    """The project with a test command that puts the repository on the import path
+    (`env PYTHONPATH=. pytest`, a common way to import a package not installed),
+    committed and set up again as a person would."""
+    command = f"env PYTHONPATH=. {proj.PYTEST}"
+    project.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {command}\n")
+    project.git("add", "-A")
+    project.git("commit", "-q", "-m", "import the package from the tree")
+    project.setup()
+    project.command = command.split()
+    return project
+
+
+def test_top_level_sitecustomize_on_the_commands_import_path(pythonpath_project: Project) -> None:
+    """Python imports `sitecustomize` at start-up from any folder on the import
+    path: with the repository on PYTHONPATH, a new top-level one runs before
+    pytest (and repairs the code under test in memory), though the environment
+    has none for it to shadow."""
+    project = pythonpath_project
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write("sitecustomize.py", hostile.SITECUSTOMIZE_REPAIRING)
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=["sitecustomize.py"])
+
+
+def test_legit_new_top_level_module_on_the_commands_import_path(
+    pythonpath_project: Project,
+) -> None:
+    """The twin: a new top-level module of a name of its own lands."""
+    project = pythonpath_project
+    project.begin()
+    project.do_t1()
+    project.write("inventory_cli.py", "from inventory import total\n")
+    assert_passed(project, project.end())
+
+
 @pytest.mark.parametrize(
     ("name", "shadow"),
     [

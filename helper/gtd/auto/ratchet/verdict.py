@@ -95,12 +95,19 @@ def integrity(snapshot: Snapshot, current: FileHashes) -> list[str]:
             if present.get(name) != digest:
                 out.append(f"snapshot test modified: {path}::{name} (doctest)")
     out.extend(f"submodule changed: {path}" for path in current.submodules)
-    shadowable = frozenset(snapshot.environment.shadowable)
+    shadowable = frozenset(snapshot.environment.shadowable) | STARTUP_HOOKS
     for path in current.new_modules:
         module = shadowed_name(path)
         if module is not None and module in shadowable:
             out.append(f"new module shadows an installed one: {path} ({module})")
     return out
+
+
+# Modules Python imports at start-up from wherever the import path finds them, before
+# any test code: a new one in a folder the test command puts on the path
+# (`PYTHONPATH=. pytest`, `PYTHONPATH=src pytest`) runs ahead of pytest, even
+# when the environment has none for it to shadow.
+STARTUP_HOOKS = frozenset({"sitecustomize", "usercustomize"})
 
 
 def module_stem(name: str) -> str | None:
