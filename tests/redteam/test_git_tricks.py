@@ -379,6 +379,32 @@ def test_agent_puts_a_file_where_the_helper_keeps_its_private_indexes(
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
 
 
+def test_a_file_name_with_a_newline_in_a_test_folder_never_stalls_the_loop(
+    project: Project,
+) -> None:
+    """A passing cycle adds test data whose name holds a newline; from then on it
+    is a protected file of the base, which each check hashes in the clean room
+    through `git hash-object --stdin-paths`, one path a line. Split in two, it
+    made every later cycle refused ("snapshot test modified in the clean room")
+    until a person renamed it. Later cycles still pass, and a break is still
+    refused for what it breaks."""
+    odd = "tests/data\nfile.txt"
+    project.begin()
+    project.do_t1()
+    project.write(odd, "fixture\n")
+    assert_passed(project, project.end())
+    project.base = project.head()
+    project.gtd("cycle", "begin", "--json").json()
+    project.write("inventory/report.py", '"""Stock reports."""\n')
+    answer = project.end()
+    assert answer["status"] == "passed", answer
+    project.base = project.head()
+    before = project.state()
+    project.gtd("cycle", "begin", "--json").json()
+    project.break_total()
+    assert_refused(project, project.end(), before, names=[TOTAL])
+
+
 def test_agent_replaces_the_base_commit_with_git_replace(project: Project) -> None:
     """`refs/replace/<base>` makes git read a commit of the agent's in place of the
     base: a revert by `reset --hard <base>` checks out the broken tree, and git
