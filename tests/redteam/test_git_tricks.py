@@ -405,6 +405,20 @@ def test_a_file_name_with_a_newline_in_a_test_folder_never_stalls_the_loop(
     assert_refused(project, project.end(), before, names=[TOTAL])
 
 
+def test_agent_marks_the_broken_file_skip_worktree(project: Project) -> None:
+    """`git update-index --skip-worktree` on the file the cycle breaks: `git reset`
+    keeps the bit and `checkout-index` passes such a path over, so the revert
+    failed, the broken code stayed in the tree (hidden from `git status`), and
+    every later `begin` stopped at the same revert. The revert puts the file back
+    and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.agent_git("update-index", "--skip-worktree", "inventory/core.py")
+    project.break_total()
+    assert_refused(project, project.end(), before, names=[TOTAL])
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
 def test_agent_replaces_the_base_commit_with_git_replace(project: Project) -> None:
     """`refs/replace/<base>` makes git read a commit of the agent's in place of the
     base: a revert by `reset --hard <base>` checks out the broken tree, and git

@@ -189,9 +189,13 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
             if change.old_mode != _GITLINK:
                 restore_paths.append(change.path)
     if restore_paths:
-        git.run(
-            "checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text="\0".join(restore_paths)
-        )
+        listed = "\0".join(restore_paths)
+        # A skip-worktree bit (an agent's `git update-index --skip-worktree`, which
+        # `reset` keeps) makes checkout-index pass the path over: the revert failed,
+        # and every later begin with it, the cycle's file left in the tree (and
+        # hidden from `git status`). The paths put back lose the bit.
+        git.run("update-index", "--no-skip-worktree", "-z", "--stdin", input_text=listed)
+        git.run("checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text=listed)
     _restore_submodules(git, git.ls_tree(base_tree))
     _unhidden(root, git, journal, kept)
     before = set((journal.seals or {}).get("empty_dirs") or ())
