@@ -173,7 +173,7 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
         c for c in git.diff_trees(base_tree, kept_tree_id) if not c.path.startswith(KEPT_DIR + "/")
     ]
     made_by_cycle = _candidate_paths(git, journal)
-    kept_ignored = _ignored_at_base(root, git, changes)
+    kept_ignored = _ignored_at_base(root, git, changes, made_by_cycle)
     restore_paths: list[str] = []
     for change in sorted(changes, key=lambda c: c.path.count("/"), reverse=True):
         if change.status == "A":
@@ -203,14 +203,23 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
         remove_empty_tree(root / folder)
 
 
-def _ignored_at_base(root: Path, git: Git, changes: list[Change]) -> set[str]:
+def _ignored_at_base(
+    root: Path, git: Git, changes: list[Change], made_by_cycle: set[str] | None
+) -> set[str]:
     """The added paths the base's ignore rules ignore. A cycle that edits a
     `.gitignore` makes files visible that were there, ignored, before it began (a
     person's build output, their `.env`): the candidate holds them as added, yet
     they are not the cycle's to remove. So the `.gitignore` files come back first,
     and what they ignore is left in place (the kept ref has a copy anyway), as
     any ignored file is."""
-    rules = [c for c in changes if c.path.rpartition("/")[2] == ".gitignore"]
+    rules = [
+        c
+        for c in changes
+        if c.path.rpartition("/")[2] == ".gitignore"
+        # (one the cycle did not make, inside a nested repository it left, say, is
+        # not the cycle's to remove: the loop below leaves it too)
+        and (c.status != "A" or made_by_cycle is None or c.path in made_by_cycle)
+    ]
     if not rules:
         return set()
     back: list[str] = []
