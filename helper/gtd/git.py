@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from gtd import proc
+from gtd import paths, proc
 from gtd.errors import GitError, RepoError
 from gtd.tuples import NamedTuple
 
@@ -391,7 +391,24 @@ class Git:
         else:
             self.run("read-tree", "--empty", env=env)
         self.run("add", "-A", "--ignore-errors", env=env)
+        if head is not None:
+            self._leave_out_private(env, head)
         return self.run("write-tree", env=env).strip()
+
+    def _leave_out_private(self, env: Mapping[str, str], head: str) -> None:
+        """The helper's own files that ``head`` does not track are never part of the
+        tree: un-ignored by a `.gitignore` negation, they would be committed, and
+        every later cycle would rewrite them (a tree that is never clean again)."""
+        out = self.run(
+            "diff-index", "--cached", "--name-only", "--diff-filter=A", "-z", head,
+            "--", paths.STATE_DIR + "/", env=env,
+        )  # fmt: skip
+        added = [p for p in out.split("\0") if p and paths.is_private(p)]
+        if added:
+            self.run(
+                "update-index", "-z", "--force-remove", "--stdin",
+                input_text="\0".join(added) + "\0", env=env,
+            )  # fmt: skip
 
 
 def stale_locks(git_dir: Path) -> list[Path]:

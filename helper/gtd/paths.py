@@ -40,6 +40,15 @@ EXCLUDE_LINES = (
     ".hypothesis/",
 )
 
+
+def is_private(path: str) -> bool:
+    """A file of the helper's own in STATE_DIR: everything there but the config, as
+    the exclude block says. A `.gitignore` negation (read before
+    `.git/info/exclude`) can make git see them, yet they are never the project's:
+    they change on every cycle."""
+    return path.startswith(STATE_DIR + "/") and path != CONFIG
+
+
 # Helper-owned files that must never be tracked (a tracked one would make the tree
 # dirty after every cycle).
 HELPER_STATE = (MEMORY, REPORT, SNAPSHOT, SNAPSHOT_JSON, JOURNAL, BRIEF, LOCK)

@@ -211,3 +211,48 @@ if __name__ == "__main__":
     raise SystemExit(pytest.main(plugins=[_Hide()]))
 """
 )
+
+# A stand-in for pytest, found in the working directory before the installed one
+# (`python -m pytest`): it repairs the code under test in memory, then hands over
+# to the real pytest, whose session (and the ratchet's plugin) sees nothing amiss.
+PYTEST_REPAIRING_SHIM = """\
+import os
+import sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_where = [i for i, p in enumerate(sys.path) if os.path.abspath(p or os.curdir) == _here]
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
+sys.modules.pop("pytest", None)
+import pytest  # noqa: E402  (the installed one)
+
+sys.path.insert(_where[0] if _where else 0, _here)
+import inventory  # noqa: E402
+import inventory.core  # noqa: E402
+
+
+def total(items):
+    return sum(item.cents * item.qty for item in items)
+
+
+inventory.core.total = inventory.total = total
+
+if __name__ == "__main__":
+    raise SystemExit(pytest.main())
+"""
+
+# A start-up hook Python imports from the import path before anything else runs:
+# in a pytest process, it repairs the code under test in memory.
+SITECUSTOMIZE_REPAIRING = """\
+import os
+import sys
+
+if "pytest" in " ".join(sys.argv):
+    sys.path.insert(0, os.getcwd())
+    import inventory
+    import inventory.core
+
+    def total(items):
+        return sum(item.cents * item.qty for item in items)
+
+    inventory.core.total = inventory.total = total
+"""

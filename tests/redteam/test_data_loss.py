@@ -159,3 +159,24 @@ def test_other_branch_is_never_rewritten_when_the_agent_passes_on_it(project: Pr
         assert project.show("HEAD", "tests/test_pricing.py") == proj.TEST_PRICING
     else:
         assert project.head() == project.base
+
+
+def test_ignored_file_a_cycle_unignores_survives_the_revert(project: Project) -> None:
+    """A person keeps an ignored file (build output, a `.env`); the cycle edits
+    `.gitignore` so that it no longer ignores it, and fails. The candidate then
+    holds the person's file as one the cycle added: the revert puts `.gitignore`
+    back and leaves the file, ignored again, exactly as it was (a copy is in the
+    kept ref too). A file the cycle added that the base does not ignore is still
+    removed."""
+    person = "build/cache.xml"
+    project.write(person, PERSON_TEXT)
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(".gitignore", proj.GITIGNORE.replace("build/\n", ""))
+    project.write("inventory/report.py", '"""Stock reports."""\n')
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])
+    assert (project.path / person).read_text() == PERSON_TEXT, "the person's ignored file is gone"
+    assert project.show(answer["kept"], person) == PERSON_TEXT
+    assert project.show(answer["kept"], "inventory/report.py") is not None

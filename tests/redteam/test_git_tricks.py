@@ -351,6 +351,74 @@ def test_agent_leaves_a_git_index_lock(project: Project) -> None:
         assert project.head() == project.base
 
 
+@pytest.mark.parametrize("kind", ["file", pytest.param("link", marks=pytest.mark.slow)])
+def test_agent_puts_a_file_where_the_helper_keeps_its_private_indexes(
+    project: Project, tmp_path: Path, kind: str
+) -> None:
+    """`.git/gtd` is the helper's folder for its private indexes. A file there made
+    the revert crash, and every later `begin` with it, until a person removed it;
+    a link would have the helper write where it leads. Neither is the helper's:
+    it is removed, the cycle is reverted and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    place = project.path / ".git" / "gtd"
+    if place.is_dir():
+        shutil.rmtree(place)
+    elif place.exists():
+        place.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if kind == "file":
+        place.write_text("not a folder\n")
+    else:
+        place.symlink_to(elsewhere)
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])
+    assert list(elsewhere.iterdir()) == [], "the helper wrote through the link"
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+def test_a_file_name_with_a_newline_in_a_test_folder_never_stalls_the_loop(
+    project: Project,
+) -> None:
+    """A passing cycle adds test data whose name holds a newline; from then on it
+    is a protected file of the base, which each check hashes in the clean room
+    through `git hash-object --stdin-paths`, one path a line. Split in two, it
+    made every later cycle refused ("snapshot test modified in the clean room")
+    until a person renamed it. Later cycles still pass, and a break is still
+    refused for what it breaks."""
+    odd = "tests/data\nfile.txt"
+    project.begin()
+    project.do_t1()
+    project.write(odd, "fixture\n")
+    assert_passed(project, project.end())
+    project.base = project.head()
+    project.gtd("cycle", "begin", "--json").json()
+    project.write("inventory/report.py", '"""Stock reports."""\n')
+    answer = project.end()
+    assert answer["status"] == "passed", answer
+    project.base = project.head()
+    before = project.state()
+    project.gtd("cycle", "begin", "--json").json()
+    project.break_total()
+    assert_refused(project, project.end(), before, names=[TOTAL])
+
+
+def test_agent_marks_the_broken_file_skip_worktree(project: Project) -> None:
+    """`git update-index --skip-worktree` on the file the cycle breaks: `git reset`
+    keeps the bit and `checkout-index` passes such a path over, so the revert
+    failed, the broken code stayed in the tree (hidden from `git status`), and
+    every later `begin` stopped at the same revert. The revert puts the file back
+    and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.agent_git("update-index", "--skip-worktree", "inventory/core.py")
+    project.break_total()
+    assert_refused(project, project.end(), before, names=[TOTAL])
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
 def test_agent_replaces_the_base_commit_with_git_replace(project: Project) -> None:
     """`refs/replace/<base>` makes git read a commit of the agent's in place of the
     base: a revert by `reset --hard <base>` checks out the broken tree, and git

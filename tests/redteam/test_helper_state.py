@@ -324,3 +324,29 @@ def test_legit_change_while_the_cache_folder_is_deleted(project: Project) -> Non
     project.do_t1()
     shutil.rmtree(project.path / ".git/gtd-cache", ignore_errors=True)
     assert_passed(project, project.end())
+
+
+def test_helper_files_unignored_by_a_gitignore_negation_never_stall_the_loop(
+    project: Project,
+) -> None:
+    """`.git/info/exclude` hides the helper's files in `.deepflow/`, but a
+    `.gitignore` negation is read first: a passing cycle that adds one would
+    commit the journal, the snapshot and the lock, which the helper rewrites on
+    every cycle, so every later `begin` would find the tree dirty until a person
+    acted. The helper's files never enter a commit, and, visible or not, never
+    count as a person's uncommitted work. The twin: a `.gitignore` edit of the
+    project's own (ignore `dist/`) still lands in the next cycle."""
+    project.begin()
+    project.do_t1()
+    project.write(".gitignore", proj.GITIGNORE + "!/.deepflow/\n!/.deepflow/**\n")
+    answer = project.end()
+    assert answer["status"] == "passed", answer
+    tracked = project.observe("ls-tree", "-r", "--name-only", "HEAD", "--", ".deepflow")
+    assert tracked.split() == [".deepflow/config.yaml"], f"helper files committed:\n{tracked}"
+    project.base = project.head()
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+    project.write(".gitignore", project.read(".gitignore") + "dist/\n")
+    project.write("inventory/report.py", '"""Stock reports."""\n')
+    answer = project.end()
+    assert answer["status"] == "passed", answer
+    assert "dist/" in (project.show("HEAD", ".gitignore") or "")

@@ -190,6 +190,60 @@ def test_top_level_pytest_py_shadows_pytest(project: Project) -> None:
     assert_refused(project, project.end(), before, names=["pytest.py", TOTAL])
 
 
+def test_top_level_sourceless_pytest_pyc_shadows_pytest(project: Project) -> None:
+    """The same shadowing as bytecode with no source: Python imports a ``pytest.pyc``
+    in the working directory like a ``pytest.py``. The helper's exclude file
+    ignores bytecode, but a `.gitignore` negation is read first, so git (and the
+    candidate) sees it. This shim repairs the code under test in memory and
+    hands over to the real pytest."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write("pytest.pyc", _pyc(hostile.PYTEST_REPAIRING_SHIM, "pytest.py"))
+    project.write(".gitignore", proj.GITIGNORE + "!/pytest.pyc\n")
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=["pytest.pyc"])
+
+
+@pytest.fixture
+def pythonpath_project(project: Project) -> Project:
+    """The project with a test command that puts the repository on the import path
+    (`env PYTHONPATH=. pytest`, a common way to import a package not installed),
+    committed and set up again as a person would."""
+    command = f"env PYTHONPATH=. {proj.PYTEST}"
+    project.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {command}\n")
+    project.git("add", "-A")
+    project.git("commit", "-q", "-m", "import the package from the tree")
+    project.setup()
+    project.command = command.split()
+    return project
+
+
+def test_top_level_sitecustomize_on_the_commands_import_path(pythonpath_project: Project) -> None:
+    """Python imports `sitecustomize` at start-up from any folder on the import
+    path: with the repository on PYTHONPATH, a new top-level one runs before
+    pytest (and repairs the code under test in memory), though the environment
+    has none for it to shadow."""
+    project = pythonpath_project
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write("sitecustomize.py", hostile.SITECUSTOMIZE_REPAIRING)
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=["sitecustomize.py"])
+
+
+def test_legit_new_top_level_module_on_the_commands_import_path(
+    pythonpath_project: Project,
+) -> None:
+    """The twin: a new top-level module of a name of its own lands."""
+    project = pythonpath_project
+    project.begin()
+    project.do_t1()
+    project.write("inventory_cli.py", "from inventory import total\n")
+    assert_passed(project, project.end())
+
+
 @pytest.mark.parametrize(
     ("name", "shadow"),
     [
@@ -255,6 +309,18 @@ def test_legit_new_module_in_the_package(project: Project) -> None:
     )
     answer = project.end()
     assert_passed(project, answer)
+
+
+def test_legit_new_sourceless_module_of_its_own_name(project: Project) -> None:
+    """The twin: bytecode with no source (a vendored, compiled helper) whose name
+    no installed module has lands."""
+    project.begin()
+    project.do_t1()
+    project.write("inventory_codes.pyc", _pyc("CODES = {}\n", "inventory_codes.py"))
+    project.write(".gitignore", proj.GITIGNORE + "!/inventory_codes.pyc\n")
+    answer = project.end()
+    assert_passed(project, answer)
+    assert project.observe("ls-tree", "--name-only", "HEAD", "inventory_codes.pyc").strip()
 
 
 # `discount` rounded up instead of down, and its docstring rewritten at import to

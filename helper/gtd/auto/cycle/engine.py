@@ -170,7 +170,10 @@ class Cycle:
                 "HEAD is detached: a cycle's commits would land on no branch",
                 "check out the loop's branch (`git switch <branch>`), then run again",
             )
-        dirty = [e.path for e in tree.entries]
+        # The helper's own files, untracked yet visible (a `.gitignore` negation a
+        # cycle committed), are nobody's uncommitted work: counted, they would stop
+        # every later cycle here.
+        dirty = [e.path for e in tree.entries if not (e.untracked and paths.is_private(e.path))]
         if dirty:
             return answers.dirty(dirty), None
         assert st.summary is not None
@@ -513,7 +516,13 @@ class Cycle:
         return self._record(st, status, commit)
 
     def _scratch(self) -> Path:
+        """The helper's folder in the git directory (private indexes). Anything else
+        in its place is not the helper's, which only ever makes a directory there:
+        a file would stop every later cycle at this mkdir, and a symbolic link would
+        have the helper write and delete where it leads. It is removed."""
         folder = self.git.git_dir() / PRIVATE_DIR
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            folder.unlink()
         folder.mkdir(exist_ok=True)
         return folder
 

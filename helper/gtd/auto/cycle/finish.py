@@ -30,7 +30,7 @@ from gtd.auto import plan
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
 from gtd.errors import CommitBlocked, GitError, GtdError
-from gtd.git import Git, TreeEntry, remove_empty_tree
+from gtd.git import Change, Git, TreeEntry, remove_empty_tree
 
 _GITLINK = "160000"
 
@@ -173,9 +173,12 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
         c for c in git.diff_trees(base_tree, kept_tree_id) if not c.path.startswith(KEPT_DIR + "/")
     ]
     made_by_cycle = _candidate_paths(git, journal)
+    kept_ignored = _ignored_at_base(root, git, changes, made_by_cycle)
     restore_paths: list[str] = []
     for change in sorted(changes, key=lambda c: c.path.count("/"), reverse=True):
         if change.status == "A":
+            if change.path in kept_ignored:
+                continue
             if made_by_cycle is None or change.path in made_by_cycle:
                 _remove(root, change.path)
         elif change.old_mode == _GITLINK and change.new_mode == _GITLINK:
@@ -186,14 +189,52 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
             if change.old_mode != _GITLINK:
                 restore_paths.append(change.path)
     if restore_paths:
-        git.run(
-            "checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text="\0".join(restore_paths)
-        )
+        listed = "\0".join(restore_paths)
+        # A skip-worktree bit (an agent's `git update-index --skip-worktree`, which
+        # `reset` keeps) makes checkout-index pass the path over: the revert failed,
+        # and every later begin with it, the cycle's file left in the tree (and
+        # hidden from `git status`). The paths put back lose the bit.
+        git.run("update-index", "--no-skip-worktree", "-z", "--stdin", input_text=listed)
+        git.run("checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text=listed)
     _restore_submodules(git, git.ls_tree(base_tree))
     _unhidden(root, git, journal, kept)
     before = set((journal.seals or {}).get("empty_dirs") or ())
     for folder in sorted(git.empty_dirs() - before, reverse=True):
         remove_empty_tree(root / folder)
+
+
+def _ignored_at_base(
+    root: Path, git: Git, changes: list[Change], made_by_cycle: set[str] | None
+) -> set[str]:
+    """The added paths the base's ignore rules ignore. A cycle that edits a
+    `.gitignore` makes files visible that were there, ignored, before it began (a
+    person's build output, their `.env`): the candidate holds them as added, yet
+    they are not the cycle's to remove. So the `.gitignore` files come back first,
+    and what they ignore is left in place (the kept ref has a copy anyway), as
+    any ignored file is."""
+    rules = [
+        c
+        for c in changes
+        if c.path.rpartition("/")[2] == ".gitignore"
+        # (one the cycle did not make, inside a nested repository it left, say, is
+        # not the cycle's to remove: the loop below leaves it too)
+        and (c.status != "A" or made_by_cycle is None or c.path in made_by_cycle)
+    ]
+    if not rules:
+        return set()
+    back: list[str] = []
+    for change in rules:
+        if change.status in ("A", "T"):
+            _remove(root, change.path)
+        if change.status != "A":
+            back.append(change.path)
+    if back:
+        git.run("checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text="\0".join(back))
+    added = [c.path for c in changes if c.status == "A" and c not in rules]
+    if not added:
+        return set()
+    found = git.call("check-ignore", "-z", "--stdin", input_text="\0".join(added) + "\0")
+    return {p for p in found.stdout.split("\0") if p}
 
 
 def _unhidden(root: Path, git: Git, journal: Journal, kept: str) -> None:

@@ -41,7 +41,7 @@ from gtd.auto.ratchet.model import (
     Snapshot,
 )
 from gtd.auto.ratchet.results import Item, Report
-from gtd.auto.ratchet.verdict import Verdict, integrity, judge, skipped_now
+from gtd.auto.ratchet.verdict import Verdict, integrity, judge, module_stem, skipped_now
 from gtd.git import Change, Git, TreeEntry
 from gtd.tuples import NamedTuple
 
@@ -151,12 +151,16 @@ def hashes(
         previous=snapshot.protected,
     )
     doctests_now = _doctests_now(git, snapshot, listing, changed)
-    inits = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
-    inits |= {"" for p in listing if p == "__init__.py"}
+    inits = {p.rpartition("/")[0] for p in listing if _is_init(p)}
+    # Any file Python imports as a module counts, not only source: a sourceless
+    # ``pytest.pyc`` (a `.gitignore` negation lets git see it) is found in the
+    # working directory before the installed pytest, as ``pytest.py`` would be.
     new_modules = tuple(
         c.path
         for c in changes
-        if c.status == "A" and c.path.endswith(".py") and _folder_of_module(c.path) not in inits
+        if c.status == "A"
+        and module_stem(c.path.rpartition("/")[2]) is not None
+        and _folder_of_module(c.path) not in inits
     )
     submodules = tuple(sorted({c.path for c in changes if _GITLINK in (c.old_mode, c.new_mode)}))
     return FileHashes(files, new_files, protected, doctests_now, new_modules, submodules)
@@ -187,9 +191,14 @@ def _folder_of_module(path: str) -> str:
     """The folder that must be on the import path for ``path`` to be a top-level
     module: its own folder, or its package's parent for an ``__init__.py``."""
     folder = path.rpartition("/")[0]
-    if path.endswith("/__init__.py") or path == "__init__.py":
+    if _is_init(path):
         folder = folder.rpartition("/")[0]
     return folder
+
+
+def _is_init(path: str) -> bool:
+    """A package's ``__init__`` in any form Python imports (source, bytecode...)."""
+    return module_stem(path.rpartition("/")[2]) == "__init__"
 
 
 # -- symbolic links ----------------------------------------------------------------------

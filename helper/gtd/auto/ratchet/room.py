@@ -332,7 +332,7 @@ def altered(git: Git, room: Room, expected: Mapping[str, str]) -> list[str]:
     out = sorted(set(expected) - set(present))
     if present:
         result = git.call(
-            "hash-object", "--stdin-paths", input_text="\n".join(present) + "\n",
+            "hash-object", "--stdin-paths", input_text="".join(map(_stdin_path, present)),
             env=_env(room, git), cwd=room.tree,
         )  # fmt: skip
         oids = result.stdout.split()
@@ -340,6 +340,17 @@ def altered(git: Git, room: Room, expected: Mapping[str, str]) -> list[str]:
             return present
         out.extend(p for p, oid in zip(present, oids, strict=True) if oid != expected[p])
     return sorted(out)
+
+
+def _stdin_path(path: str) -> str:
+    """One line of `git hash-object --stdin-paths`: a path git would split or trim
+    (a newline, a carriage return, a leading quote) C-quoted, as git reads it. A
+    file name with a newline, once committed, otherwise made every later check
+    hash the wrong files and refuse every cycle."""
+    if not any(c in path for c in '\n\r"\\'):
+        return path + "\n"
+    quoted = path.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + quoted.replace("\n", "\\n").replace("\r", "\\r") + '"\n'
 
 
 def touched(git: Git, room: Room, ignore: frozenset[str] = frozenset()) -> list[str]:

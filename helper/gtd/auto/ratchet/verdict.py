@@ -95,7 +95,7 @@ def integrity(snapshot: Snapshot, current: FileHashes) -> list[str]:
             if present.get(name) != digest:
                 out.append(f"snapshot test modified: {path}::{name} (doctest)")
     out.extend(f"submodule changed: {path}" for path in current.submodules)
-    shadowable = frozenset(snapshot.environment.shadowable)
+    shadowable = frozenset(snapshot.environment.shadowable) | STARTUP_HOOKS
     for path in current.new_modules:
         module = shadowed_name(path)
         if module is not None and module in shadowable:
@@ -103,16 +103,37 @@ def integrity(snapshot: Snapshot, current: FileHashes) -> list[str]:
     return out
 
 
+# Modules Python imports at start-up from wherever the import path finds them, before
+# any test code: a new one in a folder the test command puts on the path
+# (`PYTHONPATH=. pytest`, `PYTHONPATH=src pytest`) runs ahead of pytest, even
+# when the environment has none for it to shadow.
+STARTUP_HOOKS = frozenset({"sitecustomize", "usercustomize"})
+
+
+def module_stem(name: str) -> str | None:
+    """The module name a file called ``name`` is imported as, or None when the
+    import system would not load it: source (``x.py``), but also sourceless
+    bytecode (``x.pyc`` outside ``__pycache__``) and extension modules
+    (``x.cpython-311-x86_64-linux-gnu.so``, ``x.abi3.so``, ``x.so``, ``x.pyd``),
+    which Python finds the same way, the extension even before the source."""
+    if name.endswith(".py"):
+        return name[:-3]
+    if name.endswith(".pyc"):
+        return name[:-4]
+    if name.endswith((".so", ".pyd")):
+        return name.split(".", 1)[0]
+    return None
+
+
 def shadowed_name(path: str) -> str | None:
     """The top-level module name a new file would take if its folder were on the
-    import path (pytest puts test folders there): ``x.py`` or ``x/__init__.py``."""
+    import path (pytest puts test folders there): ``x.py`` or ``x/__init__.py``
+    (or their bytecode or extension forms: :func:`module_stem`)."""
     parts = path.split("/")
-    name = parts[-1]
-    if name == "__init__.py" and len(parts) >= 2:
-        return parts[-2]
-    if name.endswith(".py") and name != "__init__.py":
-        return name[:-3]
-    return None
+    stem = module_stem(parts[-1])
+    if stem == "__init__":
+        return parts[-2] if len(parts) >= 2 else None
+    return stem
 
 
 # -- judge ----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import pytest
 
 from gtd.auto.ratchet.model import CommandRun, FileHashes, Kind, Outcome, RunResult, Snapshot
-from gtd.auto.ratchet.verdict import Verdict, command_reason, integrity, judge
+from gtd.auto.ratchet.verdict import Verdict, command_reason, integrity, judge, shadowed_name
 
 
 def cmd(
@@ -432,3 +432,23 @@ def test_baseline_red(baseline: RunResult, reason: str | None) -> None:
 def test_red_exit_code_is_expected_without_test_files() -> None:
     snap = Snapshot(files={}, baseline=res(cmd(code=5)))
     assert not snap.baseline_red
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("pytest.py", "pytest"),
+        ("pytest.pyc", "pytest"),
+        ("pytest.cpython-311-x86_64-linux-gnu.so", "pytest"),
+        ("pytest.abi3.so", "pytest"),
+        ("tests/xdist/__init__.py", "xdist"),
+        ("xdist/__init__.pyc", "xdist"),
+        ("__init__.py", None),
+        ("README.md", None),
+        ("__pycache__/pytest.cpython-311.pyc", "pytest.cpython-311"),
+    ],
+)
+def test_shadowed_name_of_every_form_python_imports(path: str, name: str | None) -> None:
+    """Sourceless bytecode and extension modules are found by name like source;
+    bytecode in ``__pycache__`` carries a tag no import asks for."""
+    assert shadowed_name(path) == name
