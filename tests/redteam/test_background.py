@@ -134,7 +134,7 @@ def test_a_suite_that_writes_its_own_untracked_files_still_passes(project: Proje
     project.do_t1()
     project.write(
         "tests/test_litter.py",
-        "from pathlib import Path\n\n\ndef test_writes(tmp_path):\n"
+        "from pathlib import Path\n\n\ndef test_writes():\n"
         "    Path('litter.txt').write_text('x')\n",
     )
     assert_passed(project, project.end())
