@@ -166,41 +166,59 @@ def make_suite(repo: Path, setup: list[str]) -> None:
 
 
 def bench_ratchet(runs: int) -> dict[str, float]:
+    """`gtd ratchet run` against `pytest` direct on the 500-test suite. With
+    GTD_BENCH_OLD set to another gtd executable, that one runs too, set up in a
+    copy of the suite of its own, each round taking the three in turn: wall time
+    here moves more between minutes than the two helpers differ."""
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         make_suite(repo, gtd_cmd("auto", "setup", "--json"))
-        pytest_cmd = SUITE_COMMAND
-        # Interleaved pairs, alternating which runs first: this machine's speed
-        # drifts by ±15 % over a minute, which two separate series would read as
-        # overhead (or hide), and the second of two runs is favoured by warm caches.
-        direct_cmd = pytest_cmd.split()
-        ratchet_cmd = gtd_cmd("ratchet", "run", "--json")
-        out = json.loads(sh(ratchet_cmd, repo).stdout)
-        assert out["passed"], out
-        assert out["tests_total"] == 500, out  # the ratchet saw every test
-        sh(direct_cmd, repo)
-        pairs = []
-        for i in range(runs):
-            order = [(0, direct_cmd), (1, ratchet_cmd)]
-            sample = [0.0, 0.0]
-            for slot, cmd in order if i % 2 == 0 else order[::-1]:
-                start = time.perf_counter()
-                sh(cmd, repo)
-                sample[slot] = (time.perf_counter() - start) * 1000
-            pairs.append((sample[0], sample[1]))
-        direct = statistics.median(d for d, _ in pairs)
-        ratchet = statistics.median(r for _, r in pairs)
-        return {
-            "pytest direct, 500 tests (ms)": direct,
-            "gtd ratchet run, 500 tests (ms)": ratchet,
-            "ratchet overhead, median of paired differences (ms)": statistics.median(
-                r - d for d, r in pairs
-            ),
-            "ratchet overhead (ratio of medians)": ratchet / direct,
-            "ratchet overhead (median of paired ratios)": statistics.median(
-                r / d for d, r in pairs
-            ),
+        # Interleaved rounds, rotating which command runs first: this machine's
+        # speed drifts by ±15 % over a minute, which separate series would read as
+        # overhead (or hide), and the later of two runs is favoured by warm caches.
+        cmds: dict[str, tuple[list[str], Path]] = {
+            "direct": (SUITE_COMMAND.split(), repo),
+            "ratchet": (gtd_cmd("ratchet", "run", "--json"), repo),
         }
+        old = os.environ.get("GTD_BENCH_OLD")
+        if old:
+            old_repo = Path(tmp) / "old" / "repo"
+            old_repo.parent.mkdir()
+            make_suite(old_repo, [old, "auto", "setup", "--json"])
+            cmds["earlier"] = ([old, "ratchet", "run", "--json"], old_repo)
+        for name, (cmd, where) in cmds.items():
+            answer = sh(cmd, where).stdout
+            if name != "direct":
+                got = json.loads(answer)
+                assert got["passed"], got
+                assert got["tests_total"] == 500, got  # the ratchet saw every test
+        names = list(cmds)
+        samples: dict[str, list[float]] = {name: [] for name in names}
+        for i in range(runs):
+            shift = i % len(names)
+            for name in names[shift:] + names[:shift]:
+                cmd, where = cmds[name]
+                start = time.perf_counter()
+                sh(cmd, where)
+                samples[name].append((time.perf_counter() - start) * 1000)
+        direct = samples["direct"]
+        out = {"pytest direct, 500 tests (ms)": statistics.median(direct)}
+        for name, label in (("ratchet", "gtd ratchet run"), ("earlier", "earlier gtd")):
+            if name not in samples:
+                continue
+            mine = samples[name]
+            prefix = "ratchet overhead" if name == "ratchet" else "earlier gtd's overhead"
+            out[f"{label}, 500 tests (ms)"] = statistics.median(mine)
+            out[f"{prefix}, median of paired differences (ms)"] = statistics.median(
+                m - d for d, m in zip(direct, mine, strict=True)
+            )
+            out[f"{prefix} (ratio of medians)"] = statistics.median(mine) / statistics.median(
+                direct
+            )
+            out[f"{prefix} (median of paired ratios)"] = statistics.median(
+                m / d for d, m in zip(direct, mine, strict=True)
+            )
+        return out
 
 
 def bench_room(runs: int) -> dict[str, float]:

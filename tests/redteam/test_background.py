@@ -102,6 +102,7 @@ HOLD_THE_ROOMS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # two whole cycles, one in a room made afresh (~5-9 s)
 def test_a_process_that_holds_every_clean_room_stalls_nothing(project: Project) -> None:
     """The agent leaves a process holding the lock of every room slot: `end` must
     still judge the change (in a room of its own), here refusing the regression,

@@ -233,6 +233,7 @@ def test_top_level_sitecustomize_on_the_commands_import_path(pythonpath_project:
     assert_refused(project, project.end(), before, names=["sitecustomize.py"])
 
 
+@pytest.mark.slow  # a twin or a variant: the quick loop keeps one test a mechanism
 def test_legit_new_top_level_module_on_the_commands_import_path(
     pythonpath_project: Project,
 ) -> None:
@@ -311,6 +312,7 @@ def test_legit_new_module_in_the_package(project: Project) -> None:
     assert_passed(project, answer)
 
 
+@pytest.mark.slow  # a twin or a variant: the quick loop keeps one test a mechanism
 def test_legit_new_sourceless_module_of_its_own_name(project: Project) -> None:
     """The twin: bytecode with no source (a vendored, compiled helper) whose name
     no installed module has lands."""
@@ -354,6 +356,7 @@ DOC_FILLED_AT_IMPORT = (
 )
 
 
+@pytest.mark.slow  # a twin or a variant: the quick loop keeps one test a mechanism
 def test_legit_change_beside_a_docstring_filled_in_at_import(project: Project) -> None:
     """The twin: a person's commit fills a doctest's docstring in at import (the
     snapshot is taken again from it); a change that leaves that alone lands."""

@@ -105,6 +105,7 @@ def test_the_package_folder_becomes_a_link_to_a_good_copy_outside(
     assert_refused(project, answer, before, names=["inventory"], kept={})
 
 
+@pytest.mark.slow  # a twin or a variant: the quick loop keeps one test a mechanism
 def test_legit_link_inside_the_repository(project: Project) -> None:
     """The twin: a link to a file of the tree (a README shown in a folder) lands."""
     project.begin()

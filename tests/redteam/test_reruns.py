@@ -128,6 +128,7 @@ def total(items):
 """
 
 
+@pytest.mark.slow  # a twin or a variant: the quick loop keeps one test a mechanism
 def test_a_test_that_fails_once_then_passes_is_still_flaky(
     project: Project, tmp_path: Path
 ) -> None:
@@ -240,6 +241,7 @@ FORGE_SKIPS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a twin or a variant: the quick loop keeps one test a mechanism
 def test_a_background_process_forges_skips_in_the_base_commits_run(
     project: Project, tmp_path: Path
 ) -> None:
