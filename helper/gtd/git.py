@@ -492,6 +492,18 @@ def failure(args: Sequence[str], result: proc.Result) -> GitError:
             f"if no git process is running in this repository, delete {path} and retry",
         )
     last = detail[-1] if detail else f"exit {result.returncode}"
+    unreadable_index = ("index file smaller than expected", "bad signature", "index file corrupt")
+    damaged = next((line for line in detail if any(m in line for m in unreadable_index)), None)
+    if damaged is not None:
+        # "fatal: .git/index: index file smaller than expected", "error: bad signature
+        # 0x00000000" then "fatal: index file corrupt": git names the file, or not.
+        named = damaged.removeprefix("fatal: ").removeprefix("error: ").split(": ")[0]
+        index = named if named.endswith("index") else ".git/index"
+        return GitError(
+            f"git cannot read its index ({index}): {last}",
+            "rebuild it from HEAD with `git read-tree HEAD` (the working tree is left "
+            "as it is; only what was staged is lost), then run the command again",
+        )
     unwritable = ("insufficient permission", "Read-only file system", "Permission denied")
     if any(marker in line for line in detail for marker in unwritable):
         return GitError(

@@ -225,6 +225,22 @@ def test_a_git_lock_that_is_not_the_helpers_is_named_never_removed(project: Repo
     assert after["status"] == "task", after
 
 
+@pytest.mark.parametrize("damage", [b"garbage", b"DIRC" + bytes(40)])
+def test_a_damaged_index_is_named_with_its_fix(project: Repo, damage: bytes) -> None:
+    """An index git cannot read (an agent wrote over it, a crash mid-write by
+    another tool): every command says which file and how to rebuild it, and
+    nothing else is changed; the person's fix lets the loop go on."""
+    index = project.path / ".git/index"
+    index.write_bytes(damage)
+    res = run_gtd(project.path, "cycle", "begin")
+    assert res.code == 1, res.stdout
+    assert "git cannot read its index (.git/index)" in res.stderr, res.stderr
+    assert "git read-tree HEAD" in res.stderr
+    assert index.read_bytes() == damage  # not the helper's to replace
+    project.git("read-tree", "HEAD")  # the person's fix
+    assert gtd_json(project, "cycle", "begin")["status"] == "task"
+
+
 # -- numbers too long to read -----------------------------------------------------------
 
 
