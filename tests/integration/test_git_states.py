@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -186,6 +187,35 @@ def test_a_lock_a_killed_run_left_in_the_clean_room_is_removed(project: Repo, na
         (slot / name).write_text("")
     answer = gtd_json(project, "cycle", "end")
     assert answer["status"] == "passed", answer
+
+
+def test_a_room_a_killed_run_made_when_every_slot_was_held_is_swept(project: Repo) -> None:
+    """With every slot held, a run judges in a room of its own (busy-*) and
+    removes it; killed, it leaves it behind. The next run that finds every slot
+    held sweeps such rooms whose lock is free, and leaves a young one alone."""
+    import fcntl
+
+    assert gtd_json(project, "ratchet", "run")["passed"]
+    base = _room_slots(project)[0].parent
+    holds = []
+    for number in range(4):
+        (base / str(number)).mkdir(exist_ok=True)
+        handle = open(base / str(number) / "lock", "a")  # noqa: SIM115
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        holds.append(handle)
+    try:
+        dead, young = base / "busy-dead", base / "busy-young"
+        for room in (dead, young):
+            (room / "tree").mkdir(parents=True)
+            (room / "tree" / "big.bin").write_bytes(b"x" * 1000)
+        old = time.time() - 3600
+        os.utime(dead, (old, old))
+        assert gtd_json(project, "ratchet", "run")["passed"]
+        # The dead room is swept, the young one kept, the run's own removed.
+        assert sorted(room.name for room in base.glob("busy-*")) == ["busy-young"]
+    finally:
+        for handle in holds:
+            handle.close()
 
 
 @pytest.mark.slow  # it waits out the 5 s a run gives a live git child

@@ -106,6 +106,14 @@ def acquire(git: Git) -> Iterator[Room]:
     import shutil
     import tempfile
 
+    for old in base.glob("busy-*"):
+        # A killed run's: its lock is free (and it is not one just made, whose
+        # run has yet to take its lock).
+        if _mtime(old) is None or (_mtime(old) or 0) > time.time() - _BUSY_YOUNG_S:
+            continue
+        with held(old / "lock") as taken:
+            if taken:
+                shutil.rmtree(old, ignore_errors=True)
     try:
         slot = Path(tempfile.mkdtemp(prefix="busy-", dir=base))
     except OSError as exc:
@@ -115,11 +123,14 @@ def acquire(git: Git) -> Iterator[Room]:
             "make the directory writable, or wait for the other gtd runs to finish",
         ) from None
     try:
-        yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root, [])
+        with held(slot / "lock"):  # so that a later run's sweep leaves it alone
+            yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root, [])
     finally:
         shutil.rmtree(slot, ignore_errors=True)
 
 
+# A room made when every slot was held is another run's for at least this long.
+_BUSY_YOUNG_S = 60.0
 # How long a run waits for a noted git child to end before it leaves a slot's
 # lock file in place (git then names it).
 _CHILD_WAIT_S = 5.0
