@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -461,3 +461,53 @@ def make_project(templates: Templates, tmp_path: Path) -> Callable[[str], Projec
 @pytest.fixture
 def project(make_project: Callable[[str], Project]) -> Project:
     return make_project("full")
+
+
+# A process the agent leaves running: it watches every room of the cache and,
+# whenever a checkout's inventory/core.py reads ``find``, writes ``put`` over it
+# (``once``: a file it swapped is left alone after; ``restore``: ``find`` goes back
+# a moment later, after the tests imported the module).
+ROOM_SWAPPER = """
+import glob, os, sys, time
+rooms, find, put = sys.argv[1], open(sys.argv[2]).read(), open(sys.argv[3]).read()
+restore, once = sys.argv[4] == "1", sys.argv[5] == "1"
+swapped = {}
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    for path in glob.glob(os.path.join(rooms, "*", "*", "tree", "inventory", "core.py")):
+        try:
+            text = open(path).read()
+        except OSError:
+            continue
+        if text == find and not (once and path in swapped):
+            with open(path, "w") as handle:
+                handle.write(put)
+            swapped[path] = time.monotonic()
+    for path, when in list(swapped.items()):
+        if restore and time.monotonic() - when > 0.4:
+            with open(path, "w") as handle:
+                handle.write(find)
+            del swapped[path]
+    time.sleep(0.002)
+"""
+
+
+@pytest.fixture
+def room_swapper(tmp_path: Path) -> Iterator[Callable[..., None]]:
+    """``start(find, put, restore=False, once=True)`` runs ROOM_SWAPPER until the
+    test ends."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(find: str, put: str, restore: bool = False, once: bool = True) -> None:
+        texts = tmp_path / f"find-{len(started)}.py", tmp_path / f"put-{len(started)}.py"
+        texts[0].write_text(find)
+        texts[1].write_text(put)
+        rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+        flags = ["1" if restore else "0", "1" if once else "0"]
+        argv = [sys.executable, "-c", ROOM_SWAPPER, str(rooms), *map(str, texts), *flags]
+        started.append(subprocess.Popen(argv, start_new_session=True))
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()

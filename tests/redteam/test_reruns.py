@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -151,55 +151,17 @@ SKIPPING = proj.CORE.replace(
 )
 assert SKIPPING != proj.CORE
 
-# Watches every room of the cache: whenever its checkout holds the good module
-# (the base commit's, synced to run the skipped tests there), writes the skipping
-# one over it, so the base commit "skips them too".
-SKIP_THE_BASE = textwrap.dedent(
-    """
-    import glob, os, sys, time
-    rooms, good, bad = sys.argv[1], sys.argv[2], sys.argv[3]
-    good, bad = open(good).read(), open(bad).read()
-    end = time.monotonic() + 120
-    while time.monotonic() < end:
-        for path in glob.glob(os.path.join(rooms, "*", "*", "tree", "inventory", "core.py")):
-            try:
-                text = open(path).read()
-            except OSError:
-                continue
-            if text == good:
-                with open(path, "w") as handle:
-                    handle.write(bad)
-        time.sleep(0.002)
-    """
-)
-
-
-@pytest.fixture
-def skip_the_base(tmp_path: Path) -> Iterator[Callable[[], None]]:
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start() -> None:
-        good, bad = tmp_path / "good.py", tmp_path / "bad.py"
-        good.write_text(proj.CORE)
-        bad.write_text(SKIPPING)
-        rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
-        argv = [sys.executable, "-c", SKIP_THE_BASE, str(rooms), str(good), str(bad)]
-        started.append(subprocess.Popen(argv, start_new_session=True))
-
-    yield start
-    for process in started:
-        process.kill()
-        process.wait()
-
 
 def test_a_background_process_makes_the_base_commit_skip_too(
-    project: Project, skip_the_base: Callable[[], None]
+    project: Project, room_swapper: Callable[..., None]
 ) -> None:
     before = project.state()
     project.begin()
     project.write("inventory/core.py", SKIPPING)
     project.assert_hidden()
-    skip_the_base()
+    # Whenever a checkout holds the good module (the base commit's, synced to run
+    # the skipped tests there), the skipping one goes over it: the base "skips too".
+    room_swapper(proj.CORE, SKIPPING, once=False)
     answer = project.end()
     assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
 
