@@ -32,6 +32,23 @@ def _sha256() -> Any:
     return sha256
 
 
+@functools.cache
+def _sha1() -> Any:
+    try:
+        from _sha1 import sha1  # type: ignore[import-not-found]
+    except ImportError:
+        from hashlib import sha1
+    return sha1
+
+
+def blob_id(data: bytes, length: int) -> str:
+    """The id git gives a blob of ``data`` in a repository whose ids are ``length``
+    hex digits long (40: SHA-1, 64: SHA-256)."""
+    hash_object: Hash = (_sha1() if length == 40 else _sha256())(b"blob %d\0" % len(data))
+    hash_object.update(data)
+    return hash_object.hexdigest()
+
+
 def sha256(data: bytes = b"") -> Hash:
     """A SHA-256 hash object (``update``, ``hexdigest``), as hashlib's."""
     hash_object: Hash = _sha256()(data)

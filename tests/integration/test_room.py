@@ -40,6 +40,54 @@ def test_sync_makes_the_checkout_exactly_the_tree(repo: Repo) -> None:
         assert room.altered(git, rm, {"src/a.py": git.rev("HEAD:src/a.py") or ""}) == ["src/a.py"]
 
 
+def test_altered_reads_content_never_a_link_or_stat_data(repo: Repo) -> None:
+    """A protected file whose bytes are the blob's is unaltered without asking git;
+    a link to a file holding those bytes, a folder in its place, a missing file
+    or other bytes are altered; bytes that differ only as the repository's line
+    ending settings convert them are the blob's (git hashes them as it stores)."""
+    repo.write("tests/test_a.py", "def test(): pass\n")
+    repo.write("tests/test_b.py", "B = 1\n")
+    repo.write("tests/test_c.py", "C = 1\n")
+    repo.write("tests/test_d.py", "D = 1\n")
+    repo.commit_all("initial")
+    git = Git(repo.path, hardened=True)
+    names = [f"tests/test_{k}.py" for k in "abcd"]
+    expected = {p: git.rev(f"HEAD:{p}") or "" for p in names}
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        assert room.altered(git, rm, expected) == []
+        copy = rm.slot / "same-bytes"
+        copy.write_bytes((rm.tree / "tests/test_a.py").read_bytes())
+        (rm.tree / "tests/test_a.py").unlink()
+        (rm.tree / "tests/test_a.py").symlink_to(copy)
+        (rm.tree / "tests/test_b.py").unlink()
+        (rm.tree / "tests/test_b.py").mkdir()
+        (rm.tree / "tests/test_c.py").unlink()
+        (rm.tree / "tests/test_d.py").write_text("D = 2\n")
+        assert room.altered(git, rm, expected) == sorted(expected)
+        room.sync(git, rm, tree_of(git))
+        (rm.tree / "tests/test_d.py").write_bytes(b"D = 1\r\n")
+        assert room.altered(git, rm, expected) == ["tests/test_d.py"]
+        repo.git("config", "core.autocrlf", "true")
+        assert room.altered(git, rm, expected) == []
+
+
+def test_altered_in_a_sha256_repository(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.path.mkdir()
+    repo.git("init", "-q", "-b", "main", "--object-format=sha256")
+    repo.write("tests/test_a.py", "A = 1\n")
+    repo.commit_all("initial")
+    git = Git(repo.path, hardened=True)
+    expected = {"tests/test_a.py": git.rev("HEAD:tests/test_a.py") or ""}
+    assert len(expected["tests/test_a.py"]) == 64
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        assert room.altered(git, rm, expected) == []
+        (rm.tree / "tests/test_a.py").write_text("A = 2\n")
+        assert room.altered(git, rm, expected) == ["tests/test_a.py"]
+
+
 def test_links_bring_ignored_paths_the_suite_needs(repo: Repo) -> None:
     repo.write(".gitignore", ".venv/\n")
     repo.write("a.py", "")

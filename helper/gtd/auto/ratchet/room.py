@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -337,20 +338,53 @@ def _changed_since(folder: Path, since: float) -> bool:
 def altered(git: Git, room: Room, expected: Mapping[str, str]) -> list[str]:
     """The paths whose content in the checkout is not the blob ``expected`` says
     (rewritten behind git's back, or during the run), by content, not stat data.
-    Hashed the way git would store them (line endings converted as the repository's
-    attributes and core.autocrlf say), in one git call."""
-    present = sorted(p for p in expected if (room.tree / p).is_file())
-    out = sorted(set(expected) - set(present))
-    if present:
+    Anything but a regular file is altered (git would hash a link's target). A
+    file holding the blob's very bytes is hashed here, without a process (the
+    usual case); any other is hashed the way git would store it (line endings
+    converted as the repository's attributes and core.autocrlf say), in one git
+    call."""
+    out: list[str] = []
+    asked: list[str] = []
+    for path in sorted(expected):
+        file = room.tree / path
+        try:
+            regular = stat.S_ISREG(os.lstat(file).st_mode)
+        except OSError:
+            regular = False
+        if not regular:
+            out.append(path)
+        elif not _holds_blob(file, expected[path]):
+            asked.append(path)
+    if asked:
         result = git.call(
-            "hash-object", "--stdin-paths", input_text="".join(map(_stdin_path, present)),
+            "hash-object", "--stdin-paths", input_text="".join(map(_stdin_path, asked)),
             env=_env(room, git), cwd=room.tree,
         )  # fmt: skip
         oids = result.stdout.split()
-        if result.returncode != 0 or len(oids) != len(present):
-            return present
-        out.extend(p for p, oid in zip(present, oids, strict=True) if oid != expected[p])
+        if result.returncode != 0 or len(oids) != len(asked):
+            return sorted(out + asked)
+        out.extend(p for p, oid in zip(asked, oids, strict=True) if oid != expected[p])
     return sorted(out)
+
+
+def _holds_blob(path: Path, oid: str) -> bool:
+    """Whether ``path`` is a regular file (not a link to one) whose bytes are
+    exactly the blob ``oid``. Bytes equal to the committed blob are unaltered
+    whatever filters say; anything else git hashes as it would store it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return sha.blob_id(data, len(oid)) == oid
 
 
 def _stdin_path(path: str) -> str:
