@@ -321,19 +321,28 @@ def judge_candidate(
     base: str,
     candidate: str,
     base_tree: str | None = None,
+    base_files: Mapping[str, TreeEntry] | None = None,
     tolerated: frozenset[str] = frozenset(),
     trust_until: float | None = None,
 ) -> Judgement:
     """The verdict on ``candidate`` (a tree) against ``snapshot``, whose tests and
-    protected files are those of commit ``base`` (its tree ``base_tree``, where the
-    caller has it), in the room ``rm``; ``trust_until``: when an agent may have
-    started writing (nothing of the room changed since is trusted)."""
+    protected files are those of commit ``base`` (its tree ``base_tree`` and that
+    tree's listing ``base_files``, where the caller has them), in the room ``rm``;
+    ``trust_until``: when an agent may have started writing (nothing of the room
+    changed since is trusted)."""
     start = time.monotonic()
     if base_tree is None:
         base_tree = tree_of(git, base)
+    changes: list[Change]
     if base_tree == candidate:
-        changes: list[Change] = []
-        listing = base_listing = git.ls_tree(candidate)
+        changes = []
+        listing = base_listing = base_files if base_files is not None else git.ls_tree(candidate)
+    elif base_files is not None:
+        was = base_tree
+        changes, listing = proc.both(
+            lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(candidate)
+        )
+        base_listing = base_files if changes else listing
     else:
         # Three reads of different things, side by side.
         was = base_tree  # (a name the lambdas see as a str)
