@@ -41,12 +41,12 @@ def _sha1() -> Any:
     return sha1
 
 
-def blob_id(data: bytes, length: int) -> str:
-    """The id git gives a blob of ``data`` in a repository whose ids are ``length``
-    hex digits long (40: SHA-1, 64: SHA-256)."""
-    hash_object: Hash = (_sha1() if length == 40 else _sha256())(b"blob %d\0" % len(data))
-    hash_object.update(data)
-    return hash_object.hexdigest()
+def blob_hash(size: int, length: int) -> Hash:
+    """A hash object to feed a blob's ``size`` bytes: their ``hexdigest`` is the id
+    git gives that blob in a repository whose ids are ``length`` hex digits long
+    (40: SHA-1, 64: SHA-256)."""
+    hash_object: Hash = (_sha1() if length == 40 else _sha256())(b"blob %d\0" % size)
+    return hash_object
 
 
 def sha256(data: bytes = b"") -> Hash:

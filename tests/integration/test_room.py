@@ -72,6 +72,22 @@ def test_altered_reads_content_never_a_link_or_stat_data(repo: Repo) -> None:
         assert room.altered(git, rm, expected) == []
 
 
+def test_altered_hashes_a_large_file_in_pieces(repo: Repo) -> None:
+    data = bytes(range(256)) * (3 * 4096 + 7)  # ~3 MB: more than one piece
+    (repo.path / "tests").mkdir()
+    (repo.path / "tests/fixture.bin").write_bytes(data)
+    repo.commit_all("initial")
+    git = Git(repo.path, hardened=True)
+    expected = {"tests/fixture.bin": git.rev("HEAD:tests/fixture.bin") or ""}
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        assert room.altered(git, rm, expected) == []
+        (rm.tree / "tests/fixture.bin").write_bytes(data[:-1] + b"x")
+        assert room.altered(git, rm, expected) == ["tests/fixture.bin"]
+        (rm.tree / "tests/fixture.bin").write_bytes(data + b"\0")
+        assert room.altered(git, rm, expected) == ["tests/fixture.bin"]
+
+
 def test_altered_in_a_sha256_repository(tmp_path: Path) -> None:
     repo = Repo(tmp_path / "repo")
     repo.path.mkdir()
