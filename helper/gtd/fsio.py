@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 from gtd.errors import GtdError, LockTimeout
+from gtd.names import readable
 
 _fcntl: ModuleType | None
 try:
@@ -21,8 +22,15 @@ except ImportError:  # Windows: the lock falls back to filelock (see locked)
 
 def atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file in the same directory + os.replace,
-    so a reader (or a crash) sees either the old file or the new one, never a mix."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    so a reader (or a crash) sees either the old file or the new one, never a mix.
+    A file name that is not UTF-8 in ``text`` is written as ``\\xNN``: the files
+    written as text (reports, briefs, mirrors) are read by people, and a write that
+    raised would stop the loop. (State read back keeps exact names: gtd.names.)"""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = readable(text).encode("utf-8")
+    atomic_write_bytes(path, data)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -183,6 +183,7 @@ class Git:
                 env={**self.env, **env} if env else self.env,
                 input_text=input_text,
                 check_exists=False,
+                names=True,  # paths in, paths out: byte for byte, UTF-8 or not
                 started=started if children is not None else None,
             )
         finally:
@@ -298,7 +299,7 @@ class Git:
         content, in one `cat-file --batch`; None for a name that does not resolve."""
         if not names:
             return []
-        data = b"".join(name.encode("utf-8") + b"\n" for name in names)
+        data = b"".join(name.encode("utf-8", "surrogateescape") + b"\n" for name in names)
         return parse_batch(self._bytes(("cat-file", "--batch"), data), len(names))
 
     def ls_tree(self, tree: str, paths: Sequence[str] = ()) -> dict[str, TreeEntry]:
@@ -606,7 +607,9 @@ def repo_root(cwd: Path) -> Path:
     when :func:`is_top_level` cannot tell: one process fewer on every tick."""
     if is_top_level(cwd):
         return cwd
-    res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, env=GIT_ENV, check_exists=False)
+    res = proc.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd, env=GIT_ENV, check_exists=False, names=True
+    )
     if res.not_found:
         raise GitError("git is not installed or not on PATH", "install git and retry")
     if res.returncode != 0:

@@ -88,6 +88,7 @@ def run(
     input_bytes: bytes | None = None,
     check_exists: bool = True,
     binary: bool = False,
+    names: bool = False,
     started: Callable[[int], None] | None = None,
     pass_fds: Sequence[int] = (),
 ) -> Result:
@@ -96,6 +97,11 @@ def run(
     Never raises for the command's own failure: the caller decides what a non-zero
     exit, a timeout or a missing executable means. ``binary``: stdout is kept as
     bytes (``stdout_bytes``), for object contents; stdin then takes ``input_bytes``.
+    ``names``: stdout and stdin carry file names (git's): stdout is decoded byte
+    for byte, a byte that is not UTF-8 as the lone surrogate os.fsdecode makes of
+    it (and no newline is translated), so a name read back names the same file
+    again; stdin is encoded back the same way. stderr, read by people, shows such
+    a byte as ``\\xNN``.
     ``started`` is told the child's process id as soon as it exists.
     ``pass_fds``: descriptors the
     command inherits (every other one is closed in it).
@@ -105,11 +111,12 @@ def run(
     if check_exists and args and _which(args[0], (full_env or os.environ).get("PATH")) is None:
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
     start = time.monotonic()
+    raw = binary or names  # the pipes carry bytes; decoded here
     feed: str | bytes | None = input_text
     if input_bytes is not None:
-        feed = input_bytes if binary else input_bytes.decode("utf-8", errors="surrogateescape")
-    elif binary and input_text is not None:
-        feed = input_text.encode("utf-8")
+        feed = input_bytes if raw else input_bytes.decode("utf-8", errors="surrogateescape")
+    elif raw and input_text is not None:
+        feed = input_text.encode("utf-8", errors="surrogateescape" if names else "strict")
     try:
         popen = subprocess.Popen(
             args,
@@ -118,8 +125,8 @@ def run(
             stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=not binary,
-            errors=None if binary else "replace",
+            text=not raw,
+            errors=None if raw else "replace",
             start_new_session=True,
             pass_fds=tuple(pass_fds),
         )
@@ -141,6 +148,15 @@ def run(
         _kill_group(popen)
         raise
     duration = time.monotonic() - start
+    if names and not binary:
+        return Result(
+            args,
+            popen.returncode,
+            (out or b"").decode("utf-8", errors="surrogateescape"),
+            (err or b"").decode("utf-8", errors="backslashreplace"),
+            duration,
+            timed_out=timed_out,
+        )
     if binary:
         error = (err or b"").decode("utf-8", errors="replace")
         return Result(

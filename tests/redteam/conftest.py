@@ -53,7 +53,10 @@ def run_git(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | 
         ["git", *_QUIET_GIT, *args],
         cwd=cwd,
         capture_output=True,
-        text=True,
+        # A file name that is not UTF-8 comes back as the str that names the very
+        # same bytes again (os.fsdecode's form), so the tree can be compared.
+        encoding="utf-8",
+        errors="surrogateescape",
         env={**os.environ, **(env or {})},
     )
     if check and res.returncode != 0:
@@ -139,6 +142,19 @@ def tree_state(root: Path) -> State:
     return out
 
 
+def raw_name(name: bytes) -> str:
+    """A path of bytes that need not be UTF-8, as the str the os functions (and
+    git's argv) turn back into exactly those bytes."""
+    return os.fsdecode(name)
+
+
+def readable(text: str) -> str:
+    """``text`` with each byte that is not UTF-8 as ``\\xNN``: how the helper shows
+    such a file name to people, and what an assertion message can carry (pytest's
+    workers refuse to send a lone surrogate)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def forge_bytecode(source: Path, text: str) -> None:
     """Bytecode of ``text`` beside ``source``, its header claiming ``source``'s
     modification time and size, so Python loads it instead of the source."""
@@ -159,11 +175,11 @@ def state_diff(before: State, after: State) -> list[str]:
     lines = []
     for rel in sorted(set(before) | set(after)):
         if rel not in after:
-            lines.append(f"missing now: {rel}")
+            lines.append(f"missing now: {readable(rel)}")
         elif rel not in before:
-            lines.append(f"left behind: {rel}")
+            lines.append(f"left behind: {readable(rel)}")
         elif before[rel] != after[rel]:
-            lines.append(f"changed: {rel}")
+            lines.append(f"changed: {readable(rel)}")
     return lines
 
 
@@ -193,7 +209,13 @@ class Project:
 
     def agent_git(self, *args: str) -> str:
         """git as the agent runs it: the repository's own hooks and config apply."""
-        res = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True)
+        res = subprocess.run(
+            ["git", *args],
+            cwd=self.path,
+            capture_output=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+        )
         assert res.returncode == 0, f"agent's git {args} failed: {res.stderr}"
         return res.stdout
 
@@ -331,16 +353,18 @@ def assert_refused(
     diff = state_diff(before, p.state())
     assert not diff, "the tree is not the base's after the revert:\n" + "\n".join(diff)
     status = p.observe("status", "--porcelain", "--untracked-files=all")
-    assert status == "", f"git status is not clean:\n{status}"
+    assert status == "", f"git status is not clean:\n{readable(status)}"
     ref = answer.get("kept")
     assert isinstance(ref, str), f"the answer names no kept ref: {answer}"
     assert ref.startswith("refs/gtd/reverted/"), f"unexpected kept ref: {answer}"
     assert p.ref(ref), f"the kept ref {ref} does not exist"
     wanted = {"inventory/core.py": proj.BROKEN_CORE} if kept is None else kept
     for rel, content in wanted.items():
-        assert p.show(ref, rel) == content, f"{ref} does not keep the agent's {rel}"
+        assert p.show(ref, rel) == content, f"{ref} does not keep the agent's {readable(rel)}"
     said = _said(answer)
-    assert any(name in said for name in names), f"the reason names none of {names}: {said!r}"
+    assert any(name in said for name in names), readable(
+        f"the reason names none of {names}: {said!r}"
+    )
 
 
 def assert_passed(p: Project, answer: Mapping[str, Any]) -> None:
@@ -356,7 +380,7 @@ def assert_passed(p: Project, answer: Mapping[str, Any]) -> None:
     assert ancestry.returncode == 0, "the base is not an ancestor of HEAD"
     assert p.head() != p.base, "passed, but nothing was committed"
     status = p.observe("status", "--porcelain", "--untracked-files=all")
-    assert status == "", f"git status is not clean after the pass:\n{status}"
+    assert status == "", f"git status is not clean after the pass:\n{readable(status)}"
     assert "- [x] **T1**" in p.read("PLAN.md")
 
 

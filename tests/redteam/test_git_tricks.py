@@ -17,7 +17,14 @@ import pytest
 
 from tests.redteam import hostile
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, assert_refused, run_git
+from tests.redteam.conftest import (
+    Project,
+    assert_passed,
+    assert_refused,
+    raw_name,
+    readable,
+    run_git,
+)
 
 TOTAL = "tests/test_total.py"
 LIB = "def helper():\n    return 42\n"
@@ -403,6 +410,133 @@ def test_a_file_name_with_a_newline_in_a_test_folder_never_stalls_the_loop(
     project.gtd("cycle", "begin", "--json").json()
     project.break_total()
     assert_refused(project, project.end(), before, names=[TOTAL])
+
+
+# A file name that is not UTF-8 (Latin-1 "café", a lone 0xff byte), as the str
+# that the os functions and git's argv turn back into exactly those bytes.
+LATIN1_DATA = raw_name(b"tests/data/caf\xe9.txt")
+FF_MODULE = raw_name(b"inventory/\xff.py")
+
+
+def assert_report_readable(project: Project) -> str:
+    """The auto-mode report is valid UTF-8 (it is read as text by people and
+    tools alike) and is returned for more checks."""
+    return (project.path / ".deepflow" / "auto-report.md").read_bytes().decode("utf-8")
+
+
+def test_a_file_name_that_is_not_utf8_beside_a_break_is_kept_and_removed(
+    project: Project,
+) -> None:
+    """The agent leaves a file whose name is not UTF-8 beside the standard break.
+    git's output was read with such bytes replaced by U+FFFD, a name of no file:
+    the revert left the file behind and every later `begin` answered `dirty`.
+    The revert keeps it in the kept ref, removes it, and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(FF_MODULE, "VALUE = 1\n")
+    answer = project.end()
+    assert_refused(
+        project,
+        answer,
+        before,
+        names=[TOTAL],
+        kept={"inventory/core.py": proj.BROKEN_CORE, FF_MODULE: "VALUE = 1\n"},
+    )
+    assert_report_readable(project)
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+def test_a_file_name_that_is_not_utf8_in_a_test_folder_never_stalls_the_loop(
+    project: Project,
+) -> None:
+    """A passing cycle adds test data whose name is not UTF-8; from then on it is
+    a protected file of the base, taken from the base commit into every clean
+    room by its name. Later cycles still pass, and a break is still refused."""
+    project.begin()
+    project.do_t1()
+    project.write(LATIN1_DATA, "fixture\n")
+    assert_passed(project, project.end())
+    assert project.show("HEAD", LATIN1_DATA) == "fixture\n"
+    project.base = project.head()
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+    project.write("inventory/report.py", '"""Stock reports."""\n')
+    answer = project.end()
+    assert answer["status"] == "passed", answer
+    project.base = project.head()
+    before = project.state()
+    project.gtd("cycle", "begin", "--json").json()
+    project.break_total()
+    assert_refused(project, project.end(), before, names=[TOTAL])
+    assert_report_readable(project)
+
+
+def test_a_conftest_in_a_folder_whose_name_is_not_utf8(project: Project) -> None:
+    """The session-wide conftest attack from a new test folder whose name is not
+    UTF-8: refused, and where the answer and the report name the folder's files
+    they do so readably (valid JSON, valid UTF-8), never with a traceback."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = raw_name(b"tests/z\xffz/conftest.py")
+    project.write(attack, hostile.SESSION_HOOK)
+    project.write(raw_name(b"tests/z\xffz/test_more.py"), "def test_more():\n    assert 1\n")
+    project.assert_hidden()
+    answer = project.end()
+    assert_refused(
+        project,
+        answer,
+        before,
+        names=[readable(attack), TOTAL],
+        kept={"inventory/core.py": proj.BROKEN_CORE, attack: hostile.SESSION_HOOK},
+    )
+    report = assert_report_readable(project)
+    assert "\ufffd" not in report  # a name of no file
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+def test_a_protected_file_whose_name_is_not_utf8_is_weakened(project: Project) -> None:
+    """A passing cycle commits test data whose name is not UTF-8; the next one
+    rewrites that protected file beside a break. Refused, the protected file is
+    the base's again, and the reason names it readably."""
+    project.begin()
+    project.do_t1()
+    project.write(LATIN1_DATA, "fixture\n")
+    assert_passed(project, project.end())
+    project.base = project.head()
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(LATIN1_DATA, "weakened\n")
+    answer = project.end()
+    assert_refused(
+        project,
+        answer,
+        before,
+        names=[readable(LATIN1_DATA)],
+        kept={"inventory/core.py": proj.BROKEN_CORE, LATIN1_DATA: "weakened\n"},
+    )
+    assert readable(LATIN1_DATA) in assert_report_readable(project)
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+def test_an_ignored_file_whose_name_is_not_utf8_survives_the_revert(
+    project: Project,
+) -> None:
+    """A person's ignored build output, its name not UTF-8; the cycle un-ignores
+    it by a `.gitignore` edit and fails. The revert must know the file by its
+    real name to leave it (a person's data) exactly where it was."""
+    person = raw_name(b"build/caf\xe9.xml")
+    project.write(person, "<person/>\n")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(".gitignore", proj.GITIGNORE.replace("build/\n", ""))
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])
+    assert (project.path / person).read_text() == "<person/>\n", "the person's file is gone"
+    assert project.show(answer["kept"], person) == "<person/>\n"
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
 
 
 def test_agent_marks_the_broken_file_skip_worktree(project: Project) -> None:

@@ -37,6 +37,7 @@ from gtd.auto.records import Record
 from gtd.errors import GitError, StateError
 from gtd.fsio import atomic_write
 from gtd.git import Git, parse_tree
+from gtd.names import json_bytes
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -168,7 +169,7 @@ def write(
     new_summary = old.summary if summary is KEEP else summary
     contents: dict[str, bytes | None] = {}
     if journal is not KEEP:
-        contents[JOURNAL] = None if journal is None else journal_mod.dumps(journal).encode()
+        contents[JOURNAL] = None if journal is None else json_bytes(journal_mod.dumps(journal))
     if summary is not KEEP:
         contents[SUMMARY] = json.dumps(summary, indent=1, sort_keys=True).encode() + b"\n"
     if snapshot is not KEEP:
@@ -177,7 +178,7 @@ def write(
         contents[PENDING] = pending
     contents.update(others or {})
     if append:
-        lines = "".join(records_mod.encode(rec) + "\n" for rec in append).encode()
+        lines = json_bytes("".join(records_mod.encode(rec) + "\n" for rec in append))
         contents[RECORDS] = raw.get(RECORDS, b"") + lines
     for name, data in contents.items():
         if data is None:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 
 from gtd.errors import GtdError
+from gtd.names import readable
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -118,6 +119,8 @@ def _short_flags(args: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    if argv is None:  # a process of its own: its streams are the helper's
+        _never_raise_on_names()
     args = _short_flags(sys.argv[1:] if argv is None else argv)
     reply = reply_for(args)
     try:
@@ -140,6 +143,16 @@ def main(argv: list[str] | None = None) -> None:
         fail(report(exc, args), reply, CRASH_EXIT)
 
 
+def _never_raise_on_names() -> None:
+    """A file name that is not UTF-8 (git's bytes, a lone surrogate here) that no
+    answer made readable (see gtd.names) is printed as an escape rather than
+    raising while the answer is half written: the loop reads every answer."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def _exit_now(code: int) -> NoReturn:
     """End the process without the interpreter's teardown (freeing every module
     and object: ~15 ms). The fast path leaves nothing to finalize: its files are
@@ -155,6 +168,7 @@ def _exit_now(code: int) -> NoReturn:
 def fail(message: str, reply: Reply, code: int, *, raw: bool = False) -> NoReturn:
     """Print ``gtd: <message>`` on stderr (``raw``: the message carries its own
     prefix) and, under --json, the command's error envelope on stdout; exit."""
+    message = readable(message)  # a file name that is not UTF-8, as \xNN
     print(message if raw else f"gtd: {message}", file=sys.stderr)
     if reply.json and reply.step:
         print(json.dumps({"state": "error", "prompt": message}, ensure_ascii=False))

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from gtd.names import readable, readable_json
+
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
@@ -16,9 +18,10 @@ JSON_HELP = "Print one JSON object on stdout instead of text."
 
 def emit(payload: Mapping[str, Any], text: str, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, sort_keys=False) + "\n")
+        # A file name that is not UTF-8 is shown as \xNN, never a traceback.
+        sys.stdout.write(readable_json(json.dumps(payload, ensure_ascii=False)) + "\n")
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.write(readable(text if text.endswith("\n") else text + "\n"))
 
 
 def root() -> Path:

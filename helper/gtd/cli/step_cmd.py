@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gtd.errors import GtdError, RepoError
+from gtd.names import readable_json
 
 if TYPE_CHECKING:
     from gtd.step.config import StepConfig
@@ -55,7 +56,7 @@ class RawError(GtdError):
 
 
 def _emit(payload: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.write(readable_json(json.dumps(payload, ensure_ascii=False)) + "\n")
 
 
 def _root() -> Path:

@@ -102,7 +102,9 @@ def outside(git: Git) -> dict[str, str]:
         values.setdefault(f"{path}\t{key}", []).append("" if value is None else value)
         if key == "core.attributesfile" and value:
             attributes = value
-    out = {k: sha.sha256("\0".join(v).encode()).hexdigest() for k, v in values.items()}
+    # A value in a legacy encoding (a Latin-1 user.name) is read byte for byte.
+    joined = {k: "\0".join(v).encode("utf-8", "surrogateescape") for k, v in values.items()}
+    out = {k: sha.sha256(data).hexdigest() for k, data in joined.items()}
     path = _attributes_file(attributes)
     data = _read(Path(path))
     out[f"{path}\t{_ATTRIBUTES}"] = "absent" if data is None else sha.sha256(data).hexdigest()

@@ -23,6 +23,7 @@ from gtd.auto.ratchet.model import (
 )
 from gtd.errors import InputError
 from gtd.hints import cast
+from gtd.names import json_bytes
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def dumps(snap: Snapshot) -> bytes:
         "accepted": snap.accepted,
         "baseline": run_json(snap.baseline),
     }
-    return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode()
+    # A protected file whose name is not UTF-8 is kept by its exact bytes.
+    return json_bytes(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
 
 
 def run_json(run: RunResult) -> dict[str, Any]:

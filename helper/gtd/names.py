@@ -1,0 +1,44 @@
+"""File names that are not UTF-8. git's output is read byte for byte (see
+``proc.run(names=True)``): a byte that is not UTF-8 becomes the lone surrogate
+U+DC80..U+DCFF that ``os.fsdecode`` makes of it, so the name handed back to git or
+to the os functions names the same file again. Such a str cannot be encoded as
+UTF-8 as it is; whatever the helper writes or prints goes through one of these."""
+
+from __future__ import annotations
+
+# Each byte 0x80..0xff that was not UTF-8, shown as Python and `git -c
+# core.quotePath` people read it: \xe9. In JSON text the backslash is escaped.
+_SHOWN = {0xDC00 + byte: f"\\x{byte:02x}" for byte in range(0x80, 0x100)}
+_SHOWN_IN_JSON = {code: "\\" + shown for code, shown in _SHOWN.items()}
+
+
+def readable(text: str) -> str:
+    """``text`` for people: each byte that was not UTF-8 as ``\\xNN``."""
+    return text if _encodes(text) else _rest(text.translate(_SHOWN))
+
+
+def readable_json(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) for people and tools: a byte that was not
+    UTF-8, inside a string, becomes the four characters ``\\xNN`` of that string."""
+    return text if _encodes(text) else _rest(text.translate(_SHOWN_IN_JSON))
+
+
+def json_bytes(text: str) -> bytes:
+    """JSON text the helper reads back (state, records) as UTF-8: a lone surrogate
+    is written as its ``\\udcNN`` escape, which ``json.loads`` turns into the very
+    same str (the name of the same file). Anything else is unchanged."""
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _rest(text: str) -> str:
+    """Any other lone surrogate (not one of git's bytes) as its ``\\udNNN`` escape,
+    valid in JSON and visible in text."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
