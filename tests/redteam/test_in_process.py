@@ -206,17 +206,11 @@ def test_top_level_sourceless_pytest_pyc_shadows_pytest(project: Project) -> Non
 
 
 @pytest.fixture
-def pythonpath_project(project: Project) -> Project:
+def pythonpath_project(make_project: Callable[[str], Project]) -> Project:
     """The project with a test command that puts the repository on the import path
-    (`env PYTHONPATH=. pytest`, a common way to import a package not installed),
-    committed and set up again as a person would."""
-    command = f"env PYTHONPATH=. {proj.PYTEST}"
-    project.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {command}\n")
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "import the package from the tree")
-    project.setup()
-    project.command = command.split()
-    return project
+    (`env PYTHONPATH=. pytest`), set up once per run as a template (its own
+    baseline taken under that command) and copied like the others."""
+    return make_project("pythonpath")
 
 
 def test_top_level_sitecustomize_on_the_commands_import_path(pythonpath_project: Project) -> None:
