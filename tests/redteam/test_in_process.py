@@ -124,6 +124,9 @@ def test_copy_of_the_package_in_the_tests_folder_shadows_it(
     assert_refused(project, project.end(), before, names=["tests/inventory", TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_copy_of_the_package_in_the_tests_folder_shadows_it[source].
+@pytest.mark.slow
 def test_copy_of_the_assertion_helper_in_the_tests_folder_shadows_it(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -145,6 +148,9 @@ def test_weakened_assertion_helper_the_tests_import(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_new_test_module_patches_pytest_report_class.
+@pytest.mark.slow
 def test_code_under_test_patches_pytest_when_imported(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -181,6 +187,9 @@ def test_code_under_test_exits_zero_before_any_test_runs(project: Project) -> No
     assert_refused(project, answer, before, names=[attack, TOTAL, "tests/test_stock.py"])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_top_level_sourceless_pytest_pyc_shadows_pytest.
+@pytest.mark.slow
 def test_top_level_pytest_py_shadows_pytest(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -239,6 +248,9 @@ def test_legit_new_top_level_module_on_the_commands_import_path(
     assert_passed(project, project.end())
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_top_level_sourceless_pytest_pyc_shadows_pytest.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "shadow"),
     [
@@ -295,6 +307,9 @@ def test_legit_new_conftest_with_fixtures_in_a_new_test_folder(project: Project)
     assert project.show("HEAD", "tests/pricing/conftest.py") is not None
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_legit_new_test_module_for_new_code.
+@pytest.mark.slow
 def test_legit_new_module_in_the_package(project: Project) -> None:
     project.begin()
     project.write(
