@@ -157,6 +157,10 @@ def test_the_agent_forges_the_clean_rooms_index(project: Project, marker: str) -
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_the_agent_forges_the_clean_rooms_index[in-the-future] (a private index of the
+# room forged).
+@pytest.mark.slow
 def test_the_agent_forges_the_candidates_private_index(project: Project) -> None:
     """The candidate tree is built in a private index kept in the room's slot (so
     only changed files are hashed again). The agent breaks the code, records the

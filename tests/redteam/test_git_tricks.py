@@ -223,6 +223,10 @@ def test_agent_switches_on_autocrlf(project: Project) -> None:
     assert_passed(project, project.end())
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_unseen_files.py::test_conftest_in_a_folder_that_ignores_itself (a conftest git
+# ignores).
+@pytest.mark.slow
 def test_agent_hides_a_conftest_with_core_excludes_file(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -388,6 +392,8 @@ def test_agent_puts_a_file_where_the_helper_keeps_its_private_indexes(
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
 
 
+# Three cycles: the multi-cycle tests run in the slow set.
+@pytest.mark.slow
 def test_a_file_name_with_a_newline_in_a_test_folder_never_stalls_the_loop(
     project: Project,
 ) -> None:

@@ -52,6 +52,10 @@ def test_new_test_module_registers_a_plugin_found_by_gc(project: Project) -> Non
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_new_test_module_patches_pytest_report_class (a new test module never runs in
+# the snapshot tests' session, whatever it does there).
+@pytest.mark.slow
 def test_new_test_module_swaps_the_code_of_baseline_tests(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -307,9 +311,6 @@ def test_legit_new_conftest_with_fixtures_in_a_new_test_folder(project: Project)
     assert project.show("HEAD", "tests/pricing/conftest.py") is not None
 
 
-# A twin or a variant; the quick loop's test of this mechanism is
-# test_legit_new_test_module_for_new_code.
-@pytest.mark.slow
 def test_legit_new_module_in_the_package(project: Project) -> None:
     project.begin()
     project.write(
