@@ -262,7 +262,18 @@ def test_abandoned_agent_is_reverted_after_the_timeout(project: Repo) -> None:
     assert memory(project)["consecutive_reverts"] == {"T1": 1}
 
 
-CRASH_POINTS = ["checking", "verdict", "work-commit", "plan-ticked", "tick-commit", "recorded"]
+# The quick loop keeps one crash point of each kind (before the verdict, between the
+# verdict and the sealed record, after it); the others are variants of the middle one
+# and run in the slow set, as do the kill trials (tests/kill) at random moments.
+_VARIANT = pytest.mark.slow
+CRASH_POINTS = [
+    "checking",
+    pytest.param("verdict", marks=_VARIANT),
+    "work-commit",
+    pytest.param("plan-ticked", marks=_VARIANT),
+    pytest.param("tick-commit", marks=_VARIANT),
+    "recorded",
+]
 
 
 def crash_end(repo: Repo, point: str) -> None:
@@ -309,7 +320,14 @@ def test_crash_during_a_passing_end_is_recovered(project: Repo, point: str) -> N
         assert len(cycles) == 1
 
 
-@pytest.mark.parametrize("point", ["verdict", "reverted-kept", "recorded"])
+@pytest.mark.parametrize(
+    "point",
+    [
+        pytest.param("verdict", marks=_VARIANT),
+        "reverted-kept",
+        pytest.param("recorded", marks=_VARIANT),  # as a passing end's, above
+    ],
+)
 def test_crash_during_a_revert_is_recovered(project: Repo, point: str) -> None:
     base = project.git("rev-parse", "HEAD").strip()
     before = tree_state(project.path)

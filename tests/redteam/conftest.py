@@ -390,6 +390,7 @@ def assert_passed(p: Project, answer: Mapping[str, Any]) -> None:
 @dataclass
 class Spec:
     variant: str = "full"
+    command: str = ""  # the test command, when not the variant's own
     config_extra: str = ""
     extra: Callable[[Path], None] | None = None  # more files before the first commit
     expect_ready: bool = True
@@ -408,7 +409,14 @@ SPECS = {
     "full": Spec(),
     "bare": Spec(variant="bare"),
     "junit": Spec(config_extra='  junit_xml: "**/*.xml"\n', extra=_junit_files, expect_ready=False),
+    # A test command that puts the repository on the import path (`env PYTHONPATH=.
+    # pytest`, a common way to import a package not installed).
+    "pythonpath": Spec(command=f"env PYTHONPATH=. {proj.PYTEST}"),
 }
+
+
+def _command(spec: Spec) -> str:
+    return spec.command or proj.suite_command(spec.variant)
 
 
 class Templates:
@@ -442,7 +450,7 @@ class Templates:
             (root / rel).write_text(text)
         (root / ".deepflow").mkdir()
         (root / ".deepflow/config.yaml").write_text(
-            f"ratchet:\n  test_command: {proj.suite_command(spec.variant)}\n{spec.config_extra}"
+            f"ratchet:\n  test_command: {_command(spec)}\n{spec.config_extra}"
         )
         if spec.extra is not None:
             spec.extra(root)
@@ -477,7 +485,8 @@ def make_project(templates: Templates, tmp_path: Path) -> Callable[[str], Projec
         source, _ = templates.get(name)
         dest = tmp_path / "repo"
         shutil.copytree(source, dest, symlinks=True)
-        return Project(dest, variant=SPECS[name].variant)
+        spec = SPECS[name]
+        return Project(dest, variant=spec.variant, command=_command(spec).split())
 
     return make
 

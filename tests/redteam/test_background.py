@@ -25,7 +25,15 @@ from tests.redteam.conftest import Project, assert_passed, assert_refused, forge
 TOTAL = "tests/test_total.py"
 
 
-@pytest.mark.parametrize("restore", [False, True], ids=["left-fixed", "put-back"])
+# `left-fixed` is a variant of `put-back` (the harder one: the room agrees with the
+# candidate again by the time anything is hashed), which the quick loop keeps.
+@pytest.mark.parametrize(
+    "restore",
+    [
+        pytest.param(False, id="left-fixed", marks=pytest.mark.slow),
+        pytest.param(True, id="put-back"),
+    ],
+)
 def test_a_background_process_fixes_the_code_in_the_clean_room(
     project: Project, room_swapper: Callable[..., None], restore: bool
 ) -> None:
@@ -114,7 +122,9 @@ def _forge_entry(index: Path, rel: str, oid: str) -> None:
     index.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("marker", ["as-is", "in-the-future"])
+# `as-is` is a variant of `in-the-future` (the same forged entry, the last-run time
+# moved too), which the quick loop keeps.
+@pytest.mark.parametrize("marker", [pytest.param("as-is", marks=pytest.mark.slow), "in-the-future"])
 def test_the_agent_forges_the_clean_rooms_index(project: Project, marker: str) -> None:
     """The room keeps its checkout and a private index between runs (so a run
     rewrites only what changed), both in the user's cache where the agent can
@@ -147,6 +157,10 @@ def test_the_agent_forges_the_clean_rooms_index(project: Project, marker: str) -
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_the_agent_forges_the_clean_rooms_index[in-the-future] (a private index of the
+# room forged).
+@pytest.mark.slow
 def test_the_agent_forges_the_candidates_private_index(project: Project) -> None:
     """The candidate tree is built in a private index kept in the room's slot (so
     only changed files are hashed again). The agent breaks the code, records the
@@ -191,7 +205,8 @@ def test_the_agent_plants_bytecode_in_the_clean_room(project: Project) -> None:
     assert_refused(project, project.end(), before, names=["inventory/core.py", TOTAL])
 
 
-@pytest.mark.parametrize("level", ["tree", "slot"])
+# `tree` is a variant of `slot` (the link one level up), which the quick loop keeps.
+@pytest.mark.parametrize("level", [pytest.param("tree", marks=pytest.mark.slow), "slot"])
 def test_the_clean_room_made_a_link_to_the_repository_deletes_nothing(
     project: Project, level: str
 ) -> None:

@@ -181,6 +181,9 @@ def test_agent_commits_inside_an_existing_submodule(
     assert_refused(project, answer, before, names=[TOTAL, "ext"])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_agent_adds_a_submodule.
+@pytest.mark.slow
 def test_agent_creates_a_nested_repository(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -227,6 +230,10 @@ def test_agent_switches_on_autocrlf(project: Project) -> None:
     assert_passed(project, project.end())
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_unseen_files.py::test_conftest_in_a_folder_that_ignores_itself (a conftest git
+# ignores).
+@pytest.mark.slow
 def test_agent_hides_a_conftest_with_core_excludes_file(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -271,6 +278,9 @@ def test_agent_adds_a_linked_worktree_inside_the_tree(project: Project) -> None:
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_agent_installs_a_smudge_filter_that_rebreaks_the_code.
+@pytest.mark.slow
 def test_agent_sets_crlf_attributes_in_git_info(project: Project) -> None:
     """`.git/info/attributes` is outside the tree: every later checkout of a .py
     file writes CRLF, so a revert by checkout is not byte for byte."""
@@ -318,6 +328,9 @@ def test_agent_detaches_head_and_commits(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[TOTAL, "detached"])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_agent_checks_out_another_branch_and_fails.
+@pytest.mark.slow
 def test_agent_deletes_the_branch_the_cycle_began_on(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -386,6 +399,8 @@ def test_agent_puts_a_file_where_the_helper_keeps_its_private_indexes(
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
 
 
+# Three cycles: the multi-cycle tests run in the slow set.
+@pytest.mark.slow
 def test_a_file_name_with_a_newline_in_a_test_folder_never_stalls_the_loop(
     project: Project,
 ) -> None:
@@ -683,6 +698,9 @@ def test_agent_installs_a_filter_in_the_global_git_config(project: Project, tmp_
     assert_refused(project, answer, before, names=[str(gitconfig)])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_agent_installs_a_filter_in_the_global_git_config.
+@pytest.mark.slow
 def test_a_global_smudge_filter_does_not_rebreak_the_reverted_code(
     project: Project, tmp_path: Path
 ) -> None:

@@ -326,6 +326,8 @@ def test_legit_change_while_the_cache_folder_is_deleted(project: Project) -> Non
     assert_passed(project, project.end())
 
 
+# Two cycles: the multi-cycle tests run in the slow set.
+@pytest.mark.slow
 def test_helper_files_unignored_by_a_gitignore_negation_never_stall_the_loop(
     project: Project,
 ) -> None:

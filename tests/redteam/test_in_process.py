@@ -52,6 +52,10 @@ def test_new_test_module_registers_a_plugin_found_by_gc(project: Project) -> Non
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_new_test_module_patches_pytest_report_class (a new test module never runs in
+# the snapshot tests' session, whatever it does there).
+@pytest.mark.slow
 def test_new_test_module_swaps_the_code_of_baseline_tests(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -124,6 +128,9 @@ def test_copy_of_the_package_in_the_tests_folder_shadows_it(
     assert_refused(project, project.end(), before, names=["tests/inventory", TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_copy_of_the_package_in_the_tests_folder_shadows_it[source].
+@pytest.mark.slow
 def test_copy_of_the_assertion_helper_in_the_tests_folder_shadows_it(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -145,6 +152,9 @@ def test_weakened_assertion_helper_the_tests_import(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_new_test_module_patches_pytest_report_class.
+@pytest.mark.slow
 def test_code_under_test_patches_pytest_when_imported(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -181,6 +191,9 @@ def test_code_under_test_exits_zero_before_any_test_runs(project: Project) -> No
     assert_refused(project, answer, before, names=[attack, TOTAL, "tests/test_stock.py"])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_top_level_sourceless_pytest_pyc_shadows_pytest.
+@pytest.mark.slow
 def test_top_level_pytest_py_shadows_pytest(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -206,17 +219,11 @@ def test_top_level_sourceless_pytest_pyc_shadows_pytest(project: Project) -> Non
 
 
 @pytest.fixture
-def pythonpath_project(project: Project) -> Project:
+def pythonpath_project(make_project: Callable[[str], Project]) -> Project:
     """The project with a test command that puts the repository on the import path
-    (`env PYTHONPATH=. pytest`, a common way to import a package not installed),
-    committed and set up again as a person would."""
-    command = f"env PYTHONPATH=. {proj.PYTEST}"
-    project.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {command}\n")
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "import the package from the tree")
-    project.setup()
-    project.command = command.split()
-    return project
+    (`env PYTHONPATH=. pytest`), set up once per run as a template (its own
+    baseline taken under that command) and copied like the others."""
+    return make_project("pythonpath")
 
 
 def test_top_level_sitecustomize_on_the_commands_import_path(pythonpath_project: Project) -> None:
@@ -245,6 +252,9 @@ def test_legit_new_top_level_module_on_the_commands_import_path(
     assert_passed(project, project.end())
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_top_level_sourceless_pytest_pyc_shadows_pytest.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "shadow"),
     [

@@ -60,6 +60,9 @@ def test_conftest_in_a_folder_that_ignores_itself(project: Project) -> None:
     assert_refused(project, project.end(), before, names=["tests/hidden/conftest.py", TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_conftest_in_a_folder_that_ignores_itself.
+@pytest.mark.slow
 def test_conftest_hidden_by_info_exclude(project: Project) -> None:
     before = project.state()
     project.begin()
@@ -147,6 +150,9 @@ def test_pyproject_edit_the_line_reader_sees_differently(project: Project, separ
     assert_refused(project, project.end(), before, names=["pyproject.toml", HIDER, TOTAL])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_pyproject_edit_the_line_reader_sees_differently[LS].
+@pytest.mark.slow
 def test_pyproject_edit_hidden_in_a_multiline_string_and_an_escaped_table_name(
     project: Project,
 ) -> None:
@@ -240,6 +246,9 @@ def test_stale_bytecode_of_the_code_under_test_with_a_forged_header(project: Pro
     assert_refused(project, project.end(), before, names=[TOTAL, "inventory/core.py"])
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_stale_bytecode_of_the_code_under_test_with_a_forged_header.
+@pytest.mark.slow
 def test_forged_assertion_rewrite_cache_of_a_snapshot_test(project: Project) -> None:
     """pytest caches each rewritten test module as bytecode keyed by the source's
     hash: the snapshot test is untouched, its cached code is a weakened copy."""
@@ -295,6 +304,9 @@ def test_legit_pyproject_dependency_edit(project: Project) -> None:
     assert "attrs>=23" in (project.show("HEAD", "pyproject.toml") or "")
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_legit_pyproject_dependency_edit.
+@pytest.mark.slow
 def test_legit_tox_envlist_edit_when_the_command_is_plain_pytest(project: Project) -> None:
     project.begin()
     project.do_t1()
@@ -302,6 +314,9 @@ def test_legit_tox_envlist_edit_when_the_command_is_plain_pytest(project: Projec
     assert_passed(project, project.end())
 
 
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_legit_pyproject_dependency_edit.
+@pytest.mark.slow
 def test_legit_readme_edit(project: Project) -> None:
     project.begin()
     project.write("README.md", proj.README + "\n## Usage\n\n`from inventory import total`\n")
