@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -148,6 +149,31 @@ def test_breaking_change(project: Repo) -> None:
     assert verdict.reason == "tests failed: 1 of 2 (tests/test_calc.py::test_add)"
     assert run.tests is not None
     assert run.tests["tests/test_calc.py::test_sub"] == "passed"
+
+
+def test_a_regression_is_refused_without_running_the_new_tests(
+    project: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a baseline test fails (and fails again when run again), nothing the new
+    tests do can save the change: their session is not run, and the revert comes
+    sooner. Without the regression, the same new test runs."""
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # the sessions need the plugin
+    s = snap(project)
+    marker = tmp_path / "new-tests-ran"
+    project.write(
+        "tests/test_new.py",
+        f"import pathlib\n\n\ndef test_new():\n    pathlib.Path({str(marker)!r}).touch()\n",
+    )
+    project.write("calc.py", CALC.replace("return a + b", "return a - b"))
+    verdict, run = check(project, s)
+    assert verdict.reason == "tests failed: 1 of 2 (tests/test_calc.py::test_add)"
+    assert run.tests is not None and "tests/test_new.py::test_new" not in run.tests
+    assert not marker.exists()
+    project.write("calc.py", CALC)
+    verdict, run = check(project, s)
+    assert verdict.passed, verdict
+    assert run.tests is not None and run.tests["tests/test_new.py::test_new"] == "passed"
+    assert marker.exists()
 
 
 def test_new_test_must_pass_and_cannot_rescue(project: Repo) -> None:

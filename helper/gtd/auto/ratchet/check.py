@@ -387,7 +387,10 @@ def judge_candidate(
         flaky = _flaky(git, rm, config, env, snapshot, first.result, tolerated, judged, submodules)
     second: runner.Run | None = None
     new_files = _new_test_candidates(changes, snapshot)
-    if split and new_files and not found:
+    # A baseline test that still fails is a refusal whatever the new tests do:
+    # their session would only lengthen the revert (~0.5 s a refused cycle).
+    regressed = _failing_now(snapshot, first.result, tolerated | frozenset(flaky))
+    if split and new_files and not found and not regressed:
         room.sync(git, rm, new_tree, config.links)
         second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
         found += _report_problems(second.report, rm, snapshot)
@@ -591,13 +594,7 @@ def _flaky(
     test forged for itself: nothing the stat check of tracked files sees) would
     otherwise decide the next run. A run again whose report is not trustworthy, or
     that wrote a file of the judged tree, passes nothing."""
-    base = snapshot.baseline.tests or {}
-    now = run.tests or {}
-    suspects = sorted(
-        t
-        for t, o in now.items()
-        if o in ("failed", "error") and base.get(t) in _PASSING and t not in tolerated
-    )
+    suspects = _failing_now(snapshot, run, tolerated)
     flipped: list[str] = []
     for _ in range(config.rerun_failures):
         if not suspects:
@@ -610,6 +607,17 @@ def _flaky(
         flipped.extend(passed)
         suspects = [t for t in suspects if t not in passed]
     return tuple(sorted(flipped))
+
+
+def _failing_now(snapshot: Snapshot, run: RunResult, excused: frozenset[str]) -> list[str]:
+    """Tests that passed at the baseline and fail (or error) in ``run``, less the
+    ``excused`` ones (quarantined, or found flaky)."""
+    base = snapshot.baseline.tests or {}
+    return sorted(
+        t
+        for t, o in (run.tests or {}).items()
+        if o in ("failed", "error") and base.get(t) in _PASSING and t not in excused
+    )
 
 
 def _untrusted(
