@@ -167,12 +167,14 @@ def test_a_regression_is_refused_without_running_the_new_tests(
     project.write("calc.py", CALC.replace("return a + b", "return a - b"))
     verdict, run = check(project, s)
     assert verdict.reason == "tests failed: 1 of 2 (tests/test_calc.py::test_add)"
-    assert run.tests is not None and "tests/test_new.py::test_new" not in run.tests
+    assert run.tests is not None
+    assert "tests/test_new.py::test_new" not in run.tests
     assert not marker.exists()
     project.write("calc.py", CALC)
     verdict, run = check(project, s)
     assert verdict.passed, verdict
-    assert run.tests is not None and run.tests["tests/test_new.py::test_new"] == "passed"
+    assert run.tests is not None
+    assert run.tests["tests/test_new.py::test_new"] == "passed"
     assert marker.exists()
 
 
