@@ -22,9 +22,11 @@ PERSON_FILE = "notes/person.txt"
 PERSON_TEXT = "written by a person while the tests ran\n"
 
 
-def _handshake_test(started: Path, created: Path) -> str:
+def _handshake_test(started: Path, created: Path, *, fails: bool) -> str:
     """A new test that signals it is running, then waits (up to 30 s) until the
-    person has written their file: `end` is provably mid-run when they do."""
+    person has written their file: `end` is provably mid-run when they do.
+    ``fails``: it then fails, so the cycle is refused and reverted. (A change that
+    also broke an old test would be refused without running the new tests.)"""
     return f"""\
 import time
 from pathlib import Path
@@ -38,6 +40,7 @@ def test_waits_for_the_person():
     deadline = time.monotonic() + 30
     while not CREATED.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
+    assert {not fails}, "the cycle's new test fails"
 """
 
 
@@ -63,13 +66,14 @@ class Person(threading.Thread):
 
 
 def _end_while_a_person_acts(
-    project: Project, tmp_path: Path, act: Callable[[], None]
+    project: Project, tmp_path: Path, act: Callable[[], None], *, fails: bool
 ) -> dict[str, Any]:
     sync = tmp_path / "sync"
     sync.mkdir()
     person = Person(sync, act)
     project.write(
-        "tests/test_handshake.py", _handshake_test(person.started_flag, person.created_flag)
+        "tests/test_handshake.py",
+        _handshake_test(person.started_flag, person.created_flag, fails=fails),
     )
     person.start()
     answer = project.end()
@@ -95,10 +99,8 @@ def test_file_a_person_creates_while_end_runs_the_tests_survives(
 ) -> None:
     project.begin()
     project.do_t1()
-    if outcome == "fail":
-        project.break_total()
     answer = _end_while_a_person_acts(
-        project, tmp_path, lambda: project.write(PERSON_FILE, PERSON_TEXT)
+        project, tmp_path, lambda: project.write(PERSON_FILE, PERSON_TEXT), fails=outcome == "fail"
     )
     assert answer.get("status") == ("passed" if outcome == "pass" else "reverted"), answer
     _survives(project, answer, PERSON_FILE, PERSON_TEXT)
@@ -109,8 +111,9 @@ def test_edit_a_person_makes_to_a_tracked_file_during_a_failing_end_survives(
 ) -> None:
     edited = proj.README + "\nA person's note.\n"
     project.begin()
-    project.break_total()
-    answer = _end_while_a_person_acts(project, tmp_path, lambda: project.write("README.md", edited))
+    answer = _end_while_a_person_acts(
+        project, tmp_path, lambda: project.write("README.md", edited), fails=True
+    )
     assert answer.get("status") == "reverted", answer
     _survives(project, answer, "README.md", edited)
 
