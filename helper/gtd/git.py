@@ -284,7 +284,9 @@ class Git:
         parent, in one `git log --no-walk`."""
         if not commits:
             return {}
-        raw = self.run("log", "--no-walk=unsorted", "--name-only", "--format=%x1e%H", *commits)
+        raw = self.run(
+            "log", "--no-walk=unsorted", "-z", "--name-only", "--format=%x1e%H", *commits
+        )
         return parse_name_only_log(raw)
 
     def line_diff(self, old: str, new: str, path: str) -> tuple[list[str], list[str]]:
@@ -712,13 +714,15 @@ def parse_line_diff(raw: str) -> tuple[list[str], list[str]]:
 
 
 def parse_name_only_log(raw: str) -> dict[str, list[str]]:
-    """`git log --name-only --format=%x1e%H`: each commit's sha → the paths it
-    touched."""
+    """`git log -z --name-only --format=%x1e%H`: each commit's sha → the paths it
+    touched, exactly as named (with -z git quotes none: a space, a newline or a
+    byte that is not UTF-8 stays part of the name)."""
     out: dict[str, list[str]] = {}
     for record in raw.split("\x1e"):
-        lines = [line.strip() for line in record.strip().splitlines() if line.strip()]
-        if lines:
-            out[lines[0]] = lines[1:]
+        sha, _, names = record.partition("\0")
+        if sha.strip():
+            names = names[1:] if names.startswith("\n") else names
+            out[sha.strip()] = [name for name in names.split("\0") if name]
     return out
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,19 @@ def test_config_list_entries_keep_origin_key_and_value() -> None:
         ("file:.git/config", "core.bare", "false"),
         ("file:x", "flag", None),
     ]
+
+
+def test_touched_names_every_path_exactly(repo: Repo) -> None:
+    """Names with a space, a newline, a leading newline or a byte that is not
+    UTF-8 come back as the same names; a commit that touches nothing, as none.
+    (Without -z git quoted the newline and the byte, and the line reader split
+    and trimmed.)"""
+    odd = [b"a b.txt", b"new\nline", b"\nlead", b"caf\xe9.txt"]
+    for name in odd:
+        (repo.path / os.fsdecode(name)).write_bytes(b"x")
+    first = repo.commit_all("odd names")
+    repo.git("commit", "-q", "--allow-empty", "-m", "nothing")
+    empty = repo.git("rev-parse", "HEAD").strip()
+    touched = Git(repo.path).touched([first, empty])
+    assert sorted(os.fsencode(p) for p in touched[first]) == sorted(odd)
+    assert touched[empty] == []
