@@ -31,6 +31,7 @@ from gtd.auto.ratchet.files import is_test_path
 from gtd.auto.ratchet.verdict import Verdict
 from gtd.auto.state import State
 from gtd.clock import Now
+from gtd.errors import UnaddableFiles
 from gtd.git import Git
 from gtd.tuples import NamedTuple
 
@@ -112,7 +113,10 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     taken = time.time()
     with room.acquire(git) as rm:
         index = room.candidate_index(rm, trust_until=current.started_epoch)
-        candidate = git.worktree_tree(index, tree.head)
+        try:
+            candidate = git.worktree_tree(index, tree.head)
+        except UnaddableFiles as exc:  # nothing to judge, nor to commit: the revert
+            return Decision(False, exc.message, head=tree.head, taken_epoch=taken)
         base_tree = check.tree_of(git, current.base)
         guard = _guard(git, current, tree.head, base_tree, candidate)
         if guard is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from gtd import digest as sha
 from gtd.auto.ratchet import environment
-from gtd.fsio import atomic_write_bytes
+from gtd.fsio import atomic_write_bytes, read_bytes
 from gtd.git import Git
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -38,7 +38,7 @@ _KEPT = {"git_config": "config", "git_attributes": "info/attributes"}
 
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_bytes(path)
     except FileNotFoundError:
         return None
     except OSError:
