@@ -261,6 +261,14 @@ class Git:
             if rel.endswith("/") and not _holds_files(self.root / rel)
         }
 
+    def ignored(self) -> list[str]:
+        """The untracked files git ignores now, sorted; a folder it ignores whole as
+        ``folder/`` (not its files: a virtualenv is one entry)."""
+        raw = self.run(
+            "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+        )
+        return sorted(p for p in raw.split("\0") if p)
+
     def listing(self) -> tuple[list[str], list[str]]:
         """Tracked files and the untracked ones git does not ignore (each sorted),
         in ONE call (``-t`` tags each: ``?`` untracked, a letter otherwise)."""

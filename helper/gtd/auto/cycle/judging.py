@@ -181,10 +181,21 @@ def run_pre_commit(root: Path, timeout_s: float) -> str | None:
 def _guard(
     git: Git, current: Journal, head: str | None, base_tree: str, candidate: str
 ) -> str | None:
+    changes = git.diff_trees(base_tree, candidate) if candidate != base_tree else []
+    hidden = seals.was_ignored(current.seals or {}, [c.path for c in changes if c.status == "A"])
+    if hidden:
+        from gtd.names import readable
+
+        shown = ", ".join(readable(p) for p in hidden[:5]) + (", …" if len(hidden) > 5 else "")
+        # A person's file (their `.env`): a commit would publish it. The revert puts
+        # the ignore rules back and leaves it where it is, ignored again.
+        return (
+            f"a file git ignored when the cycle began would be committed: {shown} "
+            "(a `.gitignore` edit made it visible; it stays on disk, ignored again)"
+        )
     if current.kind == "bootstrap":
         if head != current.base:
             return "bootstrap cycle made commits of its own"
-        changes = git.diff_trees(base_tree, candidate)
         non_tests = sorted(c.path for c in changes if not is_test_path(c.path))
         if non_tests:
             return f"bootstrap changed non-test files: {', '.join(non_tests[:5])}"
