@@ -44,6 +44,21 @@ class GitError(GtdError):
     """A git command failed unexpectedly."""
 
 
+class UnaddableFiles(GitError):
+    """Files of the working tree git cannot add (a named pipe where a file was, a
+    file it may not read): ``paths``, repository-relative."""
+
+    def __init__(self, paths: list[str]) -> None:
+        from gtd.names import readable
+
+        shown = ", ".join(readable(p) for p in paths[:5]) + (", …" if len(paths) > 5 else "")
+        super().__init__(
+            f"not a file git can add (a named pipe, a socket, or unreadable): {shown}",
+            "replace it with a regular file, or remove it",
+        )
+        self.paths = paths
+
+
 class StateError(GtdError):
     """Helper-owned state is inconsistent in a way we refuse to guess about."""
 

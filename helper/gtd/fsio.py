@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from stat import S_ISDIR, S_ISREG
 from types import ModuleType
 
 from gtd.errors import GtdError, LockTimeout
@@ -85,11 +87,38 @@ def temp_owner(name: str) -> int | None:
     return int(pid)
 
 
-def read_text(path: Path) -> str | None:
+def read_bytes(path: Path) -> bytes:
+    """The content of the file at ``path`` (a symbolic link followed), like
+    ``Path.read_bytes``, but only ever a regular file's: an agent can put a named
+    pipe where the helper reads (PLAN.md, a state mirror), and a read of it blocks
+    until someone writes, forever (the loop stalls under its lock); a link to a
+    device may never end. Such a file raises OSError at once; a directory,
+    IsADirectoryError as ``read_bytes`` does."""
+    # O_NONBLOCK: opening a named pipe to read would itself wait for a writer.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
     try:
-        return path.read_text(encoding="utf-8")
+        mode = os.fstat(fd).st_mode
+        if S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe, device or socket)", str(path))
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path) -> str | None:
+    """The UTF-8 text of the regular file at ``path`` with its newlines as Python
+    reads text (CRLF and CR as LF), None when it is missing."""
+    try:
+        data = read_bytes(path)
     except FileNotFoundError:
         return None
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
 @contextlib.contextmanager

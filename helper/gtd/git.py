@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from gtd import paths, proc
-from gtd.errors import GitError, RepoError
+from gtd.errors import GitError, RepoError, UnaddableFiles
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -261,6 +261,14 @@ class Git:
             if rel.endswith("/") and not _holds_files(self.root / rel)
         }
 
+    def ignored(self) -> list[str]:
+        """The untracked files git ignores now, sorted; a folder it ignores whole as
+        ``folder/`` (not its files: a virtualenv is one entry)."""
+        raw = self.run(
+            "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+        )
+        return sorted(p for p in raw.split("\0") if p)
+
     def listing(self) -> tuple[list[str], list[str]]:
         """Tracked files and the untracked ones git does not ignore (each sorted),
         in ONE call (``-t`` tags each: ``?`` untracked, a letter otherwise)."""
@@ -393,10 +401,29 @@ class Git:
             self.run("read-tree", "--reset", head, env=env)
         else:
             self.run("read-tree", "--empty", env=env)
-        self.run("add", "-A", "--ignore-errors", env=env)
+        unadded = self.add_all(env)
+        if unadded:
+            raise UnaddableFiles(unadded)
         if head is not None:
             self._leave_out_private(env, head)
         return self.run("write-tree", env=env).strip()
+
+    def add_all(self, env: Mapping[str, str]) -> list[str]:
+        """`git add -A --ignore-errors` in the index ``env`` names: all it can add
+        is added. Returns the paths it could not (a named pipe where a file was, a
+        file it may not read), which keep their old entries in that index; git
+        exits 1 for them, and a revert that stopped there would stop every later
+        one too."""
+        result = self.call("add", "-A", "--ignore-errors", env=env)
+        if result.returncode == 0:
+            return []
+        # Everything else was just added: what still differs (once the stat data of
+        # files left as they were is refreshed) is what git could not.
+        self.call("update-index", "-q", "--refresh", env=env)
+        left = [p for p in self.run("diff-files", "--name-only", "-z", env=env).split("\0") if p]
+        if not left:
+            raise failure(("add", "-A", "--ignore-errors"), result)
+        return left
 
     def _leave_out_private(self, env: Mapping[str, str], head: str) -> None:
         """The helper's own files that ``head`` does not track are never part of the

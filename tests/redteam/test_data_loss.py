@@ -184,7 +184,46 @@ def test_ignored_file_a_cycle_unignores_survives_the_revert(project: Project) ->
     project.write(".gitignore", proj.GITIGNORE.replace("build/\n", ""))
     project.write("inventory/report.py", '"""Stock reports."""\n')
     answer = project.end()
-    assert_refused(project, answer, before, names=[TOTAL])
+    # (refused for the person's file itself now: it would be committed)
+    assert_refused(project, answer, before, names=[TOTAL, person])
     assert (project.path / person).read_text() == PERSON_TEXT, "the person's ignored file is gone"
     assert project.show(answer["kept"], person) == PERSON_TEXT
     assert project.show(answer["kept"], "inventory/report.py") is not None
+
+
+SECRET = "build/.env"
+SECRET_TEXT = "API_TOKEN=a-persons-secret\n"
+
+
+def test_an_ignored_secret_a_passing_cycle_unignores_is_never_committed(
+    project: Project,
+) -> None:
+    """A person keeps credentials in an ignored file; the cycle's `.gitignore` edit
+    stops ignoring it and its work passes. The candidate tree would hold the
+    secret, and the helper would commit it. A file that was ignored when the cycle
+    began is never the cycle's to commit: the cycle is refused naming it, the
+    revert puts `.gitignore` back and leaves the file, ignored again."""
+    project.write(SECRET, SECRET_TEXT)
+    before = project.state()
+    project.begin()
+    project.do_t1()
+    project.write(".gitignore", proj.GITIGNORE.replace("build/\n", ""))
+    answer = project.end()
+    committed = project.observe("log", "main", "--format=%h %s", "--", SECRET)
+    assert not committed, f"the secret was committed: {committed} {answer}"
+    assert_refused(project, answer, before, names=[SECRET], kept={SECRET: SECRET_TEXT})
+    assert (project.path / SECRET).read_text() == SECRET_TEXT, "the person's file is gone"
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+@pytest.mark.slow  # a twin or a variant: the quick loop keeps one test a mechanism
+def test_legit_cycle_unignores_a_file_it_makes(project: Project) -> None:
+    """The twin: a file the cycle itself made, which the base ignores, lands with
+    the `.gitignore` edit that lets git see it."""
+    project.begin()
+    project.do_t1()
+    project.write("build/schema.json", '{"version": 1}\n')
+    project.write(".gitignore", proj.GITIGNORE.replace("build/\n", ""))
+    answer = project.end()
+    assert_passed(project, answer)
+    assert project.show("HEAD", "build/schema.json") == '{"version": 1}\n'

@@ -7,9 +7,11 @@ exactly the base's and the work kept; nothing it planted runs afterwards."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -548,7 +550,7 @@ def test_an_ignored_file_whose_name_is_not_utf8_survives_the_revert(
     project.break_total()
     project.write(".gitignore", proj.GITIGNORE.replace("build/\n", ""))
     answer = project.end()
-    assert_refused(project, answer, before, names=[TOTAL])
+    assert_refused(project, answer, before, names=[TOTAL, "build/caf\\xe9.xml"])
     assert (project.path / person).read_text() == "<person/>\n", "the person's file is gone"
     assert project.show(answer["kept"], person) == "<person/>\n"
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
@@ -730,3 +732,61 @@ def test_a_credential_helper_written_to_the_global_config_stops_nothing(
     with global_config("[credential]\n\thelper = cache\n[maintenance]\n\trepo = /elsewhere\n"):
         answer = project.end()
     assert_passed(project, answer)
+
+
+def test_agent_marks_the_broken_file_assume_unchanged(project: Project) -> None:
+    """`git update-index --assume-unchanged` on the file the cycle breaks (the
+    sibling of skip-worktree): git then takes the index entry for the file, so a
+    revert that asks git what changed, or a `checkout-index` that trusts the bit,
+    could leave the broken code in the tree, hidden from `git status`."""
+    before = project.state()
+    project.begin()
+    project.agent_git("update-index", "--assume-unchanged", "inventory/core.py")
+    project.break_total()
+    assert_refused(project, project.end(), before, names=[TOTAL])
+    listed = project.observe("ls-files", "-v", "inventory/core.py")
+    assert listed.startswith("H "), f"the bit outlived the revert: {listed!r}"
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+@pytest.mark.slow  # held before: a guard of its own mechanism (git's index damaged)
+def test_agent_truncates_the_git_index(project: Project) -> None:
+    """The agent damages `.git/index` (cut short): every git command that reads it
+    fails. `end` must still revert (the index is git's cache of HEAD and the tree,
+    nothing a person wrote), and the next `begin` answer `task`, not stall the
+    loop on a person."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    index = project.path / ".git/index"
+    index.write_bytes(index.read_bytes()[:40])
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL, "index"])
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+def test_agent_turns_the_plan_into_a_fifo(project: Project) -> None:
+    """PLAN.md (a file the helper reads whole) made a named pipe: a read of it
+    blocks until someone writes, forever, and `end` did so under the state lock,
+    so the loop stalled; git cannot add a pipe either (`add -A` exits 1), so the
+    check and every revert after it stopped too. The cycle is refused naming the
+    file, and the revert puts the plan back."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    plan = project.path / "PLAN.md"
+    plan.unlink()
+    os.mkfifo(plan)
+    res = subprocess.run(
+        [sys.executable, "-m", "gtd", "cycle", "end", "--json"],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=120,  # the stall, made a failure
+    )
+    try:
+        answer = json.loads(res.stdout)
+    except ValueError:
+        raise AssertionError(f"no answer: {res.stdout!r} {res.stderr!r}") from None
+    assert_refused(project, answer, before, names=["PLAN.md"])
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"

@@ -221,3 +221,76 @@ def test_a_background_process_forges_skips_in_the_base_commits_run(
         forger.kill()
         forger.wait()
     assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
+
+
+# The same forged session, sent through the helper's own pipe instead of the file:
+# the test process's environment (readable in /proc by the same user) names the
+# pipe's descriptor, and /proc/<pid>/fd/<n> opens that very pipe for writing.
+FORGE_SKIPS_INTO_THE_PIPE = textwrap.dedent(
+    """
+    import json, os, time
+    done = set()
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or pid in done:
+                continue
+            try:
+                raw = open("/proc/%s/environ" % pid, "rb").read().split(b"\\0")
+            except OSError:
+                continue
+            env = dict(x.decode("utf-8", "replace").partition("=")[::2] for x in raw if b"=" in x)
+            if "GTD_RATCHET_FD" not in env or "GTD_RATCHET_SETTINGS" not in env:
+                continue
+            done.add(pid)
+            try:
+                settings = json.load(open(env["GTD_RATCHET_SETTINGS"]))
+            except (OSError, ValueError):
+                continue
+            ids = settings.get("ids")
+            if not ids:
+                continue
+            sid = "f00d-%s" % pid
+            lines = [{"k": "start", "s": sid, "v": 2, "pid": int(pid), "worker": None,
+                      "root": settings["root"], "ini": None, "plugin": "", "via": "pipe",
+                      "sel": True}]
+            for test in ids:
+                lines.append({"k": "t", "s": sid, "id": test, "o": "skipped", "w": "setup",
+                              "at": test.split("::")[0] + ":1", "r": "offline"})
+            lines.append({"k": "end", "s": sid, "exit": 0, "counts": {"skipped": len(ids)},
+                          "conftests": [], "plugins": [], "env": {}})
+            fd = env["GTD_RATCHET_FD"].split(":")[0]
+            try:
+                out = os.open("/proc/%s/fd/%s" % (pid, fd), os.O_WRONLY)
+                os.write(out, "".join(json.dumps(x) + "\\n" for x in lines).encode())
+                os.close(out)
+            except OSError:
+                pass
+        time.sleep(0.002)
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a same-user process reaches the pipe through /proc (see docs/auto-mode.md)",
+)
+def test_a_background_process_forges_skips_into_the_helpers_pipe(project: Project) -> None:
+    """Got through when written: the forged session says the base commit skips the
+    tests the candidate skips, so the skips are excused and the break lands. Kept
+    as an expected failure until the excuse runs check where a session came from
+    (its process in the command's own session, one session a process)."""
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", SKIPPING)
+    project.assert_hidden()
+    forger = subprocess.Popen(
+        [sys.executable, "-c", FORGE_SKIPS_INTO_THE_PIPE], start_new_session=True
+    )
+    try:
+        answer = project.end()
+    finally:
+        forger.kill()
+        forger.wait()
+    assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})

@@ -19,6 +19,7 @@ from pathlib import Path
 from gtd import schema
 from gtd.auto import defaults
 from gtd.errors import InputError
+from gtd.fsio import read_bytes
 from gtd.paths import CONFIG as CONFIG_PATH
 from gtd.tuples import NamedTuple
 
@@ -120,11 +121,13 @@ def load_auto_config(root: Path) -> AutoConfig:
     """Read ``root/.deepflow/config.yaml``; a missing file means all defaults."""
     path = root / CONFIG_PATH
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)
     except FileNotFoundError:
         raw = b""
     except IsADirectoryError:
         raise InputError(CONFIG_PATH, "is a directory, not a file") from None
+    except OSError as exc:  # a named pipe, say: never a read that blocks
+        raise InputError(CONFIG_PATH, f"cannot read: {exc.strerror or exc}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gtd.auto.plan import Plan, parse
 from gtd.errors import InputError
+from gtd.fsio import read_bytes
 from gtd.paths import PLAN
 
 _MISSING_HINT = "write a plan first: /gtd:auto plans one, or see the PLAN.md format skill"
@@ -18,7 +19,7 @@ def read(root: Path) -> str:
     the ticked line (plan.parse and plan.tick both tolerate the BOM)."""
     path = root / PLAN
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)  # a named pipe there must not block the loop
     except FileNotFoundError:
         raise InputError(PLAN, "not found", hint=_MISSING_HINT) from None
     except IsADirectoryError:

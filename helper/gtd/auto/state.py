@@ -35,7 +35,7 @@ from gtd.auto import records as records_mod
 from gtd.auto.journal import Journal
 from gtd.auto.records import Record
 from gtd.errors import GitError, StateError
-from gtd.fsio import atomic_write
+from gtd.fsio import atomic_write, read_bytes
 from gtd.git import Git, parse_tree
 from gtd.names import json_bytes
 from gtd.tuples import NamedTuple
@@ -243,7 +243,7 @@ def tampered(root: Path, git: Git, st: State, *, strict: bool = False) -> list[s
     previous: dict[str, bytes | None] | None = None
     for rel, name in ((paths.JOURNAL, JOURNAL), (paths.SNAPSHOT_JSON, SNAPSHOT)):
         try:
-            mirror: bytes | None = (root / rel).read_bytes()
+            mirror: bytes | None = read_bytes(root / rel)
         except FileNotFoundError:
             mirror = None
         except OSError:

@@ -35,8 +35,8 @@ from gtd.auto.memory import CycleRecord, Memory
 from gtd.auto.plan import Plan, Task
 from gtd.auto.state import State, sealed_config
 from gtd.clock import Now
-from gtd.errors import CommitBlocked, GtdError, RepoError, StateError
-from gtd.fsio import atomic_write, locked, temp_owner
+from gtd.errors import CommitBlocked, GtdError, InputError, RepoError, StateError
+from gtd.fsio import atomic_write, locked, read_bytes, temp_owner
 from gtd.git import PRIVATE_DIR, Git, stale_locks
 from gtd.proc import alive
 
@@ -281,7 +281,10 @@ class Cycle:
         if the_plan is None:
             from gtd.auto import plan_file
 
-            the_plan = plan_file.load(self.root)[1]
+            try:
+                the_plan = plan_file.load(self.root)[1]
+            except InputError:  # the agent's doing, say (the verdict puts it back)
+                return
         render_report(self.root, st, the_plan, self.now, mem=mem)
 
     def _with_previous(self, st: State, answer: Answer) -> Answer:
@@ -297,7 +300,7 @@ class Cycle:
 
     def _reported(self) -> int:
         try:
-            return int((self.root / paths.REPORTED).read_text().strip() or 0)
+            return int(read_bytes(self.root / paths.REPORTED).strip() or 0)
         except (OSError, ValueError):
             return 0
 
@@ -678,7 +681,7 @@ def render_report(
 def rendered_count(root: Path) -> int | None:
     """How many records the memory and report files were last rendered from."""
     try:
-        return int((root / paths.RENDERED).read_text().strip())
+        return int(read_bytes(root / paths.RENDERED).strip())
     except (OSError, ValueError):
         return None
 

@@ -24,12 +24,14 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from gtd import paths
 from gtd.auto import plan
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
 from gtd.errors import CommitBlocked, GitError, GtdError
+from gtd.fsio import read_bytes
 from gtd.git import Change, Git, TreeEntry, remove_empty_tree
 
 _GITLINK = "160000"
@@ -123,8 +125,8 @@ def sync_tree(root: Path, git: Git, journal: Journal, final: str) -> None:
         return
     plan_file = root / paths.PLAN
     try:
-        on_disk = plan_file.read_bytes()
-    except FileNotFoundError:
+        on_disk = read_bytes(plan_file)
+    except OSError:  # gone, or no regular file: not the plan to tick
         return
     if on_disk == before.data:
         from gtd.fsio import atomic_write_bytes
@@ -188,19 +190,43 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
                 _remove(root, change.path)
             if change.old_mode != _GITLINK:
                 restore_paths.append(change.path)
+    restore_paths.extend(_no_files(root, git, restore_paths))
     if restore_paths:
         listed = "\0".join(restore_paths)
         # A skip-worktree bit (an agent's `git update-index --skip-worktree`, which
         # `reset` keeps) makes checkout-index pass the path over: the revert failed,
         # and every later begin with it, the cycle's file left in the tree (and
-        # hidden from `git status`). The paths put back lose the bit.
+        # hidden from `git status`). The paths put back lose the bit, and the
+        # assume-unchanged one (its sibling: left, it hides a person's later edit of
+        # the file from `git status` and `commit -a`). One flag a call: git applies
+        # only the first it is given.
         git.run("update-index", "--no-skip-worktree", "-z", "--stdin", input_text=listed)
+        git.run("update-index", "--no-assume-unchanged", "-z", "--stdin", input_text=listed)
         git.run("checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text=listed)
     _restore_submodules(git, git.ls_tree(base_tree))
     _unhidden(root, git, journal, kept)
     before = set((journal.seals or {}).get("empty_dirs") or ())
     for folder in sorted(git.empty_dirs() - before, reverse=True):
         remove_empty_tree(root / folder)
+
+
+def _no_files(root: Path, git: Git, listed: list[str]) -> list[str]:
+    """Tracked paths where the tree holds what git can neither add nor keep (a
+    named pipe, a socket, a device): the kept tree has their old entry, so the
+    diff above passes them over, and every later read of them would fail (PLAN.md
+    as a pipe stops each `begin`). Removed here, to be checked out again."""
+    out = []
+    for rel in git.run("diff-files", "--name-only", "-z").split("\0"):
+        if not rel or rel in listed:
+            continue
+        try:
+            mode = os.lstat(root / rel).st_mode
+        except OSError:
+            continue
+        if not (S_ISREG(mode) or S_ISLNK(mode) or S_ISDIR(mode)):
+            (root / rel).unlink()
+            out.append(rel)
+    return out
 
 
 def _ignored_at_base(

@@ -31,6 +31,7 @@ from gtd.auto.ratchet.files import is_test_path
 from gtd.auto.ratchet.verdict import Verdict
 from gtd.auto.state import State
 from gtd.clock import Now
+from gtd.errors import UnaddableFiles
 from gtd.git import Git
 from gtd.tuples import NamedTuple
 
@@ -112,7 +113,10 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     taken = time.time()
     with room.acquire(git) as rm:
         index = room.candidate_index(rm, trust_until=current.started_epoch)
-        candidate = git.worktree_tree(index, tree.head)
+        try:
+            candidate = git.worktree_tree(index, tree.head)
+        except UnaddableFiles as exc:  # nothing to judge, nor to commit: the revert
+            return Decision(False, exc.message, head=tree.head, taken_epoch=taken)
         base_tree = check.tree_of(git, current.base)
         guard = _guard(git, current, tree.head, base_tree, candidate)
         if guard is not None:
@@ -177,10 +181,21 @@ def run_pre_commit(root: Path, timeout_s: float) -> str | None:
 def _guard(
     git: Git, current: Journal, head: str | None, base_tree: str, candidate: str
 ) -> str | None:
+    changes = git.diff_trees(base_tree, candidate) if candidate != base_tree else []
+    hidden = seals.was_ignored(current.seals or {}, [c.path for c in changes if c.status == "A"])
+    if hidden:
+        from gtd.names import readable
+
+        shown = ", ".join(readable(p) for p in hidden[:5]) + (", …" if len(hidden) > 5 else "")
+        # A person's file (their `.env`): a commit would publish it. The revert puts
+        # the ignore rules back and leaves it where it is, ignored again.
+        return (
+            f"a file git ignored when the cycle began would be committed: {shown} "
+            "(a `.gitignore` edit made it visible; it stays on disk, ignored again)"
+        )
     if current.kind == "bootstrap":
         if head != current.base:
             return "bootstrap cycle made commits of its own"
-        changes = git.diff_trees(base_tree, candidate)
         non_tests = sorted(c.path for c in changes if not is_test_path(c.path))
         if non_tests:
             return f"bootstrap changed non-test files: {', '.join(non_tests[:5])}"

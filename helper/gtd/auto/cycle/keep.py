@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from gtd.fsio import read_bytes
 from gtd.git import Git
 
 KEPT_DIR = ".gtd-kept"
@@ -28,7 +29,7 @@ def kept_tree(git: Git, scratch: Path) -> str:
             git.run("read-tree", "HEAD", env=env)
         else:
             git.run("read-tree", "--empty", env=env)
-        git.run("add", "-A", "--ignore-errors", env=env)
+        git.add_all(env)  # what git cannot add it cannot keep (the revert restores it)
         staged = git.run("ls-files", "-s", "-z", env=env)
         head_links = _head_gitlinks(git)
         entries: list[str] = []
@@ -83,8 +84,11 @@ def _files(git: Git, folder: Path, prefix: str) -> list[str]:
                 blob = git.write_blob(os.readlink(path).encode("utf-8", "surrogateescape"))
                 mode = "120000"
             else:
-                with open(path, "rb") as handle:
-                    blob = git.write_blob(handle.read())
+                try:
+                    data = read_bytes(Path(path))
+                except OSError:  # a named pipe, a socket: nothing git keeps (nor blocks)
+                    continue
+                blob = git.write_blob(data)
                 mode = "100755" if os.access(path, os.X_OK) else "100644"
             out.append(f"{mode} {blob}\t{prefix}/{rel}\0")
     return out

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from gtd import digest as sha
 from gtd.auto.ratchet import environment
-from gtd.fsio import atomic_write_bytes
+from gtd.fsio import atomic_write_bytes, read_bytes
 from gtd.git import Git
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -38,7 +38,7 @@ _KEPT = {"git_config": "config", "git_attributes": "info/attributes"}
 
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_bytes(path)
     except FileNotFoundError:
         return None
     except OSError:
@@ -64,6 +64,9 @@ def take(git: Git, env_dirs: Sequence[str]) -> dict[str, Any]:
         "hooks": _hooks_digest(git_dir / "hooks"),
         "environment": environment.fingerprint(env_dirs),
         "empty_dirs": sorted(git.empty_dirs()),
+        # What git ignored as the cycle began: a person's (a `.env`, build output),
+        # which a `.gitignore` edit of the cycle's must not sweep into its commit.
+        "ignored": git.ignored(),
     }
     for key, rel in _KEPT.items():
         data = _read(git_dir / rel)
@@ -189,6 +192,23 @@ def _entries(data: bytes | None) -> dict[str, list[str]]:
             continue
         key, _, value = line.partition("=")
         out.setdefault(f"{section}.{key.strip()}", []).append(value.strip())
+    return out
+
+
+def was_ignored(seals: dict[str, Any], added: Sequence[str]) -> list[str]:
+    """The paths of ``added`` that git ignored when the cycle began (the file, or
+    a folder it ignored whole): not the cycle's work, whatever it did to the
+    ignore rules since. Empty for a seal made before they were kept."""
+    ignored = seals.get("ignored")
+    if not isinstance(ignored, list) or not ignored:
+        return []
+    before = set(ignored)
+    out = []
+    for path in added:
+        parts = path.split("/")
+        folders = ("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
+        if path in before or any(folder in before for folder in folders):
+            out.append(path)
     return out
 
 
