@@ -98,6 +98,9 @@ def test_loop_runs_the_plan_to_complete(repo: Repo) -> None:
     assert gtd_json(repo, "verify")["status"] == "passed"
 
 
+# Three reverted cycles; the breaker's own test (tests/integration/test_cycle.py)
+# stays in the quick loop.
+@pytest.mark.slow
 def test_loop_stops_at_the_circuit_breaker(repo: Repo) -> None:
     agent = make_project(repo, BAD_AGENT, "circuit_breaker_threshold: 2\n")
     head = repo.git("rev-parse", "HEAD")

@@ -35,6 +35,8 @@ def cycle(repo: Repo, calc: str) -> dict[str, object]:
     return gtd_json(repo, "cycle", "end")
 
 
+# Several cycles: the multi-cycle tests run in the slow set.
+@pytest.mark.slow
 def test_quarantine_excuses_a_test_until_it_is_released(project: Repo) -> None:
     answer = gtd_json(project, "ratchet", "quarantine", TEST_ADD, "--reason", "fails on Mondays")
     assert answer["status"] == "quarantined"

@@ -464,6 +464,8 @@ def test_a_file_name_that_is_not_utf8_beside_a_break_is_kept_and_removed(
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
 
 
+# Three cycles, as its newline twin: the multi-cycle tests run in the slow set.
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_in_a_test_folder_never_stalls_the_loop(
     project: Project,
 ) -> None:
@@ -488,6 +490,8 @@ def test_a_file_name_that_is_not_utf8_in_a_test_folder_never_stalls_the_loop(
     assert_report_readable(project)
 
 
+# A variant of the module left beside the break, which the quick loop keeps.
+@pytest.mark.slow
 def test_a_conftest_in_a_folder_whose_name_is_not_utf8(project: Project) -> None:
     """The session-wide conftest attack from a new test folder whose name is not
     UTF-8: refused, and where the answer and the report name the folder's files

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck as HypothesisHealthCheck
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -184,6 +185,8 @@ def _settles(sim: Sim, actor: str) -> None:
     sim.oracle = oracle
 
 
+# 150 random whole workflows, ~12 s: a fuzzing harness, in the slow set.
+@pytest.mark.slow
 @settings(
     max_examples=150,
     deadline=None,
