@@ -9,7 +9,6 @@ other argv, including --help, goes through typer."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -168,6 +167,8 @@ def _exit_now(code: int) -> NoReturn:
 def fail(message: str, reply: Reply, code: int, *, raw: bool = False) -> NoReturn:
     """Print ``gtd: <message>`` on stderr (``raw``: the message carries its own
     prefix) and, under --json, the command's error envelope on stdout; exit."""
+    import json  # on use: `ratchet run` starts git before json would load
+
     message = readable(message)  # a file name that is not UTF-8, as \xNN
     print(message if raw else f"gtd: {message}", file=sys.stderr)
     if reply.json and reply.step:

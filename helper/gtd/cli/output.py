@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +17,8 @@ JSON_HELP = "Print one JSON object on stdout instead of text."
 
 def emit(payload: Mapping[str, Any], text: str, as_json: bool) -> None:
     if as_json:
+        import json  # on use: `ratchet run` starts git before json would load
+
         # A file name that is not UTF-8 is shown as \xNN, never a traceback.
         sys.stdout.write(readable_json(json.dumps(payload, ensure_ascii=False)) + "\n")
     else:
