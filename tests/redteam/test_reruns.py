@@ -166,10 +166,28 @@ def test_a_background_process_makes_the_base_commit_skip_too(
     assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
 
 
+# A whole session in the report's line format, saying every asked test was
+# skipped (the base commit "skips too"): both forgers below write it.
+FORGED_SESSION = textwrap.dedent(
+    """
+    def forged(settings, ids, sid, pid, via):
+        lines = [{"k": "start", "s": sid, "v": 2, "pid": pid, "worker": None,
+                  "root": settings["root"], "ini": None, "plugin": "", "via": via,
+                  "sel": True}]
+        for test in ids:
+            lines.append({"k": "t", "s": sid, "id": test, "o": "skipped", "w": "setup",
+                          "at": test.split("::")[0] + ":1", "r": "offline"})
+        lines.append({"k": "end", "s": sid, "exit": 0, "counts": {"skipped": len(ids)},
+                      "conftests": [], "plugins": [], "env": {}})
+        return lines
+    """
+)
+
+
 # Watches every room's report folders for a run that asks for only some tests
 # (a run made to excuse a result) and appends a whole forged session to the file
 # its settings name for lines, which says every asked test was skipped.
-FORGE_SKIPS = textwrap.dedent(
+FORGE_SKIPS = FORGED_SESSION + textwrap.dedent(
     """
     import glob, json, os, sys, time
     rooms = sys.argv[1]
@@ -187,15 +205,7 @@ FORGE_SKIPS = textwrap.dedent(
             ids = settings.get("ids")
             if not ids:
                 continue
-            sid = "f00d-%d" % len(done)
-            lines = [{"k": "start", "s": sid, "v": 2, "pid": os.getpid(), "worker": None,
-                      "root": settings["root"], "ini": None, "plugin": "", "via": "file",
-                      "sel": True}]
-            for test in ids:
-                lines.append({"k": "t", "s": sid, "id": test, "o": "skipped", "w": "setup",
-                              "at": test.split("::")[0] + ":1", "r": "offline"})
-            lines.append({"k": "end", "s": sid, "exit": 0, "counts": {"skipped": len(ids)},
-                          "conftests": [], "plugins": [], "env": {}})
+            lines = forged(settings, ids, "f00d-%d" % len(done), os.getpid(), "file")
             with open(settings["report"], "a") as handle:
                 handle.write("".join(json.dumps(line) + "\\n" for line in lines))
         time.sleep(0.002)
@@ -226,7 +236,7 @@ def test_a_background_process_forges_skips_in_the_base_commits_run(
 # The same forged session, sent through the helper's own pipe instead of the file:
 # the test process's environment (readable in /proc by the same user) names the
 # pipe's descriptor, and /proc/<pid>/fd/<n> opens that very pipe for writing.
-FORGE_SKIPS_INTO_THE_PIPE = textwrap.dedent(
+FORGE_SKIPS_INTO_THE_PIPE = FORGED_SESSION + textwrap.dedent(
     """
     import json, os, time
     done = set()
@@ -250,15 +260,7 @@ FORGE_SKIPS_INTO_THE_PIPE = textwrap.dedent(
             ids = settings.get("ids")
             if not ids:
                 continue
-            sid = "f00d-%s" % pid
-            lines = [{"k": "start", "s": sid, "v": 2, "pid": int(pid), "worker": None,
-                      "root": settings["root"], "ini": None, "plugin": "", "via": "pipe",
-                      "sel": True}]
-            for test in ids:
-                lines.append({"k": "t", "s": sid, "id": test, "o": "skipped", "w": "setup",
-                              "at": test.split("::")[0] + ":1", "r": "offline"})
-            lines.append({"k": "end", "s": sid, "exit": 0, "counts": {"skipped": len(ids)},
-                          "conftests": [], "plugins": [], "env": {}})
+            lines = forged(settings, ids, "f00d-%s" % pid, int(pid), "pipe")
             fd = env["GTD_RATCHET_FD"].split(":")[0]
             try:
                 out = os.open("/proc/%s/fd/%s" % (pid, fd), os.O_WRONLY)
