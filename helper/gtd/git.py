@@ -461,7 +461,9 @@ def stale_locks(git_dir: Path) -> list[Path]:
         if proc.alive(owner):
             continue  # still running: its locks are live
         try:
-            dead_since.append(int(Path(note.path).read_text().strip() or 0))
+            from gtd.fsio import read_bytes  # a note made a named pipe: no wait
+
+            dead_since.append(int(read_bytes(Path(note.path)).strip() or 0))
         except (OSError, ValueError):
             dead_since.append(0)
         with contextlib.suppress(OSError):
