@@ -547,9 +547,10 @@ def _checked(root: Path, args: Sequence[str], result: proc.Result) -> proc.Resul
 
 def blocking_pipes(root: Path, seen: Iterable[str] = ()) -> list[str]:
     """The named pipes git may have waited on (absolute paths): those it had open
-    (``seen``), those in the work tree where git reads a file, and those in the git
-    directory and its ``info`` folder. Only looked for once git has waited: a walk
-    of the whole tree."""
+    (``seen``), those in the work tree where git reads a file, and any in the git
+    directory (its refs, `info/`, `objects/info/alternates`; not the objects
+    themselves, which git writes). Only looked for once git has waited: a walk of
+    the whole tree."""
     import stat
 
     found = dict.fromkeys(seen)
@@ -561,13 +562,14 @@ def blocking_pipes(root: Path, seen: Iterable[str] = ()) -> list[str]:
                 with contextlib.suppress(OSError):
                     if stat.S_ISFIFO(os.lstat(path).st_mode):
                         found[path] = None
-    dot = root / ".git"
-    for git_folder in (dot, dot / "info"):
-        with contextlib.suppress(OSError), os.scandir(git_folder) as entries:
-            for entry in entries:
-                with contextlib.suppress(OSError):
-                    if stat.S_ISFIFO(entry.stat(follow_symlinks=False).st_mode):
-                        found[entry.path] = None
+    for folder, dirs, files in os.walk(root / ".git"):
+        if os.path.basename(folder) == "objects":
+            dirs[:] = [d for d in dirs if d == "info"]
+        for name in files:
+            path = os.path.join(folder, name)
+            with contextlib.suppress(OSError):
+                if stat.S_ISFIFO(os.lstat(path).st_mode):
+                    found[path] = None
     return list(found)
 
 

@@ -121,6 +121,20 @@ def test_git_waiting_on_a_named_pipe_is_stopped_and_the_pipe_named(repo: Repo) -
     assert "sub/.gitignore" in caught.value.render()
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="no /proc: only the timeout stops it")
+def test_a_named_pipe_deep_in_the_git_directory_is_named_too(repo: Repo) -> None:
+    """Every object read opens `objects/info/alternates` when it exists: git waits
+    in open(), where no descriptor names the pipe yet; the search finds it."""
+    repo.write("a.py", "a\n")
+    repo.commit_all("init")
+    alternates = repo.path / ".git/objects/info/alternates"
+    alternates.parent.mkdir(exist_ok=True)
+    os.mkfifo(alternates)
+    with pytest.raises(GitBlocked) as caught:
+        Git(repo.path).run("cat-file", "-p", "HEAD")
+    assert caught.value.paths == [str(alternates)]
+
+
 def test_a_git_call_that_overruns_its_time_is_stopped(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
