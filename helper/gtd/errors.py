@@ -59,6 +59,30 @@ class UnaddableFiles(GitError):
         self.paths = paths
 
 
+class GitBlocked(GitError):
+    """git waited, and would have waited forever, on a named pipe in a place where it
+    reads a file (a `.gitignore`, `.git/packed-refs`): stopped. ``paths``, absolute,
+    are the pipes found there (maybe none, when none could be found)."""
+
+    def __init__(self, command: str, paths: list[str]) -> None:
+        from gtd.names import readable
+
+        if paths:
+            shown = ", ".join(readable(p) for p in paths[:5]) + (", …" if len(paths) > 5 else "")
+            super().__init__(
+                f"git waited forever reading a named pipe where it reads a file: {shown}",
+                f"remove it (`rm {readable(paths[0])}`), then run again",
+            )
+        else:
+            super().__init__(
+                f"`git {command}` waited forever on a named pipe",
+                "find it (`find . -type p`) where git reads a file (a .gitignore, "
+                ".gitattributes, .git/config), remove it, then run again",
+            )
+        self.paths = paths
+        self.command = command
+
+
 class StateError(GtdError):
     """Helper-owned state is inconsistent in a way we refuse to guess about."""
 

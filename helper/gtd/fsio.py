@@ -87,13 +87,14 @@ def temp_owner(name: str) -> int | None:
     return int(pid)
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
     """The content of the file at ``path`` (a symbolic link followed), like
     ``Path.read_bytes``, but only ever a regular file's: an agent can put a named
     pipe where the helper reads (PLAN.md, a state mirror), and a read of it blocks
     until someone writes, forever (the loop stalls under its lock); a link to a
     device may never end. Such a file raises OSError at once; a directory,
-    IsADirectoryError as ``read_bytes`` does."""
+    IsADirectoryError as ``read_bytes`` does. ``limit``: at most that many bytes,
+    from the start."""
     # O_NONBLOCK: opening a named pipe to read would itself wait for a writer.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)
@@ -104,8 +105,10 @@ def read_bytes(path: Path) -> bytes:
         if not S_ISREG(mode):
             raise OSError(errno.EINVAL, "not a regular file (a pipe, device or socket)", str(path))
         chunks = []
-        while chunk := os.read(fd, 1 << 20):
+        left = -1 if limit is None else limit
+        while left and (chunk := os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))):
             chunks.append(chunk)
+            left = left - len(chunk) if left > 0 else left
         return b"".join(chunks)
     finally:
         os.close(fd)

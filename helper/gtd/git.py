@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from gtd import paths, proc
-from gtd.errors import GitError, RepoError, UnaddableFiles
+from gtd.errors import GitBlocked, GitError, RepoError, UnaddableFiles
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -185,14 +185,14 @@ class Git:
                 check_exists=False,
                 names=True,  # paths in, paths out: byte for byte, UTF-8 or not
                 started=started if children is not None else None,
+                timeout=git_timeout(),
+                stuck=proc.pipe_wait,
             )
         finally:
             for path in marker:
                 with contextlib.suppress(OSError):
                     path.unlink()
-        if result.not_found:
-            raise GitError("git is not installed or not on PATH", "install git and retry")
-        return result
+        return _checked(self.root, args, result)
 
     @property
     def _children(self) -> Path | None:
@@ -356,8 +356,10 @@ class Git:
             input_bytes=data,
             check_exists=False,
             binary=True,
+            timeout=git_timeout(),
+            stuck=proc.pipe_wait,
         )
-        if result.returncode != 0:
+        if _checked(self.root, args, result).returncode != 0:
             raise failure(args, result)
         return result.stdout_bytes
 
@@ -459,7 +461,9 @@ def stale_locks(git_dir: Path) -> list[Path]:
         if proc.alive(owner):
             continue  # still running: its locks are live
         try:
-            dead_since.append(int(Path(note.path).read_text().strip() or 0))
+            from gtd.fsio import read_bytes  # a note made a named pipe: no wait
+
+            dead_since.append(int(read_bytes(Path(note.path)).strip() or 0))
         except (OSError, ValueError):
             dead_since.append(0)
         with contextlib.suppress(OSError):
@@ -508,6 +512,65 @@ def children_running(git_dir: Path) -> bool:
         return False
     owners = (_note_owner(note.name) for note in notes)
     return any(owner is not None and proc.alive(owner) for owner in owners)
+
+
+GIT_TIMEOUT_VAR = "GTD_GIT_TIMEOUT_S"
+_GIT_TIMEOUT_S = 1800.0  # no git call of the helper's comes near; a wait /proc cannot see does
+
+
+def git_timeout() -> float:
+    """How long one git call may run: ``GTD_GIT_TIMEOUT_S``, else half an hour."""
+    try:
+        value = float(os.environ.get(GIT_TIMEOUT_VAR) or _GIT_TIMEOUT_S)
+    except ValueError:
+        return _GIT_TIMEOUT_S
+    return value if value > 0 else _GIT_TIMEOUT_S
+
+
+# The files git opens in every folder it walks (a named pipe in one's place blocks it).
+_READ_IN_TREE = frozenset({".gitignore", ".gitattributes", ".gitmodules", ".mailmap"})
+
+
+def _checked(root: Path, args: Sequence[str], result: proc.Result) -> proc.Result:
+    """``result``, unless git could not run, waited on a named pipe or overran."""
+    if result.not_found:
+        raise GitError("git is not installed or not on PATH", "install git and retry")
+    if result.stuck is not None:
+        raise GitBlocked(args[0], blocking_pipes(root, result.stuck))
+    if result.timed_out:
+        raise GitError(
+            f"`git {args[0]}` ran for {git_timeout():g} s and was stopped",
+            f"set {GIT_TIMEOUT_VAR} to allow it longer (seconds)",
+        )
+    return result
+
+
+def blocking_pipes(root: Path, seen: Iterable[str] = ()) -> list[str]:
+    """The named pipes git may have waited on (absolute paths): those it had open
+    (``seen``), those in the work tree where git reads a file, and any in the git
+    directory (its refs, `info/`, `objects/info/alternates`; not the objects
+    themselves, which git writes). Only looked for once git has waited: a walk of
+    the whole tree."""
+    import stat
+
+    found = dict.fromkeys(seen)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]  # the repository's, a nested one's
+        for name in files:
+            if name in _READ_IN_TREE:
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    if stat.S_ISFIFO(os.lstat(path).st_mode):
+                        found[path] = None
+    for folder, dirs, files in os.walk(root / ".git"):
+        if os.path.basename(folder) == "objects":
+            dirs[:] = [d for d in dirs if d == "info"]
+        for name in files:
+            path = os.path.join(folder, name)
+            with contextlib.suppress(OSError):
+                if stat.S_ISFIFO(os.lstat(path).st_mode):
+                    found[path] = None
+    return list(found)
 
 
 def failure(args: Sequence[str], result: proc.Result) -> GitError:
@@ -636,11 +699,19 @@ def repo_root(cwd: Path) -> Path:
     when :func:`is_top_level` cannot tell: one process fewer on every tick."""
     if is_top_level(cwd):
         return cwd
-    res = proc.run(
-        ["git", "rev-parse", "--show-toplevel"], cwd, env=GIT_ENV, check_exists=False, names=True
+    res = _checked(
+        cwd,
+        ("rev-parse",),
+        proc.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd,
+            env=GIT_ENV,
+            check_exists=False,
+            names=True,
+            timeout=git_timeout(),
+            stuck=proc.pipe_wait,
+        ),
     )
-    if res.not_found:
-        raise GitError("git is not installed or not on PATH", "install git and retry")
     if res.returncode != 0:
         raise RepoError(f"{cwd}: not a git repository", "run gtd from the root of a git repository")
     top = Path(res.stdout.strip())

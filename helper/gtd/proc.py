@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -14,7 +15,7 @@ from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     _A = TypeVar("_A")
     _B = TypeVar("_B")
@@ -23,6 +24,14 @@ if TYPE_CHECKING:
 # Characters that mean the user wrote shell syntax; such commands go through /bin/sh.
 _SHELL_CHARS = frozenset("|&;<>()$`*?~\n")
 _KILL_GRACE_S = 3.0
+# How often a watched child is looked at (see ``stuck``): a call shorter than this is
+# never looked at, so the watch costs the quick calls nothing.
+_WATCH_S = 0.5
+_CHUNK = 32768
+# What /proc/<pid>/wchan says of a process asleep in the kernel's pipe code: opening
+# a named pipe that has no other end yet, or reading one that has no data.
+_OPEN_WAIT = b"wait_for_partner"
+_READ_WAITS = (b"pipe_read", b"anon_pipe_read", b"pipe_wait", b"pipe_wait_readable")
 
 
 class Result(NamedTuple):
@@ -34,10 +43,16 @@ class Result(NamedTuple):
     timed_out: bool = False
     not_found: bool = False
     stdout_bytes: bytes = b""  # stdout undecoded, for `binary` runs (stdout is then "")
+    stuck: tuple[str, ...] | None = None  # killed waiting on these named pipes (see run)
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out and not self.not_found
+        return (
+            self.returncode == 0
+            and not self.timed_out
+            and not self.not_found
+            and self.stuck is None
+        )
 
     @property
     def output(self) -> str:
@@ -91,6 +106,7 @@ def run(
     names: bool = False,
     started: Callable[[int], None] | None = None,
     pass_fds: Sequence[int] = (),
+    stuck: Callable[[int], tuple[str, ...] | None] | None = None,
 ) -> Result:
     """Run ``argv`` in its own process group; kill the whole group on timeout.
 
@@ -105,6 +121,9 @@ def run(
     ``started`` is told the child's process id as soon as it exists.
     ``pass_fds``: descriptors the
     command inherits (every other one is closed in it).
+    ``stuck`` (e.g. :func:`pipe_wait`) is asked of the running child every half
+    second: when it answers (not None) twice in a row the child's group is killed
+    and the result carries its answer as ``stuck``, a wait that would never end.
     """
     args = tuple(argv)
     full_env = None if env is None else {**os.environ, **env}
@@ -134,35 +153,167 @@ def run(
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
     except PermissionError as exc:
         return Result(args, 126, "", f"cannot execute {args[0]}: {exc}", 0.0, not_found=True)
+    waited: tuple[str, ...] | None = None
+    timed_out = False
     try:
         if started is not None:
             started(popen.pid)
-        out, err = popen.communicate(feed, timeout=timeout)
-        timed_out = False
+        out, err = _communicate(popen, feed, timeout, stuck)
     except subprocess.TimeoutExpired:
         _kill_group(popen)
-        out, err = popen.communicate()
+        out, err = _rest(popen, stuck is not None)
         timed_out = True
+    except _Stuck as exc:
+        _kill_group(popen)
+        out, err = _rest(popen, stuck is not None)
+        waited = exc.paths
     except BaseException:
         # Ctrl-C or a kill of the helper: never leave the child group running.
         _kill_group(popen)
         raise
     duration = time.monotonic() - start
+    code = popen.returncode
     if names and not binary:
-        return Result(
-            args,
-            popen.returncode,
-            (out or b"").decode("utf-8", errors="surrogateescape"),
-            (err or b"").decode("utf-8", errors="backslashreplace"),
-            duration,
-            timed_out=timed_out,
-        )
+        stdout = (out or b"").decode("utf-8", errors="surrogateescape")
+        stderr = (err or b"").decode("utf-8", errors="backslashreplace")
+        return Result(args, code, stdout, stderr, duration, timed_out, stuck=waited)
     if binary:
         error = (err or b"").decode("utf-8", errors="replace")
         return Result(
-            args, popen.returncode, "", error, duration, timed_out, stdout_bytes=out or b""
+            args, code, "", error, duration, timed_out, stdout_bytes=out or b"", stuck=waited
         )
-    return Result(args, popen.returncode, out or "", err or "", duration, timed_out=timed_out)
+    return Result(args, code, out or "", err or "", duration, timed_out, stuck=waited)
+
+
+def _rest(popen: subprocess.Popen[Any], watched: bool) -> tuple[Any, Any]:
+    """What a killed child wrote still unread; a watched run's pipes (which it read
+    itself, and may have closed) are closed and its output dropped."""
+    if not watched:
+        return popen.communicate()
+    for pipe in (popen.stdin, popen.stdout, popen.stderr):
+        if pipe is not None:
+            pipe.close()
+    popen.wait()
+    return b"", b""
+
+
+class _Stuck(Exception):
+    def __init__(self, paths: tuple[str, ...]) -> None:
+        super().__init__(paths)
+        self.paths = paths
+
+
+def _communicate(
+    popen: subprocess.Popen[Any],
+    feed: str | bytes | None,
+    timeout: float | None,
+    stuck: Callable[[int], tuple[str, ...] | None] | None,
+) -> tuple[Any, Any]:
+    """``popen.communicate``, or with ``stuck`` :func:`_watched`."""
+    if stuck is None:
+        return popen.communicate(feed, timeout=timeout)
+    if not isinstance(feed, bytes | None):
+        raise TypeError("a watched run carries bytes (names= or binary=)")
+    return _watched(popen, feed, timeout, stuck)
+
+
+def _watched(
+    popen: subprocess.Popen[bytes],
+    feed: bytes | None,
+    timeout: float | None,
+    stuck: Callable[[int], tuple[str, ...] | None],
+) -> tuple[bytes, bytes]:
+    """communicate() for byte pipes, asking ``stuck`` of the child whenever half a
+    second passed with no data either way. Raises TimeoutExpired, or _Stuck after
+    two answers in a row (one could be a writer that was just coming).
+
+    Not ``communicate(timeout=...)`` in slices: given a timeout, it ends with
+    ``wait(timeout)``, which polls the child in sleeps of 0.5 ms and more, ~1.3 ms
+    on every call whose child had not quite exited when its pipes closed (most git
+    calls); here the child is reaped by a blocking wait."""
+    import selectors
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    stdin, stdout, stderr = popen.stdin, popen.stdout, popen.stderr
+    assert stdout is not None
+    assert stderr is not None
+    out_fd, err_fd = stdout.fileno(), stderr.fileno()
+    read: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    sent = 0
+    before: tuple[str, ...] | None = None
+    with selectors.PollSelector() as selector:
+        if stdin is not None:
+            if feed:
+                selector.register(stdin, selectors.EVENT_WRITE)
+            else:
+                stdin.close()
+        selector.register(stdout, selectors.EVENT_READ)
+        selector.register(stderr, selectors.EVENT_READ)
+        while selector.get_map():
+            ready = selector.select(_WATCH_S)
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(popen.args, timeout or 0.0)
+            if not ready:
+                now = stuck(popen.pid)
+                if now is not None and before is not None:
+                    raise _Stuck(now or before)
+                before = now
+                continue
+            before = None
+            for key, _ in ready:
+                if key.fileobj is stdin and stdin is not None and feed is not None:
+                    try:
+                        sent += os.write(key.fd, feed[sent : sent + _CHUNK])
+                    except BrokenPipeError:
+                        sent = len(feed)  # the child stopped reading: as communicate
+                    if sent >= len(feed):
+                        selector.unregister(stdin)
+                        stdin.close()
+                    continue
+                data = os.read(key.fd, _CHUNK)
+                if data:
+                    read[key.fd].append(data)
+                else:
+                    selector.unregister(key.fileobj)
+                    key.fileobj.close()  # type: ignore[union-attr]
+    popen.wait()
+    return b"".join(read[out_fd]), b"".join(read[err_fd])
+
+
+def pipe_wait(pid: int) -> tuple[str, ...] | None:
+    """Whether process ``pid`` sleeps on a named pipe: opening one that nobody has
+    opened from the other end, or reading one that holds nothing. Answers the
+    named pipes it has open (none yet while it opens one), or None when it does
+    not wait so, or /proc cannot tell (macOS: there only a timeout ends it). A
+    read of an anonymous pipe (its stdin, fed by the caller) is no such wait."""
+    try:
+        with open(f"/proc/{pid}/wchan", "rb") as handle:
+            wchan = handle.read().strip()
+    except OSError:
+        return None
+    if wchan == _OPEN_WAIT:
+        return _named_pipes(pid)
+    if wchan in _READ_WAITS:
+        return _named_pipes(pid) or None
+    return None
+
+
+def _named_pipes(pid: int) -> tuple[str, ...]:
+    folder = f"/proc/{pid}/fd"
+    try:
+        fds = os.listdir(folder)
+    except OSError:
+        return ()
+    out = []
+    for fd in fds:
+        link = f"{folder}/{fd}"
+        try:
+            target = os.readlink(link)
+            if target.startswith("/") and stat.S_ISFIFO(os.stat(link).st_mode):
+                out.append(target)  # "pipe:[…]" is an anonymous one
+        except OSError:
+            continue  # closed meanwhile
+    return tuple(out)
 
 
 def both(first: Callable[[], _A], second: Callable[[], _B]) -> tuple[_A, _B]:

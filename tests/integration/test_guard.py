@@ -148,3 +148,15 @@ def test_a_broken_event_never_blocks(in_cycle: Repo, tmp_path: Path) -> None:
     elsewhere = {"cwd": str(tmp_path), "tool_name": "Write", "tool_input": {"file_path": "a"}}
     res = run_gtd(in_cycle.path, "hook", "pre-tool-use", input_text=json.dumps(elsewhere))
     assert (res.code, res.stdout) == (0, "")
+
+
+@pytest.mark.parametrize("mirror", [".deepflow/cycle.json", ".deepflow/auto-snapshot.json"])
+def test_a_named_pipe_in_place_of_a_state_mirror_never_blocks(in_cycle: Repo, mirror: str) -> None:
+    """The hook reads the state mirrors on every tool call: a pipe in one's place (a
+    `mkfifo` the hook cannot see as a write) would hold each call of the agent's
+    until Claude Code's hook timeout. It answers at once, from what it can read."""
+    (in_cycle.path / mirror).unlink()
+    os.mkfifo(in_cycle.path / mirror)
+    event = {"cwd": str(in_cycle.path), "tool_name": "Write", "tool_input": {"file_path": "a"}}
+    res = run_gtd(in_cycle.path, "hook", "pre-tool-use", input_text=json.dumps(event), timeout=30)
+    assert res.code == 0, res.stderr

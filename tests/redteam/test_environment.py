@@ -8,6 +8,7 @@ points at the development environment's site-packages, so pytest imports."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import sysconfig
@@ -18,7 +19,7 @@ import pytest
 
 from tests.redteam import hostile
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, assert_refused
+from tests.redteam.conftest import Project, assert_passed, assert_refused, run_gtd
 
 # Each test makes a virtualenv and sets the loop up again in it (a baseline run).
 pytestmark = pytest.mark.slow
@@ -105,6 +106,22 @@ def test_agent_installs_into_the_test_virtualenv(
     names = install(site)
     project.assert_hidden()
     assert_refused(project, project.end(), before, names=[*names, "site-packages", TOTAL])
+
+
+def test_agent_leaves_a_named_pipe_as_a_pth_file(venv_project: tuple[Project, Path]) -> None:
+    """A `.pth` that is a named pipe: whatever opens it to read waits for a writer
+    (the helper taking the environment's fingerprint stalled `end` for good; Python
+    itself would wait at start-up). The cycle is refused naming it, at once."""
+    project, site = venv_project
+    before = project.state()
+    project.begin()
+    project.break_total()
+    os.mkfifo(site / "stall.pth")
+    try:
+        answer = run_gtd(project.path, "cycle", "end", "--json", timeout=90).json()
+    except subprocess.TimeoutExpired:
+        raise AssertionError("`gtd cycle end` still waited after 90 s") from None
+    assert_refused(project, answer, before, names=["stall.pth"])
 
 
 def _in_repo_venv(project: Project) -> Path:

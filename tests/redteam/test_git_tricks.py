@@ -14,18 +14,21 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.redteam import hostile
 from tests.redteam import project as proj
 from tests.redteam.conftest import (
+    Cli,
     Project,
     assert_passed,
     assert_refused,
     raw_name,
     readable,
     run_git,
+    run_gtd,
 )
 
 TOTAL = "tests/test_total.py"
@@ -794,3 +797,107 @@ def test_agent_turns_the_plan_into_a_fifo(project: Project) -> None:
         raise AssertionError(f"no answer: {res.stdout!r} {res.stderr!r}") from None
     assert_refused(project, answer, before, names=["PLAN.md"])
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+# -- named pipes where git reads a file -------------------------------------------------
+#
+# git opens `.gitignore` and `.gitattributes` in every folder it walks, and the files
+# of its own directory, as files: a named pipe in such a place has git wait forever
+# (in open() until a writer comes, or in read() while a writer holds it and writes
+# nothing), and the loop with it. Each test bounds the wait it would be.
+
+STALL_S = 90
+
+
+def _end_bounded(project: Project) -> dict[str, Any]:
+    try:
+        return run_gtd(project.path, "cycle", "end", "--json", timeout=STALL_S).json()
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"`gtd cycle end` still waited after {STALL_S} s") from None
+
+
+def _begin_bounded(project: Project) -> Cli:
+    try:
+        return run_gtd(project.path, "cycle", "begin", "--json", timeout=STALL_S)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"`gtd cycle begin` still waited after {STALL_S} s") from None
+
+
+@pytest.mark.parametrize("where", ["inventory/.gitignore", ".gitattributes"])
+def test_agent_leaves_a_named_pipe_where_git_reads_a_file(project: Project, where: str) -> None:
+    """No writer ever comes: git blocks opening it. The cycle is refused naming
+    the pipe, the pipe (which holds no bytes) is removed, and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    pipe = project.path / where
+    pipe.unlink(missing_ok=True)
+    os.mkfifo(pipe)
+    assert_refused(project, _end_bounded(project), before, names=[where])
+    assert not os.path.lexists(pipe) or pipe.is_file()
+    assert _begin_bounded(project).json()["status"] == "task"
+
+
+@pytest.mark.slow  # a twin of the test above whose pipe has a writer
+def test_agent_holds_the_named_pipe_open_without_writing(project: Project) -> None:
+    """A process the agent leaves behind holds the pipe open for writing and never
+    writes: git reads it as an empty file (it asks the size first), so nothing
+    waits while it lives; the revert must still take the pipe away, or git waits
+    on it the moment the writer is gone."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    pipe = project.path / "inventory/.gitignore"
+    os.mkfifo(pipe)
+    hold = f"import os, time; os.open({str(pipe)!r}, os.O_RDWR); time.sleep(300)"
+    holder = subprocess.Popen([sys.executable, "-c", hold], start_new_session=True)
+    try:
+        assert_refused(project, _end_bounded(project), before, names=[TOTAL])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not os.path.lexists(pipe)
+    assert _begin_bounded(project).json()["status"] == "task"
+
+
+def test_agent_makes_the_repository_exclude_file_a_named_pipe(project: Project) -> None:
+    """`.git/info/exclude` is git's as much as its config: sealed at `begin`, put
+    back before git reads anything at `end`, and the cycle refused naming it."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    exclude = project.path / ".git/info/exclude"
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    assert_refused(project, _end_bounded(project), before, names=["exclude"])
+    assert exclude.is_file()
+    assert _begin_bounded(project).json()["status"] == "task"
+
+
+def test_a_named_pipe_git_reads_in_its_own_directory_stops_the_loop_naming_it(
+    project: Project,
+) -> None:
+    """`.git/packed-refs` made a pipe: not the helper's to remove (what git keeps
+    there is a person's). `end` and `begin` stop at once naming the pipe, instead
+    of waiting forever; once a person removes it, the cycle ends as any other."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    packed = project.path / ".git/packed-refs"
+    saved = packed.read_bytes() if packed.exists() else None
+    packed.unlink(missing_ok=True)
+    os.mkfifo(packed)
+    try:
+        ended = run_gtd(project.path, "cycle", "end", "--json", timeout=STALL_S)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"`gtd cycle end` still waited after {STALL_S} s") from None
+    assert "packed-refs" in ended.stdout + ended.stderr, ended
+    begun = _begin_bounded(project)
+    assert "packed-refs" in begun.stdout + begun.stderr, begun
+    assert '"task"' not in begun.stdout, begun
+    assert "Traceback" not in begun.stderr
+    packed.unlink()
+    if saved is not None:
+        packed.write_bytes(saved)
+    assert_refused(project, _end_bounded(project), before, names=[TOTAL])
+    assert _begin_bounded(project).json()["status"] == "task"

@@ -18,7 +18,7 @@ import pytest
 
 from tests.redteam import hostile
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, assert_refused
+from tests.redteam.conftest import Project, assert_passed, assert_refused, run_gtd
 
 TOTAL = "tests/test_total.py"
 
@@ -296,3 +296,35 @@ def test_a_background_process_forges_skips_into_the_helpers_pipe(project: Projec
         forger.kill()
         forger.wait()
     assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
+
+
+# The code under test, as it is imported in the test process, makes the report
+# file its settings name a named pipe: the helper reads that file once the run
+# is over, and a read of a pipe nobody writes waits forever (the loop stalled).
+PIPE_FOR_THE_REPORT = proj.BROKEN_CORE + textwrap.dedent(
+    """
+
+    import json as _json
+    import os as _os
+
+    try:
+        _report = _json.load(open(_os.environ["GTD_RATCHET_SETTINGS"]))["report"]
+        if _os.path.lexists(_report):
+            _os.unlink(_report)
+        _os.mkfifo(_report)
+    except (KeyError, OSError, ValueError):
+        pass
+    """
+)
+
+
+def test_the_code_under_test_makes_the_report_file_a_named_pipe(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", PIPE_FOR_THE_REPORT)
+    try:
+        answer = run_gtd(project.path, "cycle", "end", "--json", timeout=120).json()
+    except subprocess.TimeoutExpired:
+        raise AssertionError("`gtd cycle end` still waited after 120 s") from None
+    kept = {"inventory/core.py": PIPE_FOR_THE_REPORT}
+    assert_refused(project, answer, before, names=[TOTAL], kept=kept)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.errors import GitError
+from gtd.errors import GitBlocked, GitError
 from gtd.git import Git, StatusEntry, parse_status_v2, repo_root
 from tests.conftest import Repo
 
@@ -107,3 +107,40 @@ def test_touched_names_every_path_exactly(repo: Repo) -> None:
     touched = Git(repo.path).touched([first, empty])
     assert sorted(os.fsencode(p) for p in touched[first]) == sorted(odd)
     assert touched[empty] == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="no /proc: only the timeout stops it")
+def test_git_waiting_on_a_named_pipe_is_stopped_and_the_pipe_named(repo: Repo) -> None:
+    """`git status` opens every folder's `.gitignore`: a pipe there, with no
+    writer, would keep it waiting forever."""
+    (repo.path / "sub").mkdir()
+    os.mkfifo(repo.path / "sub/.gitignore")
+    with pytest.raises(GitBlocked) as caught:
+        Git(repo.path).state()
+    assert caught.value.paths == [str(repo.path / "sub/.gitignore")]
+    assert "sub/.gitignore" in caught.value.render()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="no /proc: only the timeout stops it")
+def test_a_named_pipe_deep_in_the_git_directory_is_named_too(repo: Repo) -> None:
+    """Every object read opens `objects/info/alternates` when it exists: git waits
+    in open(), where no descriptor names the pipe yet; the search finds it."""
+    repo.write("a.py", "a\n")
+    repo.commit_all("init")
+    alternates = repo.path / ".git/objects/info/alternates"
+    alternates.parent.mkdir(exist_ok=True)
+    os.mkfifo(alternates)
+    with pytest.raises(GitBlocked) as caught:
+        Git(repo.path).run("cat-file", "-p", "HEAD")
+    assert caught.value.paths == [str(alternates)]
+
+
+def test_a_git_call_that_overruns_its_time_is_stopped(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where /proc cannot tell what git waits on (macOS), the time limit ends it."""
+    os.mkfifo(repo.path / ".gitignore")
+    monkeypatch.setenv("GTD_GIT_TIMEOUT_S", "0.2")  # before the watch looks twice
+    with pytest.raises(GitError, match=r"`git status` ran for 0\.2 s") as caught:
+        Git(repo.path).state()
+    assert "GTD_GIT_TIMEOUT_S" in caught.value.render()

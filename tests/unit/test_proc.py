@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.proc import _which, command_argv, run
+from gtd.proc import _which, command_argv, pipe_wait, run
 
 
 @pytest.mark.parametrize(
@@ -39,3 +39,79 @@ def test_which_agrees_with_shutil(tmp_path: Path) -> None:
 def test_a_missing_executable_is_reported_not_raised(tmp_path: Path) -> None:
     result = run(["no-such-tool-gtd"], tmp_path)
     assert (result.returncode, result.not_found) == (127, True)
+
+
+# -- a child that waits on a named pipe forever ----------------------------------------
+
+needs_proc = pytest.mark.skipif(
+    not os.path.isdir("/proc/self"), reason="no /proc here: only the timeout stops such a wait"
+)
+
+
+@needs_proc
+def test_a_child_opening_a_pipe_nobody_writes_is_stopped(tmp_path: Path) -> None:
+    """`cat fifo` blocks in open() until a writer comes, which is never: without
+    the watch the call would wait forever (git reading a `.gitignore` that is a
+    named pipe stalled the loop)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    res = run(["cat", str(fifo)], tmp_path, names=True, stuck=pipe_wait, timeout=60)
+    assert res.stuck is not None
+    assert not res.ok
+    assert not res.timed_out
+    assert res.duration_s < 10
+
+
+@needs_proc
+def test_a_child_reading_a_pipe_a_writer_holds_names_the_pipe(tmp_path: Path) -> None:
+    """The writer holds the pipe open and never writes (a process the agent left
+    behind): the reader blocks in read(), where its open descriptors name the pipe."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDWR)  # a writer that writes nothing (and a reader: no block)
+    try:
+        res = run(["cat", str(fifo)], tmp_path, names=True, stuck=pipe_wait, timeout=60)
+    finally:
+        os.close(fd)
+    assert res.stuck == (str(fifo),)
+    assert not res.timed_out
+    assert res.duration_s < 10
+
+
+def test_a_slow_child_on_anonymous_pipes_is_left_alone(tmp_path: Path) -> None:
+    """A command that takes its time reading its own stdin (an anonymous pipe) is
+    not a stuck one: it runs to its end."""
+    res = run(
+        ["sh", "-c", "sleep 1.3; cat"],
+        tmp_path,
+        names=True,
+        stuck=pipe_wait,
+        input_text="fed\n",
+        timeout=60,
+    )
+    assert res.ok
+    assert res.stuck is None
+    assert res.stdout == "fed\n"
+
+
+def test_a_watched_run_carries_large_input_and_output_whole(tmp_path: Path) -> None:
+    """The watched run reads and writes the pipes itself: megabytes each way, and
+    the child's stderr apart."""
+    data = bytes(range(256)) * 8192  # 2 MiB, every byte value
+    res = run(
+        ["sh", "-c", "cat; echo said >&2"],
+        tmp_path,
+        binary=True,
+        input_bytes=data,
+        stuck=pipe_wait,
+        timeout=60,
+    )
+    assert res.ok
+    assert res.stdout_bytes == data
+    assert res.stderr == "said\n"
+
+
+def test_a_watched_run_still_times_out(tmp_path: Path) -> None:
+    res = run(["sleep", "30"], tmp_path, names=True, stuck=pipe_wait, timeout=0.3)
+    assert res.timed_out
+    assert res.duration_s < 10

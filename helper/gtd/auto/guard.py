@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gtd import paths
+from gtd.fsio import read_bytes
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def decide(root: Path, event: Mapping[str, Any]) -> str | None:
 
 def _journal(root: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads((root / paths.JOURNAL).read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(root / paths.JOURNAL))  # a pipe there: no wait
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -109,7 +110,7 @@ class _Protected:
         self.tests: set[str] = set()
         self.commands: list[str] | None = None
         try:
-            snap = json.loads((root / paths.SNAPSHOT_JSON).read_text(encoding="utf-8"))
+            snap = json.loads(read_bytes(root / paths.SNAPSHOT_JSON))
             self.tests = set(snap.get("files") or {})
             commands = (snap.get("baseline") or {}).get("commands") or []
             self.commands = [c["command"] for c in commands if isinstance(c, dict)]

@@ -57,7 +57,7 @@ from gtd import paths, proc
 from gtd.auto.config import load_auto_config
 from gtd.clock import now
 from gtd.errors import GtdError
-from gtd.fsio import atomic_write
+from gtd.fsio import atomic_write, read_bytes
 
 EXIT_DONE = 0
 EXIT_STUCK = 1
@@ -265,8 +265,9 @@ def prune_logs(folder: Path, newest: int, keep: int = KEEP_LOGS) -> list[Path]:
             continue
         path = folder / name
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                head = [handle.readline() for _ in range(3)]
+            # fsio's: a named pipe given a log's name would wait for a writer
+            start = read_bytes(path, limit=4096).decode("utf-8", "replace")
+            head = start.splitlines(keepends=True)[:3]
         except OSError:
             continue
         if "exit 0\n" in head:

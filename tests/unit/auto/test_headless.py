@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from gtd import proc
@@ -56,3 +57,13 @@ def test_old_logs_of_agents_that_succeeded_are_pruned(tmp_path: Path) -> None:
     left = {p.name for p in tmp_path.iterdir()}
     assert {"cycle-2.log", "cycle-3.log", "cycle-6.log", "cycle-50.log", "cycle-1.log.keep"} <= left
     assert len(left) == 105 + 1 - 3
+
+
+def test_pruning_passes_over_a_named_pipe_with_a_logs_name(tmp_path: Path) -> None:
+    """Its first lines are read to see how the agent ended: a pipe there (the agent's
+    doing) would keep `gtd loop` waiting for a writer forever."""
+    os.mkfifo(tmp_path / "cycle-1.log")
+    (tmp_path / "cycle-2.log").write_text("$ agent\nexit 0\n--- stdout\n" + "x" * 100_000)
+    removed = headless.prune_logs(tmp_path, newest=105, keep=100)
+    assert [p.name for p in removed] == ["cycle-2.log"]
+    assert (tmp_path / "cycle-1.log").exists()

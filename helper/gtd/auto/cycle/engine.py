@@ -28,16 +28,24 @@ from pathlib import Path
 from gtd import paths
 from gtd.auto import breaker, records, state
 from gtd.auto.config import AutoConfig
-from gtd.auto.cycle import answers
+from gtd.auto.cycle import answers, pipes
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
 from gtd.auto.plan import Plan, Task
 from gtd.auto.state import State, sealed_config
 from gtd.clock import Now
-from gtd.errors import CommitBlocked, GtdError, InputError, RepoError, StateError
+from gtd.errors import (
+    CommitBlocked,
+    GitBlocked,
+    GtdError,
+    InputError,
+    RepoError,
+    StateError,
+)
 from gtd.fsio import atomic_write, locked, read_bytes, temp_owner
 from gtd.git import PRIVATE_DIR, Git, stale_locks
+from gtd.names import readable
 from gtd.proc import alive
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -334,7 +342,11 @@ class Cycle:
             current = current.evolve(phase="reverting", passed=False, reason=reason, halt=halt)
             st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
         try:
-            st, rec, _trip = self._finish(st)
+            try:
+                st, rec, _trip = self._finish(st)
+            except GitBlocked as exc:  # the cycle's pipe; one that is not raises again
+                pipes.clear(self.root, exc)
+                st, rec, _trip = self._finish(state.read(self.git))
         except CommitBlocked:  # recorded in the journal: every tick says why
             return state.read(self.git), ""
         self._mark_reported(rec.cycle)
@@ -458,7 +470,15 @@ class Cycle:
                 return  # not ours (the starter died before naming us, or a rerun)
         crash_point("checking")
         try:
-            verdict = judging.judge(self.root, self.git, st, self.now)
+            try:
+                verdict = judging.judge(self.root, self.git, st, self.now)
+            except GitBlocked as exc:  # the cycle's pipe; one that is not raises again
+                removed = pipes.clear(self.root, exc)
+                verdict = judging.Decision(
+                    False,
+                    f"a named pipe where git reads a file: {readable(removed[0])} (removed)",
+                    head=self.git.head(),
+                )
             with locked(self._lock):
                 st = state.read(self.git)
                 if st.journal is None or st.journal.pid != os.getpid():

@@ -20,11 +20,12 @@ tests ran) are left where they are. Ignored files are never touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from stat import S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG
 
 from gtd import paths
 from gtd.auto import plan
@@ -205,9 +206,34 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
         git.run("checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text=listed)
     _restore_submodules(git, git.ls_tree(base_tree))
     _unhidden(root, git, journal, kept)
+    _remove_strays(root, journal)
     before = set((journal.seals or {}).get("empty_dirs") or ())
     for folder in sorted(git.empty_dirs() - before, reverse=True):
         remove_empty_tree(root / folder)
+
+
+def _remove_strays(root: Path, journal: Journal) -> None:
+    """Remove the named pipes the cycle made in the working tree. git neither lists
+    nor keeps what is not a file, a link or a folder, so the diff above passes them
+    over; left there, a pipe where git reads a file (a `.gitignore`, which git reads
+    as empty while a writer holds it open) stops every git command once its writer
+    is gone. One made since the cycle began is the cycle's (a pipe holds no bytes
+    to keep). Sockets are left: one cannot stop git, and may be a running
+    service's. Folders git ignored whole when the cycle began (a virtualenv) are
+    not walked."""
+    ignored = (journal.seals or {}).get("ignored") or ()
+    skipped = {p.rstrip("/") for p in ignored if isinstance(p, str) and p.endswith("/")}
+    since = journal.started_epoch
+    for folder, dirs, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        dirs[:] = [d for d in dirs if d != ".git" and prefix + d not in skipped]
+        for name in files:
+            path = os.path.join(folder, name)
+            with contextlib.suppress(OSError):
+                info = os.lstat(path)
+                if S_ISFIFO(info.st_mode) and info.st_ctime >= since:
+                    os.unlink(path)
 
 
 def _no_files(root: Path, git: Git, listed: list[str]) -> list[str]:

@@ -32,8 +32,15 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 
-# Files of the git directory kept whole in the seal (small, and restored verbatim).
-_KEPT = {"git_config": "config", "git_attributes": "info/attributes"}
+# Files of the git directory kept whole in the seal (small, and restored verbatim),
+# and what a reason calls each. The exclude file decides, as `.gitignore` does, what
+# the candidate holds: an agent's edit, or a named pipe in its place, never counts.
+_KEPT = {"git_config": "config", "git_attributes": "info/attributes", "git_exclude": "info/exclude"}
+_CALLED = {
+    "git_config": "git configuration",
+    "git_attributes": "git attributes",
+    "git_exclude": "git exclude rules",
+}
 
 
 def _read(path: Path) -> bytes | None:
@@ -161,8 +168,7 @@ def restore(git: Git, seals: dict[str, Any]) -> list[str]:
         if now == sealed:
             continue
         what = _changed_keys(sealed, now) if key == "git_config" else ""
-        name = "git configuration" if key == "git_config" else "git attributes"
-        out.append(f"{name} changed: {path}" + (f" ({what})" if what else ""))
+        out.append(f"{_CALLED[key]} changed: {path}" + (f" ({what})" if what else ""))
         if sealed is None:
             path.unlink(missing_ok=True)
         else:

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 from gtd import digest as sha
+from gtd.fsio import read_bytes
 
 # Packages whose every file is watched: they decide what a test report says.
 _DEEP = frozenset({"pytest", "_pytest", "pluggy", "py.py"})
@@ -63,9 +65,8 @@ def _describe(path: str) -> str:
     kind = "d" if os.path.isdir(path) and not os.path.islink(path) else "f"
     text = f"{kind}:{st.st_size}:{st.st_mtime_ns}"
     if path.endswith(".pth") and kind == "f":
-        try:
-            with open(path, "rb") as handle:
-                text += ":" + sha.sha256(handle.read()).hexdigest()[:16]
+        try:  # a named pipe in a .pth's place would wait for a writer forever
+            text += ":" + sha.sha256(read_bytes(Path(path))).hexdigest()[:16]
         except OSError:
             text += ":unreadable"
     return text

@@ -56,6 +56,7 @@ from pathlib import Path
 from gtd import paths
 from gtd.auto.ratchet import contract, recorded
 from gtd.auto.ratchet.results import NO_REPORT, Report, Result, worst
+from gtd.fsio import read_bytes
 from gtd.tuples import NamedTuple
 
 PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet_report`
@@ -195,7 +196,8 @@ class Listener:
             self._partial = []
             filed = b""
             with contextlib.suppress(OSError):
-                filed = self.files.lines.read_bytes()
+                # fsio's: the code under test may have made the file a named pipe
+                filed = read_bytes(self.files.lines)
             self._feed(filed)
             report = assemble(self.request, self._reading, self._junit_files())
             lines = filed.decode("utf-8", "replace").splitlines()
@@ -299,7 +301,7 @@ def assemble(request: Request, reading: recorded.Reading, junit_files: Iterable[
         from gtd.auto.ratchet import junit
 
         try:
-            results = junit.parse(path.read_bytes(), resolver)
+            results = junit.parse(read_bytes(path), resolver)
         except (OSError, junit.JunitError):
             continue  # absent, or cut short by a timeout: judged by exit code
         read_any = True

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from gtd import digest as sha
 from gtd.errors import GtdError
-from gtd.fsio import held
+from gtd.fsio import held, read_bytes
 from gtd.git import Git, children_running
 from gtd.tuples import NamedTuple
 
@@ -260,7 +260,7 @@ def _start_over(room: Room) -> None:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text().strip() or None
+        return read_bytes(path).decode("utf-8", "replace").strip() or None
     except OSError:
         return None
 

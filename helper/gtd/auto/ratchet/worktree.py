@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gtd import paths
 from gtd.auto.ratchet import protect
+from gtd.fsio import read_bytes
 from gtd.git import Git
 from gtd.tuples import NamedTuple
 
@@ -76,7 +77,7 @@ def discover(
 
 def _read(root: Path, rel: str) -> bytes | None:
     try:
-        return (root / rel).read_bytes()
+        return read_bytes(root / rel)  # a named pipe there: at once, never a wait
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
     except OSError:  # unreadable (permissions, a name too long): digests as empty
