@@ -210,7 +210,44 @@ def _portable_lock(lock_path: Path, timeout_s: float) -> Iterator[None]:
 
 
 def _timeout(lock_path: Path, timeout_s: float) -> LockTimeout:
+    holders = lock_holders(lock_path)
+    if not holders:
+        return LockTimeout(
+            f"{lock_path}: another gtd process held the lock for {timeout_s:.0f} s",
+            "if no gtd process is running, delete the lock file and retry",
+        )
+    shown = "; ".join(f"{pid} ({command})" for pid, command in holders)
     return LockTimeout(
-        f"{lock_path}: another gtd process held the lock for {timeout_s:.0f} s",
-        "if no gtd process is running, delete the lock file and retry",
+        f"{lock_path}: held for {timeout_s:.0f} s by process {shown}",
+        "if that is no gtd command still at work (a process an agent left running "
+        f"holds it for good), stop it: kill {' '.join(str(p) for p, _ in holders)}",
     )
+
+
+def lock_holders(lock_path: Path) -> list[tuple[int, str]]:
+    """The processes that hold a ``flock`` on ``lock_path`` and their command
+    lines, as far as /proc tells (none on a system without it). A lock's inode
+    is matched: the device numbers /proc/locks gives differ from stat's on an
+    overlay filesystem."""
+    try:
+        inode = os.stat(lock_path).st_ino
+        with open("/proc/locks", "rb") as handle:
+            table = handle.read().decode("ascii", "replace")
+    except OSError:
+        return []
+    out: list[tuple[int, str]] = []
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK" or not fields[4].isdigit():
+            continue
+        if fields[5].rpartition(":")[2] != str(inode):
+            continue
+        pid = int(fields[4])
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                argv = handle.read().rstrip(b"\0").split(b"\0")
+        except OSError:
+            continue  # gone since
+        command = " ".join(a.decode("utf-8", "backslashreplace") for a in argv)
+        out.append((pid, command[:200] or "?"))
+    return out
