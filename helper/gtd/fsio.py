@@ -12,6 +12,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from types import ModuleType
 
+from gtd import paths
 from gtd.errors import GtdError, LockTimeout
 from gtd.names import readable
 
@@ -122,6 +123,24 @@ def read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def state_lock(root: Path) -> Path:
+    """The state lock, ``.deepflow/.gtd.lock``, with ``.deepflow`` made a folder of
+    its own first. A symbolic link in its place (an agent's) would have the lock,
+    and every state file written after it, land in the folder it leads to,
+    replacing a person's files of the same names there; the link holds nothing,
+    and is removed (the folder it leads to is left as it is). Anything else in its
+    place that is not a folder is a person's to move."""
+    folder = root / paths.STATE_DIR
+    if folder.is_symlink():
+        folder.unlink()
+    elif os.path.lexists(folder) and not folder.is_dir():
+        raise GtdError(
+            f"{folder}: not a folder (auto mode keeps its state there)",
+            f"move it away ({readable(str(folder))}), then run again",
+        )
+    return root / paths.LOCK
 
 
 @contextlib.contextmanager

@@ -3,14 +3,15 @@ by the process holding it, so a person knows what to stop."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from gtd.errors import LockTimeout
-from gtd.fsio import locked
+from gtd.errors import GtdError, LockTimeout
+from gtd.fsio import locked, state_lock
 
 HOLD = """\
 import fcntl, os, sys, time
@@ -42,3 +43,23 @@ def test_a_lock_held_too_long_names_the_process_that_holds_it(tmp_path: Path) ->
         holder.wait()
     with locked(lock, timeout_s=5):
         pass
+
+
+def test_the_state_folder_is_never_taken_through_a_link(tmp_path: Path) -> None:
+    """A link at `.deepflow` is removed before the lock is taken (the folder it
+    leads to stays as it was); a file there is a person's, and an error names it."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".deepflow").symlink_to(elsewhere)
+    with locked(state_lock(root)):
+        pass
+    assert (root / ".deepflow").is_dir()
+    assert not (root / ".deepflow").is_symlink()
+    assert list(elsewhere.iterdir()) == []
+    shutil.rmtree(root / ".deepflow")
+    (root / ".deepflow").write_text("mine\n")
+    with pytest.raises(GtdError, match="not a folder"):
+        state_lock(root)
+    assert (root / ".deepflow").read_text() == "mine\n"

@@ -265,12 +265,12 @@ def _norm(path: str) -> str:
 def _write_report(root: Path, the_plan: Plan, now: Now, results: list[VerifyResult]) -> None:
     from gtd.auto import records, report, state
     from gtd.auto.cycle.engine import render_report
-    from gtd.fsio import atomic_write, locked
+    from gtd.fsio import atomic_write, locked, state_lock
 
     if not (root / paths.STATE_DIR).is_dir():
         return
     health = Health(verify=tuple(results))
-    with locked(root / paths.LOCK):
+    with locked(state_lock(root)):
         st = state.read(Git(root, hardened=True))
         if st.set_up:
             render_report(root, st, the_plan, now, health=health)

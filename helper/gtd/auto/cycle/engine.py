@@ -43,7 +43,7 @@ from gtd.errors import (
     RepoError,
     StateError,
 )
-from gtd.fsio import atomic_write, locked, read_bytes, temp_owner
+from gtd.fsio import atomic_write, locked, read_bytes, state_lock, temp_owner
 from gtd.git import PRIVATE_DIR, Git, stale_locks
 from gtd.names import readable
 from gtd.proc import alive
@@ -89,7 +89,7 @@ class Cycle:
 
     @property
     def _lock(self) -> Path:
-        return self.root / paths.LOCK
+        return state_lock(self.root)
 
     # -- begin -----------------------------------------------------------------------
 
