@@ -901,3 +901,37 @@ def test_a_named_pipe_git_reads_in_its_own_directory_stops_the_loop_naming_it(
         packed.write_bytes(saved)
     assert_refused(project, _end_bounded(project), before, names=[TOTAL])
     assert _begin_bounded(project).json()["status"] == "task"
+
+
+# -- files too large to commit ----------------------------------------------------------
+
+
+def _large(project: Project, rel: str, mb: int) -> Path:
+    """A sparse file of ``mb`` MB: no disk taken until something copies it (git
+    hashing it reads every byte; a checkout of it writes every byte)."""
+    path = project.path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        handle.truncate(mb << 20)
+    return path
+
+
+def test_a_file_over_the_size_limit_is_never_committed_nor_hashed(project: Project) -> None:
+    """The tests pass, and the cycle would commit a 3 GB file (a dump the code
+    under test wrote, say): into the branch's history for good, and through every
+    clean room. Refused naming it, before anything hashes it; the file is set
+    aside in the git directory (a move: no copy, nothing lost), not kept in the
+    kept commit, and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.do_t1()
+    _large(project, "data/dump.bin", 3072)
+    answer = project.end()
+    kept = {"inventory/pricing.py": proj.PRICING_WITH_BULK}
+    assert_refused(project, answer, before, names=["data/dump.bin"], kept=kept)
+    assert "max_file_mb" in json.dumps(answer)
+    aside = project.path / f".git/gtd/large/cycle-{answer['cycle']}/data/dump.bin"
+    assert aside.stat().st_size == 3072 << 20
+    listed = project.observe("ls-tree", "-r", "--name-only", answer["kept"])
+    assert "data/dump.bin" not in listed.split("\n")
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
