@@ -115,6 +115,96 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
+# Python 3.11's os.walk and shutil.rmtree recurse once a folder level: a chain of
+# folders deeper than the recursion limit (1,000), which an agent or the code under
+# test makes in a second, had every walk of the tree raise RecursionError (the
+# worker died at each revert, and the loop with it). These two keep a stack.
+
+
+def walk(top: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)`` (top-down, links listed but never followed into, folders
+    that cannot be read passed over) without recursion; ``dirs`` may be pruned in
+    place, as with os.walk."""
+    stack = [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        links: set[str] = set()
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+                if is_dir and entry.is_symlink():
+                    links.add(entry.name)
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+        yield folder, dirs, files
+        stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
+
+
+def remove_tree(path: str | Path, *, ignore_errors: bool = False) -> None:
+    """``shutil.rmtree(path)`` without recursion, as safe as rmtree is on Linux:
+    each folder is opened relative to its parent with O_NOFOLLOW, so a link never
+    leads the removal elsewhere, not even one swapped in while it runs. A link at
+    ``path`` itself is an error, as with rmtree. ``ignore_errors``: what cannot
+    be removed is left, and the rest goes."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        top = os.open(path, flags)
+    except OSError:
+        if ignore_errors:
+            return
+        raise
+    # (the folder's descriptor, its names still to remove, its name in its parent)
+    stack: list[tuple[int, list[str], str]] = [(top, _names(top), "")]
+    try:
+        while stack:
+            fd, names, own = stack[-1]
+            if not names:
+                stack.pop()
+                os.close(fd)
+                where = stack[-1][0] if stack else None
+                try:
+                    os.rmdir(own if stack else path, dir_fd=where)
+                except OSError:
+                    if not ignore_errors:
+                        raise
+                continue
+            name = names.pop()
+            try:
+                os.unlink(name, dir_fd=fd)
+                continue
+            except (IsADirectoryError, PermissionError):  # Linux EISDIR, macOS EPERM
+                pass
+            except OSError:
+                if ignore_errors:
+                    continue
+                raise
+            try:
+                child = os.open(name, flags, dir_fd=fd)
+            except OSError:
+                if ignore_errors:
+                    continue
+                raise
+            stack.append((child, _names(child), name))
+    finally:
+        for fd, _left, _own in stack:
+            os.close(fd)
+
+
+def _names(fd: int) -> list[str]:
+    try:
+        return os.listdir(fd)
+    except OSError:
+        return []
+
+
 def read_text(path: Path) -> str | None:
     """The UTF-8 text of the regular file at ``path`` with its newlines as Python
     reads text (CRLF and CR as LF), None when it is missing."""
