@@ -12,6 +12,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from types import ModuleType
 
+from gtd import paths
 from gtd.errors import GtdError, LockTimeout
 from gtd.names import readable
 
@@ -114,6 +115,96 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
+# Python 3.11's os.walk and shutil.rmtree recurse once a folder level: a chain of
+# folders deeper than the recursion limit (1,000), which an agent or the code under
+# test makes in a second, had every walk of the tree raise RecursionError (the
+# worker died at each revert, and the loop with it). These two keep a stack.
+
+
+def walk(top: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)`` (top-down, links listed but never followed into, folders
+    that cannot be read passed over) without recursion; ``dirs`` may be pruned in
+    place, as with os.walk."""
+    stack = [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        links: set[str] = set()
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+                if is_dir and entry.is_symlink():
+                    links.add(entry.name)
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+        yield folder, dirs, files
+        stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
+
+
+def remove_tree(path: str | Path, *, ignore_errors: bool = False) -> None:
+    """``shutil.rmtree(path)`` without recursion, as safe as rmtree is on Linux:
+    each folder is opened relative to its parent with O_NOFOLLOW, so a link never
+    leads the removal elsewhere, not even one swapped in while it runs. A link at
+    ``path`` itself is an error, as with rmtree. ``ignore_errors``: what cannot
+    be removed is left, and the rest goes."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        top = os.open(path, flags)
+    except OSError:
+        if ignore_errors:
+            return
+        raise
+    # (the folder's descriptor, its names still to remove, its name in its parent)
+    stack: list[tuple[int, list[str], str]] = [(top, _names(top), "")]
+    try:
+        while stack:
+            fd, names, own = stack[-1]
+            if not names:
+                stack.pop()
+                os.close(fd)
+                where = stack[-1][0] if stack else None
+                try:
+                    os.rmdir(own if stack else path, dir_fd=where)
+                except OSError:
+                    if not ignore_errors:
+                        raise
+                continue
+            name = names.pop()
+            try:
+                os.unlink(name, dir_fd=fd)
+                continue
+            except (IsADirectoryError, PermissionError):  # Linux EISDIR, macOS EPERM
+                pass
+            except OSError:
+                if ignore_errors:
+                    continue
+                raise
+            try:
+                child = os.open(name, flags, dir_fd=fd)
+            except OSError:
+                if ignore_errors:
+                    continue
+                raise
+            stack.append((child, _names(child), name))
+    finally:
+        for fd, _left, _own in stack:
+            os.close(fd)
+
+
+def _names(fd: int) -> list[str]:
+    try:
+        return os.listdir(fd)
+    except OSError:
+        return []
+
+
 def read_text(path: Path) -> str | None:
     """The UTF-8 text of the regular file at ``path`` with its newlines as Python
     reads text (CRLF and CR as LF), None when it is missing."""
@@ -122,6 +213,24 @@ def read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def state_lock(root: Path) -> Path:
+    """The state lock, ``.deepflow/.gtd.lock``, with ``.deepflow`` made a folder of
+    its own first. A symbolic link in its place (an agent's) would have the lock,
+    and every state file written after it, land in the folder it leads to,
+    replacing a person's files of the same names there; the link holds nothing,
+    and is removed (the folder it leads to is left as it is). Anything else in its
+    place that is not a folder is a person's to move."""
+    folder = root / paths.STATE_DIR
+    if folder.is_symlink():
+        folder.unlink()
+    elif os.path.lexists(folder) and not folder.is_dir():
+        raise GtdError(
+            f"{folder}: not a folder (auto mode keeps its state there)",
+            f"move it away ({readable(str(folder))}), then run again",
+        )
+    return root / paths.LOCK
 
 
 @contextlib.contextmanager
@@ -210,7 +319,44 @@ def _portable_lock(lock_path: Path, timeout_s: float) -> Iterator[None]:
 
 
 def _timeout(lock_path: Path, timeout_s: float) -> LockTimeout:
+    holders = lock_holders(lock_path)
+    if not holders:
+        return LockTimeout(
+            f"{lock_path}: another gtd process held the lock for {timeout_s:.0f} s",
+            "if no gtd process is running, delete the lock file and retry",
+        )
+    shown = "; ".join(f"{pid} ({command})" for pid, command in holders)
     return LockTimeout(
-        f"{lock_path}: another gtd process held the lock for {timeout_s:.0f} s",
-        "if no gtd process is running, delete the lock file and retry",
+        f"{lock_path}: held for {timeout_s:.0f} s by process {shown}",
+        "if that is no gtd command still at work (a process an agent left running "
+        f"holds it for good), stop it: kill {' '.join(str(p) for p, _ in holders)}",
     )
+
+
+def lock_holders(lock_path: Path) -> list[tuple[int, str]]:
+    """The processes that hold a ``flock`` on ``lock_path`` and their command
+    lines, as far as /proc tells (none on a system without it). A lock's inode
+    is matched: the device numbers /proc/locks gives differ from stat's on an
+    overlay filesystem."""
+    try:
+        inode = os.stat(lock_path).st_ino
+        with open("/proc/locks", "rb") as handle:
+            table = handle.read().decode("ascii", "replace")
+    except OSError:
+        return []
+    out: list[tuple[int, str]] = []
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK" or not fields[4].isdigit():
+            continue
+        if fields[5].rpartition(":")[2] != str(inode):
+            continue
+        pid = int(fields[4])
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                argv = handle.read().rstrip(b"\0").split(b"\0")
+        except OSError:
+            continue  # gone since
+        command = " ".join(a.decode("utf-8", "backslashreplace") for a in argv)
+        out.append((pid, command[:200] or "?"))
+    return out

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from gtd import paths, proc
+from gtd import fsio, paths, proc
 from gtd.errors import GitBlocked, GitError, RepoError, UnaddableFiles
 from gtd.tuples import NamedTuple
 
@@ -477,7 +477,7 @@ def stale_locks(git_dir: Path) -> list[Path]:
     candidates = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
     # refs/, and the helper's private indexes (the revert's keep.index in gtd/).
     for folder in ("refs", PRIVATE_DIR):
-        for parent, _dirs, names in os.walk(git_dir / folder):
+        for parent, _dirs, names in fsio.walk(git_dir / folder):
             candidates.extend(Path(parent) / n for n in names if n.endswith(".lock"))
     for lock in candidates:
         try:
@@ -554,7 +554,7 @@ def blocking_pipes(root: Path, seen: Iterable[str] = ()) -> list[str]:
     import stat
 
     found = dict.fromkeys(seen)
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in fsio.walk(root):
         dirs[:] = [d for d in dirs if d != ".git"]  # the repository's, a nested one's
         for name in files:
             if name in _READ_IN_TREE:
@@ -562,7 +562,7 @@ def blocking_pipes(root: Path, seen: Iterable[str] = ()) -> list[str]:
                 with contextlib.suppress(OSError):
                     if stat.S_ISFIFO(os.lstat(path).st_mode):
                         found[path] = None
-    for folder, dirs, files in os.walk(root / ".git"):
+    for folder, dirs, files in fsio.walk(root / ".git"):
         if os.path.basename(folder) == "objects":
             dirs[:] = [d for d in dirs if d == "info"]
         for name in files:
@@ -830,14 +830,18 @@ def _xy(code: str) -> str:
 
 
 def _holds_files(path: Path) -> bool:
-    """Whether a file, link or anything but a directory lies below ``path``."""
-    try:
-        with os.scandir(path) as entries:
-            for entry in entries:
-                if not entry.is_dir(follow_symlinks=False) or _holds_files(Path(entry.path)):
-                    return True
-    except OSError:
-        return True  # unreadable: treat as holding something, never remove it
+    """Whether a file, link or anything but a directory lies below ``path`` (a
+    stack, not recursion: see fsio.walk)."""
+    stack = [str(path)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    if not entry.is_dir(follow_symlinks=False):
+                        return True
+                    stack.append(entry.path)
+        except OSError:
+            return True  # unreadable: treat as holding something, never remove it
     return False
 
 
@@ -846,8 +850,6 @@ def remove_empty_tree(path: Path) -> bool:
     file; True when it is gone."""
     if _holds_files(path):
         return False
-    for parent, dirs, _files in os.walk(path, topdown=False):
-        for name in dirs:
-            os.rmdir(os.path.join(parent, name))
-    os.rmdir(path)
+    for folder in reversed([f for f, _dirs, _files in fsio.walk(path)]):
+        os.rmdir(folder)
     return True

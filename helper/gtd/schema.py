@@ -163,9 +163,9 @@ class Integer(Kind):
 
 
 class Number(Kind):
-    """A finite number of seconds, above ``minimum`` (or at it, when ``inclusive``)
-    and under ``below``. ``text``: a number written as text is read too (a parser
-    that keeps floats as text)."""
+    """A finite number of ``unit`` (seconds), above ``minimum`` (or at it, when
+    ``inclusive``) and under ``below``. ``text``: a number written as text is read
+    too (a parser that keeps floats as text)."""
 
     def __init__(
         self,
@@ -174,13 +174,14 @@ class Number(Kind):
         inclusive: bool,
         below: float = math.inf,
         text: bool = False,
+        unit: str = "seconds",
     ) -> None:
         self.minimum = minimum
         self.inclusive = inclusive
         self.below = below
         self.text = text
         sign = "≥" if inclusive else ">"
-        self.expected = f"a number of seconds {sign} {minimum:g}"
+        self.expected = f"a number of {unit} {sign} {minimum:g}"
 
     def check(self, value: object, path: Path) -> float:
         if self.text and isinstance(value, str):

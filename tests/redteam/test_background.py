@@ -231,3 +231,43 @@ def test_the_clean_room_made_a_link_to_the_repository_deletes_nothing(
     answer = project.end()
     assert secret.read_text() == "a person's ignored file\n", answer
     assert_passed(project, answer)
+
+
+# Takes the helper's state lock and keeps it: `end` waits its 30 s for the lock.
+HOLD_THE_LOCK = """\
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.slow  # `end` waits out the lock's 30 s
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="no /proc/locks to name a holder")
+def test_a_process_left_running_holds_the_state_lock(project: Project) -> None:
+    """The loop cannot judge, nor revert, while another process holds the lock.
+    `end` stops after its wait naming that process (not a stall: the loop stops
+    on the error and says what to kill); once it is gone the cycle is refused as
+    any other, and nothing is lost."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    lock = project.path / ".deepflow/.gtd.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(lock)],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        ended = project.gtd("cycle", "end", "--json")
+        assert ended.code != 0, ended
+        assert f"kill {holder.pid}" in ended.stdout + ended.stderr, ended
+        assert "Traceback" not in ended.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    assert_refused(project, project.end(), before, names=[TOTAL])

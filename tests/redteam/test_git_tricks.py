@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from gtd.fsio import remove_tree
 from tests.redteam import hostile
 from tests.redteam import project as proj
 from tests.redteam.conftest import (
@@ -901,3 +902,80 @@ def test_a_named_pipe_git_reads_in_its_own_directory_stops_the_loop_naming_it(
         packed.write_bytes(saved)
     assert_refused(project, _end_bounded(project), before, names=[TOTAL])
     assert _begin_bounded(project).json()["status"] == "task"
+
+
+# -- files too large to commit ----------------------------------------------------------
+
+
+def _large(project: Project, rel: str, mb: int) -> Path:
+    """A sparse file of ``mb`` MB: no disk taken until something copies it (git
+    hashing it reads every byte; a checkout of it writes every byte)."""
+    path = project.path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        handle.truncate(mb << 20)
+    return path
+
+
+def test_a_file_over_the_size_limit_is_never_committed_nor_hashed(project: Project) -> None:
+    """The tests pass, and the cycle would commit a 3 GB file (a dump the code
+    under test wrote, say): into the branch's history for good, and through every
+    clean room. Refused naming it, before anything hashes it; the file is set
+    aside in the git directory (a move: no copy, nothing lost), not kept in the
+    kept commit, and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.do_t1()
+    _large(project, "data/dump.bin", 3072)
+    answer = project.end()
+    kept = {"inventory/pricing.py": proj.PRICING_WITH_BULK}
+    assert_refused(project, answer, before, names=["data/dump.bin"], kept=kept)
+    assert "max_file_mb" in json.dumps(answer)
+    aside = project.path / f".git/gtd/large/cycle-{answer['cycle']}/data/dump.bin"
+    assert aside.stat().st_size == 3072 << 20
+    listed = project.observe("ls-tree", "-r", "--name-only", answer["kept"])
+    assert "data/dump.bin" not in listed.split("\n")
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+# -- folders nested deeper than Python's recursion -----------------------------------------
+
+
+def _deep_chain(root: Path, levels: int, leaf: str | None = None) -> Path:
+    """``levels`` nested folders one letter long, made one at a time (os.makedirs
+    and Path.mkdir recurse once a level, as Python 3.11's os.walk and
+    shutil.rmtree do: a chain deeper than the recursion limit (1,000) makes each
+    of them raise RecursionError)."""
+    path = str(root)
+    for _ in range(levels):
+        path = os.path.join(path, "d")
+        os.mkdir(path)
+    if leaf is not None:
+        Path(path, "leaf.txt").write_text(leaf)
+    return Path(path)
+
+
+@pytest.mark.parametrize("leaf", [None, "a file at the bottom\n"], ids=["empty", "with-a-file"])
+def test_agent_leaves_folders_nested_deeper_than_pythons_recursion(
+    project: Project, leaf: str | None
+) -> None:
+    """1,500 nested folders, empty or with a file at the bottom: every walk of the
+    tree the helper makes (empty folders, named pipes, the clean room's cleaning)
+    must still end, and the revert remove them."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    _deep_chain(project.path, 1500, leaf)
+    try:
+        answer = project.end()
+        kept = {"inventory/core.py": proj.BROKEN_CORE}
+        if leaf is not None:
+            kept["/".join(["d"] * 1500) + "/leaf.txt"] = leaf
+        assert_refused(project, answer, before, names=[TOTAL], kept=kept)
+        assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+    finally:
+        # pytest's own clean-up of its temporary folders recurses too: the chain
+        # goes, wherever it is left (the clean room keeps its checkout).
+        for slot in project.room_slots():
+            remove_tree(slot, ignore_errors=True)
+        remove_tree(project.path / "d", ignore_errors=True)

@@ -352,3 +352,26 @@ def test_helper_files_unignored_by_a_gitignore_negation_never_stall_the_loop(
     answer = project.end()
     assert answer["status"] == "passed", answer
     assert "dist/" in (project.show("HEAD", ".gitignore") or "")
+
+
+def test_helper_folder_made_a_link_to_a_persons_folder(project: Project, tmp_path: Path) -> None:
+    """`.deepflow` replaced by a link to a folder of the person's, which holds
+    files of the helper's names: whatever the helper wrote there through the link
+    would overwrite them (and its mirrors, read back the same way, would agree
+    with themselves). The cycle is refused, the person's folder is untouched, and
+    `.deepflow` is the helper's folder again; the loop halts, as for any edit of
+    the helper's state."""
+    elsewhere = tmp_path / "notes"
+    elsewhere.mkdir()
+    persons = {"auto-report.md": "my report\n", "cycle.json": "{}\n", "todo.txt": "milk\n"}
+    for name, text in persons.items():
+        (elsewhere / name).write_text(text)
+    before = project.state()
+    project.begin()
+    project.break_total()
+    shutil.rmtree(project.path / ".deepflow")
+    (project.path / ".deepflow").symlink_to(elsewhere)
+    assert_refused(project, project.end(), before, names=[".deepflow", TOTAL])
+    assert {p.name: p.read_text() for p in elsewhere.iterdir()} == persons
+    assert not (project.path / ".deepflow").is_symlink()
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "halted"

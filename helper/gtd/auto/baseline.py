@@ -22,7 +22,7 @@ from gtd.auto.ratchet import snapshot as codec
 from gtd.auto.ratchet.model import Snapshot
 from gtd.auto.state import State
 from gtd.clock import now
-from gtd.fsio import locked
+from gtd.fsio import locked, state_lock
 from gtd.git import Git
 
 
@@ -114,7 +114,7 @@ def refresh_worker(root: Path) -> None:
     from gtd.auto.memory import Refresh
 
     git = Git(root, hardened=True)
-    lock = root / paths.LOCK
+    lock = state_lock(root)
     current = claim(git, lock)
     if current is None:
         return

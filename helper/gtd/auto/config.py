@@ -64,6 +64,7 @@ _LINK = schema.Text(
     ),
     clean=lambda p: p.strip().strip("/"),
 )
+_MEGABYTES = schema.Number(0, inclusive=False, below=1e9, unit="megabytes")
 _SCHEMA = schema.Fields(
     {
         "ratchet": schema.Fields(
@@ -81,7 +82,7 @@ _SCHEMA = schema.Fields(
         "quality": schema.Fields({"test_command": _COMMAND}),
         "circuit_breaker_threshold": schema.Integer(1),
         "cycle": schema.Fields({"agent_timeout_minutes": schema.Integer(1)}),
-        "commit": schema.Fields({"hooks": schema.Choice(HOOK_CHOICES)}),
+        "commit": schema.Fields({"hooks": schema.Choice(HOOK_CHOICES), "max_file_mb": _MEGABYTES}),
     }
 )
 
@@ -108,6 +109,8 @@ class AutoConfig(NamedTuple):
     commit_hooks: str = "skip"
     # Why this test command: the config key it came from, or what detection chose.
     test_command_reason: str | None = None
+    # The largest file a cycle may add or change (MB): a larger one refuses it.
+    max_file_mb: float = defaults.MAX_FILE_MB
 
 
 def template_text() -> str:
@@ -172,6 +175,7 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         wait_s=float(ratchet.get("wait_seconds", defaults.WAIT_S)),
         commit_hooks=values.get("commit", {}).get("hooks", "skip"),
         test_command_reason=reason,
+        max_file_mb=float(values.get("commit", {}).get("max_file_mb", defaults.MAX_FILE_MB)),
     )
 
 

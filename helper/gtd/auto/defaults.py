@@ -15,3 +15,5 @@ RERUNS = 2
 # How long `gtd cycle end` waits for its verdict: under the Bash tool's longest
 # timeout (600 s), with room to answer.
 WAIT_S = 540.0
+# The largest file a cycle may add or change, in MB (GitHub refuses files over 100).
+MAX_FILE_MB = 100.0

@@ -22,7 +22,7 @@ from gtd import paths
 from gtd.auto import records, state
 from gtd.clock import Now
 from gtd.errors import GtdError, InputError, RepoError
-from gtd.fsio import atomic_write, locked
+from gtd.fsio import atomic_write, locked, state_lock
 from gtd.git import Git
 
 LOOP_COMMAND = "/loop 1m /gtd:auto-cycle"
@@ -66,7 +66,7 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
             f"gtd keeps it out of commits: run `git rm --cached {' '.join(tracked_state)}` "
             "and commit, then rerun setup",
         )
-    with locked(root / paths.LOCK):
+    with locked(state_lock(root)):
         st = state.read(git)
         if not st.set_up and (root / paths.MEMORY).exists():
             from gtd.auto import memory_file
@@ -118,7 +118,7 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
         if time.monotonic() >= deadline:
             return _checking()
         time.sleep(0.02)
-    with locked(root / paths.LOCK):
+    with locked(state_lock(root)):
         st = state.read(git)
         if state.SETUP not in st.raw:
             raise GtdError(
@@ -203,7 +203,7 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
     from gtd.clock import now
 
     git = Git(root, hardened=True)
-    lock = root / paths.LOCK
+    lock = state_lock(root)
     current = baseline.claim(git, lock)
     if current is None:
         return

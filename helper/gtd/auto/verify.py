@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from gtd.auto.plan import Plan, Task
 from gtd.auto.report import Health, VerifyResult
 from gtd.clock import Now
 from gtd.errors import GtdError
+from gtd.fsio import remove_tree
 from gtd.git import Git
 
 Answer = dict[str, Any]
@@ -173,7 +173,7 @@ def _coverage(root: Path, config: AutoConfig) -> VerifyResult:
             return VerifyResult("L2", "warning", "coverage", "coverage report gave no total")
         return VerifyResult("L2", "passed", "coverage", f"{match.group(1)}% of lines")
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp, ignore_errors=True)
 
 
 def _pytest_interpreter(root: Path, command: str) -> tuple[str | None, list[str]]:
@@ -218,7 +218,7 @@ def _which_python(root: Path, executable: str) -> str | None:
         argv = [executable, "--noconftest", "--version", "--version"]
         res = proc.run(argv, root, timeout=120, env=env)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp, ignore_errors=True)
     for line in res.stdout.splitlines():
         if line.startswith(_PROBE_MARK):
             return line[len(_PROBE_MARK) :].strip() or None
@@ -265,12 +265,12 @@ def _norm(path: str) -> str:
 def _write_report(root: Path, the_plan: Plan, now: Now, results: list[VerifyResult]) -> None:
     from gtd.auto import records, report, state
     from gtd.auto.cycle.engine import render_report
-    from gtd.fsio import atomic_write, locked
+    from gtd.fsio import atomic_write, locked, state_lock
 
     if not (root / paths.STATE_DIR).is_dir():
         return
     health = Health(verify=tuple(results))
-    with locked(root / paths.LOCK):
+    with locked(state_lock(root)):
         st = state.read(Git(root, hardened=True))
         if st.set_up:
             render_report(root, st, the_plan, now, health=health)

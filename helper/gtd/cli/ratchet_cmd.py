@@ -28,7 +28,7 @@ def snapshot(as_json: bool) -> int:
     from gtd.auto import baseline, state
     from gtd.auto.config import load_auto_config
     from gtd.auto.ratchet import snapshot as codec
-    from gtd.fsio import locked
+    from gtd.fsio import locked, state_lock
     from gtd.git import Git
 
     top = root()
@@ -37,14 +37,14 @@ def snapshot(as_json: bool) -> int:
     if head is None:
         raise GtdError("the repository has no commits", "commit once, then take the snapshot")
     config = load_auto_config(top)
-    with locked(top / paths.LOCK):
+    with locked(state_lock(top)):
         if state.read(git).journal is not None:
             raise GtdError(
                 "a cycle (or a baseline run) is in flight: its snapshot is the one it is judged by",
                 "let it finish, then take the snapshot",
             )
     snap = baseline.take(git, config, head)
-    with locked(top / paths.LOCK):
+    with locked(state_lock(top)):
         st = state.read(git)
         if st.journal is not None:
             raise GtdError("a cycle began while the baseline ran", "take the snapshot again")
@@ -240,17 +240,16 @@ def _record_by_hand(subject: str, change: Any, as_json: bool) -> int:
     refused while a cycle or a baseline run is in flight (whose verdict must not
     change under it: the implementer works only while a cycle is in flight), then
     re-render memory and the report."""
-    from gtd import paths
     from gtd.auto import plan_file, records, state
     from gtd.auto.cycle.engine import render, require_setup
     from gtd.clock import now
-    from gtd.fsio import locked
+    from gtd.fsio import locked, state_lock
     from gtd.git import Git
 
     top = root()
     git = Git(top, hardened=True)
     at = now()
-    with locked(top / paths.LOCK):
+    with locked(state_lock(top)):
         st = state.read(git)
         require_setup(top, st)
         if st.journal is not None:

@@ -35,6 +35,7 @@ def test_template_is_valid_and_states_the_defaults(tmp_path: Path) -> None:
         "junit_xml",
         "circuit_breaker_threshold: 3",
         "agent_timeout_minutes: 45",
+        "max_file_mb: 100",
     ):
         assert key in text
 
@@ -55,6 +56,8 @@ quality:
 circuit_breaker_threshold: 5
 cycle:
   agent_timeout_minutes: 20
+commit:
+  max_file_mb: 2.5
 """,
     )
     assert load_auto_config(tmp_path) == AutoConfig(
@@ -66,6 +69,7 @@ cycle:
         junit_xml="reports/*.xml",
         circuit_breaker_threshold=5,
         agent_timeout_minutes=20,
+        max_file_mb=2.5,
         test_command_source="config",
         test_command_reason="ratchet.test_command in .deepflow/config.yaml",
     )
@@ -105,6 +109,7 @@ def test_detected_when_unset(tmp_path: Path) -> None:
         ("ratchet:\n  timeout_seconds: -5\n", 2, "number of seconds > 0"),
         ("ratchet:\n  timeout_seconds: '600'\n", 2, "number of seconds > 0"),
         ("ratchet:\n  timeout_seconds: .inf\n", 2, "must be finite"),
+        ("commit:\n  max_file_mb: 0\n", 2, "number of megabytes > 0"),
         ("circuit_breaker_threshold: 0\n", 1, "integer ≥ 1"),
         ("circuit_breaker_threshold: 2.5\n", 1, "integer ≥ 1"),
         ("circuit_breaker_threshold: yes\n", 1, "integer ≥ 1, not a boolean (true)"),

@@ -43,7 +43,7 @@ from gtd.errors import (
     RepoError,
     StateError,
 )
-from gtd.fsio import atomic_write, locked, read_bytes, temp_owner
+from gtd.fsio import atomic_write, locked, read_bytes, state_lock, temp_owner
 from gtd.git import PRIVATE_DIR, Git, stale_locks
 from gtd.names import readable
 from gtd.proc import alive
@@ -89,7 +89,7 @@ class Cycle:
 
     @property
     def _lock(self) -> Path:
-        return self.root / paths.LOCK
+        return state_lock(self.root)
 
     # -- begin -----------------------------------------------------------------------
 
@@ -509,7 +509,7 @@ class Cycle:
     # -- finishing (shared by end and recovery; every step idempotent) ---------------
 
     def _finish(self, st: State) -> tuple[State, CycleRecord, breaker.Trip | None]:
-        from gtd.auto.cycle import finish, seals
+        from gtd.auto.cycle import finish, large, seals
 
         current = st.journal
         assert current is not None
@@ -531,6 +531,7 @@ class Cycle:
             git = self.git
             if seals.outside_changes(git, current.seals or {}):
                 git = git.without_outside_config()  # the agent's filters write nothing
+            large.set_aside(git, current.cycle, sealed_config(st).max_file_mb)
             kept = finish.keep(git, current, self._scratch())
             crash_point("reverted-kept")
             finish.restore(self.root, git, current, kept)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from stat import S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG
@@ -32,7 +31,7 @@ from gtd.auto import plan
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
 from gtd.errors import CommitBlocked, GitError, GtdError
-from gtd.fsio import read_bytes
+from gtd.fsio import read_bytes, remove_tree, walk
 from gtd.git import Change, Git, TreeEntry, remove_empty_tree
 
 _GITLINK = "160000"
@@ -224,7 +223,7 @@ def _remove_strays(root: Path, journal: Journal) -> None:
     ignored = (journal.seals or {}).get("ignored") or ()
     skipped = {p.rstrip("/") for p in ignored if isinstance(p, str) and p.endswith("/")}
     since = journal.started_epoch
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in walk(root):
         rel = os.path.relpath(folder, root)
         prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
         dirs[:] = [d for d in dirs if d != ".git" and prefix + d not in skipped]
@@ -335,7 +334,7 @@ def _remove(root: Path, rel: str) -> None:
     if target.is_symlink() or target.is_file():
         target.unlink()
     elif target.is_dir():
-        shutil.rmtree(target)
+        remove_tree(target)
     parent = target.parent
     while parent != root and parent.is_dir() and not any(parent.iterdir()):
         parent.rmdir()

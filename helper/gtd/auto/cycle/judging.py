@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from gtd.auto import records, state
-from gtd.auto.cycle import seals
+from gtd.auto.cycle import large, seals
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.ratchet import check, room
@@ -103,6 +103,11 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     moved = [e.path for e in tree.entries if e.submodule]
     if moved:
         return Decision(False, f"submodule changed: {moved[0]}", head=tree.head)
+    found = large.too_large(root, (e.path for e in tree.entries), config.max_file_mb)
+    if found:
+        aside = large.where(git, current.cycle)
+        why = large.reason(found, config.max_file_mb, aside, root)
+        return Decision(False, why, head=tree.head)
     if config.commit_hooks == "run":
         failed = run_pre_commit(root, config.timeout_s)
         if failed is not None:

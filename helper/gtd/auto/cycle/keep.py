@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from gtd.fsio import read_bytes
+from gtd.fsio import read_bytes, walk
 from gtd.git import Git
 
 KEPT_DIR = ".gtd-kept"
@@ -75,7 +75,7 @@ def _files(git: Git, folder: Path, prefix: str) -> list[str]:
     import os
 
     out: list[str] = []
-    for parent, dirs, names in os.walk(folder):
+    for parent, dirs, names in walk(folder):
         dirs[:] = [d for d in dirs if d != ".git"]
         for name in names:
             path = os.path.join(parent, name)

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from gtd import digest as sha
-from gtd.fsio import read_bytes
+from gtd.fsio import read_bytes, walk
 
 # Packages whose every file is watched: they decide what a test report says.
 _DEEP = frozenset({"pytest", "_pytest", "pluggy", "py.py"})
@@ -48,7 +48,7 @@ def fingerprint(dirs: Iterable[str]) -> dict[str, str]:
                 continue  # bytecode caches: see the module's docstring
             out[entry.path] = _describe(entry.path)
             if entry.name in _DEEP and entry.is_dir(follow_symlinks=False):
-                for parent, _dirs, names in os.walk(entry.path):
+                for parent, _dirs, names in walk(entry.path):
                     if "__pycache__" in parent:
                         continue
                     for name in names:

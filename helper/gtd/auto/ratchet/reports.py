@@ -56,7 +56,7 @@ from pathlib import Path
 from gtd import paths
 from gtd.auto.ratchet import contract, recorded
 from gtd.auto.ratchet.results import NO_REPORT, Report, Result, worst
-from gtd.fsio import read_bytes
+from gtd.fsio import read_bytes, remove_tree
 from gtd.tuples import NamedTuple
 
 PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet_report`
@@ -149,10 +149,6 @@ class Listener:
 
     def _read(self) -> None:
         import select
-
-        # _remove needs shutil once the run is over; its import (bz2, lzma, zlib:
-        # ~3 ms) costs nothing here, in this thread, while the tests run.
-        import shutil  # noqa: F401
 
         poll = select.poll()
         poll.register(self._read_fd, select.POLLIN)
@@ -247,9 +243,7 @@ class Listener:
         return [self.files.junit_xml, *fresh]
 
     def _remove(self) -> None:
-        import shutil
-
-        shutil.rmtree(self.files.folder, ignore_errors=True)
+        remove_tree(self.files.folder, ignore_errors=True)
 
 
 class RunFiles(NamedTuple):
@@ -280,9 +274,7 @@ def start(request: Request, where: Path | None = None) -> Listener:
         _write_site(files)
         _create(files.settings, json.dumps(_settings(request, files)))
     except BaseException:
-        import shutil
-
-        shutil.rmtree(files.folder, ignore_errors=True)
+        remove_tree(files.folder, ignore_errors=True)
         raise
     return Listener(request, files)
 
@@ -414,9 +406,7 @@ def _fresh(folder: Path) -> None:
     """``folder`` new and empty: one left by a killed process that had the same id
     is removed first."""
     if folder.exists():
-        import shutil
-
-        shutil.rmtree(folder)
+        remove_tree(folder)
     folder.mkdir(parents=True)
 
 
@@ -495,9 +485,7 @@ def _remove_orphans(cache: Path) -> None:
     plugin copy an older helper kept."""
     for entry in _entries(cache):
         if entry.name == "pytest-site":
-            import shutil
-
-            shutil.rmtree(entry.path, ignore_errors=True)
+            remove_tree(entry.path, ignore_errors=True)
             continue
         stem = entry.name.partition(".")[0]
         pid = stem.removeprefix("ratchet-")
@@ -507,9 +495,7 @@ def _remove_orphans(cache: Path) -> None:
             os.kill(int(pid), 0)
         except ProcessLookupError:
             if entry.is_dir(follow_symlinks=False):
-                import shutil
-
-                shutil.rmtree(entry.path, ignore_errors=True)
+                remove_tree(entry.path, ignore_errors=True)
             else:
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from gtd import digest as sha
 from gtd.errors import GtdError
-from gtd.fsio import held, read_bytes
+from gtd.fsio import held, read_bytes, remove_tree, walk
 from gtd.git import Git, children_running
 from gtd.tuples import NamedTuple
 
@@ -104,7 +104,6 @@ def acquire(git: Git) -> Iterator[Room]:
     # running to hold them all (an agent's) so that nothing could be judged. A slot
     # of this run's own judges the same, only without a kept checkout and bytecode
     # (a slower run); nothing else knows its name, and it is removed afterwards.
-    import shutil
     import tempfile
 
     for old in base.glob("busy-*"):
@@ -114,7 +113,7 @@ def acquire(git: Git) -> Iterator[Room]:
             continue
         with held(old / "lock") as taken:
             if taken:
-                shutil.rmtree(old, ignore_errors=True)
+                remove_tree(old, ignore_errors=True)
     try:
         slot = Path(tempfile.mkdtemp(prefix="busy-", dir=base))
     except OSError as exc:
@@ -127,7 +126,7 @@ def acquire(git: Git) -> Iterator[Room]:
         with held(slot / "lock"):  # so that a later run's sweep leaves it alone
             yield Room(slot, slot / "tree", slot / "index", slot / "site", git.root, [])
     finally:
-        shutil.rmtree(slot, ignore_errors=True)
+        remove_tree(slot, ignore_errors=True)
 
 
 # A room made when every slot was held is another run's for at least this long.
@@ -250,11 +249,9 @@ def _written_after(path: Path, since: float | None) -> bool:
 def _start_over(room: Room) -> None:
     """An empty checkout and no private index. The slot is ours (flock), so its
     index lock can only be a dead run's."""
-    import shutil
-
     room.index_file.unlink(missing_ok=True)
     (room.slot / "index.lock").unlink(missing_ok=True)
-    shutil.rmtree(room.tree, ignore_errors=True)
+    remove_tree(room.tree, ignore_errors=True)
     _real_directory(room.tree)
 
 
@@ -280,16 +277,14 @@ def _prune_bytecode(
     elif previous is not None and since is not None:
         out = git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", previous, tree)
         changed = {p for p in out.split("\0") if p}
-    for parent, dirs, _files in os.walk(room.tree):
+    for parent, dirs, _files in walk(room.tree):
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(parent, d))]
         if "__pycache__" not in dirs:
             continue
         cache = Path(parent) / "__pycache__"
         dirs.remove("__pycache__")
         if changed is None or since is None or _changed_since(cache, since):
-            import shutil  # on use only: ~4 ms of imports a green run never needs
-
-            shutil.rmtree(cache, ignore_errors=True)
+            remove_tree(cache, ignore_errors=True)
             continue
         folder = Path(parent).relative_to(room.tree).as_posix()
         prefix = "" if folder == "." else folder + "/"

@@ -1,0 +1,85 @@
+"""fsio's walk and remove_tree: os.walk and shutil.rmtree without recursion."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gtd.fsio import remove_tree, walk
+
+DEEP = 1500  # past Python's recursion limit (1,000): os.walk and rmtree raise there
+
+
+def _chain(root: Path, levels: int) -> str:
+    path = str(root)
+    for _ in range(levels):
+        path = os.path.join(path, "d")
+        os.mkdir(path)
+    return path
+
+
+def test_walk_agrees_with_os_walk(tmp_path: Path) -> None:
+    for rel in ("a/b/c.txt", "a/d.txt", "e/f/g/h.txt", "top.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "a/link").symlink_to(tmp_path / "e")  # listed, never walked into
+    (tmp_path / "a/dangling").symlink_to(tmp_path / "nowhere")
+    ours = sorted((f, sorted(d), sorted(n)) for f, d, n in walk(tmp_path))
+    theirs = sorted((f, sorted(d), sorted(n)) for f, d, n in os.walk(tmp_path))
+    assert ours == theirs
+
+
+def test_walk_prunes_as_os_walk_does(tmp_path: Path) -> None:
+    (tmp_path / "skip/inner").mkdir(parents=True)
+    (tmp_path / "keep/inner").mkdir(parents=True)
+    seen = []
+    for folder, dirs, _files in walk(tmp_path):
+        dirs[:] = [d for d in dirs if d != "skip"]
+        seen.append(os.path.relpath(folder, tmp_path))
+    assert sorted(seen) == [".", "keep", os.path.join("keep", "inner")]
+
+
+def test_walk_and_remove_tree_go_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
+    (tmp_path / "top").mkdir()
+    leaf = Path(_chain(tmp_path / "top", DEEP)) / "leaf.txt"
+    leaf.write_text("x")
+    with pytest.raises(RecursionError):
+        list(os.walk(tmp_path))
+    found = [os.path.join(f, n) for f, _d, names in walk(tmp_path) for n in names]
+    assert found == [str(leaf)]
+    remove_tree(tmp_path / "top")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_remove_tree_removes_links_and_never_follows_them(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub/file.txt").write_text("x")
+    (tree / "sub/to-outside").symlink_to(outside)
+    (tree / "to-file").symlink_to(outside / "keep.txt")
+    os.mkfifo(tree / "pipe")
+    remove_tree(tree)
+    assert not tree.exists()
+    assert (outside / "keep.txt").read_text() == "mine"
+    link = tmp_path / "link-to-outside"
+    link.symlink_to(outside)
+    with pytest.raises(OSError, match=r"symbolic links|Not a directory"):
+        remove_tree(link)  # as rmtree: a link is not a tree to remove
+    assert (outside / "keep.txt").read_text() == "mine"
+
+
+def test_remove_tree_with_ignore_errors_takes_what_it_can(tmp_path: Path) -> None:
+    remove_tree(tmp_path / "missing", ignore_errors=True)
+    with pytest.raises(FileNotFoundError):
+        remove_tree(tmp_path / "missing")
+    tree = tmp_path / "tree"
+    (tree / "a").mkdir(parents=True)
+    (tree / "a/b.txt").write_text("x")
+    remove_tree(tree, ignore_errors=True)
+    assert not tree.exists()
