@@ -56,7 +56,7 @@ from pathlib import Path
 from gtd import paths
 from gtd.auto.ratchet import contract, recorded
 from gtd.auto.ratchet.results import NO_REPORT, Report, Result, worst
-from gtd.fsio import read_bytes, remove_tree
+from gtd.fsio import read_bytes, remove_tree, walk
 from gtd.tuples import NamedTuple
 
 PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet_report`
@@ -336,11 +336,69 @@ def configured(root: Path, pattern: str | None) -> list[Path]:
 
     base = os.path.realpath(root)
     out: list[Path] = []
-    for match in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
+    try:
+        matches = glob.glob(os.path.join(root, pattern), recursive=True)
+    except RecursionError:  # `**` recurses a frame a folder level: see fsio.walk
+        matches = _deep_glob(root, pattern)
+    for match in sorted(matches):
         real = os.path.realpath(match)
         if os.path.isfile(real) and (real == base or real.startswith(base + os.sep)):
             out.append(Path(match))
     return out
+
+
+def _deep_glob(root: Path, pattern: str) -> list[str]:
+    """``glob(pattern, recursive=True)`` under ``root`` by a walk that keeps its own
+    stack, for a tree deeper than the recursion limit (the code under test can
+    leave one in the clean room): ``**`` is any run of folders, ``*``, ``?`` and
+    ``[...]`` match within one name, and none matches a name's leading dot unless
+    the pattern's part starts with one, as with glob."""
+    import re
+
+    parts = [part for part in pattern.split("/") if part not in ("", ".")]
+    regex = ""
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":  # any run of folders; at the end, any file below too
+            regex += _FOLDERS + (_NAME if last else "")
+        else:
+            regex += _glob_part(part) + ("" if last else "/")
+    matcher = re.compile(regex)
+    out: list[str] = []
+    for folder, _dirs, files in walk(root):
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        out.extend(os.path.join(root, prefix + n) for n in files if matcher.fullmatch(prefix + n))
+    return out
+
+
+_NAME = "(?!\\.)[^/]*"  # a name that does not start with a dot
+_FOLDERS = f"(?:{_NAME}/)*"
+
+
+def _glob_part(part: str) -> str:
+    """One part of a glob pattern (no ``/``) as a regular expression."""
+    import re
+
+    out = [] if part.startswith(".") else ["(?!\\.)"]
+    i = 0
+    while i < len(part):
+        c = part[i]
+        close = part.find("]", i + 2) if c == "[" else -1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif close != -1:
+            inner = part[i + 1 : close]
+            negate = inner.startswith("!")
+            body = re.escape(inner[1:] if negate else inner).replace("\\-", "-")
+            out.append(f"[{'^' if negate else ''}{body}]")
+            i = close
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
 
 
 class ModuleResolver:
