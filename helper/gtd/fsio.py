@@ -9,7 +9,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from stat import S_ISDIR, S_ISREG
+from stat import S_ISDIR, S_ISFIFO, S_ISREG
 from types import ModuleType
 
 from gtd import paths
@@ -196,6 +196,14 @@ def remove_tree(path: str | Path, *, ignore_errors: bool = False) -> None:
     finally:
         for fd, _left, _own in stack:
             os.close(fd)
+
+
+def is_pipe(path: str | Path) -> bool:
+    """Whether ``path`` itself (not a link's target) is a named pipe."""
+    try:
+        return S_ISFIFO(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _names(fd: int) -> list[str]:

@@ -461,9 +461,8 @@ def stale_locks(git_dir: Path) -> list[Path]:
         if proc.alive(owner):
             continue  # still running: its locks are live
         try:
-            from gtd.fsio import read_bytes  # a note made a named pipe: no wait
-
-            dead_since.append(int(read_bytes(Path(note.path)).strip() or 0))
+            # fsio's read: a note made a named pipe is no wait
+            dead_since.append(int(fsio.read_bytes(Path(note.path)).strip() or 0))
         except (OSError, ValueError):
             dead_since.append(0)
         with contextlib.suppress(OSError):
@@ -551,25 +550,20 @@ def blocking_pipes(root: Path, seen: Iterable[str] = ()) -> list[str]:
     directory (its refs, `info/`, `objects/info/alternates`; not the objects
     themselves, which git writes). Only looked for once git has waited: a walk of
     the whole tree."""
-    import stat
-
     found = dict.fromkeys(seen)
     for folder, dirs, files in fsio.walk(root):
         dirs[:] = [d for d in dirs if d != ".git"]  # the repository's, a nested one's
         for name in files:
-            if name in _READ_IN_TREE:
-                path = os.path.join(folder, name)
-                with contextlib.suppress(OSError):
-                    if stat.S_ISFIFO(os.lstat(path).st_mode):
-                        found[path] = None
+            path = os.path.join(folder, name)
+            if name in _READ_IN_TREE and fsio.is_pipe(path):
+                found[path] = None
     for folder, dirs, files in fsio.walk(root / ".git"):
         if os.path.basename(folder) == "objects":
             dirs[:] = [d for d in dirs if d == "info"]
         for name in files:
             path = os.path.join(folder, name)
-            with contextlib.suppress(OSError):
-                if stat.S_ISFIFO(os.lstat(path).st_mode):
-                    found[path] = None
+            if fsio.is_pipe(path):
+                found[path] = None
     return list(found)
 
 

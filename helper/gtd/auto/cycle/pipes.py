@@ -13,10 +13,10 @@ error names it, and every command says so until it is gone.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from gtd.errors import GitBlocked
+from gtd.fsio import is_pipe
 
 
 def clear(root: Path, blocked: GitBlocked) -> list[str]:
@@ -30,7 +30,7 @@ def clear(root: Path, blocked: GitBlocked) -> list[str]:
         real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
         rel = os.path.relpath(real, top)
         parts = rel.split(os.sep)
-        if rel.startswith(os.pardir) or ".git" in parts or not _is_pipe(real):
+        if rel.startswith(os.pardir) or ".git" in parts or not is_pipe(real):
             others.append(path)
             continue
         os.unlink(real)
@@ -38,10 +38,3 @@ def clear(root: Path, blocked: GitBlocked) -> list[str]:
     if others or not removed:
         raise GitBlocked(blocked.command, others)
     return removed
-
-
-def _is_pipe(path: str) -> bool:
-    try:
-        return stat.S_ISFIFO(os.lstat(path).st_mode)
-    except OSError:
-        return False
