@@ -183,6 +183,13 @@ class Listener:
         for line in block.decode("utf-8", "replace").splitlines():
             self._reading.feed(line)
 
+    def ask(self, request: Request) -> None:
+        """What the run asks of the plugin (its settings file): before it loads."""
+        if request.root != self.request.root:
+            raise ValueError("a run's tests stay under the root it was prepared for")
+        self.request = request
+        _create(self.files.settings, json.dumps(_settings(request, self.files)))
+
     def finish(self) -> Report:
         """Everything the run reported; removes the run's files. Never raises for
         what the run wrote: unreadable reports are problems in the value."""
@@ -269,14 +276,29 @@ class RunFiles(NamedTuple):
 def start(request: Request, where: Path | None = None) -> Listener:
     """Set up one run's reporting: its files in a new directory (under ``where``,
     else the repository's cache, else a temporary one), the pipe and its reader."""
-    files = RunFiles.inside(_folder(request.root, where))
+    listener = prepare(request.root, where)
+    try:
+        listener.ask(request)
+    except BaseException:
+        listener.abort()
+        raise
+    return listener
+
+
+def prepare(root: Path, where: Path | None = None, *, gate: str | None = None) -> Listener:
+    """:func:`start` for a run of tests under ``root`` whose request is not known
+    yet: :meth:`Listener.ask` says it, before the plugin loads. ``gate``: the
+    source of a ``sitecustomize`` put beside the entry point
+    (gtd.auto.ratchet.held)."""
+    files = RunFiles.inside(_folder(root, where))
     try:
         _write_site(files)
-        _create(files.settings, json.dumps(_settings(request, files)))
+        if gate is not None:
+            _create(files.site / "sitecustomize.py", gate)
     except BaseException:
         remove_tree(files.folder, ignore_errors=True)
         raise
-    return Listener(request, files)
+    return Listener(Request(root), files)
 
 
 def assemble(request: Request, reading: recorded.Reading, junit_files: Iterable[Path]) -> Report:
