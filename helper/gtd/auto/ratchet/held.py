@@ -10,9 +10,11 @@ checked. The room is no less clean for it:
 - Before the gate the process runs the interpreter, the environment's ``.pth``
   files, and a ``sitecustomize`` the helper wrote into the run's own folder
   (:data:`GATE`, first on the test process's sys.path through ``PYTHONPATH``):
-  it imports pytest from the environment (no folder of the room is on sys.path
-  yet: Python adds the working directory after ``site``), tells the helper it
-  has arrived, and waits for the gate's message. Nothing reads the room.
+  it imports pytest and its built-in plugins from the environment (no folder of
+  the room is on sys.path yet: Python adds the working directory after
+  ``site``), tells the helper it has arrived, and waits for the gate's message.
+  Nothing reads the room. (Third-party plugins load after the gate, as pytest
+  loads them: one imported earlier could not have its asserts rewritten.)
 - The message is the room's device and inode as the helper synced it; the
   process runs on only if its working directory is that very directory (a room
   replaced by a link, or started over, since the process began is another one).
@@ -42,10 +44,14 @@ import select
 import stat
 
 from gtd import proc
-from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import reports, room
-from gtd.auto.ratchet.results import Report
+from gtd.auto.ratchet import reports
 from gtd.tuples import NamedTuple
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from gtd.auto.config import AutoConfig
+    from gtd.auto.ratchet import room
+    from gtd.auto.ratchet.results import Report
 
 ENV_GATE = "GTD_RATCHET_GATE"  # "<gate fd>:<arrival fd>", popped by the gate
 _PYTHON = re.compile(r"python[0-9.]*")
@@ -72,7 +78,16 @@ def _gtd_gate(spec):
         hidden = None
     if hidden is None:
         try:
+            import importlib
+
             import pytest  # noqa: F401  the environment's: the room is not on sys.path yet
+            from _pytest.config import default_plugins
+
+            for name in default_plugins:  # what pytest imports first thing after
+                try:
+                    importlib.import_module("_pytest." + name)
+                except Exception:
+                    pass
         except Exception:
             pass
     _os.write(came, b"r")
@@ -121,10 +136,12 @@ class Held:
         command: str,
         gate_fd: int,
         came_fd: int,
+        where: tuple[int, int],
     ) -> None:
         self.child = child
         self.listener = listener
         self.command = command
+        self.where = where  # the room's device and inode the process started in
         self._gate = gate_fd
         self._came = came_fd
         self._done = False
@@ -138,16 +155,21 @@ class Held:
         self._done = True
         said = ""
         try:
-            self.listener.ask(request)
-            if not _arrived(self._came, timeout_s):
+            where = os.lstat(request.root)
+            if (where.st_dev, where.st_ino) != self.where or not _arrive(self._came, timeout_s):
+                # The room was made anew since (its last run's files untrusted):
+                # the process started in the old one. Or it never came.
                 self.child.kill()
                 self._close_pipes()
                 self.listener.abort()
                 return None
-            where = os.lstat(request.root)
+            self.listener.ask(request)
             if stat.S_ISDIR(where.st_mode):
                 said = f"{where.st_dev}:{where.st_ino}\n"
-                os.write(self._gate, said.encode())
+                try:
+                    os.write(self._gate, said.encode())
+                except OSError:  # it ended since it arrived: ran nothing of the room's
+                    said = ""
             self._close_gate()
             self.child.restart_clock()
             result = self.child.finish(timeout_s)
@@ -199,9 +221,10 @@ def hold(rm: room.Room, config: AutoConfig, env: dict[str, str]) -> Held | None:
     if via_shell or not argv:
         return None
     try:
-        if not stat.S_ISDIR(os.lstat(rm.tree).st_mode):
-            return None
+        where = os.lstat(rm.tree)
     except OSError:
+        return None
+    if not stat.S_ISDIR(where.st_mode):
         return None
     merged = {**os.environ, **env}
     if not _holdable(argv, rm, merged.get("PATH"), merged.get("PYTHONPATH")):
@@ -228,7 +251,7 @@ def hold(rm: room.Room, config: AutoConfig, env: dict[str, str]) -> Held | None:
         _close(came_r)
         listener.abort()
         return None
-    return Held(child, listener, command, gate_w, came_r)
+    return Held(child, listener, command, gate_w, came_r, (where.st_dev, where.st_ino))
 
 
 def _holdable(argv: list[str], rm: room.Room, path: str | None, pythonpath: str | None) -> bool:
@@ -292,7 +315,7 @@ def _through_link(exe: str, rm: room.Room) -> bool:
     return False
 
 
-def _arrived(fd: int, timeout_s: float) -> bool:
+def _arrive(fd: int, timeout_s: float) -> bool:
     """Wait (at most ``timeout_s``) for the process to say it is at the gate."""
     poll = select.poll()
     poll.register(fd, select.POLLIN)
