@@ -186,7 +186,7 @@ def _python(root: Path, env: Mapping[str, str], probe: Probe | None) -> Detectio
 
 
 def _environment(root: Path, env: Mapping[str, str], probe: Probe | None) -> _Runner:
-    from gtd.proc import _which
+    from gtd.proc import which
 
     for name in VENV_DIRS:
         python = venv_python(root / name)
@@ -227,11 +227,11 @@ def _environment(root: Path, env: Mapping[str, str], probe: Probe | None) -> _Ru
             sign = f"pyproject.toml {table}{']' if not table.endswith(']') else ''}"
         if sign is None:
             continue
-        if _which(tool, path) is None:
+        if which(tool, path) is None:
             skipped.append(f"{sign} names {tool}, which is not on PATH")
             continue
-        return _tool_runner(root, tool, sign, probe, _which(tool, path))
-    found = _which("pytest", path)
+        return _tool_runner(root, tool, sign, probe, which(tool, path))
+    found = which("pytest", path)
     note = f" ({'; '.join(skipped)})" if skipped else ""
     if found is not None:
         return _Runner(

@@ -79,7 +79,7 @@ def _assigns(command: str) -> bool:
     return bool(equals) and name.isidentifier()
 
 
-def _which(name: str, path: str | None) -> str | None:
+def which(name: str, path: str | None) -> str | None:
     """``shutil.which`` for POSIX, where gtd runs: importing shutil pulls in bz2,
     lzma and zlib (~5 ms), and `gtd ratchet run` is measured against the bare test
     command."""
@@ -125,17 +125,55 @@ def run(
     second: when it answers (not None) twice in a row the child's group is killed
     and the result carries its answer as ``stuck``, a wait that would never end.
     """
+    child = start(
+        argv,
+        cwd,
+        env=env,
+        input_text=input_text,
+        input_bytes=input_bytes,
+        check_exists=check_exists,
+        binary=binary,
+        names=names,
+        pass_fds=pass_fds,
+    )
+    if isinstance(child, Result):
+        return child
+    if started is not None:
+        try:
+            started(child.popen.pid)
+        except BaseException:
+            _kill_group(child.popen)
+            raise
+    return child.finish(timeout, stuck)
+
+
+def start(
+    argv: Sequence[str],
+    cwd: str | Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    input_text: str | None = None,
+    input_bytes: bytes | None = None,
+    check_exists: bool = True,
+    binary: bool = False,
+    names: bool = False,
+    pass_fds: Sequence[int] = (),
+) -> Started | Result:
+    """The first half of :func:`run` (same arguments): the child started in its
+    own process group, or the Result of a command that could not start. Its
+    :meth:`Started.finish` is the second half; until then nothing reads its
+    output (a child that writes more than a pipe holds waits)."""
     args = tuple(argv)
     full_env = None if env is None else {**os.environ, **env}
-    if check_exists and args and _which(args[0], (full_env or os.environ).get("PATH")) is None:
+    if check_exists and args and which(args[0], (full_env or os.environ).get("PATH")) is None:
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
-    start = time.monotonic()
     raw = binary or names  # the pipes carry bytes; decoded here
     feed: str | bytes | None = input_text
     if input_bytes is not None:
         feed = input_bytes if raw else input_bytes.decode("utf-8", errors="surrogateescape")
     elif raw and input_text is not None:
         feed = input_text.encode("utf-8", errors="surrogateescape" if names else "strict")
+    begun = time.monotonic()
     try:
         popen = subprocess.Popen(
             args,
@@ -153,36 +191,75 @@ def run(
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
     except PermissionError as exc:
         return Result(args, 126, "", f"cannot execute {args[0]}: {exc}", 0.0, not_found=True)
-    waited: tuple[str, ...] | None = None
-    timed_out = False
-    try:
-        if started is not None:
-            started(popen.pid)
-        out, err = _communicate(popen, feed, timeout, stuck)
-    except subprocess.TimeoutExpired:
-        _kill_group(popen)
-        out, err = _rest(popen, stuck is not None)
-        timed_out = True
-    except _Stuck as exc:
-        _kill_group(popen)
-        out, err = _rest(popen, stuck is not None)
-        waited = exc.paths
-    except BaseException:
-        # Ctrl-C or a kill of the helper: never leave the child group running.
-        _kill_group(popen)
-        raise
-    duration = time.monotonic() - start
-    code = popen.returncode
-    if names and not binary:
-        stdout = (out or b"").decode("utf-8", errors="surrogateescape")
-        stderr = (err or b"").decode("utf-8", errors="backslashreplace")
-        return Result(args, code, stdout, stderr, duration, timed_out, stuck=waited)
-    if binary:
-        error = (err or b"").decode("utf-8", errors="replace")
-        return Result(
-            args, code, "", error, duration, timed_out, stdout_bytes=out or b"", stuck=waited
-        )
-    return Result(args, code, out or "", err or "", duration, timed_out, stuck=waited)
+    return Started(popen, args, feed, binary, names, begun)
+
+
+class Started:
+    """A child :func:`start` began, not yet waited for."""
+
+    def __init__(
+        self,
+        popen: subprocess.Popen[Any],
+        args: tuple[str, ...],
+        feed: str | bytes | None,
+        binary: bool,
+        names: bool,
+        begun: float,
+    ) -> None:
+        self.popen = popen
+        self.args = args
+        self.begun = begun  # what duration_s counts from (see restart_clock)
+        self._feed = feed
+        self._binary = binary
+        self._names = names
+
+    def restart_clock(self) -> None:
+        """Count the duration (and the timeout) from now: a child held back
+        before it does its work (gtd.auto.ratchet.held)."""
+        self.begun = time.monotonic()
+
+    def kill(self) -> None:
+        """End the child's whole group and reap the child."""
+        _kill_group(self.popen)
+        _rest(self.popen, watched=True)
+
+    def finish(
+        self,
+        timeout: float | None = None,
+        stuck: Callable[[int], tuple[str, ...] | None] | None = None,
+    ) -> Result:
+        """Wait for the child (see :func:`run`); ``timeout`` counts from when it
+        was started, or from the last :meth:`restart_clock`."""
+        popen, binary, names = self.popen, self._binary, self._names
+        left = None if timeout is None else max(0.0, self.begun + timeout - time.monotonic())
+        waited: tuple[str, ...] | None = None
+        timed_out = False
+        try:
+            out, err = _communicate(popen, self._feed, left, stuck)
+        except subprocess.TimeoutExpired:
+            _kill_group(popen)
+            out, err = _rest(popen, stuck is not None)
+            timed_out = True
+        except _Stuck as exc:
+            _kill_group(popen)
+            out, err = _rest(popen, stuck is not None)
+            waited = exc.paths
+        except BaseException:
+            # Ctrl-C or a kill of the helper: never leave the child group running.
+            _kill_group(popen)
+            raise
+        duration = time.monotonic() - self.begun
+        args, code = self.args, popen.returncode
+        if names and not binary:
+            stdout = (out or b"").decode("utf-8", errors="surrogateescape")
+            stderr = (err or b"").decode("utf-8", errors="backslashreplace")
+            return Result(args, code, stdout, stderr, duration, timed_out, stuck=waited)
+        if binary:
+            error = (err or b"").decode("utf-8", errors="replace")
+            return Result(
+                args, code, "", error, duration, timed_out, stdout_bytes=out or b"", stuck=waited
+            )
+        return Result(args, code, out or "", err or "", duration, timed_out, stuck=waited)
 
 
 def _rest(popen: subprocess.Popen[Any], watched: bool) -> tuple[Any, Any]:

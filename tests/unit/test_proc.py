@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.proc import _which, command_argv, pipe_wait, run
+from gtd.proc import command_argv, pipe_wait, run, which
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_which_agrees_with_shutil(tmp_path: Path) -> None:
     (tmp_path / "plain").write_text("")
     path = os.pathsep.join([str(tmp_path), os.environ.get("PATH", "")])
     for name in ("tool", "plain", "git", "sh", "no-such-tool-gtd", str(script), str(tmp_path)):
-        assert _which(name, path) == shutil.which(name, path=path), name
+        assert which(name, path) == shutil.which(name, path=path), name
 
 
 def test_a_missing_executable_is_reported_not_raised(tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gtd.auto.config import AutoConfig
+    from gtd.auto.ratchet.held import Held
     from gtd.auto.ratchet.model import Snapshot
+    from gtd.auto.ratchet.room import Room
     from gtd.auto.state import State
     from gtd.git import Git, TreeEntry
 
@@ -100,19 +102,26 @@ def run(as_json: bool) -> int:
     git = Git(top, hardened=True)
     with room.acquire(git) as rm:
         index = room.candidate_index(rm)
-        # The candidate tree takes four git calls in a row, which need nothing of
-        # the sealed state: they run while the rest of the helper loads and the
-        # state is read (side by side on two cores, ~10 ms of every run).
-        built, (st, snap, config, base_files) = proc.both(
-            lambda: _candidate_over_head(git, index), lambda: _sealed(git)
-        )
-        from gtd.auto import records
-        from gtd.auto.ratchet import check  # loaded by _sealed, beside the build
-        from gtd.auto.ratchet import snapshot as codec
+        # The test command starts first, held until the room is ready: its
+        # interpreter and pytest load (~300 ms) while everything below runs.
+        st, raw, config, held = _launch(git, rm)
+        try:
+            # The candidate tree takes four git calls in a row, which need nothing
+            # of the snapshot: they run while the rest of the judging code loads
+            # (side by side on two cores).
+            built, (snap, base_files) = proc.both(
+                lambda: _candidate_over_head(git, index), lambda: _sealed(git, st, raw)
+            )
+            from gtd.auto import records
+            from gtd.auto.ratchet import check  # loaded by _sealed, beside the build
 
-        head, head_tree = st.head or (None, None)
-        # None: HEAD was unborn (or the early build failed, and says why now).
-        candidate = built if built is not None else git.worktree_tree(index, head)
+            head, head_tree = st.head or (None, None)
+            # None: HEAD was unborn (or the early build failed, and says why now).
+            candidate = built if built is not None else git.worktree_tree(index, head)
+        except BaseException:
+            if held is not None:
+                held.cancel()
+            raise
         judged = check.judge_candidate(
             git,
             rm,
@@ -123,7 +132,9 @@ def run(as_json: bool) -> int:
             base_files=base_files if head == snap.head else None,
             candidate=candidate,
             tolerated=frozenset(records.fold(st.records).quarantined),
+            held=held,
         )
+    from gtd.auto.ratchet import snapshot as codec
     from gtd.auto.readable import readable, word
 
     verdict, result = judged.verdict, judged.run
@@ -311,13 +322,13 @@ def _candidate_over_head(git: Git, index: Path) -> str | None:
         return None
 
 
-def _sealed(git: Git) -> tuple[State, Snapshot, AutoConfig, dict[str, TreeEntry] | None]:
-    """The sealed state, its snapshot and config, and the listing of HEAD's tree
-    where HEAD is the snapshot's commit (the base the candidate is judged on).
-    Loads the judging code too, while the candidate tree is built beside it."""
+def _launch(git: Git, rm: Room) -> tuple[State, bytes, AutoConfig, Held | None]:
+    """The sealed state (HEAD and its tree too), the snapshot's raw bytes and the
+    config; and the test command, started as soon as the config names it and held
+    until the room is ready (gtd.auto.ratchet.held)."""
     from gtd.auto import state
-    from gtd.auto.ratchet import check  # noqa: F401  (its imports: ~1/3 of the helper's)
-    from gtd.auto.ratchet import snapshot as codec
+    from gtd.auto.ratchet import room
+    from gtd.auto.ratchet.held import hold
     from gtd.auto.state import sealed_config
 
     st = state.read(git, snapshot=True, head=True)
@@ -326,8 +337,19 @@ def _sealed(git: Git) -> tuple[State, Snapshot, AutoConfig, dict[str, TreeEntry]
         raise GtdError(
             "no ratchet snapshot yet", "run `gtd ratchet snapshot` first (or `gtd auto setup`)"
         )
-    snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
     config = sealed_config(st)
+    return st, raw, config, hold(rm, config, room.environment(rm))
+
+
+def _sealed(git: Git, st: State, raw: bytes) -> tuple[Snapshot, dict[str, TreeEntry] | None]:
+    """The snapshot, and the listing of HEAD's tree where HEAD is the snapshot's
+    commit (the base the candidate is judged on). Loads the judging code too,
+    while the candidate tree is built beside it."""
+    from gtd.auto import state
+    from gtd.auto.ratchet import check  # noqa: F401  (its imports: ~1/3 of the helper's)
+    from gtd.auto.ratchet import snapshot as codec
+
+    snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
     head, head_tree = st.head or (None, None)
     base_files = git.ls_tree(head_tree) if head_tree is not None and head == snap.head else None
-    return st, snap, config, base_files
+    return snap, base_files

@@ -32,6 +32,7 @@ from gtd import proc
 from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet import protect, reports, room, runner
+from gtd.auto.ratchet.held import Held, hold
 from gtd.auto.ratchet.model import (
     CommandRun,
     Environment,
@@ -324,13 +325,53 @@ def judge_candidate(
     base_files: Mapping[str, TreeEntry] | None = None,
     tolerated: frozenset[str] = frozenset(),
     trust_until: float | None = None,
+    held: Held | None = None,
 ) -> Judgement:
     """The verdict on ``candidate`` (a tree) against ``snapshot``, whose tests and
     protected files are those of commit ``base`` (its tree ``base_tree`` and that
     tree's listing ``base_files``, where the caller has them), in the room ``rm``;
     ``trust_until``: when an agent may have started writing (nothing of the room
-    changed since is trusted)."""
+    changed since is trusted). The first test run is started at once and held
+    until the room is ready (gtd.auto.ratchet.held), unless ``held`` is one the
+    caller started earlier still."""
     start = time.monotonic()
+    if held is None:
+        held = hold(rm, config, room.environment(rm))
+    try:
+        return _judged(
+            git,
+            rm,
+            config,
+            snapshot,
+            base=base,
+            candidate=candidate,
+            base_tree=base_tree,
+            base_files=base_files,
+            tolerated=tolerated,
+            trust_until=trust_until,
+            held=held,
+            start=start,
+        )
+    finally:
+        if held is not None:
+            held.cancel()  # a candidate refused before its run: the process ends
+
+
+def _judged(
+    git: Git,
+    rm: room.Room,
+    config: AutoConfig,
+    snapshot: Snapshot,
+    *,
+    base: str,
+    candidate: str,
+    base_tree: str | None,
+    base_files: Mapping[str, TreeEntry] | None,
+    tolerated: frozenset[str],
+    trust_until: float | None,
+    held: Held | None,
+    start: float,
+) -> Judgement:
     if base_tree is None:
         base_tree = tree_of(git, base)
     changes: list[Change]
@@ -376,7 +417,7 @@ def judge_candidate(
     env = room.environment(rm)
     only_old = tuple(snapshot.test_paths) if split else None
     submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
-    first = _run(rm, config, env, only_files=only_old)
+    first = _run(rm, config, env, only_files=only_old, held=held)
     found = _report_problems(first.report, rm, snapshot) + _new_plugins(first.report, rm, snapshot)
     found += _written(git, rm, submodules)  # before a sync could write over the evidence
     if split and not found:
@@ -478,10 +519,12 @@ def _run(
     only_files: tuple[str, ...] | None = None,
     only_ids: tuple[str, ...] | None = None,
     only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
+    held: Held | None = None,
 ) -> runner.Run:
     """The configured commands in the room: the plugin collects only ``only_files``
     (or runs only ``only_ids``), no module may load from the live repository, and
-    editable installs of the project load from the room instead."""
+    editable installs of the project load from the room instead. ``held``: the
+    test command already started (gtd.auto.ratchet.held)."""
     request = reports.Request(
         rm.tree,
         only_files=only_files,
@@ -490,7 +533,13 @@ def _run(
         redirect=reports.Redirect(rm.live, rm.tree),
     )
     return runner.run_all(
-        rm.tree, config, env=env, reports_dir=rm.slot / "reports", only=only, request=request
+        rm.tree,
+        config,
+        env=env,
+        reports_dir=rm.slot / "reports",
+        only=only,
+        request=request,
+        held=held,
     )
 
 

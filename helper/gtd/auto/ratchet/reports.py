@@ -54,10 +54,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gtd import paths
-from gtd.auto.ratchet import contract, recorded
-from gtd.auto.ratchet.results import NO_REPORT, Report, Result, worst
+from gtd.auto.ratchet import contract
 from gtd.fsio import read_bytes, remove_tree, walk
 from gtd.tuples import NamedTuple
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from gtd.auto.ratchet import recorded
+    from gtd.auto.ratchet.results import Report, Result
 
 PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet_report`
 _PLUGIN_SOURCE = Path(__file__).with_name("pytest_report.py")
@@ -117,7 +121,9 @@ class Listener:
         self.files = files
         # Lines are parsed as they arrive (the tests still run); a line's start
         # waits in ``_partial`` for its newline.
-        self._reading = recorded.Reading(str(request.root))
+        # The parsing side loads once the run is asked for (see ask): a held run's
+        # process starts before (gtd.auto.ratchet.held), and writes nothing sooner.
+        self._reading: recorded.Reading | None = None
         self._partial: list[bytes] = []
         self._read_fd, self._write_fd = os.pipe()
         self._stop = threading.Event()
@@ -131,7 +137,6 @@ class Listener:
         st = os.fstat(self._write_fd)
         self.pass_fds: tuple[int, ...] = (self._write_fd,)
         self.env = self._environment(f"{self._write_fd}:{st.st_dev}:{st.st_ino}")
-        self._thread.start()
 
     def _environment(self, fd_spec: str) -> dict[str, str]:
         addopts = f"--junitxml={shlex.quote(str(self.files.junit_xml))}"
@@ -161,7 +166,7 @@ class Listener:
                     try:
                         self._take(data)
                     except Exception:  # a reading bug must not stop the draining
-                        self._reading.unreadable += 1  # (the tests would block on it)
+                        self._parser().unreadable += 1  # (the tests would block on it)
                 elif self._stop.is_set():
                     return
                 if self._stop.is_set() and time.monotonic() > self._deadline:
@@ -181,7 +186,23 @@ class Listener:
 
     def _feed(self, block: bytes) -> None:
         for line in block.decode("utf-8", "replace").splitlines():
-            self._reading.feed(line)
+            self._parser().feed(line)
+
+    def _parser(self) -> recorded.Reading:
+        if self._reading is None:
+            raise RuntimeError("the run's request was never given (Listener.ask)")
+        return self._reading
+
+    def ask(self, request: Request) -> None:
+        """What the run asks of the plugin (its settings file): before it loads."""
+        if request.root != self.request.root:
+            raise ValueError("a run's tests stay under the root it was prepared for")
+        from gtd.auto.ratchet import recorded
+
+        self.request = request
+        _create(self.files.settings, json.dumps(_settings(request, self.files)))
+        self._reading = recorded.Reading(str(request.root))
+        self._thread.start()
 
     def finish(self) -> Report:
         """Everything the run reported; removes the run's files. Never raises for
@@ -195,7 +216,7 @@ class Listener:
                 # fsio's: the code under test may have made the file a named pipe
                 filed = read_bytes(self.files.lines)
             self._feed(filed)
-            report = assemble(self.request, self._reading, self._junit_files())
+            report = assemble(self.request, self._parser(), self._junit_files())
             lines = filed.decode("utf-8", "replace").splitlines()
             if self.request.only_ids is not None and any(_is_test_line(x) for x in lines):
                 # Only some tests, run to excuse a result (flaky? skipped by the
@@ -269,18 +290,35 @@ class RunFiles(NamedTuple):
 def start(request: Request, where: Path | None = None) -> Listener:
     """Set up one run's reporting: its files in a new directory (under ``where``,
     else the repository's cache, else a temporary one), the pipe and its reader."""
-    files = RunFiles.inside(_folder(request.root, where))
+    listener = prepare(request.root, where)
+    try:
+        listener.ask(request)
+    except BaseException:
+        listener.abort()
+        raise
+    return listener
+
+
+def prepare(root: Path, where: Path | None = None, *, gate: str | None = None) -> Listener:
+    """:func:`start` for a run of tests under ``root`` whose request is not known
+    yet: :meth:`Listener.ask` says it, before the plugin loads. ``gate``: the
+    source of a ``sitecustomize`` put beside the entry point
+    (gtd.auto.ratchet.held)."""
+    files = RunFiles.inside(_folder(root, where))
     try:
         _write_site(files)
-        _create(files.settings, json.dumps(_settings(request, files)))
+        if gate is not None:
+            _create(files.site / "sitecustomize.py", gate)
     except BaseException:
         remove_tree(files.folder, ignore_errors=True)
         raise
-    return Listener(request, files)
+    return Listener(Request(root), files)
 
 
 def assemble(request: Request, reading: recorded.Reading, junit_files: Iterable[Path]) -> Report:
     """The report from the plugin's lines and the JUnit XML files that exist."""
+    from gtd.auto.ratchet.results import NO_REPORT, Report, worst
+
     root = request.root
     got = reading.result(selection=request.selects)
     problems = list(got.problems)

@@ -27,6 +27,10 @@ from gtd.errors import InputError
 from gtd.paths import CONFIG as CONFIG_PATH
 from gtd.tuples import NamedTuple
 
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from gtd.auto.ratchet.held import Held
+
 TAIL_LINES = 60
 _LINE_MAX = 500
 _SHELL_NOT_FOUND = re.compile(r"([^\s:]+): (?:command )?not found")
@@ -59,12 +63,15 @@ def run_all(
     reports_dir: Path | None = None,
     only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
     request: reports.Request | None = None,
+    held: Held | None = None,
 ) -> Run:
     """Run every configured command (of the kinds in ``only``) once from ``cwd``;
     never raises for a command's failure. ``env`` adds to each command's
     environment; ``reports_dir`` is where the test run's report files go (a clean
     room's slot; by default the repository's cache); ``request`` what the test run
-    asks of the plugin (a selection, roots no module may come from, a redirect)."""
+    asks of the plugin (a selection, roots no module may come from, a redirect);
+    ``held`` the test command already started in ``cwd`` (gtd.auto.ratchet.held),
+    run by this call or, where no test command runs, called off."""
     commands: list[CommandRun] = []
     tests: dict[str, Outcome] | None = None
     skips: dict[str, str] = {}
@@ -73,7 +80,8 @@ def run_all(
         if kind not in only:
             continue
         if kind == "test":
-            run, report = run_tests(cwd, command, config, env, reports_dir, request)
+            run, report = run_tests(cwd, command, config, env, reports_dir, request, held)
+            held = None
             if report.complete:
                 tests = report.outcomes
                 skips = {
@@ -82,6 +90,8 @@ def run_all(
         else:
             run = run_command(cwd, kind, command, config.timeout_s, env)
         commands.append(run)
+    if held is not None:
+        held.cancel()
     return Run(RunResult(tuple(commands), tests, skips), report)
 
 
@@ -92,9 +102,22 @@ def run_tests(
     env: dict[str, str] | None = None,
     reports_dir: Path | None = None,
     request: reports.Request | None = None,
+    held: Held | None = None,
 ) -> tuple[CommandRun, Report]:
-    """The test command, with the plugin set up to report into this process."""
+    """The test command, with the plugin set up to report into this process
+    (``held``: started already, see gtd.auto.ratchet.held)."""
     asked = (request or reports.Request(cwd))._replace(root=cwd, junit_xml=config.junit_xml)
+    if held is not None:
+        if held.command != command or held.listener.request.root != cwd:
+            held.cancel()
+        else:
+            released = held.release(asked, config.timeout_s)
+            if released is not None:
+                argv, via_shell = proc.command_argv(command)
+                ran = _command_run(
+                    "test", command, config.timeout_s, argv, via_shell, released.result
+                )
+                return ran, released.report
     listener = reports.start(asked, where=reports_dir)
     try:
         run = run_command(
@@ -129,6 +152,17 @@ def run_command(
     if not argv:
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
     result = proc.run(argv, cwd, timeout=timeout_s, env=env, pass_fds=pass_fds)
+    return _command_run(kind, command, timeout_s, argv, via_shell, result)
+
+
+def _command_run(
+    kind: Kind,
+    command: str,
+    timeout_s: float,
+    argv: list[str],
+    via_shell: bool,
+    result: proc.Result,
+) -> CommandRun:
     output = result.output
     return CommandRun(
         kind=kind,

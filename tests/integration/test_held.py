@@ -1,0 +1,327 @@
+"""The held test run (gtd.auto.ratchet.held): the test process starts before its
+clean room is ready, imports pytest from its environment, and runs nothing of the
+room's until the helper names the room it synced. Real interpreters, real pipes,
+real repositories."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gtd.auto.config import load_auto_config
+from gtd.auto.ratchet import held, reports, room
+from gtd.git import Git
+from tests.conftest import Repo, run_gtd
+
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
+# What a test of the project under judgement writes where the test asks it to:
+# whether pytest came in before the room did, the gate's variable, and which
+# sitecustomize ran.
+PROBE = """\
+import json, os, sys
+
+def test_probe():
+    custom = sys.modules.get("sitecustomize")
+    with open(os.environ["GTD_TEST_PROBE"], "w") as handle:
+        json.dump({
+            "gate": os.environ.get("GTD_RATCHET_GATE"),
+            "sitecustomize": getattr(custom, "__file__", None),
+        }, handle)
+"""
+
+
+class GateChild:
+    """``python -c code`` behind the gate, in ``cwd``, as :func:`held.hold`
+    starts it (the gate's sitecustomize first on PYTHONPATH)."""
+
+    def __init__(self, tmp: Path, cwd: Path, code: str, path: tuple[Path, ...] = ()) -> None:
+        site = tmp / "site"
+        site.mkdir()
+        (site / "sitecustomize.py").write_text(held.GATE)
+        gate_r, self.gate = os.pipe()
+        self.came, came_w = os.pipe()
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(str(p) for p in (site, *path)),
+            held.ENV_GATE: f"{gate_r}:{came_w}",
+        }
+        self.popen = subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=cwd,
+            env=env,
+            pass_fds=(gate_r, came_w),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        os.close(gate_r)
+        os.close(came_w)
+
+    def arrived(self) -> bytes:
+        return os.read(self.came, 1)
+
+    def say(self, text: str | None) -> int:
+        if text is not None:
+            os.write(self.gate, text.encode())
+        os.close(self.gate)
+        code = self.popen.wait(timeout=60)
+        self.rest = os.read(self.came, 1)
+        os.close(self.came)
+        return code
+
+
+def inode(path: Path) -> str:
+    st = os.stat(path)
+    return f"{st.st_dev}:{st.st_ino}\n"
+
+
+RECORD = (
+    "import json, os, sys; json.dump({'pytest': 'pytest' in sys.modules, "
+    "'gate': os.environ.get('GTD_RATCHET_GATE'), 'custom': sys.modules['sitecustomize'].__file__}"
+    ", open('ran.json', 'w'))"
+)
+
+
+def test_the_gate_holds_the_process_until_it_is_told_its_room(tmp_path: Path) -> None:
+    where = tmp_path / "room"
+    where.mkdir()
+    child = GateChild(tmp_path, where, RECORD)
+    assert child.arrived() == b"r"
+    assert child.popen.poll() is None  # waiting at the gate...
+    assert not (where / "ran.json").exists()  # ...having run nothing of its own
+    assert child.say(inode(where)) == 0, child.popen.stderr.read() if child.popen.stderr else ""
+    ran = json.loads((where / "ran.json").read_text())
+    assert ran["pytest"] is True  # imported before the gate, from the environment
+    assert ran["gate"] is None  # taken out: a process it starts does not wait
+    assert ran["custom"] == str(tmp_path / "site" / "sitecustomize.py")
+
+
+def test_a_gate_closed_without_a_word_ends_the_process(tmp_path: Path) -> None:
+    """The run called off, or the helper killed (its end of the pipe closes)."""
+    where = tmp_path / "room"
+    where.mkdir()
+    child = GateChild(tmp_path, where, RECORD)
+    assert child.arrived() == b"r"
+    assert child.say(None) == 1
+    assert not (where / "ran.json").exists()
+
+
+def test_a_process_started_in_another_folder_than_the_room_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    """The room replaced (a link, a start over) after the process began: its
+    working directory is not the room the helper synced."""
+    where = tmp_path / "room"
+    where.mkdir()
+    child = GateChild(tmp_path, where, RECORD)
+    assert child.arrived() == b"r"
+    other = tmp_path / "other"
+    other.mkdir()
+    assert child.say(inode(other)) == 1
+    assert child.rest == b"x"  # refused: the helper runs the command itself
+    assert not (where / "ran.json").exists()
+
+
+def test_a_sitecustomize_of_the_environment_still_runs_after_the_gate(tmp_path: Path) -> None:
+    """The gate's sitecustomize hides any other on the path: that one runs once
+    the gate opens (never before: it may read the working directory), and pytest
+    is then not imported early (it may change how pytest imports)."""
+    where = tmp_path / "room"
+    where.mkdir()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "sitecustomize.py").write_text("open('theirs-ran', 'w').close()\n")
+    child = GateChild(tmp_path, where, RECORD, path=(theirs,))
+    assert child.arrived() == b"r"
+    assert not (where / "theirs-ran").exists()
+    assert child.say(inode(where)) == 0
+    assert (where / "theirs-ran").exists()
+    ran = json.loads((where / "ran.json").read_text())
+    assert ran["pytest"] is False
+    assert ran["custom"] == str(theirs / "sitecustomize.py")
+
+
+def test_a_python_the_held_process_starts_does_not_wait(tmp_path: Path) -> None:
+    where = tmp_path / "room"
+    where.mkdir()
+    code = (
+        "import subprocess, sys; "
+        "subprocess.run([sys.executable, '-c', 'open(\"child-ran\", \"w\").close()'], timeout=60)"
+    )
+    child = GateChild(tmp_path, where, code)
+    assert child.arrived() == b"r"
+    assert child.say(inode(where)) == 0
+    assert (where / "child-ran").exists()
+
+
+# -- which commands are held ------------------------------------------------------------
+
+
+def fake_room(tmp_path: Path) -> room.Room:
+    live = tmp_path / "live"
+    tree = tmp_path / "slot" / "tree"
+    for folder in (live, tree):
+        folder.mkdir(parents=True)
+    slot = tree.parent
+    return room.Room(slot, tree, slot / "index", slot / "site", live, [])
+
+
+def holdable(
+    rm: room.Room, command: list[str], path: str | None = None, pp: str | None = None
+) -> bool:
+    return held._holdable(command, rm, path or os.environ.get("PATH"), pp)
+
+
+def test_held_commands_are_pythons_found_whatever_the_room_holds(tmp_path: Path) -> None:
+    rm = fake_room(tmp_path)
+    python = sys.executable
+    assert holdable(rm, [python, "-m", "pytest", "-q"])
+    # Interpreter options (-I ignores PYTHONPATH: no gate), other modules: not held.
+    assert not holdable(rm, [python, "-I", "-m", "pytest"])
+    assert not holdable(rm, [python, "-m", "unittest"])
+    assert not holdable(rm, ["uv", "run", "pytest"])
+    # A name looked up on a PATH with a relative folder: the room's own folder.
+    assert not holdable(rm, ["python3", "-m", "pytest"], path=f"bin{os.pathsep}/usr/bin")
+    assert not holdable(rm, [python, "-m", "pytest"], pp=f"src{os.pathsep}/abs")
+    assert holdable(rm, [python, "-m", "pytest"], pp=str(tmp_path))
+
+
+def test_a_virtualenv_in_the_room_is_held_only_through_the_link_to_the_live_one(
+    tmp_path: Path,
+) -> None:
+    rm = fake_room(tmp_path)
+    venv_bin = rm.live / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(sys.executable)
+    command = [".venv/bin/python", "-m", "pytest"]
+    assert not holdable(rm, command)  # not in the room (yet): found nowhere
+    (rm.tree / ".venv").symlink_to(rm.live / ".venv")  # the configured link
+    assert holdable(rm, command)
+    (rm.tree / ".venv").unlink()
+    elsewhere = tmp_path / "elsewhere"  # a link the sync did not make (same python)
+    (elsewhere / "bin").mkdir(parents=True)
+    (elsewhere / "bin" / "python").symlink_to(sys.executable)
+    (rm.tree / ".venv").symlink_to(elsewhere)
+    assert not holdable(rm, command)
+    (rm.tree / ".venv").unlink()
+    (rm.tree / ".venv" / "bin").mkdir(parents=True)  # the room's own (planted) copy
+    (rm.tree / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    assert not holdable(rm, command)
+
+
+def test_a_pytest_script_is_held_when_its_first_line_is_a_plain_python(tmp_path: Path) -> None:
+    rm = fake_room(tmp_path)
+    script = tmp_path / "bin" / "pytest"
+    script.parent.mkdir()
+    script.write_text(f"#!{sys.executable}\nimport pytest\n")
+    script.chmod(0o755)
+    assert holdable(rm, [str(script), "-q"])
+    script.write_text(f"#!{sys.executable} -I\nimport pytest\n")
+    assert not holdable(rm, [str(script)])
+    script.write_text("#!/usr/bin/env python3\nimport pytest\n")
+    assert not holdable(rm, [str(script)])
+    script.write_text("#!/bin/sh\nexec make test\n")
+    assert not holdable(rm, [str(script)])
+
+
+# -- the ratchet's runs, held ---------------------------------------------------------------
+
+
+@pytest.fixture
+def project(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the venv's plugins: slow
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    monkeypatch.setenv("GTD_TEST_PROBE", str(tmp_path / "probe.json"))
+    repo.write("tests/test_probe.py", PROBE)
+    repo.write("tests/test_more.py", "def test_more():\n    assert 1 + 1 == 2\n")
+    repo.write(
+        "conftest.py",
+        "import os\nopen(os.environ['GTD_TEST_PROBE'] + '.conftest', 'a').write('loaded\\n')\n",
+    )
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(PYTEST)}\n")
+    repo.write(".gitignore", "__pycache__/\n")
+    repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: more\n")
+    repo.commit_all("init")
+    setup = run_gtd(repo.path, "auto", "setup", "--json")
+    assert setup.code == 0, setup.stderr
+    return repo
+
+
+def test_ratchet_run_holds_the_test_process_and_judges_as_before(
+    project: Repo, tmp_path: Path
+) -> None:
+    probe = tmp_path / "probe.json"
+    probe.unlink()
+    res = run_gtd(project.path, "ratchet", "run", "--json")
+    assert res.code == 0, res.stderr
+    assert res.json["passed"] is True, res.json
+    assert res.json["tests_total"] == 2
+    seen = json.loads(probe.read_text())
+    assert seen["gate"] is None
+    # The gate's sitecustomize, in the run's folder of the room's slot: held.
+    assert seen["sitecustomize"] is not None
+    assert seen["sitecustomize"].endswith(os.path.join("site", "sitecustomize.py"))
+    assert str(project.path) not in seen["sitecustomize"]
+
+
+def room_processes(tree: Path) -> list[int]:
+    """Processes whose working directory is the room's checkout."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/cwd") == str(tree):
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see processes")
+def test_a_candidate_refused_before_its_run_ends_the_held_process(
+    project: Repo, tmp_path: Path
+) -> None:
+    """A snapshot test edited: refused before any test runs. The process started
+    for the run ends at the gate, having loaded nothing of the room's."""
+    probe = tmp_path / "probe.json"
+    loaded = Path(str(probe) + ".conftest")
+    loaded.unlink(missing_ok=True)
+    project.write("tests/test_more.py", "def test_more():\n    assert True\n")
+    res = run_gtd(project.path, "ratchet", "run", "--json")
+    assert res.code == 0, res.stderr
+    assert res.json["passed"] is False
+    assert "tests/test_more.py" in res.json["reason"]
+    assert not loaded.exists()  # no conftest of the room was ever imported
+    git = Git(project.path, hardened=True)
+    with room.acquire(git) as rm:
+        assert rm.tree.is_dir()  # the slot the run used (the only one, free again)
+        assert room_processes(rm.tree) == []
+
+
+def test_a_room_replaced_while_the_process_waits_is_refused_and_run_again(
+    project: Repo, tmp_path: Path
+) -> None:
+    """The held process began in a checkout that is gone by the time the room is
+    ready (started over, say): it runs nothing, and the release says so."""
+    git = Git(project.path, hardened=True)
+    config = load_auto_config(project.path)
+    loaded = Path(str(tmp_path / "probe.json") + ".conftest")
+    head_tree = git.run("rev-parse", "HEAD^{tree}").strip()
+    with room.acquire(git) as rm:
+        room.sync(git, rm, head_tree)
+        waiting = held.hold(rm, config, room.environment(rm))
+        assert waiting is not None
+        loaded.unlink(missing_ok=True)
+        rm.tree.rename(rm.slot / "gone")
+        room.sync(git, rm, head_tree)
+        request = reports.Request(rm.tree)
+        assert waiting.release(request, 60) is None
+        assert waiting.child.popen.returncode is not None  # ended (and reaped)
+        assert not loaded.exists()
+        waiting.cancel()  # a second word does nothing
