@@ -325,3 +325,33 @@ def test_a_room_replaced_while_the_process_waits_is_refused_and_run_again(
         assert waiting.child.popen.returncode is not None  # ended (and reaped)
         assert not loaded.exists()
         waiting.cancel()  # a second word does nothing
+
+
+def test_cycle_end_holds_its_test_process_and_ends_it_when_refused_first(
+    project: Repo, tmp_path: Path
+) -> None:
+    """`gtd cycle end` starts the test process before it builds the candidate: a
+    passing cycle ran its tests in it; a cycle refused before any test runs (a
+    snapshot test edited) ends it at the gate, having loaded nothing."""
+    probe = tmp_path / "probe.json"
+    loaded = Path(str(probe) + ".conftest")
+    assert run_gtd(project.path, "cycle", "begin", "--json").json["status"] == "task"
+    project.write("extra.py", "VALUE = 1\n")
+    probe.unlink(missing_ok=True)
+    passed = run_gtd(project.path, "cycle", "end", "--json")
+    assert passed.json["status"] == "passed", passed.stdout + passed.stderr
+    seen = json.loads(probe.read_text())
+    assert seen["sitecustomize"].endswith(os.path.join("site", "sitecustomize.py"))
+
+    project.write("PLAN.md", "# Plan\n\n- [x] **T1**: more\n- [ ] **T2**: again\n")
+    project.commit_all("plan: T2")
+    assert run_gtd(project.path, "cycle", "begin", "--json").json["status"] == "task"
+    project.write("tests/test_more.py", "def test_more():\n    assert True\n")
+    loaded.unlink(missing_ok=True)
+    refused = run_gtd(project.path, "cycle", "end", "--json")
+    assert refused.json["status"] == "reverted", refused.stdout + refused.stderr
+    assert "tests/test_more.py" in refused.json["reason"]
+    assert not loaded.exists()
+    if os.path.isdir("/proc/self"):
+        with room.acquire(Git(project.path, hardened=True)) as rm:
+            assert room_processes(rm.tree) == []

@@ -28,6 +28,7 @@ from gtd.auto.memory import CycleRecord
 from gtd.auto.ratchet import check, room
 from gtd.auto.ratchet import snapshot as snapshot_codec
 from gtd.auto.ratchet.files import is_test_path
+from gtd.auto.ratchet.held import hold
 from gtd.auto.ratchet.verdict import Verdict
 from gtd.auto.state import State
 from gtd.clock import Now
@@ -117,27 +118,37 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     snapshot = snapshot_codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
     taken = time.time()
     with room.acquire(git) as rm:
-        index = room.candidate_index(rm, trust_until=current.started_epoch)
+        # The test process starts now, held until the room is ready: it loads
+        # while the candidate is built and guarded (gtd.auto.ratchet.held).
+        held = hold(rm, config, room.environment(rm))
         try:
-            candidate = git.worktree_tree(index, tree.head)
-        except UnaddableFiles as exc:  # nothing to judge, nor to commit: the revert
-            return Decision(False, exc.message, head=tree.head, taken_epoch=taken)
-        base_tree = check.tree_of(git, current.base)
-        guard = _guard(git, current, tree.head, base_tree, candidate)
-        if guard is not None:
-            return Decision(False, guard, candidate=candidate, head=tree.head, taken_epoch=taken)
-        quarantined = frozenset(records.fold(st.records).quarantined)
-        judged = check.judge_candidate(
-            git,
-            rm,
-            config,
-            snapshot,
-            base=current.base,
-            base_tree=base_tree,
-            candidate=candidate,
-            tolerated=quarantined,
-            trust_until=current.started_epoch,  # the agent's turn began
-        )
+            index = room.candidate_index(rm, trust_until=current.started_epoch)
+            try:
+                candidate = git.worktree_tree(index, tree.head)
+            except UnaddableFiles as exc:  # nothing to judge, nor to commit: the revert
+                return Decision(False, exc.message, head=tree.head, taken_epoch=taken)
+            base_tree = check.tree_of(git, current.base)
+            guard = _guard(git, current, tree.head, base_tree, candidate)
+            if guard is not None:
+                return Decision(
+                    False, guard, candidate=candidate, head=tree.head, taken_epoch=taken
+                )
+            quarantined = frozenset(records.fold(st.records).quarantined)
+            judged = check.judge_candidate(
+                git,
+                rm,
+                config,
+                snapshot,
+                base=current.base,
+                base_tree=base_tree,
+                candidate=candidate,
+                tolerated=quarantined,
+                trust_until=current.started_epoch,  # the agent's turn began
+                held=held,
+            )
+        finally:
+            if held is not None:
+                held.cancel()  # refused before the run: the process ends at the gate
     verdict = judged.verdict
     pending = None
     if verdict.passed:
