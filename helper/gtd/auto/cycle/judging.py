@@ -18,6 +18,7 @@ Guards, in order (the first that fails is the reason):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -147,7 +148,8 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
         # The test process starts now, held until the room is ready: it loads
         # while the candidate is built and guarded (gtd.auto.ratchet.held).
         held = hold(rm, config, room.environment(rm))
-        try:
+        # Refused before the run: the held process ends at the gate.
+        with held or contextlib.nullcontext():
             index = room.candidate_index(rm, trust_until=current.started_epoch)
             try:
                 candidate = git.worktree_tree(index, tree.head)
@@ -172,9 +174,6 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
                 trust_until=current.started_epoch,  # the agent's turn began
                 held=held,
             )
-        finally:
-            if held is not None:
-                held.cancel()  # refused before the run: the process ends at the gate
     verdict = judged.verdict
     pending = None
     if verdict.passed:
