@@ -59,6 +59,18 @@ class UnaddableFiles(GitError):
         self.paths = paths
 
 
+class IndexUnreadable(GitError):
+    """git cannot read its index (``index``: the file, as git named it)."""
+
+    def __init__(self, index: str, said: str) -> None:
+        super().__init__(
+            f"git cannot read its index ({index}): {said}",
+            "rebuild it from HEAD with `git read-tree HEAD` (the working tree is left "
+            "as it is; only what was staged is lost), then run the command again",
+        )
+        self.index = index
+
+
 class GitBlocked(GitError):
     """git waited, and would have waited forever, on a named pipe in a place where it
     reads a file (a `.gitignore`, `.git/packed-refs`): stopped. ``paths``, absolute,

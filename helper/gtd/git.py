@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from gtd import fsio, paths, proc
-from gtd.errors import GitBlocked, GitError, RepoError, UnaddableFiles
+from gtd.errors import GitBlocked, GitError, IndexUnreadable, RepoError, UnaddableFiles
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -586,11 +586,7 @@ def failure(args: Sequence[str], result: proc.Result) -> GitError:
         # 0x00000000" then "fatal: index file corrupt": git names the file, or not.
         named = damaged.removeprefix("fatal: ").removeprefix("error: ").split(": ")[0]
         index = named if named.endswith("index") else ".git/index"
-        return GitError(
-            f"git cannot read its index ({index}): {last}",
-            "rebuild it from HEAD with `git read-tree HEAD` (the working tree is left "
-            "as it is; only what was staged is lost), then run the command again",
-        )
+        return IndexUnreadable(index, last)
     unwritable = ("insufficient permission", "Read-only file system", "Permission denied")
     if any(marker in line for line in detail for marker in unwritable):
         return GitError(

@@ -271,6 +271,31 @@ def test_a_damaged_index_is_named_with_its_fix(project: Repo, damage: bytes) -> 
     assert gtd_json(project, "cycle", "begin")["status"] == "task"
 
 
+@pytest.mark.parametrize("damage", [b"garbage", b"DIRC" + bytes(40)])
+def test_an_index_damaged_during_a_cycle_is_rebuilt_and_the_cycle_reverted(
+    project: Repo, damage: bytes
+) -> None:
+    """Between `begin` (which refuses staged work: the index then held the base
+    commit's tree) and `end`, the index became unreadable: the cycle's doing.
+    `end` rebuilds it from the base, keeps the damaged file aside, reverts the
+    cycle saying why, and the loop goes on without a person."""
+    gtd_json(project, "cycle", "begin")
+    good_work(project)
+    (project.path / ".git/index").write_bytes(damage)
+    answer = gtd_json(project, "cycle", "end")
+    assert answer["status"] == "reverted", answer
+    assert "git's index damaged during the cycle (.git/index)" in str(answer["reason"])
+    aside = project.path / ".git/gtd/damaged-index/cycle-1"
+    assert aside.read_bytes() == damage  # kept, never deleted
+    kept = project.git("show", "refs/gtd/reverted/cycle-1:tests/test_mul.py")
+    assert kept == MUL_TEST  # the work is in the kept ref
+    assert project.status() == ""
+    again = gtd_json(project, "cycle", "begin")
+    assert again["status"] == "task", again
+    good_work(project)
+    assert gtd_json(project, "cycle", "end")["status"] == "passed"
+
+
 # -- numbers too long to read -----------------------------------------------------------
 
 

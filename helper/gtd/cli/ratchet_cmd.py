@@ -94,6 +94,8 @@ def snapshot(as_json: bool) -> int:
 
 
 def run(as_json: bool) -> int:
+    import contextlib
+
     from gtd import proc
     from gtd.auto.ratchet import room
     from gtd.git import Git
@@ -105,7 +107,7 @@ def run(as_json: bool) -> int:
         # The test command starts first, held until the room is ready: its
         # interpreter and pytest load (~300 ms) while everything below runs.
         st, raw, config, held = _launch(git, rm)
-        try:
+        with held or contextlib.nullcontext():  # a failure below: the process ends
             # The candidate tree takes four git calls in a row, which need nothing
             # of the snapshot: they run while the rest of the judging code loads
             # (side by side on two cores).
@@ -118,22 +120,18 @@ def run(as_json: bool) -> int:
             head, head_tree = st.head or (None, None)
             # None: HEAD was unborn (or the early build failed, and says why now).
             candidate = built if built is not None else git.worktree_tree(index, head)
-        except BaseException:
-            if held is not None:
-                held.cancel()
-            raise
-        judged = check.judge_candidate(
-            git,
-            rm,
-            config,
-            snap,
-            base=snap.head,
-            base_tree=head_tree if head == snap.head else None,
-            base_files=base_files if head == snap.head else None,
-            candidate=candidate,
-            tolerated=frozenset(records.fold(st.records).quarantined),
-            held=held,
-        )
+            judged = check.judge_candidate(
+                git,
+                rm,
+                config,
+                snap,
+                base=snap.head,
+                base_tree=head_tree if head == snap.head else None,
+                base_files=base_files if head == snap.head else None,
+                candidate=candidate,
+                tolerated=frozenset(records.fold(st.records).quarantined),
+                held=held,
+            )
     from gtd.auto.ratchet import snapshot as codec
     from gtd.auto.readable import readable, word
 

@@ -18,6 +18,8 @@ Guards, in order (the first that fails is the reason):
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from pathlib import Path
 
@@ -32,8 +34,9 @@ from gtd.auto.ratchet.held import hold
 from gtd.auto.ratchet.verdict import Verdict
 from gtd.auto.state import State
 from gtd.clock import Now
-from gtd.errors import UnaddableFiles
-from gtd.git import Git
+from gtd.errors import IndexUnreadable, UnaddableFiles
+from gtd.git import PRIVATE_DIR, Git
+from gtd.names import readable
 from gtd.tuples import NamedTuple
 
 
@@ -70,6 +73,21 @@ class Decision(NamedTuple):
         )
 
 
+def _rebuild_index(git: Git, base: str, cycle: int) -> Path:
+    """The index as it was when the cycle began: `begin` refuses staged work, so
+    then it held the base commit's tree and nothing else, and a file git cannot
+    read now is the cycle's doing. The damaged file is moved aside (never
+    deleted); the working tree is untouched (the revert keeps it first)."""
+    index = git.git_dir() / "index"
+    aside = git.git_dir() / PRIVATE_DIR / "damaged-index" / f"cycle-{cycle}"
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    if aside.exists():
+        aside.unlink()  # an earlier attempt of this very cycle's check
+    os.replace(index, aside)
+    git.run("read-tree", base)
+    return aside
+
+
 def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     from gtd.auto.state import sealed_config
 
@@ -79,7 +97,16 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     assert st.summary is not None
     config = sealed_config(st)
     restored = seals.restore(git, current.seals or {})  # before git reads anything more
-    tree = git.state()
+    try:
+        tree = git.state()
+    except IndexUnreadable as exc:
+        aside = _rebuild_index(git, current.base, current.cycle)
+        tree = git.state()
+        why = (
+            f"git's index damaged during the cycle ({exc.index}): rebuilt from the "
+            f"cycle's base, the damaged file moved to {readable(os.path.relpath(aside, root))}"
+        )
+        return Decision(False, why, head=tree.head)
     # `end` checked the mirrors exactly before it sealed the check; it may have been
     # killed after its last seal and before that seal's mirror, so here the mirror
     # may be one seal behind (its own content), never anything else.
@@ -121,7 +148,8 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
         # The test process starts now, held until the room is ready: it loads
         # while the candidate is built and guarded (gtd.auto.ratchet.held).
         held = hold(rm, config, room.environment(rm))
-        try:
+        # Refused before the run: the held process ends at the gate.
+        with held or contextlib.nullcontext():
             index = room.candidate_index(rm, trust_until=current.started_epoch)
             try:
                 candidate = git.worktree_tree(index, tree.head)
@@ -146,9 +174,6 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
                 trust_until=current.started_epoch,  # the agent's turn began
                 held=held,
             )
-        finally:
-            if held is not None:
-                held.cancel()  # refused before the run: the process ends at the gate
     verdict = judged.verdict
     pending = None
     if verdict.passed:

@@ -23,6 +23,7 @@ load the plugin) there is one session, in the new-tests tree.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -337,123 +338,96 @@ def judge_candidate(
     start = time.monotonic()
     if held is None:
         held = hold(rm, config, room.environment(rm))
-    try:
-        return _judged(
-            git,
-            rm,
-            config,
-            snapshot,
-            base=base,
-            candidate=candidate,
-            base_tree=base_tree,
-            base_files=base_files,
-            tolerated=tolerated,
-            trust_until=trust_until,
-            held=held,
-            start=start,
+    # A candidate refused before its run: the held process ends at the gate.
+    with held or contextlib.nullcontext():
+        if base_tree is None:
+            base_tree = tree_of(git, base)
+        changes: list[Change]
+        if base_tree == candidate:
+            changes = []
+            listing = base_listing = (
+                base_files if base_files is not None else git.ls_tree(candidate)
+            )
+        elif base_files is not None:
+            was = base_tree
+            changes, listing = proc.both(
+                lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(candidate)
+            )
+            base_listing = base_files if changes else listing
+        else:
+            # Three reads of different things, side by side.
+            was = base_tree  # (a name the lambdas see as a str)
+            (changes, base_listing), listing = proc.both(
+                lambda: proc.both(lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(was)),
+                lambda: git.ls_tree(candidate),
+            )
+            if not changes:
+                base_listing = listing
+        violations = integrity(snapshot, hashes(git, snapshot, listing, changes))
+        violations += links_out(git, listing, changes, config.links)
+        if violations:
+            return Judgement(judge(snapshot.baseline, RunResult(), violations), RunResult(), 0.0)
+        guarded = protect.protection(
+            {*base_listing, *listing}, commands_of(snapshot.baseline), snapshot.files
         )
-    finally:
-        if held is not None:
-            held.cancel()  # a candidate refused before its run: the process ends
-
-
-def _judged(
-    git: Git,
-    rm: room.Room,
-    config: AutoConfig,
-    snapshot: Snapshot,
-    *,
-    base: str,
-    candidate: str,
-    base_tree: str | None,
-    base_files: Mapping[str, TreeEntry] | None,
-    tolerated: frozenset[str],
-    trust_until: float | None,
-    held: Held | None,
-    start: float,
-) -> Judgement:
-    if base_tree is None:
-        base_tree = tree_of(git, base)
-    changes: list[Change]
-    if base_tree == candidate:
-        changes = []
-        listing = base_listing = base_files if base_files is not None else git.ls_tree(candidate)
-    elif base_files is not None:
-        was = base_tree
-        changes, listing = proc.both(
-            lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(candidate)
+        expected = {
+            p: e.oid
+            for p, e in base_listing.items()
+            if e.kind == "blob" and p in guarded and guarded[p].whole
+        }
+        old_tree, new_tree = judged_trees(
+            git, rm.slot, candidate, base_listing, listing, guarded=guarded
         )
-        base_listing = base_files if changes else listing
-    else:
-        # Three reads of different things, side by side.
-        was = base_tree  # (a name the lambdas see as a str)
-        (changes, base_listing), listing = proc.both(
-            lambda: proc.both(lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(was)),
-            lambda: git.ls_tree(candidate),
+        split = snapshot.environment.plugin
+        room.sync(git, rm, old_tree if split else new_tree, config.links, trust_until=trust_until)
+        altered = room.altered(git, rm, expected)
+        if altered:
+            reason = f"snapshot test modified in the clean room: {altered[0]}"
+            return Judgement(judge(snapshot.baseline, RunResult(), [reason]), RunResult(), 0.0)
+        env = room.environment(rm)
+        only_old = tuple(snapshot.test_paths) if split else None
+        submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
+        first = _run(rm, config, env, only_files=only_old, held=held)
+        found = _report_problems(first.report, rm, snapshot) + _new_plugins(
+            first.report, rm, snapshot
         )
-        if not changes:
-            base_listing = listing
-    violations = integrity(snapshot, hashes(git, snapshot, listing, changes))
-    violations += links_out(git, listing, changes, config.links)
-    if violations:
-        return Judgement(judge(snapshot.baseline, RunResult(), violations), RunResult(), 0.0)
-    guarded = protect.protection(
-        {*base_listing, *listing}, commands_of(snapshot.baseline), snapshot.files
-    )
-    expected = {
-        p: e.oid
-        for p, e in base_listing.items()
-        if e.kind == "blob" and p in guarded and guarded[p].whole
-    }
-    old_tree, new_tree = judged_trees(
-        git, rm.slot, candidate, base_listing, listing, guarded=guarded
-    )
-    split = snapshot.environment.plugin
-    room.sync(git, rm, old_tree if split else new_tree, config.links, trust_until=trust_until)
-    altered = room.altered(git, rm, expected)
-    if altered:
-        reason = f"snapshot test modified in the clean room: {altered[0]}"
-        return Judgement(judge(snapshot.baseline, RunResult(), [reason]), RunResult(), 0.0)
-    env = room.environment(rm)
-    only_old = tuple(snapshot.test_paths) if split else None
-    submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
-    first = _run(rm, config, env, only_files=only_old, held=held)
-    found = _report_problems(first.report, rm, snapshot) + _new_plugins(first.report, rm, snapshot)
-    found += _written(git, rm, submodules)  # before a sync could write over the evidence
-    if split and not found:
-        found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
-    flaky: tuple[str, ...] = ()
-    if not found:
-        judged = old_tree if split else new_tree
-        flaky = _flaky(git, rm, config, env, snapshot, first.result, tolerated, judged, submodules)
-    second: runner.Run | None = None
-    new_files = _new_test_candidates(changes, snapshot)
-    # A baseline test that still fails is a refusal whatever the new tests do:
-    # their session would only lengthen the revert (~0.5 s a refused cycle).
-    regressed = _failing_now(snapshot, first.result, tolerated | frozenset(flaky))
-    if split and new_files and not found and not regressed:
-        room.sync(git, rm, new_tree, config.links)
-        second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
-        found += _report_problems(second.report, rm, snapshot)
-        found += _written(git, rm, submodules)
-    altered = room.altered(git, rm, expected)
-    found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
-    environmental = (
-        ()
-        if found
-        else _skipped_by_environment(git, rm, config, env, snapshot, first.result, submodules)
-    )
-    merged = merge_runs(first.result, None if second is None else second.result, snapshot)
-    verdict = judge(
-        snapshot.baseline, merged, found, tolerated | frozenset(flaky), frozenset(environmental)
-    )
-    items = [*first.report.items, *(second.report.items if second else ())]
-    whole, modules = _collected(items)
-    if flaky and merged.tests is not None:
-        # What a pass advances the baseline to: a test that passed when run again
-        # is a passing test (recorded as failed, it would lose its protection).
-        merged = merged._replace(tests={**merged.tests, **dict.fromkeys(flaky, "passed")})
-    return Judgement(verdict, merged, round(time.monotonic() - start, 3), flaky, whole, modules)
+        found += _written(git, rm, submodules)  # before a sync could write over the evidence
+        if split and not found:
+            found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
+        flaky: tuple[str, ...] = ()
+        if not found:
+            judged = old_tree if split else new_tree
+            flaky = _flaky(
+                git, rm, config, env, snapshot, first.result, tolerated, judged, submodules
+            )
+        second: runner.Run | None = None
+        new_files = _new_test_candidates(changes, snapshot)
+        # A baseline test that still fails is a refusal whatever the new tests do:
+        # their session would only lengthen the revert (~0.5 s a refused cycle).
+        regressed = _failing_now(snapshot, first.result, tolerated | frozenset(flaky))
+        if split and new_files and not found and not regressed:
+            room.sync(git, rm, new_tree, config.links)
+            second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
+            found += _report_problems(second.report, rm, snapshot)
+            found += _written(git, rm, submodules)
+        altered = room.altered(git, rm, expected)
+        found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
+        environmental = (
+            ()
+            if found
+            else _skipped_by_environment(git, rm, config, env, snapshot, first.result, submodules)
+        )
+        merged = merge_runs(first.result, None if second is None else second.result, snapshot)
+        verdict = judge(
+            snapshot.baseline, merged, found, tolerated | frozenset(flaky), frozenset(environmental)
+        )
+        items = [*first.report.items, *(second.report.items if second else ())]
+        whole, modules = _collected(items)
+        if flaky and merged.tests is not None:
+            # What a pass advances the baseline to: a test that passed when run again
+            # is a passing test (recorded as failed, it would lose its protection).
+            merged = merged._replace(tests={**merged.tests, **dict.fromkeys(flaky, "passed")})
+        return Judgement(verdict, merged, round(time.monotonic() - start, 3), flaky, whole, modules)
 
 
 def _written(git: Git, rm: room.Room, submodules: frozenset[str]) -> list[str]:

@@ -196,6 +196,12 @@ class Held:
         self._close_pipes()
         self.listener.abort()
 
+    def __enter__(self) -> Held:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()  # not released by then: not wanted
+
     def _close_gate(self) -> None:
         if self._gate >= 0:
             _close(self._gate)
