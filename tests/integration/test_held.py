@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from gtd import proc
 from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import held, reports, room
 from gtd.git import Git
@@ -355,3 +356,53 @@ def test_cycle_end_holds_its_test_process_and_ends_it_when_refused_first(
     if os.path.isdir("/proc/self"):
         with room.acquire(Git(project.path, hardened=True)) as rm:
             assert room_processes(rm.tree) == []
+
+
+def test_a_sitecustomize_on_the_users_pythonpath_runs_after_the_gate(
+    project: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder of the user's PYTHONPATH comes before the plugin's on the path;
+    the gate goes before both, or Python would run the user's sitecustomize
+    instead and the process would never stop for the room."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    seen = tmp_path / "theirs.json"
+    (theirs / "sitecustomize.py").write_text(
+        "import json, os\n"
+        f"json.dump({{'gate': os.environ.get('GTD_RATCHET_GATE')}}, open({str(seen)!r}, 'w'))\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(theirs))
+    res = run_gtd(project.path, "ratchet", "run", "--json")
+    assert res.json["passed"] is True, res.json
+    assert json.loads(seen.read_text()) == {"gate": None}  # the gate ran first
+
+
+def test_a_process_that_never_stops_at_the_gate_fails_the_run(
+    project: Repo, tmp_path: Path
+) -> None:
+    """Something in the environment ran before the gate and went on (a `.pth`
+    that runs the tests itself, say): it may have run in the room while the room
+    was synced and checked, so the run fails rather than being trusted, or
+    repeated in that room."""
+    git = Git(project.path, hardened=True)
+    with room.acquire(git) as rm:
+        room.sync(git, rm, git.run("rev-parse", "HEAD^{tree}").strip())
+        listener = reports.prepare(rm.tree, rm.slot / "reports", gate=held.GATE)
+        gate_r, gate_w = os.pipe()
+        came_r, came_w = os.pipe()
+        child = proc.start(
+            [sys.executable, "-c", "open('ran-early', 'w').close()"],
+            rm.tree,
+            pass_fds=(gate_r, came_w),
+        )
+        assert isinstance(child, proc.Started)
+        os.close(gate_r)
+        os.close(came_w)
+        where = os.stat(rm.tree)
+        waiting = held.Held(child, listener, "cmd", gate_w, came_r, (where.st_dev, where.st_ino))
+        released = waiting.release(reports.Request(rm.tree), 60)
+        assert released is not None
+        assert released.result.returncode == 1
+        assert "did not wait at the gate" in released.result.stderr
+        assert not released.report.complete
+        assert (rm.tree / "ran-early").exists()  # it did run: hence the failure

@@ -31,8 +31,10 @@ checked. The room is no less clean for it:
 - Where another ``sitecustomize`` exists on the path (the distribution's), it is
   run after the gate, and pytest is not imported early (that one may change how
   pytest imports): the run is held, but gains little.
-- A process that never arrives (it did not honour the gate) has its run
-  discarded and the command runs again, unheld.
+- A process that never arrives (something in its environment ran before the
+  gate and did not stop there) fails the run: what it ran may have run in the
+  room while it was synced and checked, so neither its results nor the room
+  count.
 """
 
 from __future__ import annotations
@@ -54,6 +56,14 @@ if TYPE_CHECKING:
     from gtd.auto.ratchet.results import Report
 
 ENV_GATE = "GTD_RATCHET_GATE"  # "<gate fd>:<arrival fd>", popped by the gate
+_NOT_AT_GATE = proc.Result(
+    (),
+    1,
+    "",
+    "gtd: the test process did not wait at the gate for the clean room (something "
+    "in its environment ran first: a .pth file, a sitecustomize?); its run does not count",
+    0.0,
+)
 _PYTHON = re.compile(r"python[0-9.]*")
 _SCRIPTS = frozenset({"pytest", "py.test"})
 _ARRIVED = b"r"
@@ -156,13 +166,24 @@ class Held:
         said = ""
         try:
             where = os.lstat(request.root)
-            if (where.st_dev, where.st_ino) != self.where or not _arrive(self._came, timeout_s):
+            if (where.st_dev, where.st_ino) != self.where:
                 # The room was made anew since (its last run's files untrusted):
-                # the process started in the old one. Or it never came.
+                # the process started in the old one.
                 self.child.kill()
                 self._close_pipes()
                 self.listener.abort()
                 return None
+            if not _arrive(self._came, timeout_s):
+                # It never stopped at the gate: whatever it ran, it may have run in
+                # the room while it was synced and checked. Nothing of it counts,
+                # and the room is not trusted for another run: the run fails.
+                self.child.kill()
+                self._close_pipes()
+                self.listener.abort()
+                from gtd.auto.ratchet.results import NO_REPORT
+
+                stray = _NOT_AT_GATE._replace(argv=self.child.args)
+                return Released(stray, NO_REPORT._replace(problems=(stray.stderr,)))
             self.listener.ask(request)
             if stat.S_ISDIR(where.st_mode):
                 said = f"{where.st_dev}:{where.st_ino}\n"
@@ -238,11 +259,17 @@ def hold(rm: room.Room, config: AutoConfig, env: dict[str, str]) -> Held | None:
     listener = reports.prepare(rm.tree, rm.slot / "reports", gate=GATE)
     gate_r, gate_w = os.pipe()
     came_r, came_w = os.pipe()
+    # The gate first on the path (the plugin's entry point is last for unheld
+    # runs): it must be the sitecustomize Python finds, and it runs any other
+    # (one in a folder of the user's PYTHONPATH, say) once the gate opens.
+    theirs = os.environ.get("PYTHONPATH")
+    site = str(listener.files.site)
+    path_first = f"{site}{os.pathsep}{theirs}" if theirs else site
     try:
         child = proc.start(
             argv,
             rm.tree,
-            env={**env, **listener.env, ENV_GATE: f"{gate_r}:{came_w}"},
+            env={**env, **listener.env, "PYTHONPATH": path_first, ENV_GATE: f"{gate_r}:{came_w}"},
             pass_fds=(*listener.pass_fds, gate_r, came_w),
         )
     except BaseException:
