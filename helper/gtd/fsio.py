@@ -181,7 +181,7 @@ def remove_tree(path: str | Path, *, ignore_errors: bool = False) -> None:
                 os.unlink(name, dir_fd=fd)
                 continue
             except (IsADirectoryError, PermissionError):  # Linux EISDIR, macOS EPERM
-                pass
+                pass  # a folder: opened and emptied below
             except OSError:
                 if ignore_errors:
                     continue

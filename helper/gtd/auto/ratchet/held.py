@@ -97,9 +97,9 @@ def _gtd_gate(spec):
                 try:
                     importlib.import_module("_pytest." + name)
                 except Exception:
-                    pass
+                    pass  # pytest imports it again itself, and says what is wrong
         except Exception:
-            pass
+            pass  # only time is lost: pytest loads as it would have
     _os.write(came, b"r")
     said = b""
     while True:
@@ -158,50 +158,44 @@ class Held:
 
     def release(self, request: reports.Request, timeout_s: float) -> Released | None:
         """Let the process run the tests ``request`` asks for, in the room (its
-        root) as it is now. None where it ran nothing of the room's (it refused,
-        or never arrived): the caller runs the command itself."""
+        root) as it is now. None where it ran nothing of the room's (the room was
+        made anew since it started, or it refused): the caller runs the command
+        itself. A process that never stopped at the gate fails the run."""
         if self._done:
             return None
         self._done = True
-        said = ""
         try:
             where = os.lstat(request.root)
             if (where.st_dev, where.st_ino) != self.where:
                 # The room was made anew since (its last run's files untrusted):
                 # the process started in the old one.
-                self.child.kill()
-                self._close_pipes()
-                self.listener.abort()
+                self._end()
                 return None
             if not _arrive(self._came, timeout_s):
                 # It never stopped at the gate: whatever it ran, it may have run in
                 # the room while it was synced and checked. Nothing of it counts,
                 # and the room is not trusted for another run: the run fails.
-                self.child.kill()
-                self._close_pipes()
-                self.listener.abort()
+                self._end()
                 from gtd.auto.ratchet.results import NO_REPORT
 
                 stray = _NOT_AT_GATE._replace(argv=self.child.args)
                 return Released(stray, NO_REPORT._replace(problems=(stray.stderr,)))
             self.listener.ask(request)
-            if stat.S_ISDIR(where.st_mode):
-                said = f"{where.st_dev}:{where.st_ino}\n"
-                try:
-                    os.write(self._gate, said.encode())
-                except OSError:  # it ended since it arrived: ran nothing of the room's
-                    said = ""
+            try:
+                # The same folder as when it started (a directory, then and now).
+                os.write(self._gate, f"{where.st_dev}:{where.st_ino}\n".encode())
+                told = True
+            except OSError:  # it ended since it arrived: ran nothing of the room's
+                told = False
             self._close_gate()
             self.child.restart_clock()
             result = self.child.finish(timeout_s)
         except BaseException:
-            self.child.kill()
-            self._close_pipes()
-            self.listener.abort()
+            self._end()
             raise
         refused = _read_now(self._came) == _REFUSED
         self._close_pipes()
-        if refused or not said:
+        if refused or not told:
             self.listener.abort()
             return None
         return Released(result, self.listener.finish())
@@ -209,10 +203,14 @@ class Held:
     def cancel(self) -> None:
         """The run is not wanted (the candidate was refused before it): the
         process ends without having read anything of the room."""
-        if self._done:
-            return
-        self._done = True
-        self._close_gate()  # an empty message: the gate ends the process
+        if not self._done:
+            self._done = True
+            self._end()
+
+    def _end(self) -> None:
+        """The process and its group ended (the gate closed without a word
+        first), the pipes closed, the run's files removed."""
+        self._close_gate()
         self.child.kill()
         self._close_pipes()
         self.listener.abort()
