@@ -8,8 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from gtd.auto.ratchet import contract as C
-from gtd.auto.ratchet.recorded import parse
+from gtd.auto.ratchet.recorded import Reading, parse
 from gtd.auto.ratchet.results import Item, Result
 
 
@@ -249,3 +252,51 @@ def test_nothing_readable_is_no_session_and_an_empty_session_is_zero_tests(tmp_p
     assert parse(["garbage"], str(tmp_path)).sessions == ()
     empty = parse(Lines(tmp_path).end(), str(tmp_path))
     assert (len(empty.sessions), empty.tests, empty.problems) == (1, {}, ())
+
+
+# -- the plain test line, read without decoding it ---------------------------------------
+
+
+# What the plugin writes for a test's plain outcome (pytest_report's Recorder.template,
+# which the last test below holds to this): compact JSON, the id ASCII-escaped.
+def _plain(sid: str, node_id: str, outcome: str, when: str) -> str:
+    quoted = json.encoder.encode_basestring_ascii(node_id)  # type: ignore[attr-defined]
+    head = f'"{C.KIND}":"{C.TEST}","{C.SESSION}":"{sid}"'
+    # The plugin's own template, written the same way.
+    return "{" + head + ',"id":%s,"o":"%s","w":"%s"}' % (quoted, outcome, when)  # noqa: UP031
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tests=st.lists(
+        st.tuples(
+            st.sampled_from(["s1", "s1", "s1", "s2", "s\\1", 's"1']),
+            st.text(max_size=30),
+            st.sampled_from([*C.OUTCOMES, "PASSED", "weird", "", "pass ed"]),
+            st.sampled_from(["call", "setup", "teardown", ""]),
+        ),
+        max_size=8,
+    )
+)
+def test_plain_lines_read_as_their_whole_decode(tests: list[tuple[str, str, str, str]]) -> None:
+    """Lines written as the plugin writes them (most of which the reader takes
+    without decoding them) read as the same lines decoded whole (a space after
+    each: the same JSON, which the plain reading never takes): ids with quotes,
+    backslashes, control or other characters, unknown outcomes, lines that are
+    not JSON and lines of sessions that never started included."""
+    root = "/repo"
+    start = Lines(root).out[0]
+    lines = [_plain(*test) for test in tests]
+    assert parse([start, *lines], root) == parse([start, *(line + " " for line in lines)], root)
+
+
+def test_the_plugin_writes_the_plain_line_read_without_decoding() -> None:
+    source = (Path(C.__file__).parent / "pytest_report.py").read_text(encoding="utf-8")
+    assert """head = f'"{C.KIND}":"{C.TEST}","{C.SESSION}":"{state.session}"'""" in source
+    assert """self.template = "{" + head + ',"id":%s,"o":"%s","w":"%s"}\\n'""" in source
+    line = _plain("s1", "tests/test_a.py::test_b[x-1]", "passed", "call")
+    assert Reading("/repo")._plain_test(line) is False  # no such session yet
+    reading = Reading("/repo")
+    reading.feed(Lines("/repo").out[0])
+    assert reading._plain_test(line) is True
+    assert reading.result().tests == {"tests/test_a.py::test_b[x-1]": Result("passed")}
