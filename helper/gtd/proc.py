@@ -15,7 +15,20 @@ from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
-    from typing import Any, TypeVar
+    from typing import Any, TypedDict, TypeVar
+
+    from typing_extensions import Unpack  # typing's own from 3.11; read by the type checker only
+
+    class Spawn(TypedDict, total=False):
+        """How :func:`start` starts a child (:func:`run` takes the same)."""
+
+        env: Mapping[str, str] | None
+        input_text: str | None
+        input_bytes: bytes | None
+        check_exists: bool
+        binary: bool
+        names: bool
+        pass_fds: Sequence[int]
 
     _A = TypeVar("_A")
     _B = TypeVar("_B")
@@ -98,15 +111,9 @@ def run(
     cwd: str | Path,
     *,
     timeout: float | None = None,
-    env: Mapping[str, str] | None = None,
-    input_text: str | None = None,
-    input_bytes: bytes | None = None,
-    check_exists: bool = True,
-    binary: bool = False,
-    names: bool = False,
     started: Callable[[int], None] | None = None,
-    pass_fds: Sequence[int] = (),
     stuck: Callable[[int], tuple[str, ...] | None] | None = None,
+    **how: Unpack[Spawn],
 ) -> Result:
     """Run ``argv`` in its own process group; kill the whole group on timeout.
 
@@ -125,17 +132,7 @@ def run(
     second: when it answers (not None) twice in a row the child's group is killed
     and the result carries its answer as ``stuck``, a wait that would never end.
     """
-    child = start(
-        argv,
-        cwd,
-        env=env,
-        input_text=input_text,
-        input_bytes=input_bytes,
-        check_exists=check_exists,
-        binary=binary,
-        names=names,
-        pass_fds=pass_fds,
-    )
+    child = start(argv, cwd, **how)
     if isinstance(child, Result):
         return child
     if started is not None:
@@ -159,7 +156,8 @@ def start(
     names: bool = False,
     pass_fds: Sequence[int] = (),
 ) -> Started | Result:
-    """The first half of :func:`run` (same arguments): the child started in its
+    """The first half of :func:`run` (the arguments of :class:`Spawn`, which
+    :func:`run` passes on): the child started in its
     own process group, or the Result of a command that could not start. Its
     :meth:`Started.finish` is the second half; until then nothing reads its
     output (a child that writes more than a pipe holds waits)."""
