@@ -5,10 +5,12 @@ the loop going on once a person fixed it. Real git, real CLI."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -294,6 +296,97 @@ def test_an_index_damaged_during_a_cycle_is_rebuilt_and_the_cycle_reverted(
     assert again["status"] == "task", again
     good_work(project)
     assert gtd_json(project, "cycle", "end")["status"] == "passed"
+
+
+# -- a nested repository the cycle made -------------------------------------------------
+
+
+@pytest.mark.parametrize("tar", ["system", pytest.param("failing", marks=pytest.mark.slow)])
+def test_a_large_nested_repository_is_kept_whole_by_few_git_processes(
+    project: Repo, tmp_path: Path, tar: str
+) -> None:
+    """An agent that clones a project into the tree: the revert keeps every file
+    of it (kinds, modes and names git cannot take by path included) and the whole
+    folder as an archive (by the system's tar, or Python's where that fails),
+    hashing the files in one git process, not one each."""
+    gtd_json(project, "cycle", "begin")
+    project.write("calc.py", "def add(a, b):\n    return a - b\n")  # the tests fail
+    nested = project.path / "vendor/big"
+    files = {f"pkg{i % 10}/m{i}.py": f"value = {i}\n" for i in range(1500)}
+    for rel, text in files.items():
+        project.write(f"vendor/big/{rel}", text)
+    project.write("vendor/big/run.sh", "#!/bin/sh\necho run\n").chmod(0o755)
+    os.symlink("pkg0/m0.py", nested / "first.py")
+    os.symlink("pkg1", nested / "second")
+    os.mkfifo(nested / "fifo")
+    large = os.urandom(33 << 20)  # over what one pack holds in memory: git reads it
+    (nested / "large.bin").write_bytes(large)
+    (nested / "line\nbreak.txt").write_text("a name with a line break\n")
+    (nested / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
+    subprocess.run(["git", "init", "-q"], cwd=nested, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=nested, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "v"],
+        cwd=nested,
+        check=True,
+    )
+    trace = tmp_path / "git-trace"
+    env = {"GIT_TRACE": str(trace)}
+    if tar == "failing":
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "tar").write_text("#!/bin/sh\nexit 2\n")
+        (bin_dir / "tar").chmod(0o755)
+        env["PATH"] = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    answer = gtd_json(project, "cycle", "end", env=env)
+    assert answer["status"] == "reverted", answer
+    assert not nested.exists()
+    kept = str(answer["kept"])
+
+    listing = os.fsdecode(  # a name that is not UTF-8 among them
+        subprocess.run(
+            ["git", "ls-tree", "-r", "-z", kept, "--", "vendor/big"],
+            cwd=project.path,
+            capture_output=True,
+            check=True,
+        ).stdout
+    )
+    entries = {}
+    for record in listing.split("\0"):
+        if record:
+            meta, _, path = record.partition("\t")
+            mode, _, oid = meta.split(" ")
+            entries[path.removeprefix("vendor/big/")] = (mode, oid)
+    for rel in ("pkg3/m13.py", "pkg9/m1499.py"):
+        assert project.git("cat-file", "-p", entries[rel][1]) == files[rel]
+    assert len([rel for rel in entries if rel.startswith("pkg")]) == len(files)
+    assert entries["run.sh"][0] == "100755"
+    assert entries["pkg0/m0.py"][0] == "100644"
+    assert entries["first.py"][0] == entries["second"][0] == "120000"
+    assert project.git("cat-file", "-p", entries["second"][1]) == "pkg1"
+    assert project.git("cat-file", "-p", entries["line\nbreak.txt"][1]).startswith("a name")
+    assert "fifo" not in entries
+    size = project.git("cat-file", "-s", entries["large.bin"][1]).strip()
+    assert size == str(len(large))
+    assert entries["large.bin"][1] == hashlib.sha1(b"blob %d\0" % len(large) + large).hexdigest()
+    assert (
+        project.git("cat-file", "-p", entries[os.fsdecode(b"caf\xe9.txt")][1]) == "latin-1 name\n"
+    )
+
+    archive = subprocess.run(
+        ["git", "cat-file", "blob", f"{kept}:.gtd-kept/vendor/big.tar"],
+        cwd=project.path,
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as unpacked:
+        names = set(unpacked.getnames())
+    assert {"big/.git/HEAD", "big/pkg3/m13.py", "big/second", "big/fifo"} <= names
+
+    calls = [line for line in trace.read_text().splitlines() if "built-in: git" in line]
+    assert len([line for line in calls if "fast-import" in line]) == 1
+    assert len(calls) < 100, len(calls)  # with one `hash-object` a file: ~1,570
+    assert gtd_json(project, "cycle", "begin")["status"] == "task"
 
 
 # -- numbers too long to read -----------------------------------------------------------
