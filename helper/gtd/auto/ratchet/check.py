@@ -547,32 +547,32 @@ def _report_problems(report: Report, rm: room.Room, snapshot: Snapshot) -> list[
 
 
 def _new_plugins(report: Report, rm: room.Room, snapshot: Snapshot) -> list[str]:
-    """Plugins able to change a test's report that the old tests' session loaded
-    and the baseline did not: put in the test environment for this run (by a
-    process the agent left running, say, and taken away again after)."""
-    known = snapshot.environment.report_plugins
+    """Plugins the old tests' session loaded and the baseline did not: put in the
+    test environment for this run (by a process the agent left running, say, and
+    taken away again after), declared by a new ``*.dist-info`` the import path
+    reaches, or registered by the code under test. Any hook can change what a
+    test does, not only the report hooks."""
+    known = snapshot.environment.plugins
     if known is None or report.source != "plugin":
         return []
     new = sorted(_plugin_labels(report, rm) - set(known))
     if not new:
         return []
-    return [
-        f"a plugin that can change test results was not loaded at the baseline: {new[0]} "
-        "(installed since? take the baseline again: `gtd ratchet snapshot`)"
-    ]
+    if new[0].startswith("./"):  # from the candidate's own files
+        why = "the change's files load or register it"
+    else:
+        why = "installed since? take the baseline again: `gtd ratchet snapshot`"
+    return [f"a pytest plugin the baseline did not load: {new[0]} ({why})"]
 
 
 def _plugin_labels(report: Report, rm: room.Room) -> set[str]:
-    """The early-registered plugins with report hooks (late ones are evidence
-    already), by file: "./"-relative inside the room's checkout (which moves) or
-    the repository (a virtualenv in it, linked into the room: the repository may
-    move too)."""
+    """The plugins the sessions loaded, early or late, by file: "./"-relative
+    inside the room's checkout (which moves) or the repository (a virtualenv in
+    it, linked into the room: the repository may move too)."""
     bases = [os.path.realpath(rm.tree), os.path.realpath(rm.live)]
     out: set[str] = set()
     for session in report.sessions:
         for plugin in session.plugins:
-            if plugin.late:
-                continue
             if plugin.file is None:
                 out.add(f"plugin {plugin.name}")
                 continue
@@ -733,9 +733,7 @@ def run_baseline(git: Git, config: AutoConfig, tree: str) -> Baseline:
         shadowable=tuple(sorted(_module_names(dirs))),
         plugin=report.source == "plugin" and result.tests is not None,
         evidence=tuple(sorted({f"{ev.kind}|{ev.subject}" for ev in report.evidence})),
-        report_plugins=(
-            tuple(sorted(_plugin_labels(report, rm))) if report.source == "plugin" else None
-        ),
+        plugins=(tuple(sorted(_plugin_labels(report, rm))) if report.source == "plugin" else None),
     )
     whole, doctest_modules = _collected(report.items)
     return Baseline(result, environment, whole, doctest_modules, tuple(flipped))

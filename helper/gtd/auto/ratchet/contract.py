@@ -49,8 +49,9 @@ whole lines); a reader groups them by ``s`` and skips what it cannot parse.
             ``detail``
 ``end``     ``exit`` pytest's exit status, ``counts`` {outcome: number of distinct
             tests the session recorded with that outcome}, ``conftests`` (absolute
-            files), ``plugins`` [[name, file or null, [hooks], late]] for plugins
-            that implement REPORT_HOOKS, ``env`` (ENV_* keys)
+            files), ``plugins`` [[name, file or null, [REPORT_HOOKS it
+            implements], late]] for every plugin that implements a hook and each
+            one registered and removed again, ``env`` (ENV_* keys)
 
 A session whose ``end`` is missing, or whose counts disagree with its ``t`` lines,
 did not finish as the plugin wrote it; lines naming a session that never started

@@ -105,10 +105,11 @@ class Environment(NamedTuple):
     # Tamper evidence the baseline already showed ("kind|subject"): the project's own
     # set-up (a -p plugin, a late conftest), not a later change.
     evidence: tuple[str, ...] = ()
-    # The plugins able to change a test's report that the baseline run loaded
-    # (their files, "./"-relative inside the checkout): None for a snapshot taken
-    # before they were recorded.
-    report_plugins: tuple[str, ...] | None = None
+    # The plugins the baseline run loaded that implement any hook (their files,
+    # "./"-relative inside the checkout): None for a snapshot taken before they
+    # were recorded. (Snapshots before 2026-12 kept only those with report hooks,
+    # as ``report_plugins``: that narrower list is not read.)
+    plugins: tuple[str, ...] | None = None
 
 
 class Snapshot(NamedTuple):

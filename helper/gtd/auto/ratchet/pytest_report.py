@@ -379,6 +379,15 @@ _WATCHED_CLASSES = (
     ("_pytest.runner", "CallInfo"),
     ("_pytest.python", "Function"),
     ("_pytest.nodes", "Item"),
+    # Loaded when first used, often after configure (doctest by pytest's doctest
+    # support, raises by its first test): judged at the end by where their code
+    # comes from, as they have no identity captured at configure.
+    ("_pytest.raises", "RaisesExc"),
+    ("_pytest.raises", "RaisesGroup"),
+    ("_pytest.python_api", "RaisesContext"),
+    ("doctest", "OutputChecker"),
+    ("doctest", "DocTestRunner"),
+    ("unittest.case", "TestCase"),
 )
 # Hooks whose registered implementations are watched, object and function.
 _WATCHED_HOOKS = (
@@ -481,6 +490,13 @@ class Identities:
             if " of " in label and label not in self.snapshot:
                 continue  # a plugin registered later: reported as one
             before, after = self.snapshot.get(label, _MISSING), now.get(label, _MISSING)
+            if before is _MISSING and label not in self.snapshot:
+                # Loaded since configure: pytest's, pluggy's or the standard
+                # library's own code, or replaced.
+                file = _code_file(after)
+                if file and not _under(os.path.normcase(file), self.homes):
+                    out.append((label, file))
+                continue
             if before is not after:
                 out.append((label, "removed" if after is _MISSING else _describe(after)))
         return out
@@ -626,6 +642,14 @@ class Recorder:
         self.identities: Identities | None = None
         self.report_class: type = TestReport
         self.classes_seen: set[type] = {TestReport}
+        # What makes each report, looked at again with every report: the end of
+        # the session compares everything watched, but code can patch these only
+        # while the tests run and put them back before the end.
+        from _pytest import runner
+
+        self.runner = runner
+        self.makers = self.report_makers()
+        self.makers_changed = False
         # The line written for most tests, with the session id already in place.
         head = f'"{C.KIND}":"{C.TEST}","{C.SESSION}":"{state.session}"'
         self.template = "{" + head + ',"id":%s,"o":"%s","w":"%s"}\n'
@@ -640,6 +664,8 @@ class Recorder:
         when: str = report.when
         if type(report) is not self.report_class:
             self.flag_class(report)
+        if not self.makers_changed and self.report_makers() != self.makers:
+            self.flag_makers()
         if outcome == "passed":
             if hasattr(report, "wasxfail"):
                 outcome = "xpassed"
@@ -695,6 +721,30 @@ class Recorder:
         elif longrepr is not None:
             reason = str(longrepr)
         self.note(node_id, "skipped", when, where, reason)
+
+    def report_makers(self) -> tuple[object, ...]:
+        own, runner = vars(self.report_class), self.runner
+        return (
+            own.get("__init__"),
+            own.get("from_item_and_call"),
+            runner.call_and_report,
+            runner.runtestprotocol,
+            runner.CallInfo.__dict__.get("from_call"),
+        )
+
+    def flag_makers(self) -> None:
+        self.makers_changed = True
+        labels = (
+            "_pytest.reports.TestReport.__init__",
+            "_pytest.reports.TestReport.from_item_and_call",
+            "_pytest.runner.call_and_report",
+            "_pytest.runner.runtestprotocol",
+            "_pytest.runner.CallInfo.from_call",
+        )
+        # (zip's strict= is Python 3.10: this file runs on 3.7 too)
+        for label, before, now in zip(labels, self.makers, self.report_makers()):  # noqa: B905
+            if before is not now:
+                self.state.evidence("patched", label, _describe(now))
 
     def flag_class(self, report: object) -> None:
         cls = type(report)
@@ -834,21 +884,42 @@ class Recorder:
                     self.state.evidence("conftest-outside", file)
 
     def report_plugins(self) -> list[list[object]]:
+        """Every plugin that implements a hook, and every one registered and
+        removed again; its report hooks named. Any hook can change what a test
+        does (a collection hook can swap each item's ``runtest``): the helper
+        compares the whole list with the baseline's."""
         pm = self.config.pluginmanager
+        acting = _acting_plugins(pm)
+        site = self.state.settings.site
+        own = (_norm(site),) if site else ()
         out: list[list[object]] = []
         listed = set()
         for name, plugin in pm.list_name_plugin():
             if plugin is None:
                 continue
             listed.add(id(plugin))
-            hooks = _report_hooks(pm, plugin)
-            if hooks:
-                late = self.state.registered.get(id(plugin), ("", None, [], False))[3]
-                out.append([str(name), _plugin_file(plugin), hooks, late])
+            if id(plugin) not in acting:
+                continue
+            file = _plugin_file(plugin)
+            if file is not None and own and _under(_norm(file), own):
+                continue  # the loader the helper wrote for this run, in a fresh folder
+            late = self.state.registered.get(id(plugin), ("", None, [], False))[3]
+            out.append([str(name), file, _report_hooks(pm, plugin), late])
         for key, (name, file, hooks, late) in self.state.registered.items():
-            if key not in listed and hooks:  # registered, then removed again
+            if key not in listed:  # registered, then removed again
                 out.append([name, file, hooks, late])
         return out
+
+
+def _acting_plugins(pm: Any) -> set[int]:
+    """The plugins (by id) with at least one hook implementation: one pass over
+    pluggy's hook callers, at the end of the session."""
+    out: set[int] = set()
+    for caller in vars(pm.hook).values():
+        get = getattr(caller, "get_hookimpls", None)
+        if get is not None:
+            out.update(id(impl.plugin) for impl in get())
+    return out
 
 
 def _int(value: object) -> int | None:

@@ -84,7 +84,7 @@ def loads(data: bytes, name: str) -> Snapshot:
         shadowable=tuple(str(n) for n in env.get("shadowable") or ()),
         plugin=bool(env.get("plugin")),
         evidence=tuple(str(e) for e in env.get("evidence") or ()),
-        report_plugins=_optional_strs(env.get("report_plugins")),
+        plugins=_optional_strs(env.get("plugins")),
     )
     accepted = doc.get("accepted")
     return Snapshot(

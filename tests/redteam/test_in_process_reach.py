@@ -1,0 +1,474 @@
+"""Code under test that reaches into pytest's machinery from inside the test
+process, and plugins the change's files bring: each attack breaks a baseline
+test, checks that its trick hides the failure from a direct run of the suite,
+and expects `gtd cycle end` to refuse the change. A route still open (the
+threat model's "what it cannot guarantee") is marked ``xfail(strict=True)``
+with the mechanism in its reason: it documents the route, and turns red (XPASS)
+once the ratchet catches it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pytest
+
+from tests.redteam import project as proj
+from tests.redteam.conftest import Project, assert_refused
+
+TOTAL = "tests/test_total.py"
+_F = TypeVar("_F", bound=Callable[..., Any])
+STOCK = "tests/test_stock.py"
+
+# -- hostile code ------------------------------------------------------------------------
+
+# The code under test lies about equality: `total` returns an int whose `==` is
+# always true, so `assert actual == expected` in the assertion helper holds for a
+# wrong sum. Nothing of pytest, the tests or the import system is touched.
+LYING_EQ_CORE = proj.BROKEN_CORE.replace(
+    "def total(items: list[Item]) -> int:",
+    "class _Cents(int):\n"
+    "    def __eq__(self, other: object) -> bool:\n"
+    "        return True\n\n"
+    "    def __ne__(self, other: object) -> bool:\n"
+    "        return False\n\n"
+    "    __hash__ = int.__hash__\n\n\n"
+    "def total(items: list[Item]) -> int:",
+).replace(
+    "return sum(item.cents for item in items)",
+    "return _Cents(sum(item.cents for item in items))",
+)
+
+# The package, on import (the tests' conftest imports it before any test module),
+# puts a module object of its own under the assertion helper's name in
+# sys.modules: `from testing.asserts import assert_cents` then never reaches a
+# finder, so the import watch sees nothing, and no file is touched.
+FAKE_HELPER_IN_SYS_MODULES = """
+import sys as _rt_sys
+import types as _rt_types
+
+if "testing.asserts" not in _rt_sys.modules:
+    _rt_fake = _rt_types.ModuleType("testing.asserts")
+    _rt_fake.assert_cents = lambda actual, expected: None
+    _rt_sys.modules["testing.asserts"] = _rt_fake
+"""
+
+# The code under test swaps the code object of the project's own assertion helper
+# (imported here, so names the tests bind later follow).
+HELPER_CODE_SWAPPED = """
+def _rt_swap_helper():
+    try:
+        import testing.asserts as target
+    except ImportError:
+        return
+    target.assert_cents.__code__ = (lambda actual, expected: None).__code__
+
+
+_rt_swap_helper()
+"""
+
+# The code under test installs a trace function: in every frame of the assertion
+# helper it sets `expected` to `actual` before the assert line runs (Python writes
+# a trace function's f_locals edits back into the frame).
+SETTRACE_REWRITES_LOCALS = """
+import sys as _rt_sys
+
+
+def _rt_local(frame, event, arg):
+    if event == "line" and "actual" in frame.f_locals:
+        frame.f_locals["expected"] = frame.f_locals["actual"]
+    return _rt_local
+
+
+def _rt_global(frame, event, arg):
+    if frame.f_code.co_name == "assert_cents":
+        return _rt_local
+    return None
+
+
+_rt_sys.settrace(_rt_global)
+"""
+
+# The code under test, imported while pytest loads the initial conftests (before
+# `pytest_configure`, where the plugin takes its identities), replaces the
+# function of the `python` plugin's registered `pytest_pyfunc_call` hook
+# implementation: the HookImpl object and the module's attribute stay the same,
+# and hook implementations are left out of the "foreign code" check.
+HOOKIMPL_FUNCTION_SWAPPED = """
+def _rt_swap_hookimpl():
+    import gc
+
+    from _pytest.config import PytestPluginManager
+
+    for pm in gc.get_objects():
+        if isinstance(pm, PytestPluginManager):
+            for impl in pm.hook.pytest_pyfunc_call.get_hookimpls():
+                if pm.get_name(impl.plugin) == "python":
+                    original = impl.function
+
+                    def pytest_pyfunc_call(pyfuncitem, _original=original):
+                        try:
+                            return _original(pyfuncitem)
+                        except AssertionError:
+                            return True
+
+                    impl.function = pytest_pyfunc_call
+
+
+try:
+    _rt_swap_hookimpl()
+except ImportError:
+    pass
+"""
+
+# A plugin with no report hook at all: at the end of collection it gives each
+# item's instance a `runtest` that swallows assertion failures. Collection hooks
+# are not "report hooks", so neither the late-plugin check nor the baseline's
+# list of report plugins sees it.
+MODIFYITEMS_PLUGIN = """
+def _rt_quiet(item):
+    original = item.runtest
+
+    def runtest():
+        try:
+            original()
+        except AssertionError:
+            pass
+
+    return runtest
+
+
+class _RtCollect:
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            item.runtest = _rt_quiet(item)
+"""
+
+# The code under test registers that plugin on the running plugin manager (found
+# by the garbage collector).
+REGISTERS_COLLECTION_PLUGIN = (
+    MODIFYITEMS_PLUGIN
+    + """
+
+def _rt_register():
+    import gc
+
+    from _pytest.config import PytestPluginManager
+
+    for pm in gc.get_objects():
+        if isinstance(pm, PytestPluginManager) and not pm.has_plugin("rt-collect"):
+            pm.register(_RtCollect(), "rt-collect")
+
+
+try:
+    _rt_register()
+except ImportError:
+    pass
+"""
+)
+
+# The same hooks as a module: what a pytest11 entry point names.
+COLLECTION_PLUGIN_MODULE = (
+    MODIFYITEMS_PLUGIN
+    + """
+
+def pytest_collection_modifyitems(items):
+    _RtCollect().pytest_collection_modifyitems(items)
+"""
+)
+
+# The code under test patches pytest's `raises` context manager (not among the
+# watched pytest internals): its __exit__ swallows anything and never says
+# "DID NOT RAISE".
+RAISES_EXIT_PATCHED = """
+def _rt_patch_raises():
+    try:
+        from _pytest.raises import RaisesExc
+    except ImportError:  # pytest before 8.4
+        from _pytest.python_api import RaisesContext as RaisesExc
+
+    RaisesExc.__exit__ = lambda self, *exc_info: True
+
+
+try:
+    _rt_patch_raises()
+except ImportError:
+    pass
+"""
+
+# `restock` no longer refuses a negative quantity: test_restock_refuses_negative fails.
+RESTOCK_BROKEN = proj.CORE.replace(
+    '    if qty < 0:\n        raise ValueError("qty must be >= 0")\n', ""
+)
+assert RESTOCK_BROKEN != proj.CORE
+
+# `discount` rounds up; its doctest (`discount(999, 50)` → 499) fails. The module
+# patches the standard library's doctest output checker, which pytest's own
+# checker asks first: every example's output "matches".
+PRICING_BROKEN_CHECKER_PATCHED = (
+    proj.PRICING.replace(
+        "return cents * (100 - percent) // 100", "return -(-cents * (100 - percent) // 100)"
+    )
+    + "\n\nimport doctest as _rt_doctest\n\n"
+    + "_rt_doctest.OutputChecker.check_output = lambda self, want, got, flags: True\n"
+)
+
+
+def _break_and(project: Project, rel: str, text: str) -> None:
+    project.break_total()
+    project.write(rel, text)
+
+
+class Landed(AssertionError):
+    """The attack got its regression committed as `passed`."""
+
+
+def _xfail(why: str) -> Callable[[_F], _F]:
+    """An open route (the threat model's "what it cannot guarantee"): only a
+    landing counts as the expected failure; an attack that stopped hiding the
+    regression, or a refusal, is a plain failure or an XPASS. Slow: they
+    document, they guard nothing the quick loop needs."""
+    xfail = pytest.mark.xfail(strict=True, raises=Landed, reason=f"OPEN: {why}")
+
+    def mark(test: _F) -> _F:
+        marked: _F = pytest.mark.slow(xfail(test))
+        return marked
+
+    return mark
+
+
+def _judge(
+    project: Project,
+    answer: dict[str, object],
+    before: dict[str, object],
+    *,
+    names: list[str],
+    kept: dict[str, str] | None = None,
+) -> None:
+    """assert_refused; a pass is first proved to have committed the broken code
+    (raising Landed), a refusal's reason is printed."""
+    if answer.get("status") == "passed":
+        wanted = {"inventory/core.py": proj.BROKEN_CORE} if kept is None else kept
+        for rel, content in wanted.items():
+            assert project.show("HEAD", rel) == content, f"HEAD does not hold the broken {rel}"
+        raise Landed(f"the regression was committed as passed: {answer}")
+    print("refused:", answer.get("status"), answer.get("reason"))
+    assert_refused(project, answer, before, names=names, kept=kept)
+
+
+# -- attacks on test_total.py's assertion helper ------------------------------------------
+
+
+@_xfail("an int subclass whose == is always true: a value trick no run can see")
+def test_code_under_test_returns_a_value_that_equals_anything(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", LYING_EQ_CORE)
+    project.assert_hidden()
+    answer = project.end()
+    _judge(
+        project,
+        answer,
+        before,
+        names=["inventory/core.py", TOTAL],
+        kept={"inventory/core.py": LYING_EQ_CORE},
+    )
+
+
+@_xfail("code under test plants a fake testing.asserts in sys.modules")
+def test_code_under_test_plants_the_assertion_helper_in_sys_modules(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    attack = "inventory/__init__.py"
+    _break_and(project, attack, proj.INIT + FAKE_HELPER_IN_SYS_MODULES)
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=[attack, TOTAL])
+
+
+@_xfail("code under test swaps testing.asserts.assert_cents.__code__ in memory")
+def test_code_under_test_swaps_the_assertion_helpers_code(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    attack = "inventory/__init__.py"
+    _break_and(project, attack, proj.INIT + HELPER_CODE_SWAPPED)
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=[attack, TOTAL])
+
+
+@_xfail("sys.settrace from the code under test rewrites the helper's locals")
+def test_code_under_test_traces_the_assertion_helper(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    attack = "inventory/__init__.py"
+    _break_and(project, attack, proj.INIT + SETTRACE_REWRITES_LOCALS)
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=[attack, TOTAL])
+
+
+# -- attacks on pytest's running of tests --------------------------------------------------
+
+
+def test_code_under_test_swaps_a_hook_implementations_function(project: Project) -> None:
+    """Held: the new-tests session imports the package only after configure, so
+    the swap shows as "test reporting tampered with: pytest_pyfunc_call of
+    python" (the old tests' session, which imports it earlier, saw nothing)."""
+    before = project.state()
+    project.begin()
+    attack = "inventory/__init__.py"
+    _break_and(project, attack, proj.INIT + HOOKIMPL_FUNCTION_SWAPPED)
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=[attack, TOTAL])
+
+
+def test_code_under_test_registers_a_collection_hook_plugin(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    attack = "inventory/__init__.py"
+    _break_and(project, attack, proj.INIT + REGISTERS_COLLECTION_PLUGIN)
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=[attack, TOTAL])
+
+
+def test_code_under_test_patches_pytest_raises(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    broken = RESTOCK_BROKEN + "\n" + RAISES_EXIT_PATCHED
+    project.write("inventory/core.py", broken)
+    project.assert_hidden()
+    _judge(
+        project,
+        project.end(),
+        before,
+        names=["inventory/core.py", STOCK],
+        kept={"inventory/core.py": broken},
+    )
+
+
+def test_code_under_test_patches_the_doctest_output_checker(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    attack = "inventory/pricing.py"
+    project.write(attack, PRICING_BROKEN_CHECKER_PATCHED)
+    project.assert_hidden()
+    _judge(
+        project,
+        project.end(),
+        before,
+        names=[attack],
+        kept={attack: PRICING_BROKEN_CHECKER_PATCHED},
+    )
+
+
+# The code under test replaces pytest's report class's __init__ (a failure becomes a
+# pass), as the README's "code under test that patches pytest" does, but only for
+# the window the plugin does not look at: a profile function patches it when any
+# `pytest_runtestloop` is called (after `pytest_configure`, where the plugin takes
+# the identities it compares and checks their code's files) and puts it back when
+# any `pytest_sessionfinish` is called (before the plugin compares them). Aimed at
+# pytest's hooks, not at the ratchet's plugin.
+PATCH_BETWEEN_CONFIGURE_AND_SESSIONFINISH = """
+import sys as _rt_sys
+
+
+def _rt_patch_while_tests_run():
+    from _pytest import reports
+
+    original = reports.TestReport.__init__
+
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        if self.outcome == "failed":
+            self.outcome = "passed"
+            self.longrepr = None
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        name = frame.f_code.co_name
+        if name == "pytest_runtestloop":
+            reports.TestReport.__init__ = __init__
+        elif name == "pytest_sessionfinish":
+            reports.TestReport.__init__ = original
+            _rt_sys.setprofile(None)
+
+    _rt_sys.setprofile(profile)
+
+
+if "_pytest" in _rt_sys.modules:
+    _rt_patch_while_tests_run()
+"""
+
+
+def test_code_under_test_patches_pytest_only_while_the_tests_run(
+    project: Project,
+) -> None:
+    before = project.state()
+    project.begin()
+    attack = "inventory/__init__.py"
+    _break_and(project, attack, proj.INIT + PATCH_BETWEEN_CONFIGURE_AND_SESSIONFINISH)
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=[attack, TOTAL])
+
+
+# -- the import system: metadata and paths outside the repository -------------------------
+
+
+ENTRY_POINTS = "[pytest11]\nrt_collect = inventory._rt_collect\n"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {
+            "rt_collect-1.0.dist-info/METADATA": (
+                "Metadata-Version: 2.1\nName: rt-collect\nVersion: 1.0\n"
+            ),
+            "rt_collect-1.0.dist-info/entry_points.txt": ENTRY_POINTS,
+        },
+        {
+            "rt_collect.egg-info/PKG-INFO": (
+                "Metadata-Version: 2.1\nName: rt-collect\nVersion: 1.0\n"
+            ),
+            "rt_collect.egg-info/entry_points.txt": ENTRY_POINTS,
+        },
+    ],
+    ids=["dist-info", "egg-info"],
+)
+def test_metadata_folder_in_the_repository_root_declares_a_plugin(
+    project: Project, meta: dict[str, str]
+) -> None:
+    """`python -m pytest` puts the working directory first on sys.path, and
+    pytest autoloads every `pytest11` entry point importlib.metadata finds
+    there: a metadata folder the candidate adds at the top level loads a plugin
+    of its own in the snapshot tests' session (only a collection hook, so it is
+    no "report plugin" the baseline did not have)."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    for rel, text in meta.items():
+        project.write(rel, text)
+    project.write("inventory/_rt_collect.py", COLLECTION_PLUGIN_MODULE)
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=["inventory/_rt_collect.py", TOTAL])
+
+
+@_xfail("the code under test imports a good copy kept outside the repository")
+def test_code_under_test_imports_a_good_copy_outside_the_repository(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The symbolic-link form is refused (test_links.py); a path on sys.path is
+    not: the tests run code the commit does not hold."""
+    stash = tmp_path_factory.mktemp("stash")
+    (stash / "rt_good_core.py").write_text(proj.CORE)
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "inventory/__init__.py"
+    project.write(
+        attack,
+        f"import sys as _rt_sys\n\n_rt_sys.path.insert(0, {str(stash)!r})\n"
+        "from rt_good_core import Item, restock, total  # noqa: E402\n\n"
+        '__all__ = ["Item", "restock", "total"]\n',
+    )
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=[attack, TOTAL])
