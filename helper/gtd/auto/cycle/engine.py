@@ -349,6 +349,12 @@ class Cycle:
                 st, rec, _trip = self._finish(state.read(self.git))
         except CommitBlocked:  # recorded in the journal: every tick says why
             return state.read(self.git), ""
+        except GtdError as exc:
+            if current.phase != "reverting" or not current.reason:
+                raise
+            # What the revert was for may say why it cannot be done (a forged
+            # object moved aside that the base needed): every tick says both.
+            raise GtdError(f"{exc.message} (reverting: {current.reason})", exc.hint) from exc
         self._mark_reported(rec.cycle)
         return st, answers.recovered(current, committed=rec.status == "passed")
 
@@ -502,6 +508,10 @@ class Cycle:
                 st = state.read(self.git)
                 if st.journal is not None and st.journal.pid == os.getpid():
                     message = exc.render().replace("\n", " ")
+                    if st.journal.phase == "reverting" and st.journal.reason:
+                        # What the revert was for may say why it cannot be done (a
+                        # forged object moved aside that the base needed).
+                        message += f" (reverting: {st.journal.reason})"
                     blocked = st.journal.evolve(blocked=message)
                     state.write(self.git, st, f"cycle {cycle}: stopped", journal=blocked)
             raise

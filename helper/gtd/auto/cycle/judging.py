@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from gtd.auto import records, state
-from gtd.auto.cycle import large, seals
+from gtd.auto.cycle import forged, large, seals
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.ratchet import check, room
@@ -97,6 +97,9 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     assert st.summary is not None
     config = sealed_config(st)
     restored = seals.restore(git, current.seals or {})  # before git reads anything more
+    fake = forged.check(git, current.started_epoch, current.cycle)  # nor an object
+    if fake is not None:
+        return Decision(False, fake, head=git.head(), halt=True)
     try:
         tree = git.state()
     except IndexUnreadable as exc:
