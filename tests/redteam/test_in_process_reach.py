@@ -275,14 +275,13 @@ def test_code_under_test_returns_a_value_that_equals_anything(project: Project) 
     )
 
 
-@_xfail("code under test plants a fake testing.asserts in sys.modules")
 def test_code_under_test_plants_the_assertion_helper_in_sys_modules(project: Project) -> None:
     before = project.state()
     project.begin()
     attack = "inventory/__init__.py"
     _break_and(project, attack, proj.INIT + FAKE_HELPER_IN_SYS_MODULES)
     project.assert_hidden()
-    _judge(project, project.end(), before, names=[attack, TOTAL])
+    _judge(project, project.end(), before, names=["testing/asserts.py", TOTAL])
 
 
 @_xfail("code under test swaps testing.asserts.assert_cents.__code__ in memory")
@@ -295,7 +294,6 @@ def test_code_under_test_swaps_the_assertion_helpers_code(project: Project) -> N
     _judge(project, project.end(), before, names=[attack, TOTAL])
 
 
-@_xfail("sys.settrace from the code under test rewrites the helper's locals")
 def test_code_under_test_traces_the_assertion_helper(project: Project) -> None:
     before = project.state()
     project.begin()

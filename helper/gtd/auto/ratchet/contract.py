@@ -116,6 +116,8 @@ EVIDENCE_KINDS = (
     "unselected",  # something outside the selection was collected
     "conftest-outside",  # a conftest outside the selection was loaded
     "guard-missing",  # this pytest lacks what the selection's conftest guard needs
+    "planted-module",  # a module put into sys.modules by hand under a room file's name
+    "tracer",  # a trace or profile function installed by other code than the baseline's
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )
 

@@ -283,6 +283,8 @@ class ImportWatch:
         self.live = _both(redirect[0]) if redirect else ()
         self.room = redirect[1] if redirect else ""
         self.busy: set[str] = set()
+        self.asked: set[str] = set()  # every module name the import system looked for
+        self.before = set(sys.modules)  # loaded before the watch: not its to judge
 
     def room_path(self, path: str) -> str | None:
         norm = os.path.normcase(os.path.abspath(path))
@@ -296,6 +298,7 @@ class ImportWatch:
             sys.path[:] = [(self.room_path(p) or p) if p else p for p in sys.path]
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        self.asked.add(name)
         if name in self.busy:
             return None
         self.busy.add(name)
@@ -582,6 +585,7 @@ class State:
         self.modules: set[str] = set()  # forbidden modules already reported
         self.evidence_count: dict[str, int] = {}
         self.recorder: Recorder | None = None
+        self.watch: ImportWatch | None = None
 
     def emit(self, kind: str, fields: dict[str, object]) -> None:
         record: dict[str, object] = {C.KIND: kind, C.SESSION: self.session}
@@ -610,7 +614,7 @@ def _start() -> State | None:
     if settings.redirect or settings.forbidden:
         import importlib
 
-        watch = ImportWatch(state)
+        watch = state.watch = ImportWatch(state)
         watch.rewrite_sys_path()
         sys.meta_path.insert(0, watch)  # type: ignore[arg-type]
         importlib.invalidate_caches()
@@ -650,6 +654,9 @@ class Recorder:
         self.runner = runner
         self.makers = self.report_makers()
         self.makers_changed = False
+        # A trace function the tests run under: coverage's, installed before
+        # configure, is the baseline's too; one installed since is looked at.
+        self.traced = sys.gettrace()
         # The line written for most tests, with the session id already in place.
         head = f'"{C.KIND}":"{C.TEST}","{C.SESSION}":"{state.session}"'
         self.template = "{" + head + ',"id":%s,"o":"%s","w":"%s"}\n'
@@ -666,6 +673,10 @@ class Recorder:
             self.flag_class(report)
         if not self.makers_changed and self.report_makers() != self.makers:
             self.flag_makers()
+        if sys.gettrace() is not self.traced:
+            self.traced = sys.gettrace()
+            if self.traced is not None:
+                self.tracer("sys.settrace", self.traced)
         if outcome == "passed":
             if hasattr(report, "wasxfail"):
                 outcome = "xpassed"
@@ -842,6 +853,8 @@ class Recorder:
         try:
             self.check_identities()
             self.check_modules()
+            self.check_planted()
+            self.check_tracers()
             self.check_conftests()
             fields["conftests"] = list(state.conftests)
             fields["plugins"] = self.report_plugins()
@@ -871,6 +884,42 @@ class Recorder:
             file = getattr(module, "__file__", None)
             if isinstance(file, str) and _under(_norm(file), forbidden):
                 self.state.module(name, file)
+
+    def check_planted(self) -> None:
+        """Modules put into ``sys.modules`` by hand under the name of a file of the
+        room: every import that reads the name gets that object, not the file
+        (a stand-in for an assertion helper or for the code under test), and no
+        finder is ever asked."""
+        watch = self.state.watch
+        if watch is None or not watch.room:
+            return
+        room = _both(watch.room)
+        for name in sorted(set(sys.modules) - watch.before - watch.asked):
+            try:
+                origin = _file_of(name)
+            except Exception:  # a name no finder can look up: not a file of the room
+                continue
+            if isinstance(origin, str) and _under(_norm(origin), room):
+                self.state.evidence("planted-module", name, f"a stand-in for {origin}")
+
+    def check_tracers(self) -> None:
+        """A trace or profile function left installed can rewrite any frame's
+        locals (an assertion's operands) or patch pytest between two reports."""
+        threading = sys.modules.get("threading")
+        for label, now in (
+            ("sys.settrace", sys.gettrace()),
+            ("sys.setprofile", sys.getprofile()),
+            ("threading.settrace", getattr(threading, "_trace_hook", None)),
+            ("threading.setprofile", getattr(threading, "_profile_hook", None)),
+        ):
+            if now is not None:
+                self.tracer(label, now)
+
+    def tracer(self, label: str, value: object) -> None:
+        file, homes = _code_file(value), self.identities.homes if self.identities else ()
+        if file is not None and _under(os.path.normcase(file), homes):
+            return  # the standard library's own, pytest's or pluggy's
+        self.state.evidence("tracer", f"{label} {_tracer_name(value)}", _describe(value))
 
     def check_conftests(self) -> None:
         for plugin in self.config.pluginmanager.get_plugins():
@@ -920,6 +969,39 @@ def _acting_plugins(pm: Any) -> set[int]:
         if get is not None:
             out.update(id(impl.plugin) for impl in get())
     return out
+
+
+def _file_of(name: str) -> str | None:
+    """The file the path finder would load module ``name`` from, its packages
+    looked up the same way where they are not loaded (a stand-in may be planted
+    without its package)."""
+    from importlib.machinery import PathFinder
+
+    path: list[str] | None = None
+    parts = name.split(".")
+    for depth in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:depth])
+        loaded = sys.modules.get(prefix) if depth < len(parts) else None
+        locations = getattr(loaded, "__path__", None)
+        if locations is None:
+            spec = PathFinder.find_spec(prefix, path)
+            if spec is None:
+                return None
+            if depth == len(parts):
+                origin = spec.origin
+                return origin if isinstance(origin, str) else None
+            locations = spec.submodule_search_locations
+            if locations is None:
+                return None
+        path = [str(p) for p in locations]
+    return None
+
+
+def _tracer_name(value: object) -> str:
+    """What a trace function is, the same in every run (no address, no room)."""
+    inner = getattr(value, "__func__", value)
+    name = getattr(inner, "__qualname__", None) or type(value).__qualname__
+    return f"{getattr(inner, '__module__', None) or type(value).__module__}.{name}"
 
 
 def _int(value: object) -> int | None:
