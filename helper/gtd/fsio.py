@@ -88,6 +88,34 @@ def temp_owner(name: str) -> int | None:
     return int(pid)
 
 
+def fresh_file(path: Path) -> int:
+    """A new, empty regular file at ``path``, created by this call and opened for
+    writing: its descriptor. For a file of the helper's own that it rewrites from
+    the start (a log), in a folder an agent can write: whatever was at the name is
+    unlinked, never opened, so nothing is written through a symbolic link, nor
+    into a person's file that a hard link there shares, and a named pipe cannot
+    block the open. O_EXCL makes the file this call's own even if something is put
+    back in between (it is unlinked again, a few times). A folder at ``path``
+    raises IsADirectoryError: it may hold anything, and is not this function's to
+    remove (see gtd.own_files)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(5):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            if S_ISDIR(os.lstat(path).st_mode):  # Linux says EISDIR, macOS EPERM
+                raise IsADirectoryError(errno.EISDIR, "is a directory", str(path)) from None
+            raise
+        try:
+            return os.open(path, flags, 0o644)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "made again each time it was removed", str(path))
+
+
 def read_bytes(path: Path, limit: int | None = None) -> bytes:
     """The content of the file at ``path`` (a symbolic link followed), like
     ``Path.read_bytes``, but only ever a regular file's: an agent can put a named
