@@ -50,9 +50,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         else:
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and os.path.isdir(path) and not os.path.islink(path):
+            # A rename cannot replace a folder; what is in it is not the helper's.
+            shown = readable(str(path))
+            raise GtdError(
+                f"{shown}: a folder, where gtd writes a file",
+                f"move the folder out of the way (mv {shown} <somewhere else>), then run again",
+            ) from None
         raise
 
 
@@ -257,7 +264,10 @@ def state_lock(root: Path) -> Path:
     and every state file written after it, land in the folder it leads to,
     replacing a person's files of the same names there; the link holds nothing,
     and is removed (the folder it leads to is left as it is). Anything else in its
-    place that is not a folder is a person's to move."""
+    place that is not a folder is a person's to move. Then the helper's files in
+    it are made files again: a folder (or a pipe) an agent made at one of their
+    names, the lock's included, would stop every command from here on; it is set
+    aside, kept whole (gtd.own_files)."""
     folder = root / paths.STATE_DIR
     if folder.is_symlink():
         folder.unlink()
@@ -266,6 +276,10 @@ def state_lock(root: Path) -> Path:
             f"{folder}: not a folder (auto mode keeps its state there)",
             f"move it away ({readable(str(folder))}), then run again",
         )
+    else:
+        from gtd.own_files import reclaim  # on use: `ratchet run` is a fast path
+
+        reclaim(root)
     return root / paths.LOCK
 
 

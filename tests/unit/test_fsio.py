@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gtd.fsio import fresh_file, remove_tree, walk
+from gtd.errors import GtdError
+from gtd.fsio import atomic_write, fresh_file, remove_tree, walk
 
 DEEP = 1100  # past Python's recursion limit (1,000): os.walk and rmtree raise there
 
@@ -124,3 +125,16 @@ def test_fresh_file_leaves_a_folder_as_it_is(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         fresh_file(log)
     assert (log / "inside").read_text() == "x"
+
+
+def test_atomic_write_over_a_folder_names_it(tmp_path: Path) -> None:
+    """A rename cannot replace a folder: an error naming it and the fix, not an
+    unexpected IsADirectoryError; the folder and its files stay, no temp file."""
+    target = tmp_path / "report.md"
+    target.mkdir()
+    (target / "inside").write_text("x")
+    with pytest.raises(GtdError, match=r"report\.md: a folder, where gtd writes a file") as caught:
+        atomic_write(target, "text\n")
+    assert "move the folder out of the way" in caught.value.render()
+    assert (target / "inside").read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]

@@ -660,7 +660,7 @@ def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
     path = root / paths.MEMORY
     try:
         _, doc = memory_file.load(path)
-    except InputError:
+    except (InputError, OSError):  # OSError: a pipe, say (gtd.fsio.read_bytes)
         doc = memory_file.Doc()  # a rendering: an unreadable copy is simply replaced
     memory_file.save(path, mem, doc)
     render_report(root, st, the_plan, now, mem=mem)
