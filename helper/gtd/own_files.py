@@ -1,4 +1,4 @@
-"""The helper's own files in `.deepflow/`, kept files. The folder is ignored and an
+"""The helper's own files in `.deepflow/` stay files. The folder is ignored and an
 agent can write there during a cycle: a folder, a named pipe or a socket made
 where the helper keeps one of its files would stop every later command (a write
 cannot replace a folder, a lock cannot be opened in one, a read of a pipe never
@@ -9,6 +9,7 @@ replace the name, never write through it; see gtd.fsio.)"""
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import sys
@@ -33,7 +34,7 @@ OWN = (
     paths.REPORTED,
     paths.RENDERED,
 )
-# Under the git directory's PRIVATE_DIR (gtd.git): one new folder per thing set aside.
+# In the helper's folder in the git directory: one new folder per thing set aside.
 SET_ASIDE = "set-aside"
 _SEQUENCE = itertools.count()
 _DIR_FLAGS = (
@@ -71,30 +72,44 @@ def reclaim(root: Path, names: tuple[str, ...] = OWN) -> list[Path]:
 def set_aside(root: Path, path: Path) -> Path | None:
     """Move ``path`` (itself, never where a link leads) into a new folder of its own
     under `<git dir>/gtd/set-aside/`; returns its new path, or None when it was
-    gone before the move (another gtd command set it aside first). No link is
-    followed on the way in: each folder is opened with O_NOFOLLOW and the move made
-    relative to it, so nothing lands where an agent's link leads. A move that
-    cannot be made (another file system, no permission) is an error naming both
+    gone before the move (another gtd command set it aside first). The git
+    directory on another file system than the work tree (a rename cannot cross
+    one): under `.deepflow/set-aside/` instead, which the sweep never touches. A
+    move that cannot be made at all (no permission) is an error naming both
     places."""
-    folder = own_folder(private_dir(_git_dir(root)) / SET_ASIDE)
+    folder = Path(_git_dir(root), paths.PRIVATE_DIR, SET_ASIDE)
     try:
-        top = os.open(folder, _DIR_FLAGS)
+        own_folder(folder.parent)
         try:
-            name = _new_folder(top)
-            inner = os.open(name, _DIR_FLAGS, dir_fd=top)
-            try:
-                os.rename(path, path.name, dst_dir_fd=inner)
-            except FileNotFoundError:
-                if os.path.lexists(path):
-                    raise
-                os.rmdir(name, dir_fd=top)
-                return None
-            finally:
-                os.close(inner)
-        finally:
-            os.close(top)
+            return _move_into(path, own_folder(folder))
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+        folder = root / paths.STATE_DIR / SET_ASIDE
+        return _move_into(path, own_folder(folder))
     except OSError as exc:
         raise _cannot(path, folder, exc.strerror or str(exc)) from None
+
+
+def _move_into(path: Path, folder: Path) -> Path | None:
+    """``path`` moved into a new folder in ``folder``. No link is followed on the
+    way in: each folder is opened with O_NOFOLLOW and the move made relative to it,
+    so nothing lands where an agent's link leads."""
+    top = os.open(folder, _DIR_FLAGS)
+    try:
+        name = _new_folder(top)
+        inner = os.open(name, _DIR_FLAGS, dir_fd=top)
+        try:
+            os.rename(path, path.name, dst_dir_fd=inner)
+        except OSError:
+            os.rmdir(name, dir_fd=top)  # empty: nothing came in
+            if not os.path.lexists(path):
+                return None
+            raise
+        finally:
+            os.close(inner)
+    finally:
+        os.close(top)
     return folder / name / path.name
 
 
@@ -112,11 +127,9 @@ def _new_folder(top: int) -> str:
 
 
 def private_dir(git_dir: Path) -> Path:
-    """The helper's folder in the git directory (gtd.git.PRIVATE_DIR): private
-    indexes, and what is set aside."""
-    from gtd.git import PRIVATE_DIR
-
-    return own_folder(git_dir / PRIVATE_DIR)
+    """The helper's folder in the git directory: private indexes, and what is set
+    aside."""
+    return own_folder(git_dir / paths.PRIVATE_DIR)
 
 
 def own_folder(folder: Path) -> Path:
@@ -132,7 +145,7 @@ def own_folder(folder: Path) -> Path:
 
 
 def _git_dir(root: Path) -> Path:
-    from gtd.git import Git
+    from gtd.git import Git  # on use: nothing to set aside is the common case
 
     return Git(root, hardened=True).git_dir()
 

@@ -5,6 +5,7 @@ folder, a named pipe or a socket there is set aside whole under
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import subprocess
@@ -71,3 +72,24 @@ def test_nothing_is_set_aside_through_a_link(root: Path, tmp_path: Path) -> None
     assert list(person.iterdir()) == []
     assert again.is_dir()
     assert moved != again
+
+
+def test_a_git_directory_on_another_file_system_sets_aside_in_the_state_folder(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rename cannot cross file systems (a linked worktree, GIT_DIR elsewhere):
+    the folder is kept in `.deepflow/set-aside/`, which no sweep touches."""
+    real = os.rename
+
+    def rename(src: str, dst: str, **kw: int) -> None:
+        if ".git" in str(src) or ".git" in os.readlink(f"/proc/self/fd/{kw['dst_dir_fd']}"):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real(src, dst, **kw)
+
+    monkeypatch.setattr(os, "rename", rename)
+    (root / ".deepflow/rendered").mkdir()
+    (moved,) = reclaim(root)
+    assert moved.parent.parent == root / ".deepflow/set-aside"
+    assert moved.is_dir()
+    assert list((root / ".git/gtd/set-aside").iterdir()) == []
+    assert reclaim(root) == []
