@@ -50,9 +50,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         else:
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and os.path.isdir(path) and not os.path.islink(path):
+            # A rename cannot replace a folder; what is in it is not the helper's.
+            shown = readable(str(path))
+            raise GtdError(
+                f"{shown}: a folder, where gtd writes a file",
+                f"move the folder out of the way (mv {shown} <somewhere else>), then run again",
+            ) from None
         raise
 
 
@@ -86,6 +93,34 @@ def temp_owner(name: str) -> int | None:
     if not mark or not dash or not pid.isdigit() or not seq.isdigit():
         return None
     return int(pid)
+
+
+def fresh_file(path: Path) -> int:
+    """A new, empty regular file at ``path``, created by this call and opened for
+    writing: its descriptor. For a file of the helper's own that it rewrites from
+    the start (a log), in a folder an agent can write: whatever was at the name is
+    unlinked, never opened, so nothing is written through a symbolic link, nor
+    into a person's file that a hard link there shares, and a named pipe cannot
+    block the open. O_EXCL makes the file this call's own even if something is put
+    back in between (it is unlinked again, a few times). A folder at ``path``
+    raises IsADirectoryError: it may hold anything, and is not this function's to
+    remove (see gtd.own_files)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(5):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            if S_ISDIR(os.lstat(path).st_mode):  # Linux says EISDIR, macOS EPERM
+                raise IsADirectoryError(errno.EISDIR, "is a directory", str(path)) from None
+            raise
+        try:
+            return os.open(path, flags, 0o644)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "made again each time it was removed", str(path))
 
 
 def read_bytes(path: Path, limit: int | None = None) -> bytes:
@@ -229,7 +264,10 @@ def state_lock(root: Path) -> Path:
     and every state file written after it, land in the folder it leads to,
     replacing a person's files of the same names there; the link holds nothing,
     and is removed (the folder it leads to is left as it is). Anything else in its
-    place that is not a folder is a person's to move."""
+    place that is not a folder is a person's to move. Then the helper's files in
+    it are made files again: a folder (or a pipe) an agent made at one of their
+    names, the lock's included, would stop every command from here on; it is set
+    aside, kept whole (gtd.own_files)."""
     folder = root / paths.STATE_DIR
     if folder.is_symlink():
         folder.unlink()
@@ -238,6 +276,10 @@ def state_lock(root: Path) -> Path:
             f"{folder}: not a folder (auto mode keeps its state there)",
             f"move it away ({readable(str(folder))}), then run again",
         )
+    else:
+        from gtd.own_files import reclaim  # on use: `ratchet run` is a fast path
+
+        reclaim(root)
     return root / paths.LOCK
 
 

@@ -67,7 +67,7 @@ _PENDING = "pending-"  # a note made before its git child started: pending-<help
 _SEQUENCE = itertools.count()
 _CLOCK_SLACK_NS = 50_000_000
 # The helper's own folder in the git directory: private indexes (see gtd.auto.cycle.keep).
-PRIVATE_DIR = "gtd"
+PRIVATE_DIR = paths.PRIVATE_DIR
 
 # `git log` records: ``<RS><sha> <parents><US><subject>``, then (with
 # ``--name-status -z``) ``\0\n<status>\0<path>\0`` per change.

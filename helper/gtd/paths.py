@@ -21,6 +21,9 @@ RENDERED = ".deepflow/rendered"
 # The helper's scratch files (the ratchet's report folders): inside the git
 # directory, so never in `git status`; deleting it is always safe.
 CACHE_DIR = ".git/gtd-cache"
+# The helper's own folder in the git directory (wherever that is: a linked
+# worktree's is elsewhere): private indexes, and what it set aside (gtd.own_files).
+PRIVATE_DIR = "gtd"
 
 # The block `gtd auto setup` keeps in .git/info/exclude: gtd's private files are
 # ignored on every branch (an ignore file committed on one branch is absent on the

@@ -63,3 +63,22 @@ def test_the_state_folder_is_never_taken_through_a_link(tmp_path: Path) -> None:
     with pytest.raises(GtdError, match="not a folder"):
         state_lock(root)
     assert (root / ".deepflow").read_text() == "mine\n"
+
+
+def test_a_folder_in_place_of_the_lock_is_set_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agent's folder at `.deepflow/.gtd.lock` (or any of the helper's files)
+    stopped every command at the lock's open with an unexpected error. It is set
+    aside, kept whole, and the lock is taken."""
+    root = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    lock = root / ".deepflow/.gtd.lock"
+    lock.mkdir(parents=True)
+    (lock / "inside").write_text("x\n")
+    with locked(state_lock(root)):
+        pass
+    assert lock.is_file()
+    (kept,) = (root / ".git/gtd/set-aside").glob("*/.gtd.lock")
+    assert (kept / "inside").read_text() == "x\n"
+    assert f"moved to {kept}" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""fsio's walk and remove_tree: os.walk and shutil.rmtree without recursion."""
+"""fsio's walk and remove_tree (os.walk and shutil.rmtree without recursion), and
+fresh_file (a log of the helper's own, in a folder an agent can write)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gtd.fsio import remove_tree, walk
+from gtd.errors import GtdError
+from gtd.fsio import atomic_write, fresh_file, remove_tree, walk
 
 DEEP = 1100  # past Python's recursion limit (1,000): os.walk and rmtree raise there
 
@@ -83,3 +85,56 @@ def test_remove_tree_with_ignore_errors_takes_what_it_can(tmp_path: Path) -> Non
     (tree / "a/b.txt").write_text("x")
     remove_tree(tree, ignore_errors=True)
     assert not tree.exists()
+
+
+def _write(fd: int, data: bytes) -> None:
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def test_fresh_file_never_writes_through_a_link_nor_a_hard_link(tmp_path: Path) -> None:
+    """The worker's log made a link, or a hard link, to a person's file: opened with
+    O_TRUNC it emptied that file. The name is replaced; the person's file stays."""
+    person = tmp_path / "notes.txt"
+    person.write_text("mine\n")
+    soft, hard = tmp_path / "soft.log", tmp_path / "hard.log"
+    soft.symlink_to(person)
+    os.link(person, hard)
+    for log in (soft, hard):
+        _write(fresh_file(log), b"log\n")
+        assert not log.is_symlink()
+        assert log.read_text() == "log\n"
+    assert person.read_text() == "mine\n"
+    assert os.stat(person).st_nlink == 1
+
+
+def test_fresh_file_never_blocks_on_a_named_pipe(tmp_path: Path) -> None:
+    """A named pipe with no reader: an open to write it waits for one, forever."""
+    log = tmp_path / "check.log"
+    os.mkfifo(log)
+    _write(fresh_file(log), b"log\n")
+    assert log.read_text() == "log\n"
+
+
+def test_fresh_file_leaves_a_folder_as_it_is(tmp_path: Path) -> None:
+    log = tmp_path / "check.log"
+    log.mkdir()
+    (log / "inside").write_text("x")
+    with pytest.raises(IsADirectoryError):
+        fresh_file(log)
+    assert (log / "inside").read_text() == "x"
+
+
+def test_atomic_write_over_a_folder_names_it(tmp_path: Path) -> None:
+    """A rename cannot replace a folder: an error naming it and the fix, not an
+    unexpected IsADirectoryError; the folder and its files stay, no temp file."""
+    target = tmp_path / "report.md"
+    target.mkdir()
+    (target / "inside").write_text("x")
+    with pytest.raises(GtdError, match=r"report\.md: a folder, where gtd writes a file") as caught:
+        atomic_write(target, "text\n")
+    assert "move the folder out of the way" in caught.value.render()
+    assert (target / "inside").read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]

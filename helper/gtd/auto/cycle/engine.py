@@ -43,8 +43,8 @@ from gtd.errors import (
     RepoError,
     StateError,
 )
-from gtd.fsio import atomic_write, locked, read_bytes, state_lock, temp_owner
-from gtd.git import PRIVATE_DIR, Git, stale_locks
+from gtd.fsio import atomic_write, fresh_file, locked, read_bytes, state_lock, temp_owner
+from gtd.git import Git, stale_locks
 from gtd.names import readable
 from gtd.proc import alive
 
@@ -550,15 +550,10 @@ class Cycle:
         return self._record(st, status, commit)
 
     def _scratch(self) -> Path:
-        """The helper's folder in the git directory (private indexes). Anything else
-        in its place is not the helper's, which only ever makes a directory there:
-        a file would stop every later cycle at this mkdir, and a symbolic link would
-        have the helper write and delete where it leads. It is removed."""
-        folder = self.git.git_dir() / PRIVATE_DIR
-        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-            folder.unlink()
-        folder.mkdir(exist_ok=True)
-        return folder
+        """The helper's folder in the git directory (private indexes)."""
+        from gtd.own_files import private_dir
+
+        return private_dir(self.git.git_dir())
 
     def _commit(self, st: State) -> tuple[State, str]:
         from gtd.auto.cycle import finish
@@ -675,7 +670,7 @@ def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
     path = root / paths.MEMORY
     try:
         _, doc = memory_file.load(path)
-    except InputError:
+    except (InputError, OSError):  # OSError: a pipe, say (gtd.fsio.read_bytes)
         doc = memory_file.Doc()  # a rendering: an unreadable copy is simply replaced
     memory_file.save(path, mem, doc)
     render_report(root, st, the_plan, now, mem=mem)
@@ -728,9 +723,7 @@ def _fork(root: Path, work: Any) -> int:
         return pid
     try:  # the child: never return into the caller's stack
         os.setsid()
-        log = root / paths.CHECK_LOG
-        log.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = _open_log(root)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(fd, 1)
@@ -750,6 +743,28 @@ def _fork(root: Path, work: Any) -> int:
             sys.stdout.flush()
             sys.stderr.flush()
     os._exit(code)
+
+
+def _open_log(root: Path) -> int:
+    """The worker's log, `.deepflow/check.log`, a new file each time (gtd.fsio
+    fresh_file: nothing at the name is opened, so no link is written through and
+    no named pipe blocks). A folder there, made since the command's sweep (gtd
+    own_files), is set aside first. A log that still cannot be made is no reason
+    for the worker to die (the cycle would be reverted as interrupted, every time):
+    it then writes nowhere."""
+    from gtd.own_files import reclaim
+
+    log = root / paths.CHECK_LOG
+    for _ in range(2):
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            return fresh_file(log)
+        except IsADirectoryError:
+            with contextlib.suppress(GtdError, OSError):
+                reclaim(root, (paths.CHECK_LOG,))
+        except (OSError, GtdError):
+            break
+    return os.open(os.devnull, os.O_WRONLY)
 
 
 def _max_fd() -> int:
