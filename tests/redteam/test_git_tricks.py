@@ -986,3 +986,39 @@ def test_agent_leaves_folders_nested_deeper_than_pythons_recursion(
         for slot in project.room_slots():
             remove_tree(slot, ignore_errors=True)
         remove_tree(project.path / "d", ignore_errors=True)
+
+
+# -- symbolic refs ------------------------------------------------------------------------
+# git follows a symbolic ref wherever it writes through one: a ref of the helper's
+# made a link to another branch would make the helper rewrite that branch.
+
+
+def test_branch_made_a_symbolic_ref_to_another_branch(project: Project) -> None:
+    """``refs/heads/main`` made a symbolic ref to ``feature`` (HEAD still names
+    main): the revert puts main back on the base as a plain ref of its own, and
+    ``feature`` is untouched."""
+    feature = project.ref("refs/heads/feature")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.agent_git("symbolic-ref", "refs/heads/main", "refs/heads/feature")
+    answer = project.end()
+    assert project.ref("refs/heads/feature") == feature, f"`feature` was moved: {answer}"
+    link = project.observe("symbolic-ref", "-q", "refs/heads/main", check=False).strip()
+    assert link == "", f"refs/heads/main is still a link to {link}"
+    assert_refused(project, answer, before, names=[TOTAL, "feature"])
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+def test_kept_ref_precreated_as_a_symbolic_ref_to_another_branch(project: Project) -> None:
+    """The ref a revert keeps the work under, made a symbolic ref to ``feature``
+    before a failing cycle ends: the helper replaces the link itself (moving a
+    foreign ref aside, deleting it and creating its own), never ``feature``."""
+    feature = project.ref("refs/heads/feature")
+    before = project.state()
+    cycle = project.begin()["cycle"]
+    project.break_total()
+    project.agent_git("symbolic-ref", f"refs/gtd/reverted/cycle-{cycle}", "refs/heads/feature")
+    answer = project.end()
+    assert project.ref("refs/heads/feature") == feature, f"`feature` was moved: {answer}"
+    assert_refused(project, answer, before, names=[TOTAL])

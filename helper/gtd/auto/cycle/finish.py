@@ -141,12 +141,15 @@ def sync_tree(root: Path, git: Git, journal: Journal, final: str) -> None:
 def keep(git: Git, journal: Journal, scratch: Path) -> str:
     """The kept commit's ref, made once: a ref of that name holding a commit that
     is not this cycle's own (its message carries the cycle's trailers) is moved
-    aside first, never overwritten."""
+    aside first, never overwritten. A symbolic ref there is never the helper's (it
+    makes plain refs only): its target is noted aside and the link itself replaced
+    (update_refs writes no ref through a link), the ref it leads to left as it is."""
     ref = f"{paths.REVERTED_REF}{journal.cycle}"
     existing = git.rev(ref)
     if existing is not None:
         found = git.objects([existing])[0]
-        if found is not None and trailers(journal).encode() in found.data:
+        own = found is not None and trailers(journal).encode() in found.data
+        if own and not git.symbolic(ref):
             return ref
         git.update_refs([(f"{ref}-foreign-{existing[:12]}", existing, ""), (ref, None, existing)])
     tree = kept_tree(git, scratch)
@@ -166,7 +169,10 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
     if git.run("symbolic-ref", "-q", "HEAD", check=False).strip() != branch_ref:
         git.run("symbolic-ref", "HEAD", branch_ref)
     current = git.rev(branch_ref)
-    if current != journal.base:
+    # A branch the agent made a symbolic ref (to `feature`, say) is put back as a
+    # plain ref of its own, even when what it leads to is the base already: left a
+    # link, every later cycle would write through it to the other branch.
+    if current != journal.base or git.symbolic(branch_ref):
         git.update_refs([(branch_ref, journal.base, current)])
     git.run("reset", "-q")  # the index is the base's again; the working tree untouched
     base_tree = git.run("rev-parse", f"{journal.base}^{{tree}}").strip()
