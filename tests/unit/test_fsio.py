@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.fsio import remove_tree, walk
+from gtd.fsio import remove_tree, unsafe_path, walk
 
 DEEP = 1100  # past Python's recursion limit (1,000): os.walk and rmtree raise there
 
@@ -83,3 +83,18 @@ def test_remove_tree_with_ignore_errors_takes_what_it_can(tmp_path: Path) -> Non
     (tree / "a/b.txt").write_text("x")
     remove_tree(tree, ignore_errors=True)
     assert not tree.exists()
+
+
+def test_a_path_through_a_link_to_elsewhere_is_unsafe(tmp_path: Path) -> None:
+    """A name git lists is acted on only where it really is inside the tree: a
+    folder made a link to outside leads out, a link within the tree does not."""
+    root = tmp_path / "repo"
+    (root / "real").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (root / "out").symlink_to(tmp_path / "outside")
+    (root / "in").symlink_to(root / "real")
+    assert unsafe_path(root, "out/file.txt") is not None
+    assert unsafe_path(root, "out") is None  # the link itself is the tree's
+    assert unsafe_path(root, "in/file.txt") is None
+    assert unsafe_path(root, "real/missing/deeper.txt") is None
+    assert unsafe_path(root, "real/../../x") is not None

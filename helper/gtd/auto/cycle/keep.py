@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from gtd.fsio import read_bytes, walk
+from gtd.fsio import read_bytes, unsafe_path, walk
 from gtd.git import Git
 
 KEPT_DIR = ".gtd-kept"
@@ -35,8 +35,8 @@ def kept_tree(git: Git, scratch: Path) -> str:
         entries: list[str] = []
         for record in staged.split("\0"):
             meta, _, path = record.partition("\t")
-            if not meta.startswith(_GITLINK):
-                continue
+            if not meta.startswith(_GITLINK) or unsafe_path(git.root, path) is not None:
+                continue  # (a forged tree's name: nothing outside the tree is read)
             oid = meta.split(" ")[1]
             if head_links.get(path) == oid and not _dirty(git, path):
                 continue  # a submodule exactly as recorded: its commit has it all
