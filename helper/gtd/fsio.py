@@ -14,7 +14,7 @@ from types import ModuleType
 
 from gtd import paths
 from gtd.errors import GtdError, LockTimeout
-from gtd.names import readable
+from gtd.names import readable, unsafe_name
 
 _fcntl: ModuleType | None
 try:
@@ -181,6 +181,24 @@ def walk(top: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
             (dirs if is_dir else files).append(entry.name)
         yield folder, dirs, files
         stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
+
+
+def unsafe_path(root: Path, rel: str) -> str | None:
+    """Why the helper may not act on ``rel`` (a repository-relative name from git's
+    output) in the working tree at ``root`` (a few words, without the name); None
+    when it may: :func:`gtd.names.unsafe_name`, then where its folder really is.
+
+    A folder the cycle made a link to elsewhere leads a removal there too. Every
+    name from git that the helper turns into a removal, a move or a folder it runs
+    git in passes here just before the act (a link may have appeared since)."""
+    why = unsafe_name(rel)
+    if why is not None:
+        return why
+    top = os.path.realpath(root)
+    parent = os.path.realpath(os.path.join(top, os.path.dirname(rel.removesuffix("/"))))
+    if parent != top and not parent.startswith(top.rstrip(os.sep) + os.sep):
+        return f"leads out of the working tree, to {readable(parent)}"
+    return None
 
 
 def remove_tree(path: str | Path, *, ignore_errors: bool = False) -> None:

@@ -418,9 +418,19 @@ class Git:
             args.append("-S")
         return self.run(*args, input_text=message).strip()
 
+    def symbolic(self, ref: str) -> bool:
+        """Whether ``ref`` is a symbolic ref (a link to another ref)."""
+        return self.call("symbolic-ref", "-q", ref).returncode == 0
+
     def update_refs(self, updates: Sequence[tuple[str, str | None, str | None]]) -> None:
         """Move refs in one transaction, all or none: (ref, new or None to delete,
-        expected old value: an oid, "" for "must not exist", None for "any")."""
+        expected old value: an oid, "" for "must not exist", None for "any").
+
+        Each ref named is written or deleted itself, never through a symbolic ref:
+        an agent can make any ref (the cycle's branch, a kept ref, refs/gtd/*) a
+        link to another branch, and git would otherwise move or delete that branch
+        instead. The expected old value is still compared with what the link leads
+        to; the link is replaced by a plain ref."""
         lines: list[str] = ["start"]
         for ref, new, old in updates:
             if new is None:
@@ -430,7 +440,7 @@ class Git:
             else:
                 lines.append(f"update {ref} {new} {old or '0' * len(new)}")
         lines += ["prepare", "commit"]
-        self.run("update-ref", "--stdin", input_text="\n".join(lines) + "\n")
+        self.run("update-ref", "--no-deref", "--stdin", input_text="\n".join(lines) + "\n")
 
     def worktree_tree(self, index: Path, head: str | None) -> str:
         """The tree git would commit from the working tree now on top of ``head``

@@ -30,6 +30,29 @@ def json_bytes(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+def unsafe_name(rel: str) -> str | None:
+    """Why ``rel``, a repository-relative name from git's output, names no file of
+    the working tree a tool may act on (a few words); None when it may.
+
+    git checks no hash of a folder's tree object it reads, so a forged one can list
+    any name, and git's diffs and listings then carry it: ``inventory/../build``
+    is a person's ignored folder, ``inventory/../../x`` a file beside the
+    repository, ``x/.git/config`` a repository's own files. git itself never
+    records such a name (nor an absolute one, nor an empty component). One slash at
+    the end is git's mark of a folder in its listings (`status`, `ls-files
+    --directory`)."""
+    if not rel or rel.startswith("/"):
+        return "not a relative path"
+    for part in rel.removesuffix("/").split("/"):
+        if part in (".", ".."):
+            return f"a {part!r} component"
+        if not part:
+            return "an empty component"
+        if part.lower() == ".git":
+            return "inside a git directory"
+    return None
+
+
 def _encodes(text: str) -> bool:
     try:
         text.encode("utf-8")

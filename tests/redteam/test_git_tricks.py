@@ -7,11 +7,14 @@ exactly the base's and the work kept; nothing it planted runs afterwards."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from tests.redteam import project as proj
 from tests.redteam.conftest import (
     Cli,
     Project,
+    State,
     assert_passed,
     assert_refused,
     raw_name,
@@ -986,3 +990,185 @@ def test_agent_leaves_folders_nested_deeper_than_pythons_recursion(
         for slot in project.room_slots():
             remove_tree(slot, ignore_errors=True)
         remove_tree(project.path / "d", ignore_errors=True)
+
+
+# -- symbolic refs ------------------------------------------------------------------------
+# git follows a symbolic ref wherever it writes through one: a ref of the helper's
+# made a link to another branch would make the helper rewrite that branch.
+
+
+def test_branch_made_a_symbolic_ref_to_another_branch(project: Project) -> None:
+    """``refs/heads/main`` made a symbolic ref to ``feature`` (HEAD still names
+    main): the revert puts main back on the base as a plain ref of its own, and
+    ``feature`` is untouched."""
+    feature = project.ref("refs/heads/feature")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.agent_git("symbolic-ref", "refs/heads/main", "refs/heads/feature")
+    answer = project.end()
+    assert project.ref("refs/heads/feature") == feature, f"`feature` was moved: {answer}"
+    link = project.observe("symbolic-ref", "-q", "refs/heads/main", check=False).strip()
+    assert link == "", f"refs/heads/main is still a link to {link}"
+    assert_refused(project, answer, before, names=[TOTAL, "feature"])
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+def test_kept_ref_precreated_as_a_symbolic_ref_to_another_branch(project: Project) -> None:
+    """The ref a revert keeps the work under, made a symbolic ref to ``feature``
+    before a failing cycle ends: the helper replaces the link itself (moving a
+    foreign ref aside, deleting it and creating its own), never ``feature``."""
+    feature = project.ref("refs/heads/feature")
+    before = project.state()
+    cycle = project.begin()["cycle"]
+    project.break_total()
+    project.agent_git("symbolic-ref", f"refs/gtd/reverted/cycle-{cycle}", "refs/heads/feature")
+    answer = project.end()
+    assert project.ref("refs/heads/feature") == feature, f"`feature` was moved: {answer}"
+    assert_refused(project, answer, before, names=[TOTAL])
+
+
+# -- forged tree objects --------------------------------------------------------------------
+# git never checks the hash of a loose object it reads, nor of a folder's tree it
+# reaches from a root tree: an agent that writes a loose object under a tree's id
+# makes git list whatever entries it likes there, a folder named `..` too.
+
+
+def _blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _tree_id(data: bytes) -> str:
+    return hashlib.sha1(b"tree %d\0" % len(data) + data).hexdigest()
+
+
+def _forge_loose(project: Project, oid: str, kind: str, data: bytes) -> None:
+    """The loose object ``oid`` holding ``data``, whatever ``data`` hashes to."""
+    path = project.path / ".git" / "objects" / oid[:2] / oid[2:]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        path.chmod(0o644)
+        path.unlink()
+    path.write_bytes(zlib.compress(kind.encode() + b" %d\0" % len(data) + data))
+    path.chmod(0o444)
+
+
+def _raw_tree(entries: list[tuple[str, str, str]]) -> bytes:
+    """A raw tree of (mode, name, oid) entries in git's order (a folder sorts as
+    its name with a slash)."""
+
+    def key(entry: tuple[str, str, str]) -> bytes:
+        mode, name, _ = entry
+        return name.encode() + (b"/" if mode == "40000" else b"")
+
+    return b"".join(
+        mode.encode() + b" " + name.encode() + b"\0" + bytes.fromhex(oid)
+        for mode, name, oid in sorted(entries, key=key)
+    )
+
+
+def _true_blob(project: Project, data: bytes) -> str:
+    oid = _blob_id(data)
+    _forge_loose(project, oid, "blob", data)
+    return oid
+
+
+def _a_tree(project: Project, entries: list[tuple[str, str, str]]) -> str:
+    data = _raw_tree(entries)
+    oid = _tree_id(data)
+    _forge_loose(project, oid, "tree", data)  # a true object
+    return oid
+
+
+def _forge_package_tree(project: Project, extra: list[tuple[str, str, str]]) -> None:
+    """The loose object of the tree id ``inventory/`` now hashes to, rewritten to
+    list ``extra`` entries besides its own: `write-tree` keeps the existing object,
+    so the candidate and the kept tree list them."""
+    folder = project.path / "inventory"
+    entries = [
+        ("100644", name, _blob_id((folder / name).read_bytes()))
+        for name in sorted(os.listdir(folder))
+        if name != "__pycache__"
+    ]
+    _forge_loose(project, _tree_id(_raw_tree(entries)), "tree", _raw_tree(entries + extra))
+
+
+def _forge_ahead(project: Project, extra: list[tuple[str, str, str]]) -> None:
+    """_forge_package_tree for the broken code, done before the cycle begins and
+    the tree put back: the forged object is older than the cycle."""
+    project.break_total()
+    _forge_package_tree(project, extra)
+    project.git("checkout", "-q", "--", "inventory")
+    time.sleep(0.05)  # the cycle's start lies clearly after the object's change time
+
+
+def _weaken_total(project: Project) -> None:
+    """A refusal before the clean room: a snapshot test edited."""
+    project.write(TOTAL, proj.TEST_TOTAL.replace("210)", "90)"))
+
+
+_PERSON = {"build/.env": "API_TOKEN=a-persons-secret\n", "build/out/report.html": "<p>hours</p>\n"}
+
+
+def _assert_loop_goes_on(project: Project, answer: dict[str, Any], before: State, bad: str) -> None:
+    """Refused naming the forged path, the tree the base's; the next begins either
+    go on or halt saying what to do (never a wait, nor a failure without a word),
+    and once a person resets the task the loop goes on."""
+    assert_refused(project, answer, before, names=[bad])
+    for _ in range(2):
+        reply = _begin_bounded(project).json()
+        if reply.get("status") == "task":
+            return
+        assert reply.get("status") == "halted", reply
+        assert bad in json.dumps(reply), f"the halt does not name {bad}: {reply}"
+        assert "gtd cycle reset" in str(reply.get("next")), f"no remedy named: {reply}"
+    assert project.gtd("cycle", "reset", "T1", "--json").code == 0
+    assert _begin_bounded(project).json()["status"] == "task"
+
+
+def test_forged_folder_tree_makes_the_revert_delete_an_ignored_folder(
+    project: Project,
+) -> None:
+    """A person keeps files in the ignored ``build/``; ``inventory/``'s tree, as
+    the agent's broken code will hash it, was forged to list a folder ``..``
+    holding a file ``build`` before the cycle began (by a process an earlier
+    cycle left running: the check of objects written during the cycle,
+    test_git_objects.py, cannot see it). The agent breaks the code and weakens
+    a snapshot test: the kept tree holds ``inventory/../build`` as added. The
+    revert refuses to act on such a path, naming it; ``build/`` stays."""
+    for rel, text in _PERSON.items():
+        project.write(rel, text)
+    up = _a_tree(project, [("100644", "build", _true_blob(project, b"nothing\n"))])
+    _forge_ahead(project, [("40000", "..", up)])
+    before = project.state()
+    project.begin()
+    project.break_total()
+    _weaken_total(project)
+    answer = _end_bounded(project)
+    assert answer.get("status") != "passed", answer
+    for rel, text in _PERSON.items():
+        assert (project.path / rel).exists(), f"the revert deleted {rel}: {answer}"
+        assert project.read(rel) == text
+    _assert_loop_goes_on(project, answer, before, "inventory/../build")
+
+
+# A variant of test_forged_folder_tree_makes_the_revert_delete_an_ignored_folder.
+@pytest.mark.slow
+def test_forged_folder_tree_makes_the_revert_delete_outside_the_repository(
+    project: Project,
+) -> None:
+    """The same, two levels up: ``inventory/../../victim.txt`` is the file beside
+    the repository."""
+    victim = project.path.parent / "victim.txt"
+    victim.write_text("a person's file next to the repository\n")
+    top = _a_tree(project, [("100644", "victim.txt", _true_blob(project, b"x\n"))])
+    up = _a_tree(project, [("40000", "..", top)])
+    _forge_ahead(project, [("40000", "..", up)])
+    before = project.state()
+    project.begin()
+    project.break_total()
+    _weaken_total(project)
+    answer = _end_bounded(project)
+    assert answer.get("status") != "passed", answer
+    assert victim.exists(), f"the revert deleted {victim}, outside the repository: {answer}"
+    _assert_loop_goes_on(project, answer, before, "inventory/../../victim.txt")

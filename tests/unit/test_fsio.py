@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gtd.errors import GtdError
-from gtd.fsio import atomic_write, fresh_file, remove_tree, walk
+from gtd.fsio import atomic_write, fresh_file, remove_tree, unsafe_path, walk
 
 DEEP = 1100  # past Python's recursion limit (1,000): os.walk and rmtree raise there
 
@@ -138,3 +138,18 @@ def test_atomic_write_over_a_folder_names_it(tmp_path: Path) -> None:
     assert "move the folder out of the way" in caught.value.render()
     assert (target / "inside").read_text() == "x"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+
+
+def test_a_path_through_a_link_to_elsewhere_is_unsafe(tmp_path: Path) -> None:
+    """A name git lists is acted on only where it really is inside the tree: a
+    folder made a link to outside leads out, a link within the tree does not."""
+    root = tmp_path / "repo"
+    (root / "real").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (root / "out").symlink_to(tmp_path / "outside")
+    (root / "in").symlink_to(root / "real")
+    assert unsafe_path(root, "out/file.txt") is not None
+    assert unsafe_path(root, "out") is None  # the link itself is the tree's
+    assert unsafe_path(root, "in/file.txt") is None
+    assert unsafe_path(root, "real/missing/deeper.txt") is None
+    assert unsafe_path(root, "real/../../x") is not None

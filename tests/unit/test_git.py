@@ -144,3 +144,25 @@ def test_a_git_call_that_overruns_its_time_is_stopped(
     with pytest.raises(GitError, match=r"`git status` ran for 0\.2 s") as caught:
         Git(repo.path).state()
     assert "GTD_GIT_TIMEOUT_S" in caught.value.render()
+
+
+def test_update_refs_replaces_a_symbolic_ref_never_the_ref_it_leads_to(repo: Repo) -> None:
+    """An agent may make any ref a link to another branch: the helper's updates and
+    deletions act on the link itself, and the other branch stays where it was."""
+    repo.write("a.txt", "a\n")
+    repo.commit_all("one")
+    first = repo.git("rev-parse", "HEAD").strip()
+    repo.write("a.txt", "b\n")
+    repo.commit_all("two")
+    second = repo.git("rev-parse", "HEAD").strip()
+    repo.git("branch", "feature", first)
+    repo.git("symbolic-ref", "refs/gtd/moved", "refs/heads/feature")
+    repo.git("symbolic-ref", "refs/gtd/gone", "refs/heads/feature")
+    git = Git(Path(repo.path))
+    assert git.symbolic("refs/gtd/moved")
+    assert not git.symbolic("refs/heads/feature")
+    git.update_refs([("refs/gtd/moved", second, first), ("refs/gtd/gone", None, first)])
+    assert repo.git("rev-parse", "refs/heads/feature").strip() == first
+    assert not git.symbolic("refs/gtd/moved")
+    assert git.rev("refs/gtd/moved") == second
+    assert git.rev("refs/gtd/gone") is None

@@ -7,8 +7,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from gtd.fsio import atomic_write
-from gtd.names import json_bytes, readable, readable_json
+from gtd.names import json_bytes, readable, readable_json, unsafe_name
 from gtd.proc import run
 
 CAFE = os.fsdecode(b"tests/caf\xe9.txt")
@@ -50,3 +52,31 @@ def test_git_names_round_trip_through_the_seam(tmp_path: Path) -> None:
     )  # fmt: skip
     assert hashed.ok, hashed.stderr
     assert (tmp_path / listed.stdout.split("\0")[0]).read_text() == "x\n"
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "",
+        "/etc/passwd",
+        "inventory/../build",
+        "../victim.txt",
+        "a/./b",
+        "a//b",
+        "/",
+        "a//",
+        ".git/config",
+        "vendor/.GIT/hooks/pre-commit",
+        "x/.Git",
+    ],
+)
+def test_a_name_no_tree_of_git_records_is_unsafe(rel: str) -> None:
+    assert unsafe_name(rel) is not None
+
+
+@pytest.mark.parametrize(
+    "rel",
+    ["inventory/core.py", "..data/x", "a/.gitignore", "a/...", ".github/ci.yml", "lib/", CAFE],
+)
+def test_an_ordinary_name_is_safe(rel: str) -> None:
+    assert unsafe_name(rel) is None

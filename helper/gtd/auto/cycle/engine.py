@@ -544,7 +544,14 @@ class Cycle:
             large.set_aside(git, current.cycle, sealed_config(st).max_file_mb)
             kept = finish.keep(git, current, self._scratch())
             crash_point("reverted-kept")
-            finish.restore(self.root, git, current, kept)
+            refused = finish.restore(self.root, git, current, kept).reason()
+            if refused is not None and not (current.reason or "").startswith(refused):
+                # Names git listed that lead outside the tree (a forged tree
+                # object): left alone, and a person must look before the loop
+                # goes on (the object is still in the store).
+                why = f"{refused}; {current.reason}" if current.reason else refused
+                current = current.evolve(reason=why, halt=True)
+                st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
             commit = None
             status = "failed"
         return self._record(st, status, commit)

@@ -16,6 +16,11 @@ tracked files restored, files the cycle created removed, submodules checked out
 at their recorded commits, nested repositories and empty directories it left
 removed. Files that appeared after the candidate was taken (a person's, while the
 tests ran) are left where they are. Ignored files are never touched.
+
+No name git lists is acted on before gtd.fsio.unsafe_path allows it: a forged
+tree object can list ``..`` or ``.git`` entries, and the revert would remove a
+person's ignored folder, or a file beside the repository. Such a name is left
+alone and handed back, for the cycle's reason to name (and the loop to halt).
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from gtd.auto import plan
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
 from gtd.errors import CommitBlocked, GitError, GtdError
-from gtd.fsio import read_bytes, remove_tree, walk
+from gtd.fsio import read_bytes, remove_tree, unsafe_path, walk
 from gtd.git import Change, Git, TreeEntry, remove_empty_tree
+from gtd.names import readable, unsafe_name
 
 _GITLINK = "160000"
 
@@ -141,12 +147,15 @@ def sync_tree(root: Path, git: Git, journal: Journal, final: str) -> None:
 def keep(git: Git, journal: Journal, scratch: Path) -> str:
     """The kept commit's ref, made once: a ref of that name holding a commit that
     is not this cycle's own (its message carries the cycle's trailers) is moved
-    aside first, never overwritten."""
+    aside first, never overwritten. A symbolic ref there is never the helper's (it
+    makes plain refs only): its target is noted aside and the link itself replaced
+    (update_refs writes no ref through a link), the ref it leads to left as it is."""
     ref = f"{paths.REVERTED_REF}{journal.cycle}"
     existing = git.rev(ref)
     if existing is not None:
         found = git.objects([existing])[0]
-        if found is not None and trailers(journal).encode() in found.data:
+        own = found is not None and trailers(journal).encode() in found.data
+        if own and not git.symbolic(ref):
             return ref
         git.update_refs([(f"{ref}-foreign-{existing[:12]}", existing, ""), (ref, None, existing)])
     tree = kept_tree(git, scratch)
@@ -160,37 +169,72 @@ def keep(git: Git, journal: Journal, scratch: Path) -> str:
     return ref
 
 
-def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
-    """Make the working tree the base again wherever the cycle changed it."""
+class Refused:
+    """The names from git the revert would not act on (see gtd.fsio.unsafe_path),
+    each with why, in the order met."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.found: dict[str, str] = {}
+
+    def allows(self, rel: str, *, where: bool = True) -> bool:
+        """Whether ``rel`` may be acted on. Without ``where``, by its name alone:
+        the diff is read before the removals, and a folder the cycle made a link
+        to elsewhere is removed before the files git restores under its name."""
+        why = unsafe_path(self.root, rel) if where else unsafe_name(rel)
+        if why is not None:
+            self.found.setdefault(rel, why)
+        return why is None
+
+    def reason(self) -> str | None:
+        """What the cycle's reason says of them; None when there were none."""
+        if not self.found:
+            return None
+        named = "; ".join(f"{readable(rel)} ({why})" for rel, why in self.found.items())
+        return (
+            f"the revert left alone paths git listed that it may not touch: {named}; "
+            "a forged git object? `git fsck` names it"
+        )
+
+
+def restore(root: Path, git: Git, journal: Journal, kept: str) -> Refused:
+    """Make the working tree the base again wherever the cycle changed it. Returns
+    the names it refused to act on."""
+    refused = Refused(root)
     branch_ref = f"refs/heads/{journal.branch}"
     if git.run("symbolic-ref", "-q", "HEAD", check=False).strip() != branch_ref:
         git.run("symbolic-ref", "HEAD", branch_ref)
     current = git.rev(branch_ref)
-    if current != journal.base:
+    # A branch the agent made a symbolic ref (to `feature`, say) is put back as a
+    # plain ref of its own, even when what it leads to is the base already: left a
+    # link, every later cycle would write through it to the other branch.
+    if current != journal.base or git.symbolic(branch_ref):
         git.update_refs([(branch_ref, journal.base, current)])
     git.run("reset", "-q")  # the index is the base's again; the working tree untouched
     base_tree = git.run("rev-parse", f"{journal.base}^{{tree}}").strip()
     kept_tree_id = git.run("rev-parse", f"{kept}^{{tree}}").strip()
     changes = [
-        c for c in git.diff_trees(base_tree, kept_tree_id) if not c.path.startswith(KEPT_DIR + "/")
+        c
+        for c in git.diff_trees(base_tree, kept_tree_id)
+        if not c.path.startswith(KEPT_DIR + "/") and refused.allows(c.path, where=False)
     ]
     made_by_cycle = _candidate_paths(git, journal)
-    kept_ignored = _ignored_at_base(root, git, changes, made_by_cycle)
+    kept_ignored = _ignored_at_base(root, git, changes, made_by_cycle, refused)
     restore_paths: list[str] = []
     for change in sorted(changes, key=lambda c: c.path.count("/"), reverse=True):
         if change.status == "A":
             if change.path in kept_ignored:
                 continue
             if made_by_cycle is None or change.path in made_by_cycle:
-                _remove(root, change.path)
+                _remove(root, change.path, refused)
         elif change.old_mode == _GITLINK and change.new_mode == _GITLINK:
             continue  # a submodule moved: checked out again below
         else:
             if change.status == "T" or change.new_mode == _GITLINK:
-                _remove(root, change.path)
+                _remove(root, change.path, refused)
             if change.old_mode != _GITLINK:
                 restore_paths.append(change.path)
-    restore_paths.extend(_no_files(root, git, restore_paths))
+    restore_paths.extend(_no_files(root, git, restore_paths, refused))
     if restore_paths:
         listed = "\0".join(restore_paths)
         # A skip-worktree bit (an agent's `git update-index --skip-worktree`, which
@@ -203,12 +247,14 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> None:
         git.run("update-index", "--no-skip-worktree", "-z", "--stdin", input_text=listed)
         git.run("update-index", "--no-assume-unchanged", "-z", "--stdin", input_text=listed)
         git.run("checkout-index", "-u", "-f", "-q", "-z", "--stdin", input_text=listed)
-    _restore_submodules(git, git.ls_tree(base_tree))
-    _unhidden(root, git, journal, kept)
+    _restore_submodules(git, git.ls_tree(base_tree), refused)
+    _unhidden(root, git, journal, kept, refused)
     _remove_strays(root, journal)
     before = set((journal.seals or {}).get("empty_dirs") or ())
     for folder in sorted(git.empty_dirs() - before, reverse=True):
-        remove_empty_tree(root / folder)
+        if refused.allows(folder):
+            remove_empty_tree(root / folder)
+    return refused
 
 
 def _remove_strays(root: Path, journal: Journal) -> None:
@@ -235,14 +281,14 @@ def _remove_strays(root: Path, journal: Journal) -> None:
                     os.unlink(path)
 
 
-def _no_files(root: Path, git: Git, listed: list[str]) -> list[str]:
+def _no_files(root: Path, git: Git, listed: list[str], refused: Refused) -> list[str]:
     """Tracked paths where the tree holds what git can neither add nor keep (a
     named pipe, a socket, a device): the kept tree has their old entry, so the
     diff above passes them over, and every later read of them would fail (PLAN.md
     as a pipe stops each `begin`). Removed here, to be checked out again."""
     out = []
     for rel in git.run("diff-files", "--name-only", "-z").split("\0"):
-        if not rel or rel in listed:
+        if not rel or rel in listed or not refused.allows(rel):
             continue
         try:
             mode = os.lstat(root / rel).st_mode
@@ -255,7 +301,7 @@ def _no_files(root: Path, git: Git, listed: list[str]) -> list[str]:
 
 
 def _ignored_at_base(
-    root: Path, git: Git, changes: list[Change], made_by_cycle: set[str] | None
+    root: Path, git: Git, changes: list[Change], made_by_cycle: set[str] | None, refused: Refused
 ) -> set[str]:
     """The added paths the base's ignore rules ignore. A cycle that edits a
     `.gitignore` makes files visible that were there, ignored, before it began (a
@@ -276,7 +322,7 @@ def _ignored_at_base(
     back: list[str] = []
     for change in rules:
         if change.status in ("A", "T"):
-            _remove(root, change.path)
+            _remove(root, change.path, refused)
         if change.status != "A":
             back.append(change.path)
     if back:
@@ -288,7 +334,7 @@ def _ignored_at_base(
     return {p for p in found.stdout.split("\0") if p}
 
 
-def _unhidden(root: Path, git: Git, journal: Journal, kept: str) -> None:
+def _unhidden(root: Path, git: Git, journal: Journal, kept: str, refused: Refused) -> None:
     """Files the cycle made that its own ignore rules hid (a `.gitignore` it edited,
     now restored): visible again, they are kept in a second commit on the kept ref
     and removed. Only files older than the check: one a person saved while the tests
@@ -296,7 +342,7 @@ def _unhidden(root: Path, git: Git, journal: Journal, kept: str) -> None:
     since = journal.checked_epoch
     made = []
     for entry in git.status():
-        if not entry.untracked:
+        if not entry.untracked or not refused.allows(entry.path):
             continue
         try:
             if since is None or os.lstat(root / entry.path).st_ctime <= since:
@@ -317,7 +363,7 @@ def _unhidden(root: Path, git: Git, journal: Journal, kept: str) -> None:
     commit = git.commit_tree(tree, [parent], "gtd: files the cycle hid from git\n")
     git.update_refs([(kept, commit, parent)])
     for rel in made:
-        _remove(root, rel)
+        _remove(root, rel, refused)
 
 
 def _candidate_paths(git: Git, journal: Journal) -> set[str] | None:
@@ -329,7 +375,9 @@ def _candidate_paths(git: Git, journal: Journal) -> set[str] | None:
     return set(git.ls_tree(journal.candidate))
 
 
-def _remove(root: Path, rel: str) -> None:
+def _remove(root: Path, rel: str, refused: Refused) -> None:
+    if not refused.allows(rel):  # checked again just before: a link may be new
+        return
     target = root / rel
     if target.is_symlink() or target.is_file():
         target.unlink()
@@ -341,11 +389,13 @@ def _remove(root: Path, rel: str) -> None:
         parent = parent.parent
 
 
-def _restore_submodules(git: Git, base_listing: Mapping[str, TreeEntry]) -> None:
+def _restore_submodules(git: Git, base_listing: Mapping[str, TreeEntry], refused: Refused) -> None:
     """Every submodule of the base at its recorded commit, with nothing else in it
-    (its changes are in the kept ref's archive)."""
+    (its changes are in the kept ref's archive). A forged base tree could name any
+    folder holding a `.git` (a person's repository beside this one), where the
+    forced checkout and `clean -ffd` would destroy work: checked first."""
     for path, entry in base_listing.items():
-        if entry.mode != _GITLINK:
+        if entry.mode != _GITLINK or not refused.allows(path):
             continue
         folder = git.root / path
         if not (folder / ".git").exists():

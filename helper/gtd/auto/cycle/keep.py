@@ -16,7 +16,7 @@ from stat import S_ISLNK, S_ISREG, S_IXUSR
 
 from gtd import proc
 from gtd.errors import GitError
-from gtd.fsio import read_bytes, walk
+from gtd.fsio import read_bytes, unsafe_path, walk
 from gtd.git import Git, git_timeout
 
 KEPT_DIR = ".gtd-kept"
@@ -40,8 +40,8 @@ def kept_tree(git: Git, scratch: Path) -> str:
         entries: list[str] = []
         for record in staged.split("\0"):
             meta, _, path = record.partition("\t")
-            if not meta.startswith(_GITLINK):
-                continue
+            if not meta.startswith(_GITLINK) or unsafe_path(git.root, path) is not None:
+                continue  # (a forged tree's name: nothing outside the tree is read)
             oid = meta.split(" ")[1]
             if head_links.get(path) == oid and not _dirty(git, path):
                 continue  # a submodule exactly as recorded: its commit has it all

@@ -16,6 +16,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from gtd.fsio import unsafe_path
 from gtd.git import PRIVATE_DIR, Git
 from gtd.names import readable
 
@@ -55,7 +56,9 @@ def reason(found: list[tuple[str, int]], limit_mb: float, aside: Path, root: Pat
 def set_aside(git: Git, cycle: int, limit_mb: float) -> list[str]:
     """Move the cycle's files over ``limit_mb`` (changed or new, not ignored) out
     of the working tree, before its work is kept; their names."""
-    changed = [e.path for e in git.changes()]
+    # A name a forged tree put in the listing (`..`, a folder now a link) would
+    # move a file from outside the tree: left to the revert, which names it.
+    changed = [e.path for e in git.changes() if unsafe_path(git.root, e.path) is None]
     found = too_large(git.root, changed, limit_mb)
     if not found:
         return []
