@@ -38,6 +38,7 @@ from gtd.clock import Now
 from gtd.errors import (
     CommitBlocked,
     GitBlocked,
+    GitError,
     GtdError,
     InputError,
     RepoError,
@@ -544,7 +545,14 @@ class Cycle:
             large.set_aside(git, current.cycle, sealed_config(st).max_file_mb)
             kept = finish.keep(git, current, self._scratch())
             crash_point("reverted-kept")
-            refused = finish.restore(self.root, git, current, kept).reason()
+            try:
+                refused = finish.restore(self.root, git, current, kept).reason()
+            except OSError as exc:  # the work is kept; putting the base back is not done
+                raise _unrestorable(f"{exc.filename or self.root}: {exc.strerror}") from exc
+            except GitError as exc:  # git's checkout met the same
+                if not any(why in exc.message for why in _UNCHANGEABLE):
+                    raise
+                raise _unrestorable(exc.message) from exc
             if refused is not None and not (current.reason or "").startswith(refused):
                 # Names git listed that lead outside the tree (a forged tree
                 # object): left alone, and a person must look before the loop
@@ -786,3 +794,18 @@ def dump(answer: Answer) -> str:
 
 
 __all__ = ["Cycle", "StateError", "crash_point", "render", "require_setup", "sealed_config"]
+
+
+# What git and the system say of a file that cannot be removed or written.
+_UNCHANGEABLE = ("Operation not permitted", "Permission denied", "unable to unlink")
+
+
+def _unrestorable(what: str) -> GtdError:
+    """A file the revert cannot remove or write (made immutable, say): every tick
+    says which and how to fix it, instead of failing the same way unexplained."""
+    return GtdError(
+        f"the revert cannot change a file: {what}",
+        "make it removable and writable again (`lsattr` shows an immutable or "
+        "append-only attribute, `chattr -i -a` clears it; check its permissions), "
+        "then `gtd cycle begin`: it finishes the revert; the cycle's work is kept",
+    )
