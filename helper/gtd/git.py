@@ -66,6 +66,9 @@ CHILDREN_DIR = "gtd-children"
 _PENDING = "pending-"  # a note made before its git child started: pending-<helper pid>-<n>
 _SEQUENCE = itertools.count()
 _CLOCK_SLACK_NS = 50_000_000
+# How far a note's change time may lie after the start it records: the note is
+# renamed for its child once that runs, which a loaded machine may delay.
+_NOTE_SLACK_NS = 2_000_000_000
 # The helper's own folder in the git directory: private indexes (see gtd.auto.cycle.keep).
 PRIVATE_DIR = paths.PRIVATE_DIR
 
@@ -511,10 +514,15 @@ def stale_locks(git_dir: Path) -> list[Path]:
         if proc.alive(owner):
             continue  # still running: its locks are live
         try:
+            # The note's own change time bounds the start it claims: the helper
+            # writes a note just before its child starts, and a note written
+            # later (by an agent, claiming time 0) cannot set that time back.
+            made = note.stat(follow_symlinks=False).st_ctime_ns
             # fsio's read: a note made a named pipe is no wait
-            dead_since.append(int(fsio.read_bytes(Path(note.path)).strip() or 0))
+            claimed = int(fsio.read_bytes(Path(note.path)).strip() or 0)
         except (OSError, ValueError):
-            dead_since.append(0)
+            claimed = made = time.time_ns()
+        dead_since.append(max(claimed, made - _NOTE_SLACK_NS))
         with contextlib.suppress(OSError):
             os.unlink(note.path)
     if not dead_since:
@@ -528,13 +536,20 @@ def stale_locks(git_dir: Path) -> list[Path]:
     for folder in ("refs", PRIVATE_DIR):
         for parent, _dirs, names in fsio.walk(git_dir / folder):
             candidates.extend(Path(parent) / n for n in names if n.endswith(".lock"))
+    stale = []
     for lock in candidates:
         try:
             if lock.stat().st_mtime_ns >= oldest:
-                lock.unlink()
-                removed.append(lock)
+                stale.append(lock)
         except OSError:
             continue
+    held = proc.held_open(str(lock) for lock in stale) if stale else set()
+    for lock in stale:
+        if os.path.realpath(lock) in held:
+            continue  # a running git's (a person's): never ours to remove
+        with contextlib.suppress(OSError):
+            lock.unlink()
+            removed.append(lock)
     return removed
 
 

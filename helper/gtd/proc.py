@@ -8,7 +8,7 @@ import signal
 import stat
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from gtd.tuples import NamedTuple
@@ -444,6 +444,32 @@ def spawn_detached(argv: Sequence[str], cwd: str | Path) -> subprocess.Popen[byt
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def held_open(paths: Iterable[str]) -> set[str]:
+    """Which of ``paths`` some running process has open (Linux: each process's
+    ``/proc/<pid>/fd``, as far as this user may look; elsewhere: none known). A
+    lock file a running git holds is live, whatever a note says of its owner."""
+    wanted = {os.path.realpath(p) for p in paths}
+    found: set[str] = set()
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        folder = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(folder)
+        except OSError:  # gone, or not this user's
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"{folder}/{fd}")
+            except OSError:
+                continue
+            if target in wanted:
+                found.add(target)
+    return found
 
 
 def alive(pid: int | None) -> bool:

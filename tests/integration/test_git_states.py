@@ -257,6 +257,44 @@ def test_a_git_lock_that_is_not_the_helpers_is_named_never_removed(project: Repo
     assert after["status"] == "task", after
 
 
+@pytest.mark.parametrize("held", [False, True], ids=["older", "held-open"])
+def test_a_forged_child_note_never_has_a_persons_lock_removed(project: Repo, held: bool) -> None:
+    """An agent writes a note that claims a dead git child of the helper started
+    at time 0: the helper must not take a person's lock for that child's. A lock
+    older than the note itself is not the child's (the note's change time
+    bounds the start it claims); one a running process holds open is live,
+    whatever the note says, even when taken after the note."""
+    children = project.path / ".git/gtd-children"
+    children.mkdir(exist_ok=True)
+    lock = project.path / ".git/index.lock"
+    holder = None
+    if held:
+        (children / str(_dead_pid())).write_text("0\n")
+        time.sleep(0.05)
+        lock.write_text("a person's git holds this\n")
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys, time; f = open(sys.argv[1]); time.sleep(60)",
+                str(lock),
+            ]
+        )
+        time.sleep(0.5)  # the holder has it open
+    else:
+        lock.write_text("a person's git left this\n")
+        os.utime(lock, ns=(time.time_ns() - 5_000_000_000,) * 2)  # made before the note
+        (children / str(_dead_pid())).write_text("0\n")
+    try:
+        res = run_gtd(project.path, "cycle", "begin", "--json")
+        assert lock.exists(), f"begin removed a lock the helper did not take: {res.stdout}"
+        assert lock.read_text().startswith("a person's git")
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+
+
 @pytest.mark.parametrize("damage", [b"garbage", b"DIRC" + bytes(40)])
 def test_a_damaged_index_is_named_with_its_fix(project: Repo, damage: bytes) -> None:
     """An index git cannot read (an agent wrote over it, a crash mid-write by
