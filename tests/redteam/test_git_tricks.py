@@ -1028,6 +1028,25 @@ def test_kept_ref_precreated_as_a_symbolic_ref_to_another_branch(project: Projec
     assert_refused(project, answer, before, names=[TOTAL])
 
 
+# A variant of test_kept_ref_precreated_as_a_symbolic_ref_to_another_branch.
+@pytest.mark.slow
+def test_kept_ref_precreated_as_the_cycles_own(project: Project) -> None:
+    """The agent writes, at the ref the revert keeps the work under, a commit
+    that reads like the helper's own (the cycle's trailers, the base's tree): a
+    revert that took it for the kept work would put nothing back. It is moved
+    aside as foreign; the work is kept and reverted."""
+    before = project.state()
+    cycle = project.begin()["cycle"]
+    project.break_total()
+    message = f"gtd: reverted work of cycle {cycle} (T1)\n\nGtd-Task: T1\nGtd-Cycle: {cycle}\n"
+    tree = project.observe("rev-parse", "HEAD^{tree}").strip()
+    fake = project.agent_git("commit-tree", tree, "-p", "HEAD", "-m", message).strip()
+    project.agent_git("update-ref", f"refs/gtd/reverted/cycle-{cycle}", fake)
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])
+    assert project.ref(f"refs/gtd/reverted/cycle-{cycle}-foreign-{fake[:12]}") == fake
+
+
 # -- forged tree objects --------------------------------------------------------------------
 # git never checks the hash of a loose object it reads, nor of a folder's tree it
 # reaches from a root tree: an agent that writes a loose object under a tree's id

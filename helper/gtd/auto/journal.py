@@ -52,6 +52,7 @@ class Journal(NamedTuple):
     checked_epoch: float | None = None  # when the candidate was taken (files after: not ours)
     work_commit: str | None = None
     tick_commit: str | None = None
+    kept_commit: str | None = None  # the revert's kept commit, sealed once made
     halt: bool = False  # stop the loop after this cycle whatever the counters say
     seals: dict[str, Any] | None = None  # what the cycle must leave as it found it
     agent_exit: int | None = None

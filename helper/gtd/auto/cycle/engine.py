@@ -544,6 +544,10 @@ class Cycle:
                 git = git.without_outside_config()  # the agent's filters write nothing
             large.set_aside(git, current.cycle, sealed_config(st).max_file_mb)
             kept = finish.keep(git, current, self._scratch())
+            made = git.rev(kept)
+            if made != current.kept_commit:  # sealed: a later finish knows it as ours
+                current = current.evolve(kept_commit=made)
+                st = state.write(self.git, st, f"cycle {current.cycle}: kept", journal=current)
             crash_point("reverted-kept")
             try:
                 refused = finish.restore(self.root, git, current, kept).reason()

@@ -145,17 +145,17 @@ def sync_tree(root: Path, git: Git, journal: Journal, final: str) -> None:
 
 
 def keep(git: Git, journal: Journal, scratch: Path) -> str:
-    """The kept commit's ref, made once: a ref of that name holding a commit that
-    is not this cycle's own (its message carries the cycle's trailers) is moved
-    aside first, never overwritten. A symbolic ref there is never the helper's (it
-    makes plain refs only): its target is noted aside and the link itself replaced
+    """The kept commit's ref, made once: a ref of that name holding another commit
+    than the one the journal sealed when this revert made it is moved aside
+    first, never overwritten (an agent can write a commit with the cycle's
+    trailers and the base's tree there: taken for the kept work, the revert would
+    put nothing back). A symbolic ref there is never the helper's (it makes plain
+    refs only): its target is noted aside and the link itself replaced
     (update_refs writes no ref through a link), the ref it leads to left as it is."""
     ref = f"{paths.REVERTED_REF}{journal.cycle}"
     existing = git.rev(ref)
     if existing is not None:
-        found = git.objects([existing])[0]
-        own = found is not None and trailers(journal).encode() in found.data
-        if own and not git.symbolic(ref):
+        if existing == journal.kept_commit and not git.symbolic(ref):
             return ref
         git.update_refs([(f"{ref}-foreign-{existing[:12]}", existing, ""), (ref, None, existing)])
     tree = kept_tree(git, scratch)
