@@ -67,6 +67,20 @@ def _rt_swap_helper():
 _rt_swap_helper()
 """
 
+# The code under test rebinds the assertion helper's name in its module to a
+# function of its own, before the test modules import it (plain monkeypatching).
+HELPER_REBOUND = """
+def _rt_rebind_helper():
+    try:
+        import testing.asserts as target
+    except ImportError:
+        return
+    target.assert_cents = lambda actual, expected: None
+
+
+_rt_rebind_helper()
+"""
+
 # The code under test installs a trace function: in every frame of the assertion
 # helper it sets `expected` to `actual` before the assert line runs (Python writes
 # a trace function's f_locals edits back into the frame).
@@ -284,14 +298,22 @@ def test_code_under_test_plants_the_assertion_helper_in_sys_modules(project: Pro
     _judge(project, project.end(), before, names=["testing/asserts.py", TOTAL])
 
 
-@_xfail("code under test swaps testing.asserts.assert_cents.__code__ in memory")
 def test_code_under_test_swaps_the_assertion_helpers_code(project: Project) -> None:
     before = project.state()
     project.begin()
     attack = "inventory/__init__.py"
     _break_and(project, attack, proj.INIT + HELPER_CODE_SWAPPED)
     project.assert_hidden()
-    _judge(project, project.end(), before, names=[attack, TOTAL])
+    _judge(project, project.end(), before, names=["testing.asserts.assert_cents", TOTAL])
+
+
+def test_code_under_test_rebinds_the_assertion_helper(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    attack = "inventory/__init__.py"
+    _break_and(project, attack, proj.INIT + HELPER_REBOUND)
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=["testing.asserts.assert_cents", TOTAL])
 
 
 def test_code_under_test_traces_the_assertion_helper(project: Project) -> None:

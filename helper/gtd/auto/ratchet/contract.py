@@ -118,6 +118,7 @@ EVIDENCE_KINDS = (
     "guard-missing",  # this pytest lacks what the selection's conftest guard needs
     "planted-module",  # a module put into sys.modules by hand under a room file's name
     "tracer",  # a trace or profile function installed by other code than the baseline's
+    "rebound",  # a project module's function not what its code made (swapped, planted)
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )
 

@@ -46,6 +46,7 @@ import json
 import os
 import sys
 import time
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -872,6 +873,7 @@ class Recorder:
             self.check_identities()
             self.check_modules()
             self.check_planted()
+            self.check_rebound()
             self.check_tracers()
             self.check_conftests()
             fields["conftests"] = list(state.conftests)
@@ -919,6 +921,44 @@ class Recorder:
                 continue
             if isinstance(origin, str) and _under(_norm(origin), room):
                 self.state.evidence("planted-module", name, f"a stand-in for {origin}")
+
+    def check_rebound(self) -> None:
+        """Functions of the project's modules (those loaded from the room, its
+        virtualenv aside) that are not what the module's code made: one whose code
+        object comes from another file (``f.__code__ = ...``, no decorator), or a
+        function of another of the project's modules that is not that module's
+        own by name (a lambda put in the place of an assertion helper before the
+        tests import it)."""
+        watch = self.state.watch
+        if watch is None or not watch.room:
+            return
+        room = _both(watch.room)
+        prefixes = {sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", sys.prefix)}
+        env = tuple(_norm(p) for p in prefixes)
+        project: dict[str, tuple[object, str]] = {}
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str):
+                norm = _norm(file)
+                if _under(norm, room) and not _under(norm, env):
+                    project[name] = (module, norm)
+        for name, (loaded, file) in project.items():
+            for key, value in list(vars(loaded).items()):
+                if type(value) is not FunctionType:
+                    continue
+                home = getattr(value, "__module__", None)
+                if home == name:
+                    code_file = value.__code__.co_filename
+                    if _norm(code_file) != file and not hasattr(value, "__wrapped__"):
+                        detail = f"its code comes from {code_file}"
+                        self.state.evidence("rebound", f"{name}.{key}", detail)
+                elif (
+                    isinstance(home, str)
+                    and home in project
+                    and _by_qualname(project[home][0], value.__qualname__) is not value
+                ):
+                    detail = f"a function of {home} put in its place"
+                    self.state.evidence("rebound", f"{name}.{key}", detail)
 
     def check_tracers(self) -> None:
         """A trace or profile function left installed can rewrite any frame's
@@ -1013,6 +1053,17 @@ def _file_of(name: str) -> str | None:
                 return None
         path = [str(p) for p in locations]
     return None
+
+
+def _by_qualname(module: object, qualname: str) -> object:
+    """What ``module`` holds under a function's qualified name (None for one
+    defined in a function, a lambda, or one no longer there)."""
+    found: object = module
+    for part in qualname.split("."):
+        if part.startswith("<"):
+            return None
+        found = getattr(found, part, None)
+    return found
 
 
 def _tracer_name(value: object) -> str:
