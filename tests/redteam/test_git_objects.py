@@ -21,6 +21,14 @@ import pytest
 
 from tests.redteam import project as proj
 from tests.redteam.conftest import Project, assert_refused, run_git
+from tests.redteam.objects import (
+    blob_id,
+    forge_loose,
+    loose_path,
+    raw_tree,
+    tree_id,
+    true_blob,
+)
 
 TOTAL = "tests/test_total.py"
 CORE = "inventory/core.py"
@@ -31,27 +39,6 @@ class AttackLanded(AssertionError):
 
 
 # -- object forgery ----------------------------------------------------------------------
-
-
-def blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def loose_path(p: Project, oid: str) -> Path:
-    return p.path / ".git" / "objects" / oid[:2] / oid[2:]
-
-
-def forge_loose(p: Project, oid: str, kind: str, data: bytes) -> Path:
-    """Write the loose object ``oid`` holding ``data`` (of type ``kind``), whatever
-    ``data`` hashes to: git never checks a loose object's hash when it reads one."""
-    path = loose_path(p, oid)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        path.chmod(0o644)
-        path.unlink()
-    path.write_bytes(zlib.compress(kind.encode() + b" %d\0" % len(data) + data))
-    path.chmod(0o444)
-    return path
 
 
 def suite_in(p: Project, folder: Path) -> subprocess.CompletedProcess[str]:
@@ -112,18 +99,6 @@ def test_broken_blob_preforged_with_good_bytes(project: Project, tmp_path: Path)
     assert_refused(project, answer, before, names=[CORE, ".git/objects"], kept={})
 
 
-def tree_bytes(entries: list[tuple[str, str, str]]) -> bytes:
-    """A raw tree object of (mode, name, oid) entries of files, in git's order."""
-    return b"".join(
-        mode.encode() + b" " + name.encode() + b"\0" + bytes.fromhex(oid)
-        for mode, name, oid in sorted(entries, key=lambda e: e[1])
-    )
-
-
-def tree_id(data: bytes) -> str:
-    return hashlib.sha1(b"tree %d\0" % len(data) + data).hexdigest()
-
-
 def folder_entries(p: Project, rev: str, folder: str) -> list[tuple[str, str, str]]:
     out = []
     for line in p.observe("ls-tree", f"{rev}:{folder}").splitlines():
@@ -162,7 +137,7 @@ def forge_package_tree(p: Project, *, repair: bool) -> tuple[str, str]:
     forged tree lists)."""
     broken = blob_id(proj.BROKEN_CORE.encode())
     entries = folder_entries(p, "HEAD", "inventory")
-    true = tree_bytes([(m, n, broken if n == "core.py" else o) for m, n, o in entries])
+    true = raw_tree([(m, n, broken if n == "core.py" else o) for m, n, o in entries])
     oid = tree_id(true)
     stand_in = proj.CORE
     if repair:
@@ -170,7 +145,7 @@ def forge_package_tree(p: Project, *, repair: bool) -> tuple[str, str]:
         stand_in += REPAIR.format(path=str(loose_path(p, oid)), data=payload)
     good = blob_id(stand_in.encode())
     forge_loose(p, good, "blob", stand_in.encode())  # a true object
-    forged = tree_bytes([(m, n, good if n == "core.py" else o) for m, n, o in entries])
+    forged = raw_tree([(m, n, good if n == "core.py" else o) for m, n, o in entries])
     forge_loose(p, oid, "tree", forged)
     return oid, good
 
@@ -210,20 +185,6 @@ class FileLost(AssertionError):
     """The attack made the helper delete a person's file."""
 
 
-def raw_tree(entries: list[tuple[str, str, str]]) -> bytes:
-    """A raw tree of (mode, name, oid) entries in git's order (a folder sorts as
-    its name with a slash)."""
-
-    def key(entry: tuple[str, str, str]) -> bytes:
-        mode, name, _ = entry
-        return name.encode() + (b"/" if mode == "40000" else b"")
-
-    return b"".join(
-        mode.encode() + b" " + name.encode() + b"\0" + bytes.fromhex(oid)
-        for mode, name, oid in sorted(entries, key=key)
-    )
-
-
 def candidate_root(p: Project, scratch: Path) -> str:
     """The root tree id git will write for the working tree as it is now (built
     the way the helper builds it, in an index of its own)."""
@@ -244,35 +205,6 @@ def forge_root(p: Project, scratch: Path, extra: list[tuple[str, str, str]]) -> 
         entries.append(("40000" if mode == "040000" else mode, name, oid))
     forge_loose(p, root, "tree", raw_tree(entries + extra))
     return root
-
-
-def true_blob(p: Project, data: bytes) -> str:
-    oid = blob_id(data)
-    forge_loose(p, oid, "blob", data)
-    return oid
-
-
-def forge_package_extra(p: Project, extra: list[tuple[str, str, str]]) -> str:
-    """The loose object of the tree id ``inventory/`` now hashes to (read from the
-    working tree, which holds the broken module), rewritten to list ``extra``
-    entries besides its own. git checks the hash of a root tree it is named (it
-    parses it as an object), never of a folder's tree it reaches from there."""
-    entries = []
-    for name in sorted(os.listdir(p.path / "inventory")):
-        if name == "__pycache__":
-            continue
-        entries.append(("100644", name, blob_id((p.path / "inventory" / name).read_bytes())))
-    true = raw_tree(entries)
-    oid = tree_id(true)
-    forge_loose(p, oid, "tree", raw_tree(entries + extra))
-    return oid
-
-
-def a_tree(p: Project, entries: list[tuple[str, str, str]]) -> str:
-    data = raw_tree(entries)
-    oid = tree_id(data)
-    forge_loose(p, oid, "tree", data)  # a true object
-    return oid
 
 
 def weaken_total(p: Project) -> None:

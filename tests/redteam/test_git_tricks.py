@@ -7,14 +7,12 @@ exactly the base's and the work kept; nothing it planted runs afterwards."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from tests.redteam.conftest import (
     run_git,
     run_gtd,
 )
+from tests.redteam.objects import a_tree, forge_package_extra, true_blob
 
 TOTAL = "tests/test_total.py"
 LIB = "def helper():\n    return 42\n"
@@ -1053,70 +1052,11 @@ def test_kept_ref_precreated_as_the_cycles_own(project: Project) -> None:
 # makes git list whatever entries it likes there, a folder named `..` too.
 
 
-def _blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def _tree_id(data: bytes) -> str:
-    return hashlib.sha1(b"tree %d\0" % len(data) + data).hexdigest()
-
-
-def _forge_loose(project: Project, oid: str, kind: str, data: bytes) -> None:
-    """The loose object ``oid`` holding ``data``, whatever ``data`` hashes to."""
-    path = project.path / ".git" / "objects" / oid[:2] / oid[2:]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        path.chmod(0o644)
-        path.unlink()
-    path.write_bytes(zlib.compress(kind.encode() + b" %d\0" % len(data) + data))
-    path.chmod(0o444)
-
-
-def _raw_tree(entries: list[tuple[str, str, str]]) -> bytes:
-    """A raw tree of (mode, name, oid) entries in git's order (a folder sorts as
-    its name with a slash)."""
-
-    def key(entry: tuple[str, str, str]) -> bytes:
-        mode, name, _ = entry
-        return name.encode() + (b"/" if mode == "40000" else b"")
-
-    return b"".join(
-        mode.encode() + b" " + name.encode() + b"\0" + bytes.fromhex(oid)
-        for mode, name, oid in sorted(entries, key=key)
-    )
-
-
-def _true_blob(project: Project, data: bytes) -> str:
-    oid = _blob_id(data)
-    _forge_loose(project, oid, "blob", data)
-    return oid
-
-
-def _a_tree(project: Project, entries: list[tuple[str, str, str]]) -> str:
-    data = _raw_tree(entries)
-    oid = _tree_id(data)
-    _forge_loose(project, oid, "tree", data)  # a true object
-    return oid
-
-
-def _forge_package_tree(project: Project, extra: list[tuple[str, str, str]]) -> None:
-    """The loose object of the tree id ``inventory/`` now hashes to, rewritten to
-    list ``extra`` entries besides its own: `write-tree` keeps the existing object,
-    so the candidate and the kept tree list them."""
-    folder = project.path / "inventory"
-    entries = [
-        ("100644", name, _blob_id((folder / name).read_bytes()))
-        for name in sorted(os.listdir(folder))
-        if name != "__pycache__"
-    ]
-    _forge_loose(project, _tree_id(_raw_tree(entries)), "tree", _raw_tree(entries + extra))
-
-
 def _forge_ahead(project: Project, extra: list[tuple[str, str, str]]) -> None:
     """_forge_package_tree for the broken code, done before the cycle begins and
     the tree put back: the forged object is older than the cycle."""
     project.break_total()
-    _forge_package_tree(project, extra)
+    forge_package_extra(project, extra)
     project.git("checkout", "-q", "--", "inventory")
     time.sleep(0.05)  # the cycle's start lies clearly after the object's change time
 
@@ -1157,7 +1097,7 @@ def test_forged_folder_tree_makes_the_revert_delete_an_ignored_folder(
     revert refuses to act on such a path, naming it; ``build/`` stays."""
     for rel, text in _PERSON.items():
         project.write(rel, text)
-    up = _a_tree(project, [("100644", "build", _true_blob(project, b"nothing\n"))])
+    up = a_tree(project, [("100644", "build", true_blob(project, b"nothing\n"))])
     _forge_ahead(project, [("40000", "..", up)])
     before = project.state()
     project.begin()
@@ -1180,8 +1120,8 @@ def test_forged_folder_tree_makes_the_revert_delete_outside_the_repository(
     the repository."""
     victim = project.path.parent / "victim.txt"
     victim.write_text("a person's file next to the repository\n")
-    top = _a_tree(project, [("100644", "victim.txt", _true_blob(project, b"x\n"))])
-    up = _a_tree(project, [("40000", "..", top)])
+    top = a_tree(project, [("100644", "victim.txt", true_blob(project, b"x\n"))])
+    up = a_tree(project, [("40000", "..", top)])
     _forge_ahead(project, [("40000", "..", up)])
     before = project.state()
     project.begin()
