@@ -658,9 +658,6 @@ class Recorder:
         self.runner = runner
         self.makers = self.report_makers()
         self.makers_changed = False
-        # Live views of the two namespaces, kept: a report's look costs no copy.
-        self.report_attrs = vars(TestReport)
-        self.runner_attrs = vars(runner)
         # A trace function the tests run under: coverage's, installed before
         # configure, is the baseline's too; one installed since is looked at.
         self.traced = sys.gettrace()
@@ -678,7 +675,7 @@ class Recorder:
         when: str = report.when
         if type(report) is not self.report_class:
             self.flag_class(report)
-        if not self.makers_changed and not self.makers_same():
+        if not self.makers_changed and self.report_makers() != self.makers:
             self.flag_makers()
         if sys.gettrace() is not self.traced:
             self.traced = sys.gettrace()
@@ -748,18 +745,6 @@ class Recorder:
             runner.call_and_report,
             runner.runtestprotocol,
             runner.CallInfo.__dict__.get("from_call"),
-        )
-
-    def makers_same(self) -> bool:
-        """report_makers() == self.makers, without building the tuple (with every
-        report: a few dictionary reads)."""
-        own, runner, was = self.report_attrs, self.runner_attrs, self.makers
-        return (
-            own.get("__init__") is was[0]
-            and own.get("from_item_and_call") is was[1]
-            and runner.get("call_and_report") is was[2]
-            and runner.get("runtestprotocol") is was[3]
-            and getattr(runner.get("CallInfo"), "__dict__", {}).get("from_call") is was[4]
         )
 
     def flag_makers(self) -> None:
