@@ -34,7 +34,7 @@ PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin", "hooks")
 # The plugin's PreToolUse hook, as --project/--user write it into settings.json
 # (outside a plugin there is no ${CLAUDE_PLUGIN_ROOT}: the gtd on PATH runs it).
 HOOK_COMMAND = "gtd hook pre-tool-use"
-HOOK_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash"
+HOOK_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash|Skill"
 PLUGIN_README = "README.md"
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
 MANIFEST = "install-manifest.json"
@@ -594,16 +594,20 @@ class Installer:
         if not isinstance(groups, list):
             self.warn(f"{tilde(path)}: hooks.PreToolUse is not a list: the gtd hook was not added")
             return
-        if any(_is_gtd_hook(group) for group in groups):
+        ours = [group for group in groups if _is_gtd_hook(group)]
+        if ours and all(group.get("matcher") == HOOK_MATCHER for group in ours):
             self.same(f"hook in {tilde(path)}")
+        elif ours:
+            # an earlier install's hook, on fewer tools (before it allowed the tick)
+            if self.act(f"update the gtd PreToolUse hook's tools in {tilde(path)}"):
+                for group in ours:
+                    group["matcher"] = HOOK_MATCHER
+                _write_json(path, settings)
         elif self.act(f"add the gtd PreToolUse hook to {tilde(path)}"):
             groups.append(
                 {"matcher": HOOK_MATCHER, "hooks": [{"type": "command", "command": HOOK_COMMAND}]}
             )
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(json.dumps(settings, indent=2) + "\n")
-            os.replace(tmp, path)
+            _write_json(path, settings)
         self.manifest["targets"][key]["hook"] = str(path)
 
     def remove_hook(self, path: Path) -> None:
@@ -626,9 +630,7 @@ class Installer:
         if not settings:
             path.unlink()  # it held nothing but ours
             return
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(settings, indent=2) + "\n")
-        os.replace(tmp, path)
+        _write_json(path, settings)
 
     def doctor(self, key: str, base: Path) -> int:
         gtd = self.venv / "bin" / "gtd"
@@ -680,6 +682,13 @@ class Installer:
         self.remove_dirs(self.manifest.get("dirs", []))
         print("Dry run: nothing removed." if self.dry else "Uninstalled gtd: nothing left.")
         return 0
+
+
+def _write_json(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
 
 
 def _is_gtd_hook(group: object) -> bool:

@@ -151,9 +151,18 @@ def memory(repo: Path) -> dict[str, Any]:
     return data
 
 
-def loop_start_rules() -> list[Rule]:
+# What the bundled loop skill schedules for `/loop 1m`.
+EVERY_MINUTE = "*/1 * * * *"
+# A schedule that cannot fire during a test (midnight of New Year's day): Claude
+# Code under `claude -p` fires a due job whenever the session is idle between
+# turns, so a test that types its ticks, to count them exactly, schedules this.
+NEVER_DURING_A_TEST = "0 0 1 1 *"
+
+
+def loop_start_rules(cron: str = EVERY_MINUTE) -> list[Rule]:
     """`/loop 1m /gtd:auto-cycle` as the bundled loop skill says: CronCreate (loaded
-    with ToolSearch: it is deferred), then run the prompt now through the Skill tool."""
+    with ToolSearch: it is deferred), then run the prompt now through the Skill tool.
+    `cron` is the job's schedule (NEVER_DURING_A_TEST for typed ticks)."""
     return [
         rule(
             "main loads CronCreate",
@@ -166,7 +175,7 @@ def loop_start_rules() -> list[Rule]:
             [
                 ToolUse(
                     "CronCreate",
-                    {"cron": "*/1 * * * *", "prompt": LOOP_PROMPT, "recurring": True},
+                    {"cron": cron, "prompt": LOOP_PROMPT, "recurring": True},
                 )
             ],
             when=lambda r: (
@@ -345,10 +354,13 @@ def run_claude(
     plugin: Path = ROOT,
     timeout: float = 120,
     allowed: Iterable[str] = (),
+    idle_until: Callable[[Session], bool] | None = None,
 ) -> Session:
     """Send each prompt as one user turn of a single claude session and wait for its
-    result; then close stdin and wait for the process. The process group is killed
-    on timeout, so nothing outlives the test."""
+    result; with `idle_until`, keep the session open and idle (turns the CLI starts
+    itself, such as a cron job's, go on) until it holds after a turn; then close
+    stdin and wait for the process. The process group is killed on timeout, so
+    nothing outlives the test."""
     cmd = [
         claude_or_skip(),
         "-p",
@@ -401,6 +413,9 @@ def run_claude(
             msg = {"type": "user", "message": {"role": "user", "content": prompt}}
             proc.stdin.write(json.dumps(msg) + "\n")
             proc.stdin.flush()
+            if not _until_result(lines, session, deadline):
+                break
+        while idle_until is not None and not idle_until(session):
             if not _until_result(lines, session, deadline):
                 break
         proc.stdin.close()

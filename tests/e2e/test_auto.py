@@ -17,6 +17,7 @@ from gtd.demo.model_rules import (
 )
 from gtd.demo.model_server import ModelServer
 from tests.e2e.harness import (
+    NEVER_DURING_A_TEST,
     PLANNED,
     REQUEST,
     assert_on_script,
@@ -36,7 +37,7 @@ def test_auto_plans_sets_up_and_starts_the_loop(server: ModelServer, tmp_path: P
     repo = make_project(tmp_path / "repo", plan=None, setup=False)
     server.script(
         *auto_rules(repo),
-        *loop_start_rules(),
+        *loop_start_rules(NEVER_DURING_A_TEST),
         *tick_rules(),
         *implementer_rules(repo, good_edits),
     )
@@ -60,7 +61,11 @@ def test_auto_plans_sets_up_and_starts_the_loop(server: ModelServer, tmp_path: P
     skills = [c["input"]["skill"] for c in session.tool_calls("Skill")]
     assert skills == ["loop", "gtd:auto-cycle"]
     [create] = session.tool_calls("CronCreate")
-    assert create["input"] == {"cron": "*/1 * * * *", "prompt": LOOP_PROMPT, "recurring": True}
+    assert create["input"] == {
+        "cron": NEVER_DURING_A_TEST,
+        "prompt": LOOP_PROMPT,
+        "recurring": True,
+    }
     assert "Scheduled recurring job" in session.tool_result(create["id"])
     # ... and that tick committed T1
     assert subjects[1] == "T1: Add mul(a, b) to calc.py"

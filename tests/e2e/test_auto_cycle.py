@@ -19,6 +19,7 @@ from gtd.demo.model_rules import (
 from gtd.demo.model_server import Block, ModelServer, ToolUse
 from tests.e2e.harness import (
     CALC,
+    NEVER_DURING_A_TEST,
     assert_on_script,
     auto_rules,
     git,
@@ -155,13 +156,14 @@ def test_three_failing_ticks_trip_the_breaker_and_the_loop_deletes_its_job(
     repo = make_project(tmp_path / "repo", setup=False)
     server.script(
         *auto_rules(repo),
-        *loop_start_rules(),
+        *loop_start_rules(NEVER_DURING_A_TEST),
         *tick_rules(),
         *implementer_rules(repo, breaking_edits),
     )
     # /gtd:auto keeps the plan, sets up and starts the loop, whose first tick runs at
-    # once; ticks 2 and 3 arrive as the cron job delivers its prompt, in the same
-    # conversation (Claude Code does not fire cron jobs in `claude -p`).
+    # once; ticks 2 and 3 are typed into the same conversation, as the cron job
+    # delivers its prompt (its schedule cannot fire during the test, so the ticks
+    # are exactly these three; test_loop.py has the real job deliver them).
     session = run_claude(server, repo, ["/gtd:auto", TICK, TICK], base=tmp_path / "claude")
     assert_on_script(server, session)
 

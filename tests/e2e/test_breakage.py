@@ -1,6 +1,6 @@
 """The e2e scenario fails when the pack is broken: a copy of the pack gets one
 breakage at a time and the loop scenario (/gtd:auto on a plan, its first tick
-through the Skill tool, a second tick as the cron job delivers it) must fail.
+through the Skill tool, a second tick typed as the cron job would deliver it) must fail.
 The intact copy must pass, or the failures would prove nothing."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from gtd.demo.model_rules import (
 )
 from gtd.demo.model_server import ModelServer
 from tests.e2e.harness import (
+    NEVER_DURING_A_TEST,
     assert_on_script,
     auto_rules,
     copy_pack,
@@ -77,7 +78,7 @@ def scenario_problems(server: ModelServer, tmp_path: Path, pack: Path) -> list[s
     repo = make_project(tmp_path / "repo", setup=False)
     server.script(
         *auto_rules(repo),
-        *loop_start_rules(),
+        *loop_start_rules(NEVER_DURING_A_TEST),
         *tick_rules(),
         *implementer_rules(repo, good_edits),
     )

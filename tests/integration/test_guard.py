@@ -160,3 +160,36 @@ def test_a_named_pipe_in_place_of_a_state_mirror_never_blocks(in_cycle: Repo, mi
     event = {"cwd": str(in_cycle.path), "tool_name": "Write", "tool_input": {"file_path": "a"}}
     res = run_gtd(in_cycle.path, "hook", "pre-tool-use", input_text=json.dumps(event), timeout=30)
     assert res.code == 0, res.stderr
+
+
+def decision(repo: Repo, tool: str, **tool_input: Any) -> tuple[str, str] | None:
+    """The hook's (decision, reason) for one tool call, or None when it says nothing."""
+    event = {"cwd": str(repo.path), "tool_name": tool, "tool_input": tool_input}
+    res = run_gtd(repo.path, "hook", "pre-tool-use", input_text=json.dumps(event))
+    assert res.code == 0, res.stderr
+    if not res.stdout.strip():
+        return None
+    answer = json.loads(res.stdout)["hookSpecificOutput"]
+    return answer["permissionDecision"], answer["permissionDecisionReason"]
+
+
+def test_the_loops_tick_runs_without_asking_once_auto_mode_is_set_up(repo: Repo) -> None:
+    """Claude Code asks the person to approve each tick the loop's cron job delivers
+    (a Skill call): the night would stop at its second tick. In a repository set up
+    for auto mode the hook allows that one call; nothing else, and nowhere else."""
+    assert decision(repo, "Skill", skill="gtd:auto-cycle") is None  # no .deepflow/
+    (repo.path / ".deepflow").mkdir()
+    assert decision(repo, "Skill", skill="gtd:auto-cycle") is None  # not set up
+    (repo.path / ".deepflow").rmdir()
+    make_project(repo)
+    for skill in ("gtd:auto-cycle", "/gtd:auto-cycle"):
+        answer = decision(repo, "Skill", skill=skill)
+        assert answer is not None, skill
+        assert answer[0] == "allow", skill
+        assert "gtd:auto-cycle" in answer[1]
+    for skill in ("gtd:auto", "gtd:step", "loop", "gtd:auto-cycle-other", "other:auto-cycle"):
+        assert decision(repo, "Skill", skill=skill) is None, skill
+    assert decision(repo, "Skill", command="gtd:auto-cycle") is None
+    # during a cycle too: the tick that finds a cycle in flight reports it
+    gtd_json(repo, "cycle", "begin")
+    assert decision(repo, "Skill", skill="gtd:auto-cycle") == ("allow", answer[1])

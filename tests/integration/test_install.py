@@ -537,3 +537,31 @@ def test_uninstall_takes_gtd_out_of_declined_plugins(tmp_path: Path, moved: bool
     (prefix / "install-manifest.json").write_text(json.dumps(manifest))
     assert run(install, tmp_path, env).returncode == 0
     assert json.loads(state.read_text()) == theirs
+
+
+def test_an_earlier_installs_hook_is_brought_up_to_date(tmp_path: Path) -> None:
+    """--project/--user put the guard hook in settings.json; an install from before
+    the hook allowed the loop's tick matched fewer tools. Re-installing widens our
+    group's matcher and leaves every other hook as it was; a second run is a no-op."""
+    install = load_install()
+    args = install.parse_args(["--prefix", str(tmp_path / "p"), "--bin-dir", str(tmp_path / "b")])
+    installer = install.Installer(args)
+    installer.manifest["targets"]["project:x"] = {}
+    base = tmp_path / ".claude"
+    base.mkdir()
+    theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-check"}]}
+    old = {
+        "matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash",
+        "hooks": [{"type": "command", "command": install.HOOK_COMMAND}],
+    }
+    settings = base / "settings.json"
+    settings.write_text(json.dumps({"model": "x", "hooks": {"PreToolUse": [theirs, old]}}))
+    installer.install_hook("project:x", base)
+    after = json.loads(settings.read_text())
+    assert after["model"] == "x"
+    assert after["hooks"]["PreToolUse"] == [theirs, {**old, "matcher": install.HOOK_MATCHER}]
+    assert "Skill" in install.HOOK_MATCHER.split("|")
+    changes = installer.changes
+    installer.install_hook("project:x", base)
+    assert installer.changes == changes
+    assert json.loads(settings.read_text()) == after

@@ -9,6 +9,11 @@ passes the tool call as JSON on stdin; a refusal is a JSON answer with
 ``permissionDecision: deny``; anything else (no cycle in flight, a path the
 ratchet does not protect, an input it cannot read) lets the call through.
 
+One call is let through *without asking*: the Skill call of the loop's tick,
+``/gtd:auto-cycle``, in a repository set up for auto mode — Claude Code asks the
+person to approve each tick the loop's cron job delivers, which would stop an
+unattended night at its second tick.
+
 What is refused while a cycle's implementer works (journal phase ``agent``):
 
 - ``Edit``, ``Write``, ``MultiEdit``, ``NotebookEdit`` of anything under ``.git/`` or
@@ -44,6 +49,7 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 
+TICK_SKILL = "gtd:auto-cycle"
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _FORBIDDEN_GIT = frozenset(
     {
@@ -208,15 +214,39 @@ def _git_subcommand(rest: list[str]) -> str | None:
     return None
 
 
-def answer(reason: str | None) -> str:
-    """What the hook prints: nothing to let the call through, else the refusal."""
+def is_tick(event: Mapping[str, Any]) -> bool:
+    """A Skill call of the loop's tick, `/gtd:auto-cycle`."""
+    data = event.get("tool_input")
+    skill = data.get("skill") if isinstance(data, dict) else None
+    return (
+        event.get("tool_name") == "Skill"
+        and isinstance(skill, str)
+        and (skill.lstrip("/") == TICK_SKILL)
+    )
+
+
+def tick_allowed(root: Path) -> str | None:
+    """Why the loop's tick may run without asking, or None: auto mode is set up here.
+
+    Claude Code delivers each tick of `/loop 1m /gtd:auto-cycle` as a Skill call the
+    person would have to approve, every minute, which stops an unattended night at
+    its second tick. Running `/gtd:auto` is the person's approval of its ticks; the
+    tick's own allowed-tools still limit what it runs."""
+    if (root / paths.SNAPSHOT_JSON).is_file():
+        return f"gtd: {TICK_SKILL} is the tick of the loop /gtd:auto started here"
+    return None
+
+
+def answer(reason: str | None, decision: str = "deny") -> str:
+    """What the hook prints: nothing to let the call through as it is, else the
+    decision (`deny`, or `allow` for the loop's tick) with its reason."""
     if reason is None:
         return ""
     return json.dumps(
         {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
+                "permissionDecision": decision,
                 "permissionDecisionReason": reason,
             }
         }

@@ -1,8 +1,8 @@
 """`gtd hook pre-tool-use`: the plugin's PreToolUse hook (gtd.auto.guard).
 
-Claude Code runs it before every edit and shell command; it must be quick and must
-never get in the way by failing: anything unexpected lets the call through (the
-ratchet still judges the cycle)."""
+Claude Code runs it before every edit, shell command and Skill call; it must be
+quick and must never get in the way by failing: anything unexpected lets the call
+through as it is (the ratchet still judges the cycle)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ def pre_tool_use() -> int:
             return 0
         from gtd.auto import guard
 
-        text = guard.answer(guard.decide(root, event))
+        if guard.is_tick(event):
+            text = guard.answer(guard.tick_allowed(root), "allow")
+        else:
+            text = guard.answer(guard.decide(root, event))
     except Exception:  # a broken guard must never block the session
         return 0
     if text:

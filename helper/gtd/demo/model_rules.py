@@ -24,6 +24,8 @@ IMPLEMENTER = "You implement one task of a plan"
 PLANNER = "You write `PLAN.md` at the repository root"
 SUBAGENTS = (IMPLEMENTER, PLANNER)
 LOOP_PROMPT = "/gtd:auto-cycle"
+# How Claude Code's reminder begins when a cron job's slash command is due.
+SCHEDULED = "This scheduled prompt has not run yet"
 
 
 # -- reading requests --------------------------------------------------------------
@@ -234,6 +236,14 @@ def tick_rules() -> list[Rule]:
         return [ToolUse("Bash", {"command": "gtd cycle end", "timeout": timeout})]
 
     return [
+        # A tick the loop's cron job delivers while the session is idle: Claude Code
+        # 2.1.332 sends the prompt with a reminder to run it through the Skill tool.
+        rule(
+            "main runs the scheduled tick",
+            [ToolUse("Skill", {"skill": LOOP_PROMPT[1:]})],
+            after="prompt",
+            has=(SCHEDULED, f'"{LOOP_PROMPT[1:]}"'),
+        ),
         rule("main launches the implementer", launch, has=("status: task", "brief: ")),
         rule("main ends the cycle", end, after="Agent"),
         rule(
