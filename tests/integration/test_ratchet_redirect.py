@@ -50,6 +50,8 @@ version = "0.1"
 packages = ["finderpkg"]
 """
 
+PYPROJECT_SIBLING = PYPROJECT_FLAT.replace("finderpkg", "siblingpkg")
+
 TESTS = """\
 import pathpkg
 import finderpkg
@@ -88,6 +90,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     _write(live / "finderproj" / "finderpkg" / "__init__.py", 'WHERE = "live"\n')
     _write(live / "finderproj" / "finderpkg" / "sub.py", 'WHERE = "live"\n')
     _write(live / "tests" / "test_where.py", TESTS)
+    # a library of the person's own, outside the repository, installed editable
+    _write(base / "sibling" / "pyproject.toml", PYPROJECT_SIBLING)
+    _write(base / "sibling" / "siblingpkg" / "__init__.py", "NAME = 'sibling'\n")
     venv = base / "venv"
     env = {**os.environ, "HOME": str(base), "PIP_NO_CACHE_DIR": "1"}
     env.pop("PYTHONPATH", None)
@@ -106,7 +111,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         assert done.returncode == 0, done.stderr
 
     pip("pytest", "setuptools>=70.1")  # builds wheels by itself: no isolated build needed
-    pip("--no-build-isolation", "-e", str(live / "pathproj"), "-e", str(live / "finderproj"))
+    pip(
+        "--no-build-isolation",
+        *("-e", str(live / "pathproj"), "-e", str(live / "finderproj")),
+        *("-e", str(base / "sibling")),
+    )
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
@@ -194,3 +203,39 @@ def test_both_kinds_of_editable_install_load_from_the_room(
     assert session.environment is not None
     assert str(room / "pathproj" / "src") in session.environment.path
     assert str(installed.live / "pathproj" / "src") not in session.environment.path
+
+
+def test_code_from_outside_the_room_and_the_environment_is_evidence(
+    installed: Installed, room: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Where the session's code comes from: the room, the environment (an editable
+    library of the person's own outside the repository, mapped by setuptools'
+    finder, is the environment's), the import path it started with. A module
+    found through a path the tests' code adds, or made from a file elsewhere, is
+    evidence named by its top-level package."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    elsewhere = tmp_path / "elsewhere"
+    _write(elsewhere / "stash_mod.py", "def value():\n    return 1\n")
+    _write(elsewhere / "loose.py", "def value():\n    return 2\n")
+    (room / "tests/test_outside.py").write_text(
+        "import importlib.util\n"
+        "import sys\n\n"
+        "import siblingpkg\n\n"
+        f"sys.path.insert(0, {str(elsewhere)!r})\n"
+        "import stash_mod  # noqa: E402\n\n"
+        f"spec = importlib.util.spec_from_file_location('made', {str(elsewhere / 'loose.py')!r})\n"
+        "made = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(made)\n"
+        "value = made.value\n\n\n"
+        "def test_sibling():\n    assert siblingpkg.NAME == 'sibling'\n"
+    )
+    request = reports.Request(
+        room, forbidden=(installed.live,), redirect=reports.Redirect(installed.live, room)
+    )
+    report = run(installed, room, request)
+    assert report.outcomes["tests/test_outside.py::test_sibling"] == "passed"
+    found = evidence(report, "outside-module")
+    assert set(found) == {"stash_mod", "made"}, found
+    assert str(elsewhere / "stash_mod.py") in found["stash_mod"]
+    assert str(elsewhere / "loose.py") in found["made"]

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_refused
+from tests.redteam.conftest import Project, assert_passed, assert_refused
 
 TOTAL = "tests/test_total.py"
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -472,12 +472,12 @@ def test_metadata_folder_in_the_repository_root_declares_a_plugin(
     _judge(project, project.end(), before, names=["inventory/_rt_collect.py", TOTAL])
 
 
-@_xfail("the code under test imports a good copy kept outside the repository")
 def test_code_under_test_imports_a_good_copy_outside_the_repository(
     project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """The symbolic-link form is refused (test_links.py); a path on sys.path is
-    not: the tests run code the commit does not hold."""
+    """The symbolic-link form is refused (test_links.py); so is a path on
+    sys.path the code under test adds: the tests would run code the commit does
+    not hold. The reason names the module and its file."""
     stash = tmp_path_factory.mktemp("stash")
     (stash / "rt_good_core.py").write_text(proj.CORE)
     before = project.state()
@@ -491,4 +491,66 @@ def test_code_under_test_imports_a_good_copy_outside_the_repository(
         '__all__ = ["Item", "restock", "total"]\n',
     )
     project.assert_hidden()
-    _judge(project, project.end(), before, names=[attack, TOTAL])
+    answer = project.end()
+    _judge(project, answer, before, names=[str(stash / "rt_good_core.py")])
+    assert "outside the repository" in str(answer.get("reason")), answer
+
+
+def test_code_under_test_execs_a_good_copy_from_a_file_outside(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No `sys.path` entry and nothing left in `sys.modules`: the module is made
+    from a file outside with importlib's own tools and dropped again; its
+    functions, now the package's, still carry their file."""
+    stash = tmp_path_factory.mktemp("stash")
+    (stash / "good.py").write_text(proj.CORE)
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "inventory/__init__.py"
+    project.write(
+        attack,
+        "import importlib.util as _rt_util\n"
+        "import sys as _rt_sys\n\n"
+        f"_rt_spec = _rt_util.spec_from_file_location('rt_hidden', {str(stash / 'good.py')!r})\n"
+        "_rt_mod = _rt_util.module_from_spec(_rt_spec)\n"
+        "_rt_sys.modules['rt_hidden'] = _rt_mod\n"
+        "_rt_spec.loader.exec_module(_rt_mod)\n"
+        "del _rt_sys.modules['rt_hidden']\n"
+        "Item, restock, total = _rt_mod.Item, _rt_mod.restock, _rt_mod.total\n",
+    )
+    project.assert_hidden()
+    _judge(project, project.end(), before, names=[str(stash / "good.py")])
+
+
+NEW_TEST_OF_A_LOADER = """\
+import sys
+
+
+def test_a_module_written_at_run_time_loads(tmp_path, monkeypatch):
+    (tmp_path / "rt_generated_plugin.py").write_text("VALUE = 6\\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import rt_generated_plugin
+
+    assert rt_generated_plugin.VALUE == 6
+    sys.modules.pop("rt_generated_plugin")
+"""
+
+
+def test_twin_new_code_uses_an_installed_library_and_a_new_test_loads_from_tmp(
+    project: Project,
+) -> None:
+    """Legitimate: the candidate's code imports an installed library the baseline
+    never loaded (from the test environment), and a new test writes a module
+    into its temporary folder and imports it from there."""
+    project.begin()
+    project.write(
+        "inventory/report.py",
+        "import yaml\n\n\ndef dump(cents: int) -> str:\n"
+        "    return yaml.safe_dump({'cents': cents})\n",
+    )
+    project.write(
+        "inventory/__init__.py", proj.INIT + "from inventory.report import dump  # noqa: E402\n"
+    )
+    project.write("tests/test_loader.py", NEW_TEST_OF_A_LOADER)
+    assert_passed(project, project.end())

@@ -100,6 +100,24 @@ def _both(path: str) -> tuple[str, ...]:
     return (_norm(path), os.path.normcase(os.path.realpath(path)))
 
 
+def _editable_folders() -> list[str]:
+    """The source folders editable installs of the import-finder kind map their
+    packages to (setuptools' ``MAPPING``, the ``editables`` redirector's table):
+    not on ``sys.path``, yet the environment's own."""
+    out: list[str] = []
+    for finder in sys.meta_path:
+        owner = sys.modules.get(getattr(finder, "__module__", "") or "")
+        for source in (finder, owner):
+            for attr in ("MAPPING", "_redirections"):
+                table = getattr(source, attr, None)
+                if isinstance(table, dict):
+                    for path in table.values():
+                        if isinstance(path, str) and os.path.isabs(path):
+                            # a package's folder, or a module's file
+                            out.append(path if os.path.isdir(path) else os.path.dirname(path))
+    return out
+
+
 _PREFIXES: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
@@ -286,6 +304,42 @@ class ImportWatch:
         self.busy: set[str] = set()
         self.asked: set[str] = set()  # every module name the import system looked for
         self.before = set(sys.modules)  # loaded before the watch: not its to judge
+        self.home: tuple[str, ...] = ()  # where the session's code may come from
+        self.outside: set[str] = set()  # modules already reported as from elsewhere
+
+    def settle(self) -> None:
+        """Where code may legitimately come from, fixed once ``sys.path`` is the
+        room's and before any code of the project runs: the room, the test
+        environment (its prefixes, the user's site folder) and every folder on the
+        import path now (PYTHONPATH, ``.pth`` entries). A module found anywhere
+        else — through a ``sys.path`` entry the code under test adds, say — runs
+        code the commit does not hold."""
+        import site
+
+        roots = [self.room, os.path.dirname(os.path.abspath(__file__))]
+        roots += [sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", sys.prefix)]
+        roots.append(getattr(sys, "base_exec_prefix", sys.exec_prefix))
+        user_site = getattr(site, "getusersitepackages", None)  # absent in some venvs
+        if user_site is not None:
+            roots.append(user_site())
+        roots += [p for p in sys.path if isinstance(p, str)]
+        roots += _editable_folders()
+        self.home = tuple({r for root in roots if root for r in _both(root)})
+
+    def from_elsewhere(self, name: str, file: object) -> None:
+        """Evidence when ``file``, the code of module ``name`` (or of a function
+        of it), lies outside every folder of ``home``. Named by the top-level
+        package, the unit a baseline that imports from there too is known by."""
+        top = name.partition(".")[0]
+        if (
+            self.home
+            and isinstance(file, str)
+            and os.path.isabs(file)
+            and top not in self.outside
+            and not _under(_norm(file), self.home)
+        ):
+            self.outside.add(top)
+            self.state.evidence("outside-module", top, f"{name}: code from {file}")
 
     def room_path(self, path: str) -> str | None:
         norm = os.path.normcase(os.path.abspath(path))
@@ -323,6 +377,8 @@ class ImportWatch:
             forbidden = self.state.settings.forbidden
             if isinstance(origin, str) and forbidden and _under(_norm(origin), forbidden):
                 self.state.module(name, origin)
+            else:
+                self.from_elsewhere(name, origin)
         except Exception as exc:
             self.state.evidence("internal", "import watch", type(exc).__name__)
         return spec
@@ -588,13 +644,26 @@ class State:
         self.conftests: dict[str, None] = {}  # files, in load order
         self.modules: set[str] = set()  # forbidden modules already reported
         self.evidence_count: dict[str, int] = {}
+        self.early: list[str] | None = []  # lines made before the start line
         self.recorder: Recorder | None = None
         self.watch: ImportWatch | None = None
 
     def emit(self, kind: str, fields: dict[str, object]) -> None:
         record: dict[str, object] = {C.KIND: kind, C.SESSION: self.session}
         record.update(fields)
-        self.out.line(_dumps(record) + "\n")
+        line = _dumps(record) + "\n"
+        if kind == C.START:
+            self.out.line(line)
+            early, self.early = self.early, None
+            for held in early or ():
+                self.out.line(held)
+        elif self.early is not None:
+            # before the session's start line (evidence of an import a conftest
+            # made while pytest loaded it): a reader would count it as no
+            # session's, so it waits for the start line
+            self.early.append(line)
+        else:
+            self.out.line(line)
 
     def evidence(self, what: str, subject: str, detail: str = "") -> None:
         count = self.evidence_count.get(what, 0)
@@ -620,6 +689,8 @@ def _start() -> State | None:
 
         watch = state.watch = ImportWatch(state)
         watch.rewrite_sys_path()
+        if watch.room:
+            watch.settle()
         sys.meta_path.insert(0, watch)  # type: ignore[arg-type]
         importlib.invalidate_caches()
     return state
@@ -900,6 +971,7 @@ class Recorder:
             return
         room = _both(watch.room)
         for name in sorted(set(sys.modules) - watch.before - watch.asked):
+            watch.from_elsewhere(name, getattr(sys.modules.get(name), "__file__", None))
             try:
                 origin = _file_of(name)
             except Exception:  # a name no finder can look up: not a file of the room
@@ -944,6 +1016,8 @@ class Recorder:
                 ):
                     detail = f"a function of {home} put in its place"
                     self.state.evidence("rebound", f"{name}.{key}", detail)
+                elif isinstance(home, str) and home not in project:  # imported
+                    watch.from_elsewhere(home, value.__code__.co_filename)
 
     def check_tracers(self) -> None:
         """A trace or profile function left installed can rewrite any frame's
