@@ -215,3 +215,36 @@ def test_helper_file_made_a_link_to_a_persons_file(
     assert_refused(project, res.json(), before, names=[TOTAL])
     assert project.begin()["status"] == "task"
     assert person.read_text() == PERSONS, f"{rel}: written through: {person.read_text()[:200]!r}"
+
+
+# Slow variants: the lock (read first, by every command) keeps the mechanism quick.
+PIPED_FILES = [
+    ".deepflow/.gtd.lock",
+    pytest.param(".deepflow/cycle-brief.md", marks=pytest.mark.slow),
+    pytest.param(".deepflow/auto-report.md", marks=pytest.mark.slow),
+    pytest.param(".deepflow/rendered", marks=pytest.mark.slow),
+    pytest.param(".deepflow/auto-memory.yaml", marks=pytest.mark.slow),
+    pytest.param(".deepflow/cycle.json", marks=pytest.mark.slow),
+    pytest.param(".deepflow/auto-snapshot.json", marks=pytest.mark.slow),
+    pytest.param(".deepflow/auto-snapshot.txt", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("rel", PIPED_FILES)
+def test_helper_file_made_a_named_pipe_never_stalls(project: Project, rel: str) -> None:
+    """A file the helper reads or writes in `.deepflow/` made a named pipe: an
+    open for reading (or a plain open for writing) waits for a writer that never
+    comes, and the loop would hang at that tick. `end` and the next `begin`
+    answer in time: the loop goes on, or (the sealed state's mirrors) halts
+    naming the file."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    target = project.path / rel
+    target.unlink(missing_ok=True)
+    os.mkfifo(target)
+    res = _end(project, timeout=120)
+    assert_refused(project, res.json(), before, names=[TOTAL, rel])
+    res = run_gtd(project.path, "cycle", "begin", "--json", timeout=60)
+    assert TRACEBACK not in res.stdout + res.stderr, res.stderr[-3000:]
+    assert res.json()["status"] in ("task", "halted"), res.stdout + res.stderr
