@@ -130,6 +130,10 @@ def test_breaking_change_is_reverted_byte_for_byte(project: Repo) -> None:
     ) in report
 
 
+# Slow: the same guarantee as tests/redteam/test_git_tricks.py::
+# test_agent_commits_the_broken_work (the agent's own commit of broken code reverted to
+# the base, the tree the base's byte for byte), which keeps it in the quick loop.
+@pytest.mark.slow
 def test_agent_commits_are_reverted_too(project: Repo) -> None:
     base = project.git("rev-parse", "HEAD").strip()
     begin(project)
