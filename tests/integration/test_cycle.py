@@ -130,6 +130,10 @@ def test_breaking_change_is_reverted_byte_for_byte(project: Repo) -> None:
     ) in report
 
 
+# Slow: the same guarantee as tests/redteam/test_git_tricks.py::
+# test_agent_commits_the_broken_work (the agent's own commit of broken code reverted to
+# the base, the tree the base's byte for byte), which keeps it in the quick loop.
+@pytest.mark.slow
 def test_agent_commits_are_reverted_too(project: Repo) -> None:
     base = project.git("rev-parse", "HEAD").strip()
     begin(project)
@@ -176,19 +180,23 @@ def test_brief_lists_earlier_failures(project: Repo) -> None:
     assert "cycle 1: tests failed" in brief
 
 
+# `rename`, `skip` and `pytest-ini` run in the slow set: variants of the same check
+# as `delete` (a snapshot test gone from its path), `edit` (a snapshot test's bytes
+# changed) and `conftest` (a committed pytest configuration file changed), which the
+# quick loop keeps.
 WEAKENINGS = [
-    ("edit", "snapshot test modified: tests/test_calc.py"),
-    ("delete", "tests/test_calc.py"),
-    ("rename", "tests/test_calc.py"),
-    ("skip", "tests/test_calc.py"),
-    ("conftest", "conftest.py"),
-    ("pytest-ini", "pytest.ini"),
-    ("plan", "PLAN.md"),
-    ("config", ".deepflow/config.yaml"),
+    pytest.param("edit", "snapshot test modified: tests/test_calc.py", id="edit"),
+    pytest.param("delete", "tests/test_calc.py", id="delete"),
+    pytest.param("rename", "tests/test_calc.py", id="rename", marks=pytest.mark.slow),
+    pytest.param("skip", "tests/test_calc.py", id="skip", marks=pytest.mark.slow),
+    pytest.param("conftest", "conftest.py", id="conftest"),
+    pytest.param("pytest-ini", "pytest.ini", id="pytest-ini", marks=pytest.mark.slow),
+    pytest.param("plan", "PLAN.md", id="plan"),
+    pytest.param("config", ".deepflow/config.yaml", id="config"),
 ]
 
 
-@pytest.mark.parametrize(("how", "named"), WEAKENINGS, ids=[w[0] for w in WEAKENINGS])
+@pytest.mark.parametrize(("how", "named"), WEAKENINGS)
 def test_weakened_tests_are_caught(project: Repo, how: str, named: str) -> None:
     if how == "pytest-ini":
         project.write("pytest.ini", "[pytest]\naddopts = -q\n")

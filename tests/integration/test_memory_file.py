@@ -389,6 +389,9 @@ cycle_records = st.lists(
 )
 
 
+# Fuzzing (60 random histories), in the slow set; the quick loop keeps the round
+# trip of every field and part in test_the_sealed_records_new_fields_and_parts_are_rendered.
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cycle_records, st.booleans())
 def test_any_memory_round_trips(rows: list[tuple[object, ...]], over_sample: bool) -> None:

@@ -265,11 +265,15 @@ class Project:
         ``last-run``), made by a first `gtd ratchet run`: where the helper keeps
         them, found as the agent would (the folder is named after the git dir)."""
         assert self.gtd("ratchet", "run", "--json").json()["passed"]
-        rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
-        digest = hashlib.sha256(os.path.realpath(self.path / ".git").encode()).hexdigest()
-        slots = sorted(rooms.glob(f"*-{digest[:16]}/[0-9]"))
+        slots = self.room_slots_made()
         assert slots, "no clean room of this repository"
         return slots
+
+    def room_slots_made(self) -> list[Path]:
+        """The clean-room slots the runs so far made (none made here)."""
+        rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+        digest = hashlib.sha256(os.path.realpath(self.path / ".git").encode()).hexdigest()
+        return sorted(rooms.glob(f"*-{digest[:16]}/[0-9]"))
 
     # the helper
 

@@ -18,6 +18,11 @@ from tests.redteam.conftest import Project, assert_passed, assert_refused
 TOTAL = "tests/test_total.py"
 
 
+# Slow: every attack of this file makes the same break and requires its refusal
+# naming tests/test_total.py (e.g. test_new_test_module_patches_pytest_report_class,
+# refused for "tests failed: 4 of 11"), and test_cycle.py keeps a plain break reverted
+# byte for byte in the quick loop.
+@pytest.mark.slow
 def test_control_plain_break_is_reverted(project: Project) -> None:
     """The baseline for every attack: the break alone fails four tests."""
     before = project.state()
@@ -311,6 +316,9 @@ def test_legit_new_conftest_with_fixtures_in_a_new_test_folder(project: Project)
     assert project.show("HEAD", "tests/pricing/conftest.py") is not None
 
 
+# Slow: a twin of test_legit_new_test_module_for_new_code, which adds a new module to
+# the package (inventory/pricing.py) too and keeps the mechanism in the quick loop.
+@pytest.mark.slow
 def test_legit_new_module_in_the_package(project: Project) -> None:
     project.begin()
     project.write(

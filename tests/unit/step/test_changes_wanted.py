@@ -101,6 +101,11 @@ def test_resolve_reads_nothing_older_than_changes_wanted(
     )
 
 
+# 60 random whole workflows, ~4 s quiet: a fuzzing harness, in the slow set; the
+# quick loop keeps the property on random histories in
+# test_resolve_reads_nothing_older_than_changes_wanted and
+# test_counters_read_nothing_older_than_changes_read_from.
+@pytest.mark.slow
 @settings(
     max_examples=60,
     deadline=None,
