@@ -135,7 +135,8 @@ class Git:
     ) -> None:
         self.root = root
         self.hardened = hardened
-        self.env = {**(HARDENED_ENV if hardened else GIT_ENV), **(env or {})}
+        pins = repository_pins(root) if hardened else {}
+        self.env = {**(HARDENED_ENV if hardened else GIT_ENV), **pins, **(env or {})}
 
     def without_outside_config(self) -> Git:
         """This repository's git reading its own configuration only: the global and
@@ -494,6 +495,30 @@ class Git:
                 "update-index", "-z", "--force-remove", "--stdin",
                 input_text="\0".join(added) + "\0", env=env,
             )  # fmt: skip
+
+
+def repository_pins(root: Path) -> dict[str, str]:
+    """Files of the git directory that would stop auto mode's git, pinned away: a
+    ``shallow`` file git cannot parse stops every git command that reads a commit
+    (``fatal: bad shallow line``), so the helper could not even read its sealed
+    state to put the file back (gtd.auto.cycle.seals does, at `end`). git is then
+    told there is none (auto mode walks no history)."""
+    if "GIT_DIR" in os.environ or "GIT_SHALLOW_FILE" in os.environ:
+        return {}
+    shallow = root / ".git" / "shallow"
+    if not os.path.lexists(shallow):
+        return {}
+    try:
+        lines = fsio.read_bytes(shallow).split(b"\n")
+    except OSError:  # a pipe, a folder: git could not read it either
+        lines = [b"?"]
+    if all(_is_oid(line) for line in lines if line):
+        return {}
+    return {"GIT_SHALLOW_FILE": os.devnull}
+
+
+def _is_oid(line: bytes) -> bool:
+    return len(line) in (40, 64) and all(c in b"0123456789abcdef" for c in line)
 
 
 def stale_locks(git_dir: Path) -> list[Path]:

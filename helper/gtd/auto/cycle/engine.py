@@ -115,6 +115,7 @@ class Cycle:
         started, if it did."""
         with locked(self._lock):
             self._leftovers()
+            self._take_back_common_dir()
             st = state.read(self.git)
             require_setup(self.root, st)
             recovered: str | None = None
@@ -151,6 +152,16 @@ class Cycle:
         dot = self.root / ".git"
         if dot.is_dir():
             stale_locks(dot)
+
+    def _take_back_common_dir(self) -> str | None:
+        """A ``commondir`` file that redirects the repository, set aside before git
+        reads anything (gtd.auto.cycle.seals); said on stderr."""
+        from gtd.auto.cycle import seals
+
+        why = seals.take_back_common_dir(self.root)
+        if why is not None:
+            print(f"gtd: {readable(why)}", file=sys.stderr)
+        return why
 
     def _live(self, journal: Journal, config: AutoConfig) -> bool:
         if journal.phase == "agent":
@@ -374,6 +385,7 @@ class Cycle:
         here, to the end (`gtd loop`). ``agent_exit`` / ``agent_tail``: how the
         agent's process ended, when the caller ran it (`gtd loop`), for the record."""
         with locked(self._lock):
+            redirected = self._take_back_common_dir()
             st = state.read(self.git)
             require_setup(self.root, st)
             current = st.journal
@@ -386,12 +398,12 @@ class Cycle:
             if current.phase == "checking" and alive(current.pid):
                 return answers.checking(current)
             tampered = state.tampered(self.root, self.git, st, strict=True)
-            if tampered:
+            if tampered or redirected:
                 current = current.evolve(
                     phase="reverting",
                     passed=False,
-                    reason=f"helper state modified: {tampered[0]}",
-                    halt=True,
+                    reason=f"helper state modified: {tampered[0]}" if tampered else redirected,
+                    halt=bool(tampered),
                 )
                 st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
                 return self._answer(*self._finish(st)[1:])

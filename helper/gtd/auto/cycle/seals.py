@@ -35,11 +35,25 @@ if TYPE_CHECKING:
 # Files of the git directory kept whole in the seal (small, and restored verbatim),
 # and what a reason calls each. The exclude file decides, as `.gitignore` does, what
 # the candidate holds: an agent's edit, or a named pipe in its place, never counts.
-_KEPT = {"git_config": "config", "git_attributes": "info/attributes", "git_exclude": "info/exclude"}
+# `commondir` (in a main work tree's `.git`, never git's own) would take the config,
+# hooks, refs and objects from elsewhere; `info/grafts` and `shallow` rewrite the
+# history git shows (a graft making the base parentless leaves all history before
+# it to a person's next `git gc`), and a `shallow` git cannot parse stops git.
+_KEPT = {
+    "git_config": "config",
+    "git_attributes": "info/attributes",
+    "git_exclude": "info/exclude",
+    "git_commondir": "commondir",
+    "git_grafts": "info/grafts",
+    "git_shallow": "shallow",
+}
 _CALLED = {
     "git_config": "git configuration",
     "git_attributes": "git attributes",
     "git_exclude": "git exclude rules",
+    "git_commondir": "git common directory",
+    "git_grafts": "git grafts",
+    "git_shallow": "git shallow list",
 }
 
 
@@ -216,6 +230,51 @@ def was_ignored(seals: dict[str, Any], added: Sequence[str]) -> list[str]:
         if path in before or any(folder in before for folder in folders):
             out.append(path)
     return out
+
+
+def take_back_common_dir(root: Path) -> str | None:
+    """A ``commondir`` file git must not follow, set aside before any git runs;
+    the reason, or None when there is none. git reads one in any git directory (a
+    linked worktree's link to its main repository, which git always writes as
+    ``../..``) and takes the config, hooks, refs and objects from where it points:
+    an agent that writes one into a main work tree's ``.git`` (where git never
+    makes one) would have the helper read and write its state, keep the work and
+    move the branch in a folder of the agent's, and every later git command of
+    the person's run the hooks there. Pinning ``GIT_COMMON_DIR`` is no cure: git's
+    ref store reads the file regardless. The file is moved to the helper's
+    set-aside folder (a linked worktree's gets its ``../..`` back)."""
+    from gtd.own_files import set_aside
+
+    dot = root / ".git"
+    if dot.is_symlink():
+        return None
+    if dot.is_dir():
+        git_dir, expected = dot, None
+    else:
+        try:
+            text = read_bytes(dot).decode("utf-8", "surrogateescape").strip()
+        except OSError:
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        git_dir = root / text[len("gitdir:") :].strip()
+        expected = b"../.." if git_dir.parent.name == "worktrees" else None
+    path = git_dir / "commondir"
+    if not os.path.lexists(path):
+        return None
+    try:
+        data = read_bytes(path, limit=4096)
+    except OSError:
+        data = None
+    if expected is not None and data is not None and data.strip() == expected:
+        return None
+    shown = "" if data is None else data.decode("utf-8", "backslashreplace").strip()
+    aside = set_aside(root, path)
+    if expected is not None:
+        atomic_write_bytes(path, expected + b"\n")
+    where = f" (it pointed at {shown})" if shown else ""
+    moved = f", moved to {aside}" if aside is not None else ""
+    return f"git common directory changed: {path}{where}{moved}"
 
 
 def broken(git: Git, seals: dict[str, Any], env_dirs: Sequence[str]) -> list[str]:
