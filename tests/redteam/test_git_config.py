@@ -10,13 +10,14 @@ traceback: the next `begin` goes on or names the file to fix."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.redteam.conftest import Project, assert_passed, assert_refused, run_git
+from tests.redteam.conftest import Project, assert_passed, assert_refused, run_git, run_gtd
 
 TOTAL = "tests/test_total.py"
 STALL_S = 90
@@ -129,3 +130,47 @@ def test_a_shallow_clone_keeps_its_shallow_file(project: Project) -> None:
     project.do_t1()
     assert_passed(project, project.end())
     assert (project.path / ".git/shallow").read_text() == f"{parent}\n"
+
+
+# -- files git cannot read at all ---------------------------------------------------------------
+
+
+def _end_said(project: Project) -> tuple[dict[str, object] | None, str]:
+    """`end`'s answer (None when it printed none) and all it said."""
+    try:
+        ended = run_gtd(project.path, "cycle", "end", "--json", timeout=STALL_S)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"`gtd cycle end` still waited after {STALL_S} s") from None
+    assert "Traceback" not in ended.stderr, ended.stderr
+    try:
+        answer = json.loads(ended.stdout)
+    except ValueError:
+        answer = None
+    return answer, ended.stdout + ended.stderr
+
+
+_UNREADABLE = {
+    # git no longer takes the folder for a repository: "not a git repository".
+    "HEAD": "garbage\n",
+    # "unknown repository extensions found", before git reads anything else.
+    "config": "[core]\n\trepositoryformatversion = 1\n[extensions]\n\trtUnknown = yes\n",
+}
+
+
+@pytest.mark.parametrize("where", ["config", pytest.param("HEAD", marks=pytest.mark.slow)])
+def test_agent_writes_a_git_file_that_stops_every_git_command(project: Project, where: str) -> None:
+    """Every git command fails at once, the helper's too. What the cycle did is
+    its own: refused naming the file, which is as it was, and the loop goes on;
+    never an error that names no file, nor a traceback."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    target = project.path / ".git" / where
+    target.write_bytes(_UNREADABLE[where].encode())
+    probe = subprocess.run(["git", "status"], cwd=project.path, capture_output=True)
+    assert probe.returncode != 0, "git still reads the repository: the attack misfired"
+    answer, said = _end_said(project)
+    assert answer is not None, said
+    assert answer.get("status") != "error", said
+    assert_refused(project, answer, before, names=[where])
+    _begin_ok(project)

@@ -116,7 +116,7 @@ class Cycle:
         with locked(self._lock):
             self._leftovers()
             self._take_back_common_dir()
-            st = state.read(self.git)
+            st, _ = self._read_repairing()
             require_setup(self.root, st)
             recovered: str | None = None
             if st.journal is not None:
@@ -152,6 +152,22 @@ class Cycle:
         dot = self.root / ".git"
         if dot.is_dir():
             stale_locks(dot)
+
+    def _read_repairing(self) -> tuple[State, list[str]]:
+        """The sealed state; when git cannot read the repository at all, the files
+        a cycle in flight changed that stop it are put back first (gtd.auto.cycle
+        .seals.repair_unreadable; said on stderr), and the reasons returned."""
+        from gtd.auto.cycle import seals
+
+        try:
+            return state.read(self.git), []
+        except (GitError, RepoError):
+            repaired = seals.repair_unreadable(self.root)
+            if not repaired:
+                raise
+        for why in repaired:
+            print(f"gtd: {readable(why)}", file=sys.stderr)
+        return state.read(self.git), repaired
 
     def _take_back_common_dir(self) -> str | None:
         """A ``commondir`` file that redirects the repository, set aside before git
@@ -386,7 +402,8 @@ class Cycle:
         agent's process ended, when the caller ran it (`gtd loop`), for the record."""
         with locked(self._lock):
             redirected = self._take_back_common_dir()
-            st = state.read(self.git)
+            st, repaired = self._read_repairing()
+            redirected = redirected or (repaired[0] if repaired else None)
             require_setup(self.root, st)
             current = st.journal
             if current is None or current.kind == "baseline":
@@ -618,6 +635,7 @@ class Cycle:
         self, st: State, status: str, commit: str | None
     ) -> tuple[State, CycleRecord, breaker.Trip | None]:
         from gtd.auto import baseline, memory, plan_file
+        from gtd.auto.cycle import seals
 
         current = st.journal
         assert current is not None
@@ -659,6 +677,7 @@ class Cycle:
             append=new,
             **updates,
         )
+        seals.drop_copies(self.git.git_dir())
         crash_point("recorded")
         state.write_mirrors(self.root, st, snapshot_paths=listed)
         render(self.root, st, the_plan, self.now)

@@ -93,7 +93,61 @@ def take(git: Git, env_dirs: Sequence[str]) -> dict[str, Any]:
         data = _read(git_dir / rel)
         sealed[key] = None if data is None else base64.b64encode(data).decode("ascii")
     sealed["outside"] = outside(git)
+    _keep_copies(git_dir)
     return sealed
+
+
+# The files of the git directory without which git runs no command at all (a config
+# git cannot parse, an unknown repository extension, a HEAD that names no ref: "not
+# a git repository"). The seal lives in git, so the helper could not read it to put
+# them back: a copy is kept beside it while the cycle runs (gtd.auto.cycle.engine).
+_VITAL = ("config", "HEAD")
+_COPIES = "sealed"
+
+
+def _keep_copies(git_dir: Path) -> None:
+    from gtd.own_files import own_folder, private_dir
+
+    folder = own_folder(private_dir(git_dir) / _COPIES)
+    for name in _VITAL:
+        data = _read(git_dir / name)
+        if data is None:
+            (folder / name).unlink(missing_ok=True)
+        else:
+            atomic_write_bytes(folder / name, data)
+
+
+def drop_copies(git_dir: Path) -> None:
+    """The cycle is over: a person's own later change is none of the helper's."""
+    from gtd.fsio import remove_tree
+
+    remove_tree(git_dir / "gtd" / _COPIES, ignore_errors=True)
+
+
+def repair_unreadable(root: Path) -> list[str]:
+    """git failed to read the repository while a cycle is in flight: each vital
+    file that differs from its copy made at `begin` is set aside and the copy put
+    in its place (the journal's seal is checked once git runs again); a reason for
+    each. Empty when there is no copy (no cycle began) or nothing differs."""
+    from gtd.own_files import set_aside
+
+    git_dir = root / ".git"
+    if git_dir.is_symlink() or not git_dir.is_dir():
+        return []
+    out: list[str] = []
+    for name in _VITAL:
+        kept = _read(git_dir / "gtd" / _COPIES / name)
+        path = git_dir / name
+        if kept is None or _read(path) == kept:
+            continue
+        aside = set_aside(root, path) if os.path.lexists(path) else None
+        atomic_write_bytes(path, kept)
+        moved = f"; the cycle's is at {aside}" if aside is not None else ""
+        out.append(
+            f"git could not read the repository: {path} changed "
+            f"(put back as the cycle began{moved})"
+        )
+    return out
 
 
 _ATTRIBUTES = "(attributes)"
