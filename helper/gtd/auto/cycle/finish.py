@@ -173,8 +173,9 @@ class Refused:
     """The names from git the revert would not act on (see gtd.fsio.unsafe_path),
     each with why, in the order met."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, since: float | None = None) -> None:
         self.root = root
+        self.since = since  # when the cycle began (a `.git` file made since is its own)
         self.found: dict[str, str] = {}
 
     def allows(self, rel: str, *, where: bool = True) -> bool:
@@ -200,7 +201,7 @@ class Refused:
 def restore(root: Path, git: Git, journal: Journal, kept: str) -> Refused:
     """Make the working tree the base again wherever the cycle changed it. Returns
     the names it refused to act on."""
-    refused = Refused(root)
+    refused = Refused(root, journal.started_epoch)
     branch_ref = f"refs/heads/{journal.branch}"
     if git.run("symbolic-ref", "-q", "HEAD", check=False).strip() != branch_ref:
         git.run("symbolic-ref", "HEAD", branch_ref)
@@ -384,9 +385,27 @@ def _remove(root: Path, rel: str, refused: Refused) -> None:
     elif target.is_dir():
         remove_tree(target)
     parent = target.parent
-    while parent != root and parent.is_dir() and not any(parent.iterdir()):
+    while parent != root and parent.is_dir():
+        names = os.listdir(parent)
+        if names == [".git"] and _stray_git_file(parent / ".git", refused.since):
+            (parent / ".git").unlink()
+        elif names:
+            break
         parent.rmdir()
         parent = parent.parent
+
+
+def _stray_git_file(path: Path, since: float | None) -> bool:
+    """A `.git` file (``gitdir: <path>``) the cycle made in a folder whose every
+    other file it made too, and which git did not take for a repository (the
+    folder it names does not exist): git added the folder's files as any others
+    and never lists the `.git` file, so it would be left behind, alone, in a
+    folder the base does not have. A pointer, not work: removed with its folder."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return S_ISREG(info.st_mode) and since is not None and info.st_ctime >= since
 
 
 def _restore_submodules(git: Git, base_listing: Mapping[str, TreeEntry], refused: Refused) -> None:
