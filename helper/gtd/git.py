@@ -663,7 +663,12 @@ def failure(args: Sequence[str], result: proc.Result) -> GitError:
     detail = (result.stderr or result.stdout).strip().splitlines()
     lock = next((line for line in detail if ".lock'" in line and "File exists" in line), None)
     if lock is not None:
-        path = lock.split("'")[1]
+        # The quoted name ending in `.lock`, never the first one quoted: "cannot
+        # lock ref 'HEAD': Unable to create '.../refs/heads/main.lock': File exists"
+        # told a person to delete HEAD.
+        path = next(
+            (part for part in lock.split("'") if part.endswith(".lock")), lock.split("'")[1]
+        )
         return GitError(
             f"git is locked: {path} exists",
             f"if no git process is running in this repository, delete {path} and retry",

@@ -412,3 +412,106 @@ def test_agent_changes_a_setting_that_makes_git_behave_oddly(
     assert_refused(project, answer, before, names=[key])
     assert project.observe("config", "--get", key, check=False) == sealed
     _begin_ok(project)
+
+
+# -- refs and their logs made unwritable ---------------------------------------------------------
+
+
+def _refused_or_named(project: Project, before: dict[str, object], blocker: str) -> None:
+    """`end` refuses the cycle exactly, or stops naming ``blocker`` (the full path);
+    once a person takes it away, the next `begin` finishes the revert and goes on."""
+    answer, said = _end_said(project)
+    if answer is not None and answer.get("status") == "reverted":
+        assert_refused(project, answer, before, names=[TOTAL, blocker])
+    else:
+        assert blocker in said, f"the blocker is not named: {said}"
+        begun = project.gtd("cycle", "begin", "--json")
+        assert "Traceback" not in begun.stderr, begun.stderr
+        assert blocker in begun.stdout + begun.stderr, begun
+        assert '"task"' not in begun.stdout, begun
+        if Path(blocker).is_dir():
+            shutil.rmtree(blocker)
+        else:
+            Path(blocker).unlink()
+    _begin_ok(project)
+    assert project.head() == project.base
+    assert project.read("inventory/core.py") == proj.CORE
+
+
+@pytest.mark.parametrize(
+    "blocker",
+    [
+        "logs/refs/heads/main",
+        pytest.param("logs/refs/gtd/state", marks=pytest.mark.slow),
+        pytest.param("refs/heads/main.lock", marks=pytest.mark.slow),
+    ],
+)
+def test_agent_blocks_a_ref_the_helper_writes(project: Project, blocker: str) -> None:
+    """The branch's reflog (or the state ref's) made a folder, so git cannot append
+    to it, or a lock file left on the branch: every update of that ref fails.
+    Refused with the base back, or stopped naming what to remove; never a stall."""
+    project.agent_git("config", "core.logAllRefUpdates", "always")
+    project.base = project.head()
+    before = project.state()
+    project.begin()
+    project.break_total()
+    path = project.path / ".git" / blocker
+    if path.exists():
+        path.unlink()
+    if blocker.endswith(".lock"):
+        path.write_text("")
+    else:
+        (path / "held").mkdir(parents=True)
+    _refused_or_named(project, before, str(path))
+
+
+def test_agent_turns_the_branch_into_a_folder_of_refs(project: Project) -> None:
+    """The agent deletes `main`, makes `refs/heads/main/x` (a ref may not be both
+    a name and a folder) and commits its broken work there: the revert stopped,
+    unable to write `main` back, HEAD left on a branch with no commit and every
+    file staged as new. `main/x` is moved aside with its commit, `main` is on the
+    base again, and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.agent_git("checkout", "-q", "--detach")
+    project.agent_git("branch", "-q", "-D", "main")
+    project.agent_git("branch", "main/x")
+    project.agent_git("checkout", "-q", "main/x")
+    project.agent_git("commit", "-q", "-am", "broken, on main/x")
+    answer, said = _end_said(project)
+    assert answer is not None, said
+    assert_refused(project, answer, before, names=["main/x"])
+    aside = f"refs/gtd/reverted/cycle-{answer['cycle']}-aside-main-x"
+    assert project.show(aside, "inventory/core.py") == proj.BROKEN_CORE, "main/x was lost"
+    _begin_ok(project)
+
+
+# -- an operation left in progress -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["MERGE_HEAD", pytest.param("CHERRY_PICK_HEAD", marks=pytest.mark.slow)]
+)
+def test_agent_leaves_a_merge_in_progress_naming_its_broken_commit(
+    project: Project, name: str
+) -> None:
+    """The agent commits its broken work, resets to the base and names that commit
+    in `.git/MERGE_HEAD`: after the revert, a person's next `git commit` would be a
+    merge with the broken commit as a parent, and `git status` says "you are still
+    merging". Refused; the note does not outlive the cycle."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.agent_git("commit", "-q", "-am", "broken")
+    broken = project.head()
+    project.agent_git("reset", "-q", "--soft", project.base)
+    (project.path / ".git" / name).write_text(f"{broken}\n")
+    (project.path / ".git/MERGE_MSG").write_text("Merge the agent's work\n")
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL, name])
+    assert not (project.path / ".git" / name).exists(), f"{name} outlived the revert"
+    _begin_ok(project)
+    project.agent_git("commit", "-q", "--allow-empty", "-m", "a person's commit")
+    parents = project.observe("rev-list", "--parents", "-n", "1", "HEAD").split()[1:]
+    assert parents == [project.base], f"the person's commit has parents {parents}"

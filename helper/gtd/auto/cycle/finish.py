@@ -205,6 +205,7 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> Refused:
     branch_ref = f"refs/heads/{journal.branch}"
     if git.run("symbolic-ref", "-q", "HEAD", check=False).strip() != branch_ref:
         git.run("symbolic-ref", "HEAD", branch_ref)
+    _move_aside_blocking_refs(git, journal, branch_ref)
     current = git.rev(branch_ref)
     # A branch the agent made a symbolic ref (to `feature`, say) is put back as a
     # plain ref of its own, even when what it leads to is the base already: left a
@@ -256,6 +257,27 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> Refused:
         if refused.allows(folder):
             remove_empty_tree(root / folder)
     return refused
+
+
+def _move_aside_blocking_refs(git: Git, journal: Journal, branch_ref: str) -> None:
+    """A ref one folder below the branch's name (`main/x`) or above it: git keeps no
+    ref that is both a name and a folder, so with the branch there when the cycle
+    began, such a ref was made during it (the agent deleted the branch and made
+    `main/x`), and it keeps the revert from writing the branch back (the revert
+    stopped, HEAD on a branch with no commit). Moved aside, never deleted:
+    ``refs/gtd/reverted/cycle-N-aside-<name>``."""
+    blocking = [
+        ref
+        for ref in git.refs("refs/heads/", check=False)
+        if ref.startswith(branch_ref + "/") or branch_ref.startswith(ref + "/")
+    ]
+    for ref in blocking:
+        oid = git.rev(ref)
+        if oid is None:
+            continue
+        name = ref.removeprefix("refs/heads/").replace("/", "-")
+        aside = f"{paths.REVERTED_REF}{journal.cycle}-aside-{name}"
+        git.update_refs([(aside, oid, None), (ref, None, oid)])
 
 
 def _remove_strays(root: Path, journal: Journal) -> None:
