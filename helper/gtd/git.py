@@ -346,6 +346,16 @@ class Git:
         out = self.run("rev-parse", "--absolute-git-dir").strip()
         return Path(out)
 
+    def common_dir(self) -> Path:
+        """Where git keeps the config, hooks, ``info/``, refs and objects: the git
+        directory itself, or, in a linked worktree (whose git directory is
+        ``<common>/worktrees/<id>``), the main repository's."""
+        dot = self.root / ".git"
+        if dot.is_dir() and "GIT_DIR" not in os.environ:
+            return dot
+        out = self.run("rev-parse", "--git-common-dir").strip()
+        return Path(os.path.normpath(self.root / out))
+
     # -- writes (plumbing) ---------------------------------------------------------
 
     def write_blob(self, data: bytes) -> str:

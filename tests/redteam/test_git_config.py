@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -515,3 +516,75 @@ def test_agent_leaves_a_merge_in_progress_naming_its_broken_commit(
     project.agent_git("commit", "-q", "--allow-empty", "-m", "a person's commit")
     parents = project.observe("rev-list", "--parents", "-n", "1", "HEAD").split()[1:]
     assert parents == [project.base], f"the person's commit has parents {parents}"
+
+
+# -- the loop in a linked worktree -----------------------------------------------------------------
+
+
+@pytest.fixture
+def linked(make_project: Callable[[str], Project], tmp_path: Path) -> Project:
+    """The project's `main` checked out in a linked worktree (`git worktree add`),
+    auto mode set up there: its git directory is `.git/worktrees/<id>/`, and the
+    config, hooks and `info/` files git reads are the main repository's."""
+    main = make_project("full")
+    main.git("checkout", "-q", "feature")
+    # Set up there, not in the template's main checkout: the state ref is shared.
+    for ref in main.git("for-each-ref", "--format=%(refname)", "refs/gtd/").split():
+        main.git("update-ref", "-d", ref)
+    where = tmp_path / "linked"
+    main.git("worktree", "add", "-q", str(where), "main")
+    project = Project(where)
+    project.setup()
+    return project
+
+
+# A variant of the commondir and CRLF-attributes attacks for a loop in a linked
+# worktree (a setup of its own: slow); the quick loop keeps
+# test_agent_redirects_the_repository_with_a_commondir_file.
+@pytest.mark.slow
+def test_linked_worktree_the_main_repositorys_git_files_are_sealed(
+    linked: Project, tmp_path: Path
+) -> None:
+    """In a linked worktree the files that judge the tree are the main
+    repository's (`<common>/info/attributes`, `<common>/hooks`), not the
+    worktree's own folder: the agent's CRLF attributes there made the revert's
+    checkout write CRLF, and its hooks ran at a person's next commit."""
+    project = linked
+    common = Path(
+        project.agent_git("rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    )
+    marker = tmp_path / "hooks-ran"
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(TOTAL, proj.TEST_TOTAL.replace("assert_cents(", "(lambda *args: None)("))
+    (common / "info").mkdir(exist_ok=True)
+    (common / "info/attributes").write_text("*.py text eol=crlf\n")
+    _plant_hook(common, marker)
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL, "attributes", "hooks"])
+    assert not (common / "info/attributes").exists()
+    _begin_ok(project)
+    project.agent_git("commit", "-q", "--allow-empty", "-m", "a person's commit")
+    assert not marker.exists(), f"the agent's hooks ran: {marker.read_text()}"
+
+
+def test_agent_hooks_do_not_outlive_the_revert(project: Project, tmp_path: Path) -> None:
+    """A hook the agent adds, and a person's hook it rewrites: refused naming the
+    hooks (as before), and after the revert a person's next `git commit` runs the
+    person's hook and nothing of the agent's; the agent's files are set aside."""
+    mine, theirs = tmp_path / "person-hook-ran", tmp_path / "agent-hook-ran"
+    person = f"#!/bin/sh\necho ran >> '{mine}'\n"
+    project.write(".git/hooks/post-commit", person, executable=True)
+    before = project.state()
+    project.begin()
+    project.break_total()
+    _plant_hook(project.path / ".git", theirs)  # pre-commit, post-commit and more
+    answer = project.end()
+    assert_refused(project, answer, before, names=["hooks"])
+    assert (project.path / ".git/hooks/post-commit").read_text() == person
+    assert list((project.path / ".git/gtd/set-aside").rglob("pre-commit"))
+    _begin_ok(project)
+    project.agent_git("commit", "-q", "--allow-empty", "-m", "a person's commit")
+    assert not theirs.exists(), f"the agent's hooks ran: {theirs.read_text()}"
+    assert mine.read_text() == "ran\n"

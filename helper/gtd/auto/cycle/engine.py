@@ -568,6 +568,7 @@ class Cycle:
             status = "passed"
         else:
             seals.restore(self.git, current.seals or {})
+            seals.restore_hooks(self.root, self.git, current.seals or {})
             git = self.git
             if seals.outside_changes(git, current.seals or {}):
                 git = git.without_outside_config()  # the agent's filters write nothing

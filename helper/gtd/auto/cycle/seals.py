@@ -47,6 +47,16 @@ _KEPT = {
     "git_grafts": "info/grafts",
     "git_shallow": "shallow",
 }
+# The one file of those kept in the worktree's own git directory; the others are in
+# the common directory, which in a linked worktree is the main repository's (git
+# reads no `config`, `hooks/` or `info/` of `.git/worktrees/<id>/`).
+_PER_WORKTREE = frozenset({"git_commondir"})
+
+
+def _where(git: Git, key: str) -> Path:
+    return git.git_dir() if key in _PER_WORKTREE else git.common_dir()
+
+
 _CALLED = {
     "git_config": "git configuration",
     "git_attributes": "git attributes",
@@ -79,10 +89,77 @@ def _hooks_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
+# A hook file larger than this is sealed by its digest alone (a person's compiled
+# hook, say): changed, it is set aside and not written back.
+_HOOK_BYTES = 256 << 10
+
+
+def _hook_files(folder: Path) -> dict[str, str]:
+    """``name`` → ``x:`` or ``-:`` (executable or not) and its content in base64
+    (``#`` and a digest when large), for each file of the hooks folder: what a
+    revert puts back; ``o:`` and a digest for a link or a folder."""
+    out: dict[str, str] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return out
+    for name in names:
+        path = folder / name
+        if path.is_symlink() or not path.is_file():
+            # A link or a folder (a hook manager's): known by what it is, never
+            # written back, set aside only when it changed.
+            what = os.readlink(path) if path.is_symlink() else str(path.is_dir())
+            out[name] = "o:" + sha.sha256(os.fsencode(what)).hexdigest()
+            continue
+        data = _read(path)
+        if data is None:
+            continue
+        mode = "x:" if os.access(path, os.X_OK) else "-:"
+        if len(data) > _HOOK_BYTES:
+            out[name] = mode + "#" + sha.sha256(data).hexdigest()
+        else:
+            out[name] = mode + base64.b64encode(data).decode("ascii")
+    return out
+
+
+def restore_hooks(root: Path, git: Git, seals: dict[str, Any]) -> None:
+    """The hooks folder as sealed at `begin`: a hook the cycle added or changed
+    is set aside (`.git/gtd/set-aside/`, never deleted) and the sealed one
+    written back, so nothing the agent planted runs at a person's next `git
+    commit`. Nothing for a seal made before the hooks were kept whole."""
+    from gtd.own_files import set_aside
+
+    sealed = seals.get("hook_files")
+    if not isinstance(sealed, dict):
+        return
+    folder = git.common_dir() / "hooks"
+    if _hooks_digest(folder) == seals.get("hooks"):
+        return
+    now = _hook_files(folder)
+    try:
+        present = set(os.listdir(folder))
+    except OSError:
+        present = set()
+    for name in sorted(present):
+        if name in sealed and now.get(name) == sealed[name]:
+            continue
+        set_aside(root, folder / name)
+    for name, kept in sealed.items():
+        if now.get(name) == kept and name in present:
+            continue
+        mode, _, body = kept.partition(":")
+        if mode == "o" or body.startswith("#"):
+            continue  # not kept whole: set aside above if changed, not written back
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(folder / name, base64.b64decode(body))
+        (folder / name).chmod(0o755 if mode == "x" else 0o644)
+
+
 def take(git: Git, env_dirs: Sequence[str]) -> dict[str, Any]:
     git_dir = git.git_dir()
     sealed: dict[str, Any] = {
-        "hooks": _hooks_digest(git_dir / "hooks"),
+        "hooks": _hooks_digest(git.common_dir() / "hooks"),
+        "hook_files": _hook_files(git.common_dir() / "hooks"),
         "environment": environment.fingerprint(env_dirs),
         "empty_dirs": sorted(git.empty_dirs()),
         # What git ignored as the cycle began: a person's (a `.env`, build output),
@@ -90,7 +167,7 @@ def take(git: Git, env_dirs: Sequence[str]) -> dict[str, Any]:
         "ignored": git.ignored(),
     }
     for key, rel in _KEPT.items():
-        data = _read(git_dir / rel)
+        data = _read(_where(git, key) / rel)
         sealed[key] = None if data is None else base64.b64encode(data).decode("ascii")
     sealed["outside"] = outside(git)
     _keep_copies(git_dir)
@@ -165,7 +242,7 @@ def outside(git: Git) -> dict[str, str]:
     """``file<TAB>key`` → a digest of its values, for every configuration entry git
     reads from outside the repository, and the global attributes file's content
     (``file<TAB>(attributes)``). Digests only: the user's files may hold secrets."""
-    local = os.path.realpath(git.git_dir() / "config")
+    local = os.path.realpath(git.common_dir() / "config")
     values: dict[str, list[str]] = {}
     attributes: str | None = None
     for origin, key, value in git.config_entries():
@@ -224,12 +301,11 @@ def outside_changes(git: Git, seals: dict[str, Any]) -> list[str]:
 def restore(git: Git, seals: dict[str, Any]) -> list[str]:
     """Put the git configuration and attributes back as sealed; return a reason for
     each that had changed (naming the keys of a changed configuration)."""
-    git_dir = git.git_dir()
     out: list[str] = []
     for key, rel in _KEPT.items():
         if key not in seals:
             continue
-        path = git_dir / rel
+        path = _where(git, key) / rel
         now = _read(path)
         raw = seals[key]
         sealed = None if raw is None else base64.b64decode(raw)
@@ -333,10 +409,10 @@ def take_back_common_dir(root: Path) -> str | None:
 
 def broken(git: Git, seals: dict[str, Any], env_dirs: Sequence[str]) -> list[str]:
     """The sealed things, other than config and attributes, that changed."""
-    git_dir = git.git_dir()
+    hooks = git.common_dir() / "hooks"
     out: list[str] = []
-    if _hooks_digest(git_dir / "hooks") != seals.get("hooks"):
-        out.append(f"git hooks changed: {git_dir / 'hooks'}")
+    if _hooks_digest(hooks) != seals.get("hooks"):
+        out.append(f"git hooks changed: {hooks}")
     before = seals.get("environment") or {}
     changed = environment.changes(before, environment.fingerprint(env_dirs))
     if changed:
