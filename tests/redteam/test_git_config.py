@@ -588,3 +588,46 @@ def test_agent_hooks_do_not_outlive_the_revert(project: Project, tmp_path: Path)
     project.agent_git("commit", "-q", "--allow-empty", "-m", "a person's commit")
     assert not theirs.exists(), f"the agent's hooks ran: {theirs.read_text()}"
     assert mine.read_text() == "ran\n"
+
+
+@pytest.mark.slow  # a variant of test_agent_writes_a_git_file_that_stops_every_git_command
+def test_agent_also_rewrites_the_helpers_copy_of_the_config(project: Project) -> None:
+    """The copy the helper keeps to put an unreadable config back is the agent's
+    to write too: it plants a smudge filter there and makes the config unreadable.
+    The copy only makes git run again; the seal decides, so the config ends as it
+    was at `begin` and the cycle is refused."""
+    sealed = (project.path / ".git/config").read_bytes()
+    before = project.state()
+    project.begin()
+    project.break_total()
+    copy = project.path / ".git/gtd/sealed/config"
+    assert copy.read_bytes() == sealed, "no copy of the config while the cycle runs"
+    copy.write_bytes(sealed + b'[filter "rt"]\n\tsmudge = cat /dev/null\n')
+    (project.path / ".git/config").write_bytes(_UNREADABLE["config"].encode())
+    answer, said = _end_said(project)
+    assert answer is not None, said
+    assert_refused(project, answer, before, names=["config"])
+    assert (project.path / ".git/config").read_bytes() == sealed
+    _begin_ok(project)
+
+
+def test_agent_points_head_at_the_helpers_state_ref_and_commits(project: Project) -> None:
+    """`.git/HEAD` made `ref: refs/gtd/state`, then a plain `git commit`: the
+    helper's sealed state is replaced by the agent's tree. `end` answered "set up
+    by an older gtd: run `gtd auto setup`", which would take the broken code as
+    the new baseline. The state is put back (the agent's commit kept aside), the
+    cycle refused, HEAD on main at the base, and the loop goes on."""
+    before = project.state()
+    state = project.ref("refs/gtd/state")
+    project.begin()
+    project.break_total()
+    (project.path / ".git/HEAD").write_text("ref: refs/gtd/state\n")
+    project.agent_git("add", "-A")
+    project.agent_git("commit", "-q", "-m", "done")
+    assert project.ref("refs/gtd/state") != state
+    answer, said = _end_said(project)
+    assert answer is not None, said
+    assert "gtd auto setup" not in said, said
+    assert_refused(project, answer, before, names=[TOTAL, "refs/gtd/state"])
+    assert project.observe("cat-file", "-t", "refs/gtd/state:summary.json").strip() == "blob"
+    _begin_ok(project)

@@ -125,7 +125,11 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     if broken:
         return Decision(False, broken[0], head=tree.head)
     if tree.branch != current.branch:
-        where = tree.branch or "a detached HEAD"
+        # HEAD made a link to a ref that is no branch (`refs/gtd/state`): git's
+        # status calls it "(null)"; the ref is named instead.
+        link = git.call("symbolic-ref", "-q", "HEAD").stdout.strip()
+        named = link.removeprefix("refs/heads/") if link else None
+        where = named or tree.branch or "a detached HEAD"
         return Decision(
             False,
             f"checked out another branch: {where} (the cycle began on {current.branch})",
