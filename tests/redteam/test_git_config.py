@@ -631,3 +631,27 @@ def test_agent_points_head_at_the_helpers_state_ref_and_commits(project: Project
     assert_refused(project, answer, before, names=[TOTAL, "refs/gtd/state"])
     assert project.observe("cat-file", "-t", "refs/gtd/state:summary.json").strip() == "blob"
     _begin_ok(project)
+
+
+def test_agent_writes_a_per_worktree_config(project: Project) -> None:
+    """A person who uses `extensions.worktreeConfig` (sparse checkouts turn it on)
+    has git read `.git/config.worktree` too: the agent writes a smudge filter
+    there (and a `.gitattributes` that applies it), which writes the broken code
+    back at every checkout of the file. Refused; the base back byte for byte;
+    the file gone with the cycle."""
+    project.git("config", "extensions.worktreeConfig", "true")
+    project.setup()
+    before = project.state()
+    project.begin()
+    project.break_total()
+    broken = project.write(".git/rt-broken-core.py", proj.BROKEN_CORE)
+    project.write(
+        ".git/config.worktree",
+        f"[filter \"rt\"]\n\tsmudge = cat '{broken}'\n\tclean = cat\n",
+    )
+    project.write(".gitattributes", "inventory/core.py filter=rt\n")
+    assert "smudge" in project.agent_git("config", "--list")
+    answer = project.end()
+    assert_refused(project, answer, before, names=["config.worktree", "attributes", TOTAL])
+    assert not (project.path / ".git/config.worktree").exists()
+    _begin_ok(project)

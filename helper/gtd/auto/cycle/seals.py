@@ -46,11 +46,13 @@ _KEPT = {
     "git_commondir": "commondir",
     "git_grafts": "info/grafts",
     "git_shallow": "shallow",
+    # Read with `extensions.worktreeConfig` (sparse checkouts turn it on).
+    "git_worktree_config": "config.worktree",
 }
 # The one file of those kept in the worktree's own git directory; the others are in
 # the common directory, which in a linked worktree is the main repository's (git
 # reads no `config`, `hooks/` or `info/` of `.git/worktrees/<id>/`).
-_PER_WORKTREE = frozenset({"git_commondir"})
+_PER_WORKTREE = frozenset({"git_commondir", "git_worktree_config"})
 
 
 def _where(git: Git, key: str) -> Path:
@@ -64,6 +66,7 @@ _CALLED = {
     "git_commondir": "git common directory",
     "git_grafts": "git grafts",
     "git_shallow": "git shallow list",
+    "git_worktree_config": "git configuration",
 }
 
 
@@ -242,7 +245,10 @@ def outside(git: Git) -> dict[str, str]:
     """``file<TAB>key`` → a digest of its values, for every configuration entry git
     reads from outside the repository, and the global attributes file's content
     (``file<TAB>(attributes)``). Digests only: the user's files may hold secrets."""
-    local = os.path.realpath(git.common_dir() / "config")
+    local = {
+        os.path.realpath(git.common_dir() / "config"),
+        os.path.realpath(git.git_dir() / "config.worktree"),
+    }
     values: dict[str, list[str]] = {}
     attributes: str | None = None
     for origin, key, value in git.config_entries():
@@ -250,7 +256,7 @@ def outside(git: Git) -> dict[str, str]:
         if kind != "file":
             continue  # the command line (the helper's own pins), standard input, blobs
         path = os.path.realpath(os.path.join(git.root, where))
-        if path == local:
+        if path in local:
             continue  # kept whole, and put back, above
         if key.startswith(_UNREAD):
             continue
@@ -311,7 +317,7 @@ def restore(git: Git, seals: dict[str, Any]) -> list[str]:
         sealed = None if raw is None else base64.b64decode(raw)
         if now == sealed:
             continue
-        what = _changed_keys(sealed, now) if key == "git_config" else ""
+        what = _changed_keys(sealed, now) if key in ("git_config", "git_worktree_config") else ""
         out.append(f"{_CALLED[key]} changed: {path}" + (f" ({what})" if what else ""))
         if sealed is None:
             path.unlink(missing_ok=True)
