@@ -655,3 +655,37 @@ def test_agent_writes_a_per_worktree_config(project: Project) -> None:
     assert_refused(project, answer, before, names=["config.worktree", "attributes", TOTAL])
     assert not (project.path / ".git/config.worktree").exists()
     _begin_ok(project)
+
+
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [
+        ("refs/heads/main", "not an object id\n"),
+        pytest.param("packed-refs", "garbage line\n", marks=pytest.mark.slow),
+    ],
+    ids=["branch", "packed-refs"],
+)
+def test_agent_writes_a_ref_file_git_cannot_parse(project: Project, where: str, text: str) -> None:
+    """The branch's ref file (or `packed-refs`) holds what git cannot parse: the
+    branch reads as broken (held: refused, the branch a plain ref at the base),
+    or every ref read fails (`end` and `begin` stop naming `.git/packed-refs`;
+    never a traceback; once it is put right, `end` judges the cycle)."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    path = project.path / ".git" / where
+    saved = path.read_bytes() if path.exists() else None
+    path.write_text(text)
+    answer, said = _end_said(project)
+    if answer is not None and answer.get("status") == "reverted":
+        assert_refused(project, answer, before, names=[TOTAL, where])
+    else:
+        assert where in said, f"{where} is not named: {said}"
+        if saved is None:
+            path.unlink()
+        else:
+            path.write_bytes(saved)
+        # The file is git's own store of refs, not the helper's to rewrite: `end`
+        # stopped before its check, so once a person fixed it, it runs again.
+        assert_refused(project, project.end(), before, names=[TOTAL])
+    _begin_ok(project)

@@ -205,6 +205,7 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> Refused:
     branch_ref = f"refs/heads/{journal.branch}"
     if git.run("symbolic-ref", "-q", "HEAD", check=False).strip() != branch_ref:
         git.run("symbolic-ref", "HEAD", branch_ref)
+    _set_aside_broken_ref(root, git, branch_ref)
     _move_aside_blocking_refs(git, journal, branch_ref)
     current = git.rev(branch_ref)
     # A branch the agent made a symbolic ref (to `feature`, say) is put back as a
@@ -257,6 +258,27 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> Refused:
         if refused.allows(folder):
             remove_empty_tree(root / folder)
     return refused
+
+
+def _set_aside_broken_ref(root: Path, git: Git, branch_ref: str) -> None:
+    """The branch's loose ref file holding what git cannot read (not an object id,
+    or the id of no object): git then refuses to write the ref at all ("reference
+    broken"), and the revert stopped, HEAD on a branch with no commit. The branch
+    was sound when the cycle began, so the file is the cycle's: set aside under
+    `.git/gtd/set-aside/` (never deleted), and the branch written anew."""
+    from gtd.own_files import set_aside
+
+    if git.rev(branch_ref) is not None:
+        return
+    path = git.common_dir() / branch_ref
+    if path.is_symlink() or not path.is_file():
+        return
+    try:
+        if read_bytes(path, limit=4096).startswith(b"ref:"):
+            return  # a symbolic ref: replaced by update_refs itself
+    except OSError:
+        return
+    set_aside(root, path)
 
 
 def _move_aside_blocking_refs(git: Git, journal: Journal, branch_ref: str) -> None:
