@@ -689,3 +689,20 @@ def test_agent_writes_a_ref_file_git_cannot_parse(project: Project, where: str, 
         # stopped before its check, so once a person fixed it, it runs again.
         assert_refused(project, project.end(), before, names=[TOTAL])
     _begin_ok(project)
+
+
+def test_agent_links_the_helpers_git_folder_to_a_persons_folder(
+    project: Project, tmp_path: Path
+) -> None:
+    """`.git/gtd` made a link to a folder of a person's that holds a `sealed/`
+    folder of their own, in a cycle that passes: the helper's clean-up of its
+    copies (`.git/gtd/sealed/`) must not follow the link."""
+    elsewhere = tmp_path / "persons"
+    (elsewhere / "sealed").mkdir(parents=True)
+    (elsewhere / "sealed/notes.txt").write_text("a person's notes\n")
+    project.begin()
+    project.do_t1()
+    shutil.rmtree(project.path / ".git/gtd")
+    (project.path / ".git/gtd").symlink_to(elsewhere)
+    assert_passed(project, project.end())
+    assert (elsewhere / "sealed/notes.txt").read_text() == "a person's notes\n"

@@ -198,10 +198,13 @@ def _keep_copies(git_dir: Path) -> None:
 
 
 def drop_copies(git_dir: Path) -> None:
-    """The cycle is over: a person's own later change is none of the helper's."""
+    """The cycle is over: a person's own later change is none of the helper's.
+    (The helper's folder is made its own first: a link the agent put there is not
+    followed.)"""
     from gtd.fsio import remove_tree
+    from gtd.own_files import private_dir
 
-    remove_tree(git_dir / "gtd" / _COPIES, ignore_errors=True)
+    remove_tree(private_dir(git_dir) / _COPIES, ignore_errors=True)
 
 
 def repair_unreadable(root: Path) -> list[str]:
