@@ -379,6 +379,8 @@ _SETTINGS = [
     ("core.precomposeUnicode", "true"),
     ("core.sharedRepository", "0600"),
     ("gc.auto", "1"),
+    ("gc.pruneExpire", "now"),
+    ("gc.autoDetach", "false"),
     ("index.version", "4"),
     ("core.splitIndex", "true"),
     ("core.untrackedCache", "true"),
