@@ -536,6 +536,7 @@ def linked(make_project: Callable[[str], Project], tmp_path: Path) -> Project:
     # Set up there, not in the template's main checkout: the state ref is shared.
     for ref in main.git("for-each-ref", "--format=%(refname)", "refs/gtd/").split():
         main.git("update-ref", "-d", ref)
+    (main.path / ".git/info/exclude").write_text("")  # setup writes it again
     where = tmp_path / "linked"
     main.git("worktree", "add", "-q", str(where), "main")
     project = Project(where)
@@ -714,3 +715,28 @@ def test_agent_links_the_helpers_git_folder_to_a_persons_folder(
     (project.path / ".git/gtd").symlink_to(elsewhere)
     assert_passed(project, project.end())
     assert (elsewhere / "sealed/notes.txt").read_text() == "a person's notes\n"
+
+
+# The twin of test_linked_worktree_the_main_repositorys_git_files_are_sealed.
+@pytest.mark.slow
+def test_linked_worktree_good_work_lands(linked: Project) -> None:
+    """A linked worktree's own `commondir` (`../..`, git's) is no redirection, and
+    its exclude rules are the main repository's: good work lands there, twice."""
+    common = Path(project_common(linked))
+    assert "/.deepflow/*" in (common / "info/exclude").read_text()
+    for _ in range(2):
+        linked.begin()
+        if linked.show("HEAD", "inventory/pricing.py") == proj.PRICING_WITH_BULK:
+            linked.write("inventory/report.py", '"""Stock reports."""\n')
+            answer = linked.end()
+            assert answer["status"] == "passed", answer
+        else:
+            linked.do_t1()
+            assert_passed(linked, linked.end())
+        linked.base = linked.head()
+    assert not list((common / "worktrees").glob("*/gtd/set-aside"))
+
+
+def project_common(project: Project) -> str:
+    out = project.agent_git("rev-parse", "--git-common-dir").strip()
+    return str((project.path / out).resolve())
