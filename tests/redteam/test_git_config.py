@@ -740,3 +740,29 @@ def test_linked_worktree_good_work_lands(linked: Project) -> None:
 def project_common(project: Project) -> str:
     out = project.agent_git("rev-parse", "--git-common-dir").strip()
     return str((project.path / out).resolve())
+
+
+@pytest.mark.slow
+def test_linked_worktree_dot_git_file_pointed_at_a_copy(linked: Project, tmp_path: Path) -> None:
+    """A linked worktree's `.git` is a file in the working tree itself (`gitdir:
+    <common>/worktrees/<id>`). The agent copies the whole main git directory,
+    hooks of its own included, and points the file at the copy: git then reads
+    HEAD, the index, the config, refs and objects there."""
+    project = linked
+    common = Path(project_common(project))
+    elsewhere = tmp_path / "elsewhere.git"
+    marker = tmp_path / "hooks-ran"
+    before = project.state()
+    project.begin()
+    project.break_total()
+    shutil.copytree(common, elsewhere, symlinks=True)
+    _plant_hook(elsewhere, marker)
+    own = (project.path / ".git").read_text()
+    worktree_id = own.strip().rsplit("/", 1)[-1]
+    (project.path / ".git").write_text(f"gitdir: {elsewhere}/worktrees/{worktree_id}\n")
+    answer = project.end()
+    assert (project.path / ".git").read_text() == own, f"still pointed elsewhere: {answer}"
+    assert_refused(project, answer, before, names=[".git"])
+    _begin_ok(project)
+    project.agent_git("commit", "-q", "--allow-empty", "-m", "a person's commit")
+    assert not marker.exists(), f"the agent's hooks ran: {marker.read_text()}"

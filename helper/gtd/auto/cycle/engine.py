@@ -408,6 +408,17 @@ class Cycle:
             current = st.journal
             if current is None or current.kind == "baseline":
                 raise GtdError("no cycle in flight", "run `gtd cycle begin` first")
+            if current.phase == "agent":
+                from gtd.auto.cycle import seals
+
+                relinked = seals.restore_dot_git(self.root, current.seals or {})
+                if relinked is not None:  # read again, from the repository itself
+                    print(f"gtd: {readable(relinked)}", file=sys.stderr)
+                    st = state.read(self.git)
+                    if st.journal is None:
+                        raise GtdError(relinked, "no cycle is in flight in the repository itself")
+                    current = st.journal
+                    redirected = redirected or relinked
             if agent_exit is not None and current.phase == "agent":
                 current = current.evolve(agent_exit=agent_exit, agent_tail=agent_tail)
             if current.phase in ("committing", "reverting"):

@@ -173,8 +173,42 @@ def take(git: Git, env_dirs: Sequence[str]) -> dict[str, Any]:
         data = _read(_where(git, key) / rel)
         sealed[key] = None if data is None else base64.b64encode(data).decode("ascii")
     sealed["outside"] = outside(git)
+    sealed["dot_git"] = _dot_git_file(git.root)
     _keep_copies(git_dir)
     return sealed
+
+
+def _dot_git_file(root: Path) -> str | None:
+    """A linked worktree's (or a submodule's) `.git` *file*, in base64: the link to
+    its git directory lies in the working tree, where the agent writes."""
+    path = root / ".git"
+    if path.is_symlink() or not path.is_file():
+        return None
+    data = _read(path)
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def restore_dot_git(root: Path, seals: dict[str, Any]) -> str | None:
+    """The worktree's `.git` file as sealed at `begin`; the reason when it had
+    changed. The agent can point it at a copy of the git directory (hooks of its
+    own, say): git then reads HEAD, the index, the config, refs and objects there,
+    and the revert would keep the work, and the person's later git commands
+    run, in the copy. The copy holds the state as sealed at `begin` (the agent
+    made it during the cycle), so the seal read through it still names the file
+    the cycle began with."""
+    raw = seals.get("dot_git")
+    if not isinstance(raw, str):
+        return None
+    path = root / ".git"
+    if path.is_symlink() or not path.is_file():
+        return None  # a folder now: not a pointer to put back
+    sealed = base64.b64decode(raw)
+    now = _read(path)
+    if now == sealed:
+        return None
+    atomic_write_bytes(path, sealed)
+    shown = (now or b"").decode("utf-8", "backslashreplace").strip()
+    return f"the worktree's link to its git directory changed: {path} (it read {shown!r}; put back)"
 
 
 # The files of the git directory without which git runs no command at all (a config
