@@ -135,7 +135,8 @@ class Git:
     ) -> None:
         self.root = root
         self.hardened = hardened
-        self.env = {**(HARDENED_ENV if hardened else GIT_ENV), **(env or {})}
+        pins = repository_pins(root) if hardened else {}
+        self.env = {**(HARDENED_ENV if hardened else GIT_ENV), **pins, **(env or {})}
 
     def without_outside_config(self) -> Git:
         """This repository's git reading its own configuration only: the global and
@@ -345,6 +346,16 @@ class Git:
         out = self.run("rev-parse", "--absolute-git-dir").strip()
         return Path(out)
 
+    def common_dir(self) -> Path:
+        """Where git keeps the config, hooks, ``info/``, refs and objects: the git
+        directory itself, or, in a linked worktree (whose git directory is
+        ``<common>/worktrees/<id>``), the main repository's."""
+        dot = self.root / ".git"
+        if dot.is_dir() and "GIT_DIR" not in os.environ:
+            return dot
+        out = self.run("rev-parse", "--git-common-dir").strip()
+        return Path(os.path.normpath(self.root / out))
+
     # -- writes (plumbing) ---------------------------------------------------------
 
     def write_blob(self, data: bytes) -> str:
@@ -496,6 +507,30 @@ class Git:
             )  # fmt: skip
 
 
+def repository_pins(root: Path) -> dict[str, str]:
+    """Files of the git directory that would stop auto mode's git, pinned away: a
+    ``shallow`` file git cannot parse stops every git command that reads a commit
+    (``fatal: bad shallow line``), so the helper could not even read its sealed
+    state to put the file back (gtd.auto.cycle.seals does, at `end`). git is then
+    told there is none (auto mode walks no history)."""
+    if "GIT_DIR" in os.environ or "GIT_SHALLOW_FILE" in os.environ:
+        return {}
+    shallow = root / ".git" / "shallow"
+    if not os.path.lexists(shallow):
+        return {}
+    try:
+        lines = fsio.read_bytes(shallow).split(b"\n")
+    except OSError:  # a pipe, a folder: git could not read it either
+        lines = [b"?"]
+    if all(_is_oid(line) for line in lines if line):
+        return {}
+    return {"GIT_SHALLOW_FILE": os.devnull}
+
+
+def _is_oid(line: bytes) -> bool:
+    return len(line) in (40, 64) and all(c in b"0123456789abcdef" for c in line)
+
+
 def stale_locks(git_dir: Path) -> list[Path]:
     """Remove the lock files that a git child of this helper left when it was killed,
     and only those: a child is known by the note made when it started (its pid, its
@@ -638,7 +673,12 @@ def failure(args: Sequence[str], result: proc.Result) -> GitError:
     detail = (result.stderr or result.stdout).strip().splitlines()
     lock = next((line for line in detail if ".lock'" in line and "File exists" in line), None)
     if lock is not None:
-        path = lock.split("'")[1]
+        # The quoted name ending in `.lock`, never the first one quoted: "cannot
+        # lock ref 'HEAD': Unable to create '.../refs/heads/main.lock': File exists"
+        # told a person to delete HEAD.
+        path = next(
+            (part for part in lock.split("'") if part.endswith(".lock")), lock.split("'")[1]
+        )
         return GitError(
             f"git is locked: {path} exists",
             f"if no git process is running in this repository, delete {path} and retry",

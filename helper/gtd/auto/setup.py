@@ -175,7 +175,7 @@ def ensure_excluded(git: Git, virtualenvs: list[str] | None = None) -> bool:
     """gtd's block in ``.git/info/exclude``: private helper files, test litter and
     the project's untracked virtualenvs (``virtualenvs``) are ignored on every
     branch. Returns whether the file changed."""
-    path = git.git_dir() / "info" / "exclude"
+    path = git.common_dir() / "info" / "exclude"  # git reads no worktree's own
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -105,6 +105,8 @@ def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
     commit, tree = objects[0], objects[1]
     if commit is None or tree is None:
         return EMPTY
+    if SUMMARY not in parse_tree(tree.data, len(tree.oid) // 2) and _take_back(git, commit.oid):
+        return read(git, snapshot=snapshot, head=head)
     found = objects[2 : 2 + len(parts)]
     raw = {part: obj.data for part, obj in zip(parts, found, strict=True) if obj}
     head_commit, head_tree = objects[-2:] if head else (None, None)
@@ -126,6 +128,42 @@ def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
         raw,
         at_head,
     )
+
+
+# How far back a state commit of the helper's is looked for under commits it did not make.
+_LOOK_BACK = 64
+FOREIGN_REF = "refs/gtd/foreign-state/"
+
+
+def _take_back(git: Git, tip: str) -> bool:
+    """``REF`` holds a commit whose tree is not a state (no summary): one the
+    helper did not make, as a plain `git commit` with HEAD made a link to the
+    ref (`ref: refs/gtd/state`) writes. Read as it is, the loop would say it was
+    never set up, and a new setup take whatever the tree holds as its baseline.
+    The newest first-parent ancestor that is a state is put back (compared and
+    swapped), the foreign tip kept under ``refs/gtd/foreign-state/<id>``, and
+    both said on stderr; False when there is no such ancestor (then the ref is
+    left as it is)."""
+    import sys
+
+    from gtd.names import readable
+
+    log = git.call("rev-list", "--first-parent", f"--max-count={_LOOK_BACK}", tip)
+    ancestors = log.stdout.split()[1:] if log.returncode == 0 else []
+    if not ancestors:
+        return False
+    found = git.objects([f"{oid}:{SUMMARY}" for oid in ancestors])
+    back = next((oid for oid, obj in zip(ancestors, found, strict=True) if obj), None)
+    if back is None:
+        return False
+    git.update_refs([(f"{FOREIGN_REF}{tip}", tip, None), (REF, back, tip)])
+    print(
+        f"gtd: {REF} held a commit gtd did not make ({readable(tip[:12])}, a `git commit` "
+        f"with HEAD on {REF}?): kept as {FOREIGN_REF}{tip[:12]}…, the state put back "
+        f"at {back[:12]}",
+        file=sys.stderr,
+    )
+    return True
 
 
 def sealed_config(st: State) -> AutoConfig:

@@ -115,7 +115,8 @@ class Cycle:
         started, if it did."""
         with locked(self._lock):
             self._leftovers()
-            st = state.read(self.git)
+            self._take_back_common_dir()
+            st, _ = self._read_repairing()
             require_setup(self.root, st)
             recovered: str | None = None
             if st.journal is not None:
@@ -151,6 +152,32 @@ class Cycle:
         dot = self.root / ".git"
         if dot.is_dir():
             stale_locks(dot)
+
+    def _read_repairing(self) -> tuple[State, list[str]]:
+        """The sealed state; when git cannot read the repository at all, the files
+        a cycle in flight changed that stop it are put back first (gtd.auto.cycle
+        .seals.repair_unreadable; said on stderr), and the reasons returned."""
+        from gtd.auto.cycle import seals
+
+        try:
+            return state.read(self.git), []
+        except (GitError, RepoError):
+            repaired = seals.repair_unreadable(self.root)
+            if not repaired:
+                raise
+        for why in repaired:
+            print(f"gtd: {readable(why)}", file=sys.stderr)
+        return state.read(self.git), repaired
+
+    def _take_back_common_dir(self) -> str | None:
+        """A ``commondir`` file that redirects the repository, set aside before git
+        reads anything (gtd.auto.cycle.seals); said on stderr."""
+        from gtd.auto.cycle import seals
+
+        why = seals.take_back_common_dir(self.root)
+        if why is not None:
+            print(f"gtd: {readable(why)}", file=sys.stderr)
+        return why
 
     def _live(self, journal: Journal, config: AutoConfig) -> bool:
         if journal.phase == "agent":
@@ -374,11 +401,24 @@ class Cycle:
         here, to the end (`gtd loop`). ``agent_exit`` / ``agent_tail``: how the
         agent's process ended, when the caller ran it (`gtd loop`), for the record."""
         with locked(self._lock):
-            st = state.read(self.git)
+            redirected = self._take_back_common_dir()
+            st, repaired = self._read_repairing()
+            redirected = redirected or (repaired[0] if repaired else None)
             require_setup(self.root, st)
             current = st.journal
             if current is None or current.kind == "baseline":
                 raise GtdError("no cycle in flight", "run `gtd cycle begin` first")
+            if current.phase == "agent":
+                from gtd.auto.cycle import seals
+
+                relinked = seals.restore_dot_git(self.root, current.seals or {})
+                if relinked is not None:  # read again, from the repository itself
+                    print(f"gtd: {readable(relinked)}", file=sys.stderr)
+                    st = state.read(self.git)
+                    if st.journal is None:
+                        raise GtdError(relinked, "no cycle is in flight in the repository itself")
+                    current = st.journal
+                    redirected = redirected or relinked
             if agent_exit is not None and current.phase == "agent":
                 current = current.evolve(agent_exit=agent_exit, agent_tail=agent_tail)
             if current.phase in ("committing", "reverting"):
@@ -386,12 +426,12 @@ class Cycle:
             if current.phase == "checking" and alive(current.pid):
                 return answers.checking(current)
             tampered = state.tampered(self.root, self.git, st, strict=True)
-            if tampered:
+            if tampered or redirected:
                 current = current.evolve(
                     phase="reverting",
                     passed=False,
-                    reason=f"helper state modified: {tampered[0]}",
-                    halt=True,
+                    reason=f"helper state modified: {tampered[0]}" if tampered else redirected,
+                    halt=bool(tampered),
                 )
                 st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
                 return self._answer(*self._finish(st)[1:])
@@ -539,6 +579,7 @@ class Cycle:
             status = "passed"
         else:
             seals.restore(self.git, current.seals or {})
+            seals.restore_hooks(self.root, self.git, current.seals or {})
             git = self.git
             if seals.outside_changes(git, current.seals or {}):
                 git = git.without_outside_config()  # the agent's filters write nothing
@@ -606,6 +647,7 @@ class Cycle:
         self, st: State, status: str, commit: str | None
     ) -> tuple[State, CycleRecord, breaker.Trip | None]:
         from gtd.auto import baseline, memory, plan_file
+        from gtd.auto.cycle import seals
 
         current = st.journal
         assert current is not None
@@ -647,6 +689,7 @@ class Cycle:
             append=new,
             **updates,
         )
+        seals.drop_copies(self.git.git_dir())
         crash_point("recorded")
         state.write_mirrors(self.root, st, snapshot_paths=listed)
         render(self.root, st, the_plan, self.now)

@@ -173,8 +173,9 @@ class Refused:
     """The names from git the revert would not act on (see gtd.fsio.unsafe_path),
     each with why, in the order met."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, since: float | None = None) -> None:
         self.root = root
+        self.since = since  # when the cycle began (a `.git` file made since is its own)
         self.found: dict[str, str] = {}
 
     def allows(self, rel: str, *, where: bool = True) -> bool:
@@ -200,10 +201,12 @@ class Refused:
 def restore(root: Path, git: Git, journal: Journal, kept: str) -> Refused:
     """Make the working tree the base again wherever the cycle changed it. Returns
     the names it refused to act on."""
-    refused = Refused(root)
+    refused = Refused(root, journal.started_epoch)
     branch_ref = f"refs/heads/{journal.branch}"
     if git.run("symbolic-ref", "-q", "HEAD", check=False).strip() != branch_ref:
         git.run("symbolic-ref", "HEAD", branch_ref)
+    _set_aside_broken_ref(root, git, branch_ref)
+    _move_aside_blocking_refs(git, journal, branch_ref)
     current = git.rev(branch_ref)
     # A branch the agent made a symbolic ref (to `feature`, say) is put back as a
     # plain ref of its own, even when what it leads to is the base already: left a
@@ -255,6 +258,48 @@ def restore(root: Path, git: Git, journal: Journal, kept: str) -> Refused:
         if refused.allows(folder):
             remove_empty_tree(root / folder)
     return refused
+
+
+def _set_aside_broken_ref(root: Path, git: Git, branch_ref: str) -> None:
+    """The branch's loose ref file holding what git cannot read (not an object id,
+    or the id of no object): git then refuses to write the ref at all ("reference
+    broken"), and the revert stopped, HEAD on a branch with no commit. The branch
+    was sound when the cycle began, so the file is the cycle's: set aside under
+    `.git/gtd/set-aside/` (never deleted), and the branch written anew."""
+    from gtd.own_files import set_aside
+
+    if git.rev(branch_ref) is not None:
+        return
+    path = git.common_dir() / branch_ref
+    if path.is_symlink() or not path.is_file():
+        return
+    try:
+        if read_bytes(path, limit=4096).startswith(b"ref:"):
+            return  # a symbolic ref: replaced by update_refs itself
+    except OSError:
+        return
+    set_aside(root, path)
+
+
+def _move_aside_blocking_refs(git: Git, journal: Journal, branch_ref: str) -> None:
+    """A ref one folder below the branch's name (`main/x`) or above it: git keeps no
+    ref that is both a name and a folder, so with the branch there when the cycle
+    began, such a ref was made during it (the agent deleted the branch and made
+    `main/x`), and it keeps the revert from writing the branch back (the revert
+    stopped, HEAD on a branch with no commit). Moved aside, never deleted:
+    ``refs/gtd/reverted/cycle-N-aside-<name>``."""
+    blocking = [
+        ref
+        for ref in git.refs("refs/heads/", check=False)
+        if ref.startswith(branch_ref + "/") or branch_ref.startswith(ref + "/")
+    ]
+    for ref in blocking:
+        oid = git.rev(ref)
+        if oid is None:
+            continue
+        name = ref.removeprefix("refs/heads/").replace("/", "-")
+        aside = f"{paths.REVERTED_REF}{journal.cycle}-aside-{name}"
+        git.update_refs([(aside, oid, None), (ref, None, oid)])
 
 
 def _remove_strays(root: Path, journal: Journal) -> None:
@@ -384,9 +429,27 @@ def _remove(root: Path, rel: str, refused: Refused) -> None:
     elif target.is_dir():
         remove_tree(target)
     parent = target.parent
-    while parent != root and parent.is_dir() and not any(parent.iterdir()):
+    while parent != root and parent.is_dir():
+        names = os.listdir(parent)
+        if names == [".git"] and _stray_git_file(parent / ".git", refused.since):
+            (parent / ".git").unlink()
+        elif names:
+            break
         parent.rmdir()
         parent = parent.parent
+
+
+def _stray_git_file(path: Path, since: float | None) -> bool:
+    """A `.git` file (``gitdir: <path>``) the cycle made in a folder whose every
+    other file it made too, and which git did not take for a repository (the
+    folder it names does not exist): git added the folder's files as any others
+    and never lists the `.git` file, so it would be left behind, alone, in a
+    folder the base does not have. A pointer, not work: removed with its folder."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return S_ISREG(info.st_mode) and since is not None and info.st_ctime >= since
 
 
 def _restore_submodules(git: Git, base_listing: Mapping[str, TreeEntry], refused: Refused) -> None:

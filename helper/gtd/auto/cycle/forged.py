@@ -34,7 +34,7 @@ def check(git: Git, since: float, cycle: int) -> str | None:
     """The reason to halt, or None: every object file written since ``since``
     (epoch seconds) holds what its name says, and no alternate store was added."""
     git_dir = git.git_dir()
-    objects = git_dir / "objects"
+    objects = git.common_dir() / "objects"  # a linked worktree's are its main one's
     since_ns = int(since * 1e9)
     aside = git_dir / PRIVATE_DIR / "forged" / f"cycle-{cycle}"
     alternates = objects / "info" / "alternates"

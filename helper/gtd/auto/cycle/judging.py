@@ -35,6 +35,7 @@ from gtd.auto.ratchet.verdict import Verdict
 from gtd.auto.state import State
 from gtd.clock import Now
 from gtd.errors import IndexUnreadable, UnaddableFiles
+from gtd.fsio import read_bytes
 from gtd.git import PRIVATE_DIR, Git
 from gtd.names import readable
 from gtd.tuples import NamedTuple
@@ -125,7 +126,18 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
     if broken:
         return Decision(False, broken[0], head=tree.head)
     if tree.branch != current.branch:
-        where = tree.branch or "a detached HEAD"
+        # HEAD made a link to a ref that is no branch (`refs/gtd/state`): git's
+        # status calls it "(null)"; the ref is named instead.
+        link = git.call("symbolic-ref", "-q", "HEAD").stdout.strip() or _head_file(git)
+        named = link.removeprefix("refs/heads/") if link else None
+        if named == current.branch:  # status says "(unknown)": the ref is broken
+            return Decision(
+                False,
+                f"the branch {current.branch} cannot be read: "
+                f"{readable(str(git.common_dir() / link))} (not a commit git has)",
+                head=tree.head,
+            )
+        where = named or tree.branch or "a detached HEAD"
         return Decision(
             False,
             f"checked out another branch: {where} (the cycle began on {current.branch})",
@@ -195,6 +207,16 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
         taken_epoch=taken,
         flaky=judged.flaky,
     )
+
+
+def _head_file(git: Git) -> str:
+    """The ref `.git/HEAD` names, read as a file: git's `symbolic-ref` answers "No
+    such ref" when that ref is broken."""
+    try:
+        text = read_bytes(git.git_dir() / "HEAD", limit=4096).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return text.removeprefix("ref:").strip() if text.startswith("ref:") else ""
 
 
 def run_pre_commit(root: Path, timeout_s: float) -> str | None:
