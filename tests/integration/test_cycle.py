@@ -257,7 +257,10 @@ def test_abandoned_agent_is_reverted_after_the_timeout(project: Repo) -> None:
     base = project.git("rev-parse", "HEAD").strip()
     begin(project)
     project.write("calc.py", "half-done work\n")
-    assert begin(project)["status"] == "busy"
+    busy = begin(project)
+    assert (busy["status"], busy["phase"]) == ("busy", "agent")
+    # the person reading it learns how to have it judged before the timeout
+    assert "`gtd cycle end` judges it" in busy["next"]
 
     later = run_cli(project, "cycle", "begin", "--json", env={"GTD_CLOCK_OFFSET_S": str(46 * 60)})
     answer = json.loads(later.stdout)

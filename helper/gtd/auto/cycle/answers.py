@@ -105,7 +105,12 @@ def busy(journal: Journal) -> Answer:
         "phase": journal.phase,
         "since": journal.started_at,
         "message": f"cycle {journal.cycle} ({journal.task}) is in flight ({journal.phase})",
-        "next": "end this tick; the running cycle finishes on its own",
+        "next": "end this tick; the running cycle finishes on its own"
+        if journal.phase != "agent"
+        # An agent at work ends its own cycle; a cycle still here at a tick is
+        # most often one whose `end` failed (a full disk, a file git refused),
+        # judged on its own only after the agent timeout.
+        else "end this tick; once no agent is at work on it, `gtd cycle end` judges it",
     }
 
 
