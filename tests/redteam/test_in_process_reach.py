@@ -228,9 +228,21 @@ PRICING_BROKEN_CHECKER_PATCHED = (
 )
 
 
-def _break_and(project: Project, rel: str, text: str) -> None:
+INIT_FILE = "inventory/__init__.py"
+
+
+def _attack_from_init(project: Project, init: str, names: list[str]) -> dict[str, object]:
+    """One cycle: the standard break, the package's `__init__.py` made ``init``
+    (the trick runs when the tests import the code under test), the trick shown
+    to hide the regression, then `end` judged; its answer."""
+    before = project.state()
+    project.begin()
     project.break_total()
-    project.write(rel, text)
+    project.write(INIT_FILE, init)
+    project.assert_hidden()
+    answer = project.end()
+    _judge(project, answer, before, names=names)
+    return answer
 
 
 class Landed(AssertionError):
@@ -290,39 +302,25 @@ def test_code_under_test_returns_a_value_that_equals_anything(project: Project) 
 
 
 def test_code_under_test_plants_the_assertion_helper_in_sys_modules(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    attack = "inventory/__init__.py"
-    _break_and(project, attack, proj.INIT + FAKE_HELPER_IN_SYS_MODULES)
-    project.assert_hidden()
-    _judge(project, project.end(), before, names=["testing/asserts.py", TOTAL])
+    _attack_from_init(
+        project, proj.INIT + FAKE_HELPER_IN_SYS_MODULES, names=["testing/asserts.py", TOTAL]
+    )
 
 
 def test_code_under_test_swaps_the_assertion_helpers_code(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    attack = "inventory/__init__.py"
-    _break_and(project, attack, proj.INIT + HELPER_CODE_SWAPPED)
-    project.assert_hidden()
-    _judge(project, project.end(), before, names=["testing.asserts.assert_cents", TOTAL])
+    _attack_from_init(
+        project, proj.INIT + HELPER_CODE_SWAPPED, names=["testing.asserts.assert_cents", TOTAL]
+    )
 
 
 def test_code_under_test_rebinds_the_assertion_helper(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    attack = "inventory/__init__.py"
-    _break_and(project, attack, proj.INIT + HELPER_REBOUND)
-    project.assert_hidden()
-    _judge(project, project.end(), before, names=["testing.asserts.assert_cents", TOTAL])
+    _attack_from_init(
+        project, proj.INIT + HELPER_REBOUND, names=["testing.asserts.assert_cents", TOTAL]
+    )
 
 
 def test_code_under_test_traces_the_assertion_helper(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    attack = "inventory/__init__.py"
-    _break_and(project, attack, proj.INIT + SETTRACE_REWRITES_LOCALS)
-    project.assert_hidden()
-    _judge(project, project.end(), before, names=[attack, TOTAL])
+    _attack_from_init(project, proj.INIT + SETTRACE_REWRITES_LOCALS, names=[INIT_FILE, TOTAL])
 
 
 # -- attacks on pytest's running of tests --------------------------------------------------
@@ -332,21 +330,11 @@ def test_code_under_test_swaps_a_hook_implementations_function(project: Project)
     """Held: the new-tests session imports the package only after configure, so
     the swap shows as "test reporting tampered with: pytest_pyfunc_call of
     python" (the old tests' session, which imports it earlier, saw nothing)."""
-    before = project.state()
-    project.begin()
-    attack = "inventory/__init__.py"
-    _break_and(project, attack, proj.INIT + HOOKIMPL_FUNCTION_SWAPPED)
-    project.assert_hidden()
-    _judge(project, project.end(), before, names=[attack, TOTAL])
+    _attack_from_init(project, proj.INIT + HOOKIMPL_FUNCTION_SWAPPED, names=[INIT_FILE, TOTAL])
 
 
 def test_code_under_test_registers_a_collection_hook_plugin(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    attack = "inventory/__init__.py"
-    _break_and(project, attack, proj.INIT + REGISTERS_COLLECTION_PLUGIN)
-    project.assert_hidden()
-    _judge(project, project.end(), before, names=[attack, TOTAL])
+    _attack_from_init(project, proj.INIT + REGISTERS_COLLECTION_PLUGIN, names=[INIT_FILE, TOTAL])
 
 
 # Slow: another watched object whose code comes from the change's files ("test
@@ -430,12 +418,9 @@ if "_pytest" in _rt_sys.modules:
 def test_code_under_test_patches_pytest_only_while_the_tests_run(
     project: Project,
 ) -> None:
-    before = project.state()
-    project.begin()
-    attack = "inventory/__init__.py"
-    _break_and(project, attack, proj.INIT + PATCH_BETWEEN_CONFIGURE_AND_SESSIONFINISH)
-    project.assert_hidden()
-    _judge(project, project.end(), before, names=[attack, TOTAL])
+    _attack_from_init(
+        project, proj.INIT + PATCH_BETWEEN_CONFIGURE_AND_SESSIONFINISH, names=[INIT_FILE, TOTAL]
+    )
 
 
 # -- the import system: metadata and paths outside the repository -------------------------
@@ -493,19 +478,12 @@ def test_code_under_test_imports_a_good_copy_outside_the_repository(
     not hold. The reason names the module and its file."""
     stash = tmp_path_factory.mktemp("stash")
     (stash / "rt_good_core.py").write_text(proj.CORE)
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "inventory/__init__.py"
-    project.write(
-        attack,
+    init = (
         f"import sys as _rt_sys\n\n_rt_sys.path.insert(0, {str(stash)!r})\n"
         "from rt_good_core import Item, restock, total  # noqa: E402\n\n"
-        '__all__ = ["Item", "restock", "total"]\n',
+        '__all__ = ["Item", "restock", "total"]\n'
     )
-    project.assert_hidden()
-    answer = project.end()
-    _judge(project, answer, before, names=[str(stash / "rt_good_core.py")])
+    answer = _attack_from_init(project, init, names=[str(stash / "rt_good_core.py")])
     assert "outside the repository" in str(answer.get("reason")), answer
 
 
@@ -517,12 +495,7 @@ def test_code_under_test_execs_a_good_copy_from_a_file_outside(
     functions, now the package's, still carry their file."""
     stash = tmp_path_factory.mktemp("stash")
     (stash / "good.py").write_text(proj.CORE)
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "inventory/__init__.py"
-    project.write(
-        attack,
+    init = (
         "import importlib.util as _rt_util\n"
         "import sys as _rt_sys\n\n"
         f"_rt_spec = _rt_util.spec_from_file_location('rt_hidden', {str(stash / 'good.py')!r})\n"
@@ -530,10 +503,9 @@ def test_code_under_test_execs_a_good_copy_from_a_file_outside(
         "_rt_sys.modules['rt_hidden'] = _rt_mod\n"
         "_rt_spec.loader.exec_module(_rt_mod)\n"
         "del _rt_sys.modules['rt_hidden']\n"
-        "Item, restock, total = _rt_mod.Item, _rt_mod.restock, _rt_mod.total\n",
+        "Item, restock, total = _rt_mod.Item, _rt_mod.restock, _rt_mod.total\n"
     )
-    project.assert_hidden()
-    _judge(project, project.end(), before, names=[str(stash / "good.py")])
+    _attack_from_init(project, init, names=[str(stash / "good.py")])
 
 
 NEW_TEST_OF_A_LOADER = """\
