@@ -55,8 +55,11 @@ _KEPT = {
 _PER_WORKTREE = frozenset({"git_commondir", "git_worktree_config"})
 
 
-def _where(git: Git, key: str) -> Path:
-    return git.git_dir() if key in _PER_WORKTREE else git.common_dir()
+def _kept_paths(git: Git) -> dict[str, Path]:
+    """Each kept file's path; the two git directories asked once (in a linked
+    worktree each is a `git rev-parse`)."""
+    own, common = git.git_dir(), git.common_dir()
+    return {key: (own if key in _PER_WORKTREE else common) / rel for key, rel in _KEPT.items()}
 
 
 _CALLED = {
@@ -160,17 +163,18 @@ def restore_hooks(root: Path, git: Git, seals: dict[str, Any]) -> None:
 
 def take(git: Git, env_dirs: Sequence[str]) -> dict[str, Any]:
     git_dir = git.git_dir()
+    hooks = git.common_dir() / "hooks"
     sealed: dict[str, Any] = {
-        "hooks": _hooks_digest(git.common_dir() / "hooks"),
-        "hook_files": _hook_files(git.common_dir() / "hooks"),
+        "hooks": _hooks_digest(hooks),
+        "hook_files": _hook_files(hooks),
         "environment": environment.fingerprint(env_dirs),
         "empty_dirs": sorted(git.empty_dirs()),
         # What git ignored as the cycle began: a person's (a `.env`, build output),
         # which a `.gitignore` edit of the cycle's must not sweep into its commit.
         "ignored": git.ignored(),
     }
-    for key, rel in _KEPT.items():
-        data = _read(_where(git, key) / rel)
+    for key, path in _kept_paths(git).items():
+        data = _read(path)
         sealed[key] = None if data is None else base64.b64encode(data).decode("ascii")
     sealed["outside"] = outside(git)
     sealed["dot_git"] = _dot_git_file(git.root)
@@ -345,10 +349,9 @@ def restore(git: Git, seals: dict[str, Any]) -> list[str]:
     """Put the git configuration and attributes back as sealed; return a reason for
     each that had changed (naming the keys of a changed configuration)."""
     out: list[str] = []
-    for key, rel in _KEPT.items():
+    for key, path in _kept_paths(git).items():
         if key not in seals:
             continue
-        path = _where(git, key) / rel
         now = _read(path)
         raw = seals[key]
         sealed = None if raw is None else base64.b64decode(raw)
