@@ -82,7 +82,7 @@ def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], li
     raw = state.read_blob(git, st, state.PENDING)
     assert raw is not None
     assert st.summary is not None
-    pending = codec.loads(raw, f"{state.REF}:{state.PENDING}")
+    pending = codec.loads(raw, f"{state.ref(git)}:{state.PENDING}")
     from gtd.auto.ratchet import protect
 
     protected = dict(pending.protected)

@@ -33,7 +33,7 @@ from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
 from gtd.auto.plan import Plan, Task
-from gtd.auto.state import State, sealed_config
+from gtd.auto.state import State, reverted_ref, sealed_config
 from gtd.clock import Now
 from gtd.errors import (
     CommitBlocked,
@@ -79,7 +79,10 @@ def require_setup(root: Path, st: State) -> None:
             "was set up by an older gtd",
             "run `gtd auto setup` once: it takes a new snapshot and keeps your memory",
         )
-    raise GtdError("auto mode is not set up in this repository", "run `gtd auto setup` first")
+    raise GtdError(
+        "auto mode is not set up in this work tree",
+        "run `gtd auto setup` first (each worktree of a repository runs a loop of its own)",
+    )
 
 
 class Cycle:
@@ -659,7 +662,7 @@ class Cycle:
             tests_total=current.tests_total, build_ok=current.build_ok, spike=current.spike,
             learning=current.learning, tests_failed=current.tests_failed,
             tests_skipped=current.tests_skipped, duration_s=current.duration_s,
-            kept=None if status == "passed" else f"{paths.REVERTED_REF}{current.cycle}",
+            kept=None if status == "passed" else f"{reverted_ref(self.git)}{current.cycle}",
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
         )  # fmt: skip
         new: list[records.Record] = [rec]

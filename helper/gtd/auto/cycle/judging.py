@@ -157,7 +157,7 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
             return Decision(False, f"pre-commit hook failed: {failed}", head=tree.head)
     raw = state.read_blob(git, st, state.SNAPSHOT)
     assert raw is not None
-    snapshot = snapshot_codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
+    snapshot = snapshot_codec.loads(raw, f"{state.ref(git)}:{state.SNAPSHOT}")
     taken = time.time()
     with room.acquire(git) as rm:
         # The test process starts now, held until the room is ready: it loads
@@ -272,7 +272,7 @@ def _guard(
 
 def _rewound(git: Git, st: State) -> list[str]:
     """A kept revert the sealed records do not know: the state was rolled back."""
-    raw = git.run("for-each-ref", "--format=%(refname)", "refs/gtd/reverted/")
+    raw = git.run("for-each-ref", "--format=%(refname)", state.reverted_refs(git))
     recorded = {r.cycle for r in st.records if isinstance(r, CycleRecord) and r.status == "failed"}
     assert st.summary is not None
     recorded |= set(st.summary.get("reverted_before_setup") or ())
@@ -283,5 +283,5 @@ def _rewound(git: Git, st: State) -> list[str]:
             current = st.journal
             if current is not None and int(number) == current.cycle:
                 continue  # this cycle's own ref, from an earlier attempt to revert it
-            out.append(f"{state.REF} (no record of {ref})")
+            out.append(f"{state.ref(git)} (no record of {ref})")
     return out
