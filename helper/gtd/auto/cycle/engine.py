@@ -70,6 +70,10 @@ def crash_point(name: str, *others: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _epoch(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def require_setup(root: Path, st: State) -> None:
     if st.set_up:
         return
@@ -251,6 +255,7 @@ class Cycle:
             "started_at": self.now.iso,
             "started_epoch": self.now.epoch,
             "seals": sealed,
+            "objects_since": _epoch(st.summary.get("objects_checked")),
         }
         if bootstrap:
             files = sorted({f for t in the_plan.tasks for f in t.files})
@@ -683,6 +688,9 @@ class Cycle:
         if status == "passed" and current.tick_commit is not None:
             snap, summary, listed = baseline.advanced(self.git, st, current.tick_commit)
             updates = {"snapshot": snap, "summary": summary}
+        if current.objects_checked is not None:  # (a cycle recovered unjudged checked none)
+            checked = {"objects_checked": current.objects_checked}
+            updates["summary"] = {**updates.get("summary", st.summary or {}), **checked}
         st = state.write(
             self.git,
             st,
