@@ -137,6 +137,7 @@ class Git:
         self.hardened = hardened
         pins = repository_pins(root) if hardened else {}
         self.env = {**(HARDENED_ENV if hardened else GIT_ENV), **pins, **(env or {})}
+        self._worktree: tuple[str | None] | None = None  # worktree_id, once asked
 
     def without_outside_config(self) -> Git:
         """This repository's git reading its own configuration only: the global and
@@ -345,6 +346,20 @@ class Git:
             return dot
         out = self.run("rev-parse", "--absolute-git-dir").strip()
         return Path(out)
+
+    def worktree_id(self) -> str | None:
+        """The id git gave this linked worktree (its git directory is
+        ``<common>/worktrees/<id>``); None in the main work tree, and in a
+        repository whose ``.git`` file points anywhere else (a submodule, a
+        separate git directory), which has refs of its own."""
+        if self._worktree is None:
+            found = None
+            if not (self.root / ".git").is_dir() or "GIT_DIR" in os.environ:
+                git_dir = self.git_dir()  # (the main work tree needs no git process)
+                if git_dir.parent.name == "worktrees" and (git_dir / "commondir").is_file():
+                    found = git_dir.name
+            self._worktree = (found,)
+        return self._worktree[0]
 
     def common_dir(self) -> Path:
         """Where git keeps the config, hooks, ``info/``, refs and objects: the git

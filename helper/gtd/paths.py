@@ -56,10 +56,36 @@ def is_private(path: str) -> bool:
 # dirty after every cycle).
 HELPER_STATE = (MEMORY, REPORT, SNAPSHOT, SNAPSHOT_JSON, JOURNAL, BRIEF, LOCK)
 
-# Ref namespaces: a reverted cycle's complete working tree, and the sealed state.
+# Ref namespaces: a reverted cycle's complete working tree, and the sealed state,
+# in the main work tree. Every worktree of a repository shares its refs, and each
+# runs a loop of its own (its branch, its plan, its breaker): a linked worktree's
+# refs are these under refs/gtd/worktrees/<id>/ (refs_of).
+GTD_REFS = "refs/gtd/"
 REVERTED_REFS = "refs/gtd/reverted/"
 REVERTED_REF = f"{REVERTED_REFS}cycle-"
 STATE_REF = "refs/gtd/state"
+_REF_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def refs_of(worktree: str | None) -> str:
+    """The helper's ref namespace in the work tree of a linked worktree's id
+    (None: the main work tree). An id that could not be one component of a ref
+    name (git before 2.26 kept the folder's name as it was) is spelled by its
+    digest."""
+    if worktree is None:
+        return GTD_REFS
+    if not (
+        worktree
+        and set(worktree) <= _REF_SAFE
+        and not worktree.startswith(".")
+        and ".." not in worktree
+        and not worktree.endswith(".lock")
+    ):
+        import hashlib
+
+        worktree = "id-" + hashlib.sha1(worktree.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{GTD_REFS}worktrees/{worktree}/"
+
 
 # The task id of the cycle that writes the first tests of a project without any.
 BOOTSTRAP = "BOOTSTRAP"

@@ -45,7 +45,7 @@ def test_a_write_is_read_back_whole_in_one_call(git: Git) -> None:
     assert again.summary == {"head": "x"}
     assert again.records == (rec,)
     assert again.raw[state.SNAPSHOT] == b'{"a": 1}\n'
-    log = git.run("log", "--format=%s", state.REF).split("\n")
+    log = git.run("log", "--format=%s", state.ref(git)).split("\n")
     assert log[:3] == ["end", "begin", "setup"]  # an audit trail of the helper's writes
 
 
@@ -80,7 +80,7 @@ def test_a_pin_keeps_the_base_reachable(git: Git, repo: Repo) -> None:
     head = git.head()
     assert head is not None
     state.write(git, state.EMPTY, "begin", journal=journal(), pin=head)
-    assert git.rev(state.BASE_REF) == head
+    assert git.rev("refs/gtd/base") == head
 
 
 def test_mirrors_match_the_seal_or_are_tampering(git: Git, repo: Repo) -> None:
@@ -107,7 +107,7 @@ def test_an_unreadable_seal_is_an_error_not_a_guess(git: Git) -> None:
     blob = git.write_blob(b"{not json")
     tree = git.make_tree([("100644", "blob", blob, state.SUMMARY)])
     commit = git.run("commit-tree", tree, "-p", str(st.commit), input_text="forged\n").strip()
-    git.update_refs([(state.REF, commit, st.commit)])
+    git.update_refs([(state.ref(git), commit, st.commit)])
     with pytest.raises(StateError) as info:
         state.read(git)
     assert "unreadable sealed state" in info.value.message

@@ -360,7 +360,10 @@ def assert_refused(
     assert status == "", f"git status is not clean:\n{readable(status)}"
     ref = answer.get("kept")
     assert isinstance(ref, str), f"the answer names no kept ref: {answer}"
-    assert ref.startswith("refs/gtd/reverted/"), f"unexpected kept ref: {answer}"
+    git_dir = Path(p.observe("rev-parse", "--absolute-git-dir").strip())
+    linked = git_dir.parent.name == "worktrees"  # a linked worktree's refs are its own
+    own = f"refs/gtd/worktrees/{git_dir.name}/" if linked else "refs/gtd/"
+    assert ref.startswith(f"{own}reverted/"), f"unexpected kept ref: {answer}"
     assert p.ref(ref), f"the kept ref {ref} does not exist"
     wanted = {"inventory/core.py": proj.BROKEN_CORE} if kept is None else kept
     for rel, content in wanted.items():

@@ -533,9 +533,8 @@ def linked(make_project: Callable[[str], Project], tmp_path: Path) -> Project:
     config, hooks and `info/` files git reads are the main repository's."""
     main = make_project("full")
     main.git("checkout", "-q", "feature")
-    # Set up there, not in the template's main checkout: the state ref is shared.
-    for ref in main.git("for-each-ref", "--format=%(refname)", "refs/gtd/").split():
-        main.git("update-ref", "-d", ref)
+    # The main checkout's loop stays set up beside it (its state under refs/gtd/,
+    # the linked one's under refs/gtd/worktrees/<id>/: tests/integration/test_worktrees.py).
     (main.path / ".git/info/exclude").write_text("")  # setup writes it again
     where = tmp_path / "linked"
     main.git("worktree", "add", "-q", str(where), "main")

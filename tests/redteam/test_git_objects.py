@@ -99,6 +99,27 @@ def test_broken_blob_preforged_with_good_bytes(project: Project, tmp_path: Path)
     assert_refused(project, answer, before, names=[CORE, ".git/objects"], kept={})
 
 
+def test_broken_blob_forged_between_two_cycles(project: Project, tmp_path: Path) -> None:
+    """The same forgery written before the cycle began: by a process an earlier
+    cycle's agent left running, after that cycle's `end` had checked the object
+    files. `end` hashes again what was written since the last check began
+    (sealed at each end), not only since this cycle's `begin`."""
+    project.begin()
+    project.end()  # a cycle that checks the object files (its verdict is not the point)
+    before = project.state()
+    forge_loose(project, blob_id(proj.BROKEN_CORE.encode()), "blob", proj.CORE.encode())
+    project.begin()
+    project.break_total()
+    project.assert_suite_fails()
+    answer = project.end()
+    committed_regression(project, answer, tmp_path)
+    # Caught by what checks the objects: the room's own check of its files
+    # ("file changed in the clean room") caught it too, as a plain revert.
+    assert "(forged)" in answer["reason"], answer
+    assert answer["next"] == "halt", answer
+    assert_refused(project, answer, before, names=[CORE, ".git/objects"], kept={})
+
+
 def folder_entries(p: Project, rev: str, folder: str) -> list[tuple[str, str, str]]:
     out = []
     for line in p.observe("ls-tree", f"{rev}:{folder}").splitlines():

@@ -1066,12 +1066,16 @@ def test_kept_ref_precreated_as_the_cycles_own(project: Project) -> None:
 
 
 def _forge_ahead(project: Project, extra: list[tuple[str, str, str]]) -> None:
-    """_forge_package_tree for the broken code, done before the cycle begins and
-    the tree put back: the forged object is older than the cycle."""
+    """_forge_package_tree for the broken code, done before the repository was
+    handed to the loop (a first set-up takes git's object files as they are;
+    every one written later is hashed again at the next `end`,
+    test_git_objects.py), and the tree put back."""
     project.break_total()
     forge_package_extra(project, extra)
     project.git("checkout", "-q", "--", "inventory")
-    time.sleep(0.05)  # the cycle's start lies clearly after the object's change time
+    time.sleep(0.05)  # the set-up lies clearly after the object's change time
+    project.git("update-ref", "-d", "refs/gtd/state")  # a first set-up, from here
+    project.setup()
 
 
 def _weaken_total(project: Project) -> None:
@@ -1104,8 +1108,8 @@ def test_forged_folder_tree_makes_the_revert_delete_an_ignored_folder(
     """A person keeps files in the ignored ``build/``; ``inventory/``'s tree, as
     the agent's broken code will hash it, was forged to list a folder ``..``
     holding a file ``build`` before the cycle began (by a process an earlier
-    cycle left running: the check of objects written during the cycle,
-    test_git_objects.py, cannot see it). The agent breaks the code and weakens
+    cycle left running, before the loop was set up: the check of objects
+    written since, test_git_objects.py, cannot see it). The agent breaks the code and weakens
     a snapshot test: the kept tree holds ``inventory/../build`` as added. The
     revert refuses to act on such a path, naming it; ``build/`` stays."""
     for rel, text in _PERSON.items():

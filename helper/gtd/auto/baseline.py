@@ -10,6 +10,7 @@ own (gtd.auto.cycle.engine._fork) and seal the result when it is in.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +63,14 @@ def seal(
 ) -> State:
     at = now().iso
     previous = (st.summary or {}).get("reverted_before_setup")
+    new = summary(snap, config, at, reverted_before or previous)
+    _keep_objects_checked(st, new)
     st = state.write(
         git,
         st,
         message,
         journal=None,
-        summary=summary(snap, config, at, reverted_before or previous),
+        summary=new,
         snapshot=codec.dumps(snap),
         pending=None,
         append=append or [],
@@ -82,7 +85,7 @@ def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], li
     raw = state.read_blob(git, st, state.PENDING)
     assert raw is not None
     assert st.summary is not None
-    pending = codec.loads(raw, f"{state.REF}:{state.PENDING}")
+    pending = codec.loads(raw, f"{state.ref(git)}:{state.PENDING}")
     from gtd.auto.ratchet import protect
 
     protected = dict(pending.protected)
@@ -94,7 +97,18 @@ def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], li
 
     config = from_json(st.summary.get("config") or {})
     reverted = st.summary.get("reverted_before_setup") or []
-    return codec.dumps(snap), summary(snap, config, now().iso, reverted), snap.test_paths
+    new = summary(snap, config, now().iso, reverted)
+    _keep_objects_checked(st, new)
+    return codec.dumps(snap), new, snap.test_paths
+
+
+def _keep_objects_checked(st: State, new: dict[str, Any]) -> None:
+    """Carry over when git's object files were last checked (gtd.auto.cycle.forged):
+    a new snapshot (a refresh, a set-up again) does not make what was written
+    since trusted. A first set-up takes the repository as the person hands it
+    over: its object files as they are now."""
+    checked = (st.summary or {}).get("objects_checked")
+    new["objects_checked"] = checked if isinstance(checked, (int, float)) else time.time()
 
 
 def claim(git: Git, lock: Path) -> Journal | None:

@@ -98,7 +98,7 @@ def mermaid(mem: Memory, limit: int = LIMIT) -> list[str]:
     body.append("```")
     caption = (
         "Cycles in order: a plain commit was committed, a crossed-out one reverted "
-        "(its work is kept under `refs/gtd/reverted/cycle-N`, not on the branch), "
+        "(its work is kept under the ref the Reverted section names, not on the branch), "
         "a highlighted one is a person's commit the snapshot was refreshed from."
     )
     if dropped:

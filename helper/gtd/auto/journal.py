@@ -58,6 +58,11 @@ class Journal(NamedTuple):
     agent_exit: int | None = None
     agent_tail: str | None = None
     blocked: str | None = None  # why git refused the commit of a passed cycle (with the fix)
+    # Object files written since are hashed again at `end`: when the last check
+    # of them began (sealed in the summary), so that what a process left running
+    # writes between two cycles is checked too. None: since the cycle began.
+    objects_since: float | None = None
+    objects_checked: float | None = None  # when this cycle's check of them began
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

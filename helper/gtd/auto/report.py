@@ -476,9 +476,17 @@ def _health(run: _Run) -> list[str]:
 
 def _reverted(run: _Run) -> tuple[list[str], bool]:
     rows: list[str] = []
+    # `refs/gtd/reverted/cycle-`, or a linked worktree's own (gtd.paths.refs_of):
+    # what the rows' refs were kept under
+    kept_under = paths.REVERTED_REF
     for rev in run.mem.revert_history:
         rec = find_cycle(run.mem, rev.cycle)
-        kept = show_command(kept_ref(rec)) if rec is not None and rec.task == rev.task else DASH
+        kept = DASH
+        if rec is not None and rec.task == rev.task:
+            ref = kept_ref(rec)
+            kept = show_command(ref)
+            if ref.endswith(f"cycle-{rec.cycle}"):
+                kept_under = ref.removesuffix(str(rec.cycle))
         title = rec.title if rec is not None else run.title_of(rev.task)
         rows.append(
             _row(
@@ -494,8 +502,8 @@ def _reverted(run: _Run) -> tuple[list[str], bool]:
         body += [
             "",
             "A reverted cycle's whole working tree is kept under "
-            f"`{paths.REVERTED_REF}N`: `git show {paths.REVERTED_REF}N --stat` lists what "
-            f"it changed, `git checkout {paths.REVERTED_REF}N -- <path>` brings a file back.",
+            f"`{kept_under}N`: `git show {kept_under}N --stat` lists what "
+            f"it changed, `git checkout {kept_under}N -- <path>` brings a file back.",
         ]
     return body, bool(rows)
 

@@ -256,7 +256,7 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
 
 
 def _reverted_numbers(git: Git) -> list[int]:
-    refs = git.refs(paths.REVERTED_REFS)
+    refs = git.refs(state.reverted_refs(git))
     return sorted(int(ref.rsplit("-", 1)[-1]) for ref in refs if ref.rsplit("-", 1)[-1].isdigit())
 
 
@@ -274,7 +274,7 @@ def _ready(
 
     raw = state.read_blob(git, st, state.SNAPSHOT)
     assert raw is not None
-    snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
+    snap = codec.loads(raw, f"{state.ref(git)}:{state.SNAPSHOT}")
     return _ready_answer(
         root, git, snap, plan, cfg, extra={"created": created, "committed": committed}
     )

@@ -1,6 +1,8 @@
 """The helper's sealed state: what the verdict and the breaker depend on, kept in
 git objects under one ref, ``refs/gtd/state``, rather than in files an agent
-working in the repository could rewrite along with their check values.
+working in the repository could rewrite along with their check values. (That is
+the main work tree's; a linked worktree runs a loop of its own, with its state
+under ``refs/gtd/worktrees/<id>/state``: gtd.paths.refs_of.)
 
 The ref is a chain of commits (one per change, so `git log refs/gtd/state` is an
 audit trail) whose tree holds:
@@ -46,8 +48,6 @@ if TYPE_CHECKING:
 
     from gtd.auto.config import AutoConfig
 
-REF = "refs/gtd/state"
-BASE_REF = "refs/gtd/base"
 JOURNAL = "journal.json"
 SUMMARY = "summary.json"
 SNAPSHOT = "snapshot.json"
@@ -63,10 +63,37 @@ _IDENTITY = {
     "GIT_COMMITTER_NAME": "gtd",
     "GIT_COMMITTER_EMAIL": "gtd@localhost",
 }
-_HINT = (
-    "the helper's sealed state is damaged; inspect `git log refs/gtd/state`, or "
-    "delete the ref (`git update-ref -d refs/gtd/state`) and run `gtd auto setup`"
-)
+
+
+def ref(git: Git) -> str:
+    """The ref of this work tree's state (``refs/gtd/state`` in the main one)."""
+    return paths.refs_of(git.worktree_id()) + "state"
+
+
+def _base_ref(git: Git) -> str:
+    return paths.refs_of(git.worktree_id()) + "base"
+
+
+def reverted_refs(git: Git) -> str:
+    """The folder of reverted cycles' kept work (``refs/gtd/reverted/`` in the
+    main work tree)."""
+    return paths.refs_of(git.worktree_id()) + "reverted/"
+
+
+def reverted_ref(git: Git) -> str:
+    """A reverted cycle's kept work is this and its number."""
+    return reverted_refs(git) + "cycle-"
+
+
+def _foreign_ref(git: Git) -> str:
+    return paths.refs_of(git.worktree_id()) + "foreign-state/"
+
+
+def _hint(name: str) -> str:
+    return (
+        f"the helper's sealed state is damaged; inspect `git log {name}`, or "
+        f"delete the ref (`git update-ref -d {name}`) and run `gtd auto setup`"
+    )
 
 
 class State(NamedTuple):
@@ -98,7 +125,8 @@ def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
     """The sealed state in one git call (the snapshot only when asked for; HEAD
     and its tree too with ``head``: one process less than asking git apart)."""
     parts = [JOURNAL, SUMMARY, RECORDS, SETUP] + ([SNAPSHOT] if snapshot else [])
-    names = [f"{REF}^{{commit}}", f"{REF}^{{tree}}", *(f"{REF}:{part}" for part in parts)]
+    name = ref(git)
+    names = [f"{name}^{{commit}}", f"{name}^{{tree}}", *(f"{name}:{part}" for part in parts)]
     if head:
         names += ["HEAD^{commit}", "HEAD^{tree}"]
     objects = git.objects(names)
@@ -117,7 +145,7 @@ def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
         summary = json.loads(raw[SUMMARY]) if SUMMARY in raw else None
         history = records_mod.decode(raw.get(RECORDS, b"").decode())
     except (ValueError, TypeError) as exc:
-        raise StateError(f"{REF}: unreadable sealed state ({exc})", _HINT) from None
+        raise StateError(f"{name}: unreadable sealed state ({exc})", _hint(name)) from None
     return State(
         commit.oid,
         entries,
@@ -132,11 +160,10 @@ def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
 
 # How far back a state commit of the helper's is looked for under commits it did not make.
 _LOOK_BACK = 64
-FOREIGN_REF = "refs/gtd/foreign-state/"
 
 
 def _take_back(git: Git, tip: str) -> bool:
-    """``REF`` holds a commit whose tree is not a state (no summary): one the
+    """The state's ref holds a commit whose tree is not a state (no summary): one the
     helper did not make, as a plain `git commit` with HEAD made a link to the
     ref (`ref: refs/gtd/state`) writes. Read as it is, the loop would say it was
     never set up, and a new setup take whatever the tree holds as its baseline.
@@ -156,10 +183,11 @@ def _take_back(git: Git, tip: str) -> bool:
     back = next((oid for oid, obj in zip(ancestors, found, strict=True) if obj), None)
     if back is None:
         return False
-    git.update_refs([(f"{FOREIGN_REF}{tip}", tip, None), (REF, back, tip)])
+    name, foreign = ref(git), _foreign_ref(git)
+    git.update_refs([(f"{foreign}{tip}", tip, None), (name, back, tip)])
     print(
-        f"gtd: {REF} held a commit gtd did not make ({readable(tip[:12])}, a `git commit` "
-        f"with HEAD on {REF}?): kept as {FOREIGN_REF}{tip[:12]}…, the state put back "
+        f"gtd: {name} held a commit gtd did not make ({readable(tip[:12])}, a `git commit` "
+        f"with HEAD on {name}?): kept as {foreign}{tip[:12]}…, the state put back "
         f"at {back[:12]}",
         file=sys.stderr,
     )
@@ -233,16 +261,17 @@ def write(
         input_text=message + "\n",
         env=_IDENTITY,
     ).strip()
-    moves: list[tuple[str, str | None, str | None]] = [(REF, commit, old.commit or "")]
+    name = ref(git)
+    moves: list[tuple[str, str | None, str | None]] = [(name, commit, old.commit or "")]
     if pin is not None:
-        moves.append((BASE_REF, pin, None))
+        moves.append((_base_ref(git), pin, None))
     try:
         git.update_refs(moves)
     except GitError as exc:
         raise StateError(
-            f"{REF} changed while gtd was writing it ({exc.message})",
+            f"{name} changed while gtd was writing it ({exc.message})",
             "another gtd process or a program writing git refs is at work; retry, "
-            "and if it repeats, see `git log refs/gtd/state`",
+            f"and if it repeats, see `git log {name}`",
         ) from None
     return State(
         commit,

@@ -201,7 +201,7 @@ def quarantine(test: str, reason: str | None, as_json: bool) -> int:
         from gtd.auto import state
 
         raw = state.read_blob(st.git, st.state, state.SNAPSHOT)
-        snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}") if raw else None
+        snap = codec.loads(raw, f"{state.ref(st.git)}:{state.SNAPSHOT}") if raw else None
         known = (snap.baseline.tests or {}) if snap is not None else {}
         if test not in known:
             raise GtdError(f"unknown test: {_shown(test)}", _closest(test, sorted(known)))
@@ -347,7 +347,7 @@ def _sealed(git: Git, st: State, raw: bytes) -> tuple[Snapshot, dict[str, TreeEn
     from gtd.auto.ratchet import check  # noqa: F401  (its imports: ~1/3 of the helper's)
     from gtd.auto.ratchet import snapshot as codec
 
-    snap = codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
+    snap = codec.loads(raw, f"{state.ref(git)}:{state.SNAPSHOT}")
     head, head_tree = st.head or (None, None)
     base_files = git.ls_tree(head_tree) if head_tree is not None and head == snap.head else None
     return snap, base_files

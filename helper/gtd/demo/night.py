@@ -115,7 +115,7 @@ def check(
             problems.append(f"{where} should be reverted for {refused!r}; it {got}")
     git = Git(root)
     for rec in records:
-        kept = f"{paths.REVERTED_REF}{rec.cycle}"
+        kept = rec.kept or f"{paths.REVERTED_REF}{rec.cycle}"
         if rec.status != "passed" and not git.ok("rev-parse", "--verify", "--quiet", kept):
             problems.append(f"cycle {rec.cycle} ({rec.task}) was reverted but {kept} is missing")
     if verified.get("status") != "passed":

@@ -81,8 +81,8 @@ def _ending(root: Path, problems: list[str], say: Say) -> int:
             say(f"  {problem}")
     else:
         records = night.cycles(root)
-        reverted = [r.cycle for r in records if r.status != "passed"]
-        kept = ", ".join(f"{paths.REVERTED_REF}{n}" for n in reverted)
+        reverted = [r for r in records if r.status != "passed"]
+        kept = ", ".join(r.kept or f"{paths.REVERTED_REF}{r.cycle}" for r in reverted)
         say(
             f"The night went as scripted: {len(records)} cycles, "
             f"{len(records) - len(reverted)} committed, {len(reverted)} reverted "

@@ -59,8 +59,8 @@ _Last updated: 2025-01-15T10:20:00Z_
 ## Run Chart
 
 Cycles in order: a plain commit was committed, a crossed-out one reverted (its work is kept\
- under `refs/gtd/reverted/cycle-N`, not on the branch), a highlighted one is a person's commit\
- the snapshot was refreshed from.
+ under the ref the Reverted section names, not on the branch), a highlighted one is a person's\
+ commit the snapshot was refreshed from.
 
 ```mermaid
 gitGraph

@@ -33,7 +33,7 @@ from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
 from gtd.auto.plan import Plan, Task
-from gtd.auto.state import State, sealed_config
+from gtd.auto.state import State, reverted_ref, sealed_config
 from gtd.clock import Now
 from gtd.errors import (
     CommitBlocked,
@@ -70,6 +70,10 @@ def crash_point(name: str, *others: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _epoch(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def require_setup(root: Path, st: State) -> None:
     if st.set_up:
         return
@@ -79,7 +83,10 @@ def require_setup(root: Path, st: State) -> None:
             "was set up by an older gtd",
             "run `gtd auto setup` once: it takes a new snapshot and keeps your memory",
         )
-    raise GtdError("auto mode is not set up in this repository", "run `gtd auto setup` first")
+    raise GtdError(
+        "auto mode is not set up in this work tree",
+        "run `gtd auto setup` first (each worktree of a repository runs a loop of its own)",
+    )
 
 
 class Cycle:
@@ -248,6 +255,7 @@ class Cycle:
             "started_at": self.now.iso,
             "started_epoch": self.now.epoch,
             "seals": sealed,
+            "objects_since": _epoch(st.summary.get("objects_checked")),
         }
         if bootstrap:
             files = sorted({f for t in the_plan.tasks for f in t.files})
@@ -659,7 +667,7 @@ class Cycle:
             tests_total=current.tests_total, build_ok=current.build_ok, spike=current.spike,
             learning=current.learning, tests_failed=current.tests_failed,
             tests_skipped=current.tests_skipped, duration_s=current.duration_s,
-            kept=None if status == "passed" else f"{paths.REVERTED_REF}{current.cycle}",
+            kept=None if status == "passed" else f"{reverted_ref(self.git)}{current.cycle}",
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
         )  # fmt: skip
         new: list[records.Record] = [rec]
@@ -680,6 +688,9 @@ class Cycle:
         if status == "passed" and current.tick_commit is not None:
             snap, summary, listed = baseline.advanced(self.git, st, current.tick_commit)
             updates = {"snapshot": snap, "summary": summary}
+        if current.objects_checked is not None:  # (a cycle recovered unjudged checked none)
+            checked = {"objects_checked": current.objects_checked}
+            updates["summary"] = {**updates.get("summary", st.summary or {}), **checked}
         st = state.write(
             self.git,
             st,

@@ -35,6 +35,7 @@ from gtd import paths
 from gtd.auto import plan
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
+from gtd.auto.state import reverted_ref
 from gtd.errors import CommitBlocked, GitError, GtdError
 from gtd.fsio import read_bytes, remove_tree, unsafe_path, walk
 from gtd.git import Change, Git, TreeEntry, remove_empty_tree
@@ -152,7 +153,7 @@ def keep(git: Git, journal: Journal, scratch: Path) -> str:
     put nothing back). A symbolic ref there is never the helper's (it makes plain
     refs only): its target is noted aside and the link itself replaced
     (update_refs writes no ref through a link), the ref it leads to left as it is."""
-    ref = f"{paths.REVERTED_REF}{journal.cycle}"
+    ref = f"{reverted_ref(git)}{journal.cycle}"
     existing = git.rev(ref)
     if existing is not None:
         if existing == journal.kept_commit and not git.symbolic(ref):
@@ -298,7 +299,7 @@ def _move_aside_blocking_refs(git: Git, journal: Journal, branch_ref: str) -> No
         if oid is None:
             continue
         name = ref.removeprefix("refs/heads/").replace("/", "-")
-        aside = f"{paths.REVERTED_REF}{journal.cycle}-aside-{name}"
+        aside = f"{reverted_ref(git)}{journal.cycle}-aside-{name}"
         git.update_refs([(aside, oid, None), (ref, None, oid)])
 
 

@@ -1,4 +1,5 @@
-"""Git objects written during the cycle that are not what their names say.
+"""Git objects written since they were last checked (during the cycle, or between
+it and the last cycle's check) that are not what their names say.
 
 git names an object by the hash of its content and, reading one back, trusts the
 name. An object file the agent writes under the id a folder of its change will
@@ -54,7 +55,7 @@ def check(git: Git, since: float, cycle: int) -> str | None:
                 for part in pack.parent.glob(pack.stem + ".*"):
                     _move(part, aside)
                 return (
-                    f"a git pack written during the cycle holds objects that are not "
+                    f"a git pack written since the last check holds objects that are not "
                     f"what their names say (forged): {pack}, moved to {aside} (with its "
                     "index); if git now reports objects missing, check it with `git "
                     "verify-pack -v` and move back what is true, then `gtd cycle begin`"
@@ -65,7 +66,7 @@ def check(git: Git, since: float, cycle: int) -> str | None:
         _move(path, aside, path.parent.name + path.name)
     more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
     return (
-        f"a git object written during the cycle is not what its name says (forged): "
+        f"a git object written since the last check is not what its name says (forged): "
         f"{bad[0]}{more}, moved to {aside}; if git now reports an object missing, "
         "restore it from a clone, then `gtd cycle begin`"
     )

@@ -52,6 +52,7 @@ class Decision(NamedTuple):
     pending: bytes | None = None  # the snapshot a pass advances to
     taken_epoch: float | None = None  # when the candidate was taken
     flaky: tuple[str, ...] = ()  # failed, then passed when run again
+    objects_checked: float | None = None  # when the object files' check began
 
     def journal(self, current: Journal) -> Journal:
         v = self.verdict
@@ -71,6 +72,7 @@ class Decision(NamedTuple):
             halt=self.halt,
             checked_epoch=self.taken_epoch,
             flaky=self.flaky,
+            objects_checked=self.objects_checked,
         )
 
 
@@ -90,15 +92,25 @@ def _rebuild_index(git: Git, base: str, cycle: int) -> Path:
 
 
 def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
+    """The verdict on the cycle in flight (``now``: unused, the verdict depends on
+    no clock)."""
+    del now
+    checked = time.time()  # a file written from here on is checked next time
+    return _judge(root, git, st)._replace(objects_checked=checked)
+
+
+def _judge(root: Path, git: Git, st: State) -> Decision:
     from gtd.auto.state import sealed_config
 
-    del now  # the verdict depends on no clock
     current = st.journal
     assert current is not None
     assert st.summary is not None
     config = sealed_config(st)
     restored = seals.restore(git, current.seals or {})  # before git reads anything more
-    fake = forged.check(git, current.started_epoch, current.cycle)  # nor an object
+    since = current.started_epoch
+    if current.objects_since is not None:
+        since = min(since, current.objects_since)
+    fake = forged.check(git, since, current.cycle)  # nor an object
     if fake is not None:
         return Decision(False, fake, head=git.head(), halt=True)
     try:
@@ -157,7 +169,7 @@ def judge(root: Path, git: Git, st: State, now: Now) -> Decision:
             return Decision(False, f"pre-commit hook failed: {failed}", head=tree.head)
     raw = state.read_blob(git, st, state.SNAPSHOT)
     assert raw is not None
-    snapshot = snapshot_codec.loads(raw, f"{state.REF}:{state.SNAPSHOT}")
+    snapshot = snapshot_codec.loads(raw, f"{state.ref(git)}:{state.SNAPSHOT}")
     taken = time.time()
     with room.acquire(git) as rm:
         # The test process starts now, held until the room is ready: it loads
@@ -272,7 +284,7 @@ def _guard(
 
 def _rewound(git: Git, st: State) -> list[str]:
     """A kept revert the sealed records do not know: the state was rolled back."""
-    raw = git.run("for-each-ref", "--format=%(refname)", "refs/gtd/reverted/")
+    raw = git.run("for-each-ref", "--format=%(refname)", state.reverted_refs(git))
     recorded = {r.cycle for r in st.records if isinstance(r, CycleRecord) and r.status == "failed"}
     assert st.summary is not None
     recorded |= set(st.summary.get("reverted_before_setup") or ())
@@ -283,5 +295,5 @@ def _rewound(git: Git, st: State) -> list[str]:
             current = st.journal
             if current is not None and int(number) == current.cycle:
                 continue  # this cycle's own ref, from an earlier attempt to revert it
-            out.append(f"{state.REF} (no record of {ref})")
+            out.append(f"{state.ref(git)} (no record of {ref})")
     return out
