@@ -90,8 +90,22 @@ _BATCH_S = 0.25
 _MISSING = object()
 
 
+# Where os.path is posixpath, normcase changes nothing, and an absolute path with no
+# empty, "." or ".." part and no trailing slash is what abspath makes of it.
+_POSIX = os.path.__name__ == "posixpath"
+
+
+def _abs(text: str) -> str:
+    """``os.path.abspath(text)``, without its work where ``text`` is already in
+    that form: nearly every path here is (a module's origin, a test's file), and
+    the plugin asks a few thousand times a run (~7,000 instructions each)."""
+    if _POSIX and text[:1] == "/" and "/." not in text and "//" not in text and text[-1:] != "/":
+        return text
+    return os.path.abspath(text)
+
+
 def _norm(path: object) -> str:
-    return os.path.normcase(os.path.abspath(str(path)))
+    return os.path.normcase(_abs(str(path)))
 
 
 def _both(path: str) -> tuple[str, ...]:
@@ -342,7 +356,7 @@ class ImportWatch:
             self.state.evidence("outside-module", top, f"{name}: code from {file}")
 
     def room_path(self, path: str) -> str | None:
-        norm = os.path.normcase(os.path.abspath(path))
+        norm = _norm(path)
         for live in self.live:
             if norm == live or norm.startswith(live + os.sep):
                 return os.path.join(self.room, norm[len(live) :].lstrip(os.sep))
@@ -384,9 +398,6 @@ class ImportWatch:
         return spec
 
     def redirected(self, name: str, spec: Any) -> Any:
-        import importlib.machinery
-        import importlib.util
-
         origin = getattr(spec, "origin", None)
         locations = getattr(spec, "submodule_search_locations", None)
         if isinstance(origin, str) and os.path.isabs(origin):
@@ -396,6 +407,8 @@ class ImportWatch:
             if not os.path.exists(moved):
                 self.state.evidence("redirect-missing", name, origin)
                 return spec
+            import importlib.util  # here: most imports are not the live root's
+
             paths = None
             if locations is not None:
                 paths = [self.room_path(str(p)) or str(p) for p in locations]
@@ -406,6 +419,8 @@ class ImportWatch:
         if locations is not None:  # a namespace package: no file, only its paths
             paths = [str(p) for p in locations]
             if any(self.room_path(p) for p in paths):
+                import importlib.machinery
+
                 made = importlib.machinery.ModuleSpec(name, None, is_package=True)
                 made.submodule_search_locations = [self.room_path(p) or p for p in paths]
                 return made
@@ -472,7 +487,7 @@ def _code_file(value: object) -> str | None:
     file = getattr(code, "co_filename", None)
     if not isinstance(file, str) or file.startswith("<"):
         return None
-    return os.path.abspath(file)
+    return _abs(file)
 
 
 def _watchable(value: object) -> bool:
@@ -577,7 +592,7 @@ def _plugin_file(plugin: object) -> str | None:
     if file is None:
         module = sys.modules.get(getattr(type(plugin), "__module__", ""))
         file = getattr(module, "__file__", None)
-    return os.path.abspath(file) if isinstance(file, str) else None
+    return _abs(file) if isinstance(file, str) else None
 
 
 def _is_conftest(file: str | None) -> bool:
@@ -727,6 +742,8 @@ class Recorder:
         from _pytest import runner
 
         self.runner = runner
+        # the class's own namespace, live: a method set on the class shows in it
+        self.report_dict = vars(TestReport)
         self.makers = self.report_makers()
         self.makers_changed = False
         # A trace function the tests run under: coverage's, installed before
@@ -746,7 +763,16 @@ class Recorder:
         when: str = report.when
         if type(report) is not self.report_class:
             self.flag_class(report)
-        if not self.makers_changed and self.report_makers() != self.makers:
+        # (report_makers() compared by identity, inline: this runs three times a
+        # test, and a call and a tuple cost more than the reads themselves)
+        makers, own, runner = self.makers, self.report_dict, self.runner
+        if not self.makers_changed and (
+            own.get("__init__") is not makers[0]
+            or own.get("from_item_and_call") is not makers[1]
+            or runner.call_and_report is not makers[2]
+            or runner.runtestprotocol is not makers[3]
+            or runner.CallInfo.__dict__.get("from_call") is not makers[4]
+        ):
             self.flag_makers()
         if sys.gettrace() is not self.traced:
             self.traced = sys.gettrace()
@@ -809,7 +835,7 @@ class Recorder:
         self.note(node_id, "skipped", when, where, reason)
 
     def report_makers(self) -> tuple[object, ...]:
-        own, runner = vars(self.report_class), self.runner
+        own, runner = self.report_dict, self.runner
         return (
             own.get("__init__"),
             own.get("from_item_and_call"),
@@ -853,7 +879,7 @@ class Recorder:
         # (the code under test calls os._exit), the report says where.
         if isinstance(collector, pytest.Module):
             try:
-                self.state.emit(C.COLLECTING, {"file": os.path.abspath(str(_item_path(collector)))})
+                self.state.emit(C.COLLECTING, {"file": _abs(str(_item_path(collector)))})
             except Exception:  # never fail the run from here
                 return
 
@@ -904,12 +930,19 @@ class Recorder:
         groups: dict[tuple[str, str], list[pytest.Item]] = {}
         files: dict[str, str] = {}  # a module's items share its path: one abspath each
         kinds = _item_kinds()
+        function = kinds[0]
+        # (_item_path and _item_kind inline: this runs once per item)
         for item in items:
-            raw = str(_item_path(item))
+            path = getattr(item, "path", None)  # pytest >= 7
+            raw = str(path if path is not None else item.fspath)
             file = files.get(raw)
             if file is None:
-                file = files[raw] = os.path.abspath(raw)
-            groups.setdefault((file, _item_kind(item, kinds)), []).append(item)
+                file = files[raw] = _abs(raw)
+            kind = "function" if isinstance(item, function) else _item_kind(item, kinds)
+            group = groups.get((file, kind))
+            if group is None:
+                group = groups[(file, kind)] = []
+            group.append(item)
         for (file, kind), group in groups.items():
             ids = [item.nodeid for item in group]
             fields: dict[str, object] = {"file": file, "kind": kind, "ids": ids}
@@ -992,21 +1025,26 @@ class Recorder:
         room = _both(watch.room)
         prefixes = {sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", sys.prefix)}
         env = tuple(_norm(p) for p in prefixes)
-        project: dict[str, tuple[object, str]] = {}
+        project: dict[str, tuple[object, str, str]] = {}
         for name, module in list(sys.modules.items()):
             file = getattr(module, "__file__", None)
             if isinstance(file, str):
                 norm = _norm(file)
                 if _under(norm, room) and not _under(norm, env):
-                    project[name] = (module, norm)
-        for name, (loaded, file) in project.items():
+                    project[name] = (module, norm, file)
+        for name, (loaded, file, given) in project.items():
             for key, value in list(vars(loaded).items()):
                 if type(value) is not FunctionType:
                     continue
                 home = getattr(value, "__module__", None)
                 if home == name:
                     code_file = value.__code__.co_filename
-                    if _norm(code_file) != file and not hasattr(value, "__wrapped__"):
+                    # (the same string as the module's own file: the same file)
+                    if (
+                        code_file != given
+                        and _norm(code_file) != file
+                        and not hasattr(value, "__wrapped__")
+                    ):
                         detail = f"its code comes from {code_file}"
                         self.state.evidence("rebound", f"{name}.{key}", detail)
                 elif (
