@@ -19,8 +19,16 @@ Generic NamedTuples are not supported (none exist here).
 from __future__ import annotations
 
 import sys
-from collections import _tuplegetter  # type: ignore[attr-defined]
 from types import CodeType, FunctionType
+
+try:  # CPython's C accessor, what namedtuple itself uses for each field
+    from collections import _tuplegetter  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - another interpreter
+    from operator import itemgetter
+
+    def _tuplegetter(index: int, doc: str) -> Any:
+        return property(itemgetter(index), doc=doc)
+
 
 __all__ = ["NamedTuple"]
 
