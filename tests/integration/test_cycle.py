@@ -105,6 +105,10 @@ def test_breaking_change_is_reverted_byte_for_byte(project: Repo) -> None:
     project.write("scratch/notes.txt", "agent notes\n")
     # a new passing test cannot rescue the broken baseline tests
     project.write("tests/test_extra.py", "def test_extra():\n    assert True\n")
+    # a new folder of tests the agent ran: the bytecode its run left (ignored) is
+    # the cycle's litter, and the folder goes with the modules
+    project.write("tests/more/test_more.py", "def test_more():\n    assert True\n")
+    project.write("tests/more/__pycache__/test_more.cpython-311-pytest-8.pyc", "bytecode")
 
     result = end(project)
 
@@ -114,6 +118,7 @@ def test_breaking_change_is_reverted_byte_for_byte(project: Repo) -> None:
     assert project.git("rev-parse", "HEAD").strip() == base
     assert tree_state(project.path) == before
     assert not (project.path / "scratch").exists()
+    assert not (project.path / "tests/more").exists()
     assert project.status() == ""
     # nothing is lost: the reverted work is kept under a ref
     kept = project.git("show", "refs/gtd/reverted/cycle-1:scratch/notes.txt")

@@ -199,6 +199,8 @@ def test_agent_puts_a_git_file_in_a_test_folder(project: Project, points_at: str
     target = "../../.git" if points_at != "nowhere" else "../../no-such-dir"
     project.write("tests/zz/.git", f"gitdir: {target}\n")
     project.assert_hidden()
+    # what that run leaves where bytecode is written (ignored: the cycle's litter)
+    project.write("tests/zz/__pycache__/conftest.cpython-311-pytest-8.pyc", "bytecode")
     answer = project.end()
     assert_refused(
         project,

@@ -432,12 +432,41 @@ def _remove(root: Path, rel: str, refused: Refused) -> None:
     parent = target.parent
     while parent != root and parent.is_dir():
         names = os.listdir(parent)
+        rest = [name for name in names if name != _BYTECODE]
+        litter = len(rest) < len(names) and rest in ([], [".git"])
+        if litter and _bytecode_of_cycle(parent / _BYTECODE, refused.since):
+            remove_tree(parent / _BYTECODE)
+            names = rest
         if names == [".git"] and _stray_git_file(parent / ".git", refused.since):
             (parent / ".git").unlink()
         elif names:
             break
         parent.rmdir()
         parent = parent.parent
+
+
+_BYTECODE = "__pycache__"
+
+
+def _bytecode_of_cycle(folder: Path, since: float | None) -> bool:
+    """A ``__pycache__`` the cycle's own test runs wrote, in a folder whose
+    modules it made and the revert has just removed: bytecode of nothing, and
+    ignored, so git would never name it, and the folder the base does not have
+    would stay behind for it. Only ``.pyc`` files, every one made since the
+    cycle began; anything else there is not the revert's to judge."""
+    if since is None or folder.is_symlink() or not folder.is_dir():
+        return False
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                if not (
+                    entry.name.endswith(".pyc") and S_ISREG(info.st_mode) and info.st_ctime >= since
+                ):
+                    return False
+    except OSError:
+        return False
+    return True
 
 
 def _stray_git_file(path: Path, since: float | None) -> bool:
