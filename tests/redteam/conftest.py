@@ -248,6 +248,14 @@ class Project:
             target.chmod(0o755)
         return target
 
+    def make_pipe(self, rel: str) -> Path:
+        """``rel`` made a named pipe (whatever was there removed): a read of it
+        waits for a writer that never comes."""
+        target = self.path / rel
+        target.unlink(missing_ok=True)
+        os.mkfifo(target)
+        return target
+
     def read(self, rel: str) -> str:
         return (self.path / rel).read_text(encoding="utf-8")
 

@@ -846,9 +846,7 @@ def test_agent_leaves_a_named_pipe_where_git_reads_a_file(project: Project, wher
     before = project.state()
     project.begin()
     project.break_total()
-    pipe = project.path / where
-    pipe.unlink(missing_ok=True)
-    os.mkfifo(pipe)
+    pipe = project.make_pipe(where)
     assert_refused(project, _end_bounded(project), before, names=[where])
     assert not os.path.lexists(pipe) or pipe.is_file()
     assert _begin_bounded(project).json()["status"] == "task"
@@ -882,9 +880,7 @@ def test_agent_makes_the_repository_exclude_file_a_named_pipe(project: Project) 
     before = project.state()
     project.begin()
     project.break_total()
-    exclude = project.path / ".git/info/exclude"
-    exclude.unlink(missing_ok=True)
-    os.mkfifo(exclude)
+    exclude = project.make_pipe(".git/info/exclude")
     assert_refused(project, _end_bounded(project), before, names=["exclude"])
     assert exclude.is_file()
     assert _begin_bounded(project).json()["status"] == "task"

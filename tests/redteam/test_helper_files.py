@@ -12,6 +12,7 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,9 +105,7 @@ def test_check_log_made_a_named_pipe_never_stalls_the_worker(project: Project) -
     before = project.state()
     project.begin()
     project.break_total()
-    log = project.path / CHECK_LOG
-    log.unlink(missing_ok=True)
-    os.mkfifo(log)
+    log = project.make_pipe(CHECK_LOG)
     try:
         try:
             res = _end(project, timeout=90)
@@ -160,14 +159,23 @@ def test_check_log_made_a_folder_in_a_failing_cycle_fails_no_later_cycle(
 
 # -- the helper's other files ------------------------------------------------------------
 
-# Slow variants: the same sweep before the state lock as the quick `.gtd.lock` case.
-OWN_FILES = [
+_WRITTEN = (
     ".deepflow/.gtd.lock",
-    pytest.param(".deepflow/cycle-brief.md", marks=pytest.mark.slow),
-    pytest.param(".deepflow/auto-report.md", marks=pytest.mark.slow),
-    pytest.param(".deepflow/rendered", marks=pytest.mark.slow),
-    pytest.param(".deepflow/auto-memory.yaml", marks=pytest.mark.slow),
-]
+    ".deepflow/cycle-brief.md",
+    ".deepflow/auto-report.md",
+    ".deepflow/rendered",
+    ".deepflow/auto-memory.yaml",
+)
+
+
+def _quick_one(quick: str, files: tuple[str, ...]) -> list[Any]:
+    """``files`` as parameters, all but ``quick`` in the slow set (each a variant
+    of the quick one's mechanism)."""
+    return [rel if rel == quick else pytest.param(rel, marks=pytest.mark.slow) for rel in files]
+
+
+# Slow variants: the same sweep before the state lock as the quick `.gtd.lock` case.
+OWN_FILES = _quick_one(".deepflow/.gtd.lock", _WRITTEN)
 
 
 @pytest.mark.parametrize("rel", OWN_FILES)
@@ -188,13 +196,7 @@ def test_helper_file_made_a_folder_is_set_aside(project: Project, rel: str) -> N
 
 # Slow variants: test_helper_file_made_a_link_to_a_persons_file[auto-memory] keeps the
 # mechanism (a write replaces the link, never writes through it) in the quick loop.
-LINKED_FILES = [
-    pytest.param(".deepflow/.gtd.lock", marks=pytest.mark.slow),
-    pytest.param(".deepflow/auto-report.md", marks=pytest.mark.slow),
-    ".deepflow/auto-memory.yaml",
-    pytest.param(".deepflow/cycle-brief.md", marks=pytest.mark.slow),
-    pytest.param(".deepflow/rendered", marks=pytest.mark.slow),
-]
+LINKED_FILES = _quick_one(".deepflow/auto-memory.yaml", _WRITTEN)
 
 
 @pytest.mark.parametrize("rel", LINKED_FILES)
@@ -218,16 +220,8 @@ def test_helper_file_made_a_link_to_a_persons_file(
 
 
 # Slow variants: the lock (read first, by every command) keeps the mechanism quick.
-PIPED_FILES = [
-    ".deepflow/.gtd.lock",
-    pytest.param(".deepflow/cycle-brief.md", marks=pytest.mark.slow),
-    pytest.param(".deepflow/auto-report.md", marks=pytest.mark.slow),
-    pytest.param(".deepflow/rendered", marks=pytest.mark.slow),
-    pytest.param(".deepflow/auto-memory.yaml", marks=pytest.mark.slow),
-    pytest.param(".deepflow/cycle.json", marks=pytest.mark.slow),
-    pytest.param(".deepflow/auto-snapshot.json", marks=pytest.mark.slow),
-    pytest.param(".deepflow/auto-snapshot.txt", marks=pytest.mark.slow),
-]
+_MIRRORS = (".deepflow/cycle.json", ".deepflow/auto-snapshot.json", ".deepflow/auto-snapshot.txt")
+PIPED_FILES = _quick_one(".deepflow/.gtd.lock", (*_WRITTEN, *_MIRRORS))  # mirrors: read too
 
 
 @pytest.mark.parametrize("rel", PIPED_FILES)
@@ -240,9 +234,7 @@ def test_helper_file_made_a_named_pipe_never_stalls(project: Project, rel: str) 
     before = project.state()
     project.begin()
     project.break_total()
-    target = project.path / rel
-    target.unlink(missing_ok=True)
-    os.mkfifo(target)
+    project.make_pipe(rel)
     res = _end(project, timeout=120)
     assert_refused(project, res.json(), before, names=[TOTAL, rel])
     res = run_gtd(project.path, "cycle", "begin", "--json", timeout=60)
