@@ -107,8 +107,8 @@ def _keep_objects_checked(st: State, new: dict[str, Any]) -> None:
     a new snapshot (a refresh, a set-up again) does not make what was written
     since trusted. A first set-up takes the repository as the person hands it
     over: its object files as they are now."""
-    checked = (st.summary or {}).get("objects_checked")
-    new["objects_checked"] = checked if isinstance(checked, (int, float)) else time.time()
+    checked = state.objects_checked(st)
+    new["objects_checked"] = checked if checked is not None else time.time()
 
 
 def claim(git: Git, lock: Path) -> Journal | None:

@@ -194,6 +194,13 @@ def _take_back(git: Git, tip: str) -> bool:
     return True
 
 
+def objects_checked(st: State) -> float | None:
+    """When the last check of git's object files began (gtd.auto.cycle.forged),
+    as sealed in the summary; None before the first."""
+    value = (st.summary or {}).get("objects_checked")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def sealed_config(st: State) -> AutoConfig:
     """The config sealed at set-up (what every cycle is judged by)."""
     from gtd.auto.config import from_json

@@ -70,10 +70,6 @@ def crash_point(name: str, *others: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _epoch(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def require_setup(root: Path, st: State) -> None:
     if st.set_up:
         return
@@ -255,7 +251,7 @@ class Cycle:
             "started_at": self.now.iso,
             "started_epoch": self.now.epoch,
             "seals": sealed,
-            "objects_since": _epoch(st.summary.get("objects_checked")),
+            "objects_since": state.objects_checked(st),
         }
         if bootstrap:
             files = sorted({f for t in the_plan.tasks for f in t.files})
