@@ -22,6 +22,7 @@ from tests.conftest import CliResult
 # answer a line ({"code", "stdout", "stderr"}).
 _SERVE = """
 import json, os, subprocess, sys
+print("ready", flush=True)
 for line in sys.stdin:
     ask = json.loads(line)
     res = subprocess.run(ask["argv"], cwd=ask["cwd"], capture_output=True, text=True,
@@ -57,12 +58,17 @@ class Client:
             env=env,
         )
         self.pid = self.proc.pid
+        # Popen returns while the kernel may still be naming the new program: its
+        # first line says it runs.
+        assert self.proc.stdout is not None
+        assert self.proc.stdout.readline() == "ready\n"
         name = Path(f"/proc/{self.pid}/comm").read_text().strip()
         assert name == "claude", f"the stand-in client is named {name!r}"
 
     def run(self, cwd: Path, *args: str, env: dict[str, str] | None = None) -> CliResult:
         """`gtd <args>` run by the client, as its child."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
         ask = {"argv": [sys.executable, "-m", "gtd", *args], "cwd": str(cwd), "env": env or {}}
         self.proc.stdin.write(json.dumps(ask) + "\n")
         self.proc.stdin.flush()

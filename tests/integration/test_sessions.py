@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo
-from tests.integration.calc_project import CALC, MUL, MUL_TEST, gtd_json, make_project, run_cli
+from tests.integration.calc_project import CALC, MUL, MUL_TEST, gtd_json, make_project
 from tests.integration.session_client import Client, start_time
 
 
@@ -175,4 +175,3 @@ def test_a_check_longer_than_begins_wait_answers_busy_then_reports(
             answer = client.begin(repo.path)
     assert answer["previous"].startswith("cycle 1 T1 passed"), answer
     assert answer["task"] == "T2"
-
