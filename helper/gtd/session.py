@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 else:
     Relation = str
 
-# The client's process name: `claude` (the native binary, however installed, and
-# the npm package's node process, which sets its title to it).
+# The client's process name: `claude`, what the kernel names a program run as
+# `claude` (Claude Code's native binary, through its `claude` link however it was
+# installed: seen so for the pinned 2.1.332 under tests/e2e).
 _CLIENT_NAMES = (b"claude",)
-# The npm package run as `node .../@anthropic-ai/claude-code/cli.js` before it names
-# itself: its script is the second word of the command line.
+# An npm install that runs it as `node .../@anthropic-ai/claude-code/cli.js`: its
+# script is the second word of the command line.
 _CLIENT_SCRIPT = b"claude-code/cli.js"
 _MAX_DEPTH = 64  # a loop in a broken /proc never walks forever
 # A test hook: the test suite's own commands look for no session, so a suite run
