@@ -175,3 +175,24 @@ def test_a_check_longer_than_begins_wait_answers_busy_then_reports(
             answer = client.begin(repo.path)
     assert answer["previous"].startswith("cycle 1 T1 passed"), answer
     assert answer["task"] == "T2"
+
+
+def test_state_tampered_with_in_a_crashed_session_reverts_and_halts(
+    project: Repo, tmp_path: Path
+) -> None:
+    """Judged as `end` would: an edited mirror of the sealed state is tampering,
+    reverted unjudged (the work kept) and the loop halted for a person."""
+    with Client(tmp_path / "first") as first:
+        first.begin(project.path)
+        project.write("calc.py", MUL)
+        project.write("tests/test_mul.py", MUL_TEST)
+        mirror = project.path / ".deepflow/cycle.json"
+        mirror.write_text(mirror.read_text().replace('"Add mul"', '"Add mul (done)"'))
+
+    with Client(tmp_path / "second") as second:
+        answer = second.begin(project.path)
+
+    assert answer["status"] == "halted", answer
+    assert "helper state modified: .deepflow/cycle.json" in answer["recovered"]
+    assert (project.path / "calc.py").read_text() == CALC
+    assert "mul" in project.git("show", "refs/gtd/reverted/cycle-1:calc.py")
