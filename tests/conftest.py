@@ -38,6 +38,10 @@ def _isolated_home(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
+    # The helper's commands look for no Claude Code session (gtd.session): a suite
+    # run from inside one behaves as one run from a terminal. The tests of
+    # sessions run their commands under a stand-in client without it.
+    monkeypatch.setenv("GTD_NO_SESSION", "1")
     before = sorted(p.name for p in home.iterdir())
     yield
     after = sorted(p.name for p in home.iterdir())

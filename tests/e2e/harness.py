@@ -355,12 +355,14 @@ def run_claude(
     timeout: float = 120,
     allowed: Iterable[str] = (),
     idle_until: Callable[[Session], bool] | None = None,
+    started: Callable[[int], None] | None = None,
 ) -> Session:
     """Send each prompt as one user turn of a single claude session and wait for its
     result; with `idle_until`, keep the session open and idle (turns the CLI starts
     itself, such as a cron job's, go on) until it holds after a turn; then close
     stdin and wait for the process. The process group is killed on timeout, so
-    nothing outlives the test."""
+    nothing outlives the test. `started` is told the process id (also its group's)
+    as soon as it runs: a scenario may kill it, as a crash would."""
     cmd = [
         claude_or_skip(),
         "-p",
@@ -389,6 +391,8 @@ def run_claude(
         text=True,
         start_new_session=True,
     )
+    if started is not None:
+        started(proc.pid)
     session = Session()
     lines: queue.Queue[str | None] = queue.Queue()
     err: list[str] = []
@@ -403,7 +407,16 @@ def run_claude(
         assert proc.stderr is not None
         err.append(proc.stderr.read())
 
-    readers = [threading.Thread(target=f, daemon=True) for f in (pump_out, pump_err)]
+    over = threading.Event()
+
+    def watch() -> None:
+        # A client killed mid-turn (a crash a scenario plays) may leave a process
+        # of its own holding its output open: its end is its exit, not EOF.
+        proc.wait()
+        if not over.wait(2.0):  # what it wrote before it died is read first
+            lines.put(None)
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (pump_out, pump_err, watch)]
     for t in readers:
         t.start()
     deadline = time.monotonic() + timeout
@@ -425,6 +438,7 @@ def run_claude(
     except (subprocess.TimeoutExpired, TimeoutError, BrokenPipeError):
         session.timed_out = True
     finally:
+        over.set()
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)

@@ -63,6 +63,10 @@ class Journal(NamedTuple):
     # writes between two cycles is checked too. None: since the cycle began.
     objects_since: float | None = None
     objects_checked: float | None = None  # when this cycle's check of them began
+    # The Claude Code session that began the cycle (gtd.session: pid, start time,
+    # boot id, pid namespace); None outside one. Its next `begin`, or any once it is
+    # gone, judges a cycle still in its agent phase at once.
+    session: dict[str, Any] | None = None
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

@@ -30,7 +30,9 @@ def begin(as_json: bool, tick: bool = False) -> int:
 
     answer: Answer
     try:
-        answer = Cycle(root(), now()).begin()
+        from gtd import session
+
+        answer = Cycle(root(), now()).begin(session.current())
     except GtdError as exc:
         if not tick:
             raise

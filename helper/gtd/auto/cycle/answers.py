@@ -114,6 +114,21 @@ def busy(journal: Journal) -> Answer:
     }
 
 
+def judging(journal: Journal) -> Answer:
+    """`begin` judges a cycle whose tick ended without `gtd cycle end` (its session
+    asks again, or is gone), and the tests outlived its wait."""
+    return {
+        "status": "busy",
+        "cycle": journal.cycle,
+        "task": journal.task,
+        "phase": journal.phase,
+        "since": journal.started_at,
+        "message": f"cycle {journal.cycle} ({journal.task}) ended without `gtd cycle end`: "
+        "its tests run now",
+        "next": "end this tick; a later tick reports the verdict",
+    }
+
+
 def halted(trip: Trip) -> Answer:
     return {
         "status": "halted",

@@ -48,6 +48,8 @@ from gtd.fsio import atomic_write, fresh_file, locked, read_bytes, state_lock, t
 from gtd.git import Git, stale_locks
 from gtd.names import readable
 from gtd.proc import alive
+from gtd.session import Session
+from gtd.session import to_json as session_json
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -90,6 +92,7 @@ class Cycle:
         self.root = root
         self.now = now
         self.git = Git(root, hardened=True)
+        self._asker: Session | None = None  # who runs `begin` (see begin)
 
     @property
     def _lock(self) -> Path:
@@ -97,12 +100,17 @@ class Cycle:
 
     # -- begin -----------------------------------------------------------------------
 
-    def begin(self) -> Answer:
+    def begin(self, asker: Session | None = None) -> Answer:
+        """``asker``: the Claude Code session this command runs under (gtd.session
+        .current), recorded in the journal of a cycle it starts; None for `gtd loop`
+        and commands outside a session."""
+        self._asker = asker
         answer, child = self._begin_once()
         if child is None:
             return answer
-        # A snapshot refresh started: wait for it a while (a tick's injected command
-        # may take two minutes), then answer as if it had never been needed.
+        # A snapshot refresh or a check started: wait for it a while (a tick's
+        # injected command may take two minutes), then answer as if it had never
+        # been needed.
         st = state.read(self.git)
         deadline = time.monotonic() + min(sealed_config(st).wait_s, _REFRESH_WAIT_S)
         while time.monotonic() < deadline:
@@ -118,10 +126,16 @@ class Cycle:
         started, if it did."""
         with locked(self._lock):
             self._leftovers()
-            self._take_back_common_dir()
-            st, _ = self._read_repairing()
+            redirected = self._take_back_common_dir()
+            st, repaired = self._read_repairing()
             require_setup(self.root, st)
             recovered: str | None = None
+            if st.journal is not None and self._unattended(st.journal):
+                why = redirected or (repaired[0] if repaired else None)
+                st, child, recovered = self._judge_now(st, why)
+                if child is not None:
+                    assert st.journal is not None
+                    return answers.judging(st.journal), child
             if st.journal is not None:
                 if self._live(st.journal, sealed_config(st)):
                     return self._with_previous(st, answers.busy(st.journal)), None
@@ -181,6 +195,92 @@ class Cycle:
         if why is not None:
             print(f"gtd: {readable(why)}", file=sys.stderr)
         return why
+
+    def _unattended(self, journal: Journal) -> bool:
+        """A cycle in its agent phase that no agent works on any more: the Claude
+        Code session that began it is gone, or is the one asking (its ticks run one
+        after another, each implementer in the foreground, so the tick that began
+        it is over). A cycle begun outside a session, or by another that still
+        runs, may have an agent at work: it waits for the agent timeout."""
+        if journal.phase != "agent" or journal.kind == "baseline":
+            return False
+        from gtd import session
+
+        recorded = session.from_json(journal.session)
+        if recorded is None:
+            return False
+        return session.relation(recorded, self._asker) in ("gone", "same")
+
+    def _judge_now(self, st: State, redirected: str | None) -> tuple[State, int | None, str | None]:
+        """Judge an unattended cycle as its `gtd cycle end` would have: the state
+        and the pid of the worker that judges it; or, for a cycle whose state was
+        tampered with or whose repository was redirected, the state after the
+        revert and what was done (``recovered:``)."""
+        st, relinked = self._relinked(st)
+        if st.journal is None:  # the repository itself has no cycle in flight
+            return st, None, None
+        st, _, child = self._hand_over(
+            st, st.journal, redirected or relinked, learning=None, detach=True
+        )
+        if child is not None:
+            return st, child, None
+        st, recovered = self._recover(st)  # the revert sealed, finished here
+        return st, None, recovered
+
+    def _relinked(self, st: State) -> tuple[State, str | None]:
+        """A `.git` the cycle in its agent phase replaced with a link elsewhere, put
+        back (`end`'s first step): the state, read again from the repository
+        itself when it was, and what was put back."""
+        from gtd.auto.cycle import seals
+
+        assert st.journal is not None
+        relinked = seals.restore_dot_git(self.root, st.journal.seals or {})
+        if relinked is None:
+            return st, None
+        print(f"gtd: {readable(relinked)}", file=sys.stderr)
+        return state.read(self.git), relinked
+
+    def _hand_over(
+        self,
+        st: State,
+        current: Journal,
+        redirected: str | None,
+        *,
+        learning: str | None,
+        detach: bool,
+    ) -> tuple[State, Journal, int | None]:
+        """The agent's turn is over: seal the cycle as ``checking`` and, with
+        ``detach``, start the worker that judges it (its pid returned; 0 without).
+        State the agent tampered with, or a repository it redirected, is a revert
+        instead, sealed as ``reverting`` for the caller to finish (None returned)."""
+        tampered = state.tampered(self.root, self.git, st, strict=True)
+        if tampered or redirected:
+            current = current.evolve(
+                phase="reverting",
+                passed=False,
+                reason=f"helper state modified: {tampered[0]}" if tampered else redirected,
+                halt=bool(tampered),
+            )
+            st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
+            return st, current, None
+        current = current.evolve(phase="checking", pid=None, learning=learning or current.learning)
+        if not detach:
+            current = current.evolve(pid=os.getpid())
+        st = state.write(self.git, st, f"cycle {current.cycle}: check", journal=current)
+        child = 0
+        if detach:
+            # The mirror follows each seal: a crash may leave it one seal behind
+            # (which `tampered` allows), never two (which reads as tampering).
+            state.write_mirrors(self.root, st)
+            cycle = current.cycle
+            child = _fork(self.root, lambda: Cycle(self.root, self.now).work(cycle))
+            current = current.evolve(pid=child)
+            st = state.write(self.git, st, f"cycle {cycle}: worker {child}", journal=current)
+            crash_point("worker-named", child)
+            crash_point("worker-running")  # `end` alone: its worker goes on
+        state.write_mirrors(self.root, st)
+        self._show(st)
+        return st, current, child
 
     def _live(self, journal: Journal, config: AutoConfig) -> bool:
         if journal.phase == "agent":
@@ -252,6 +352,7 @@ class Cycle:
             "started_epoch": self.now.epoch,
             "seals": sealed,
             "objects_since": state.objects_checked(st),
+            "session": None if self._asker is None else session_json(self._asker),
         }
         if bootstrap:
             files = sorted({f for t in the_plan.tasks for f in t.files})
@@ -413,12 +514,8 @@ class Cycle:
             if current is None or current.kind == "baseline":
                 raise GtdError("no cycle in flight", "run `gtd cycle begin` first")
             if current.phase == "agent":
-                from gtd.auto.cycle import seals
-
-                relinked = seals.restore_dot_git(self.root, current.seals or {})
+                st, relinked = self._relinked(st)
                 if relinked is not None:  # read again, from the repository itself
-                    print(f"gtd: {readable(relinked)}", file=sys.stderr)
-                    st = state.read(self.git)
                     if st.journal is None:
                         raise GtdError(relinked, "no cycle is in flight in the repository itself")
                     current = st.journal
@@ -429,35 +526,12 @@ class Cycle:
                 return self._answer(*self._finish(st)[1:])
             if current.phase == "checking" and alive(current.pid):
                 return answers.checking(current)
-            tampered = state.tampered(self.root, self.git, st, strict=True)
-            if tampered or redirected:
-                current = current.evolve(
-                    phase="reverting",
-                    passed=False,
-                    reason=f"helper state modified: {tampered[0]}" if tampered else redirected,
-                    halt=bool(tampered),
-                )
-                st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
-                return self._answer(*self._finish(st)[1:])
-            current = current.evolve(
-                phase="checking", pid=None, learning=learning or current.learning
+            st, current, started = self._hand_over(
+                st, current, redirected, learning=learning, detach=detach
             )
-            if not detach:
-                current = current.evolve(pid=os.getpid())
-            st = state.write(self.git, st, f"cycle {current.cycle}: check", journal=current)
-            child = 0
-            if detach:
-                # The mirror follows each seal: a crash may leave it one seal behind
-                # (which `tampered` allows), never two (which reads as tampering).
-                state.write_mirrors(self.root, st)
-                cycle = current.cycle
-                child = _fork(self.root, lambda: Cycle(self.root, self.now).work(cycle))
-                current = current.evolve(pid=child)
-                st = state.write(self.git, st, f"cycle {cycle}: worker {child}", journal=current)
-                crash_point("worker-named", child)
-                crash_point("worker-running")  # `end` alone: its worker goes on
-            state.write_mirrors(self.root, st)
-            self._show(st)
+            if started is None:
+                return self._answer(*self._finish(st)[1:])
+            child = started
         if not detach:
             self.work(current.cycle)
             return self._answer_for(current)
