@@ -260,3 +260,53 @@ def test_a_patch_made_before_the_session_is_configured_is_foreign(repo: Repo) ->
     assert evidence(report, "foreign") == {
         "_pytest.runner.call_and_report": str(repo.path / "plugins" / "early.py")
     }
+
+
+# CallInfo.from_call makes what each phase of a test raised into the call info its
+# report is made from: patched in place, or the class swapped in the runner module
+# for one of its own, every failing test reads as a pass; put back at the next
+# test's teardown, long before the session's end looks at what is patched.
+PATCH_CALL_INFO = """\
+from _pytest import runner
+
+_class = runner.CallInfo
+_original = runner.CallInfo.from_call.__func__
+_bound = vars(runner.CallInfo)["from_call"]
+_teardowns = []
+
+
+def _quiet(cls, func, when, reraise=None):
+    if when == "teardown":
+        _teardowns.append(1)
+    if len(_teardowns) == 2:  # test_then_broken's: put everything back
+        runner.CallInfo = _class
+        _class.from_call = _bound
+    return _original(cls, lambda: None, when, reraise)
+
+
+def test_patch():
+    if {swap}:
+        class Quiet(runner.CallInfo):
+            from_call = classmethod(_quiet)
+
+        runner.CallInfo = Quiet
+    else:
+        runner.CallInfo.from_call = classmethod(_quiet)
+
+
+def test_then_broken():
+    assert 1 == 2
+"""
+
+
+@pytest.mark.parametrize("swap", [False, True], ids=["patched", "swapped"])
+def test_a_patched_or_swapped_call_info_leaves_evidence(repo: Repo, swap: bool) -> None:
+    repo.write("tests/test_call_info.py", PATCH_CALL_INFO.format(swap=swap))
+    report = run(repo.path, f"{PY} -m pytest -q -p no:cacheprovider -p no:xdist")
+    assert report.outcomes is not None
+    # The attack worked: the broken test reads as a pass...
+    assert report.outcomes["tests/test_call_info.py::test_then_broken"] == "passed"
+    # ...and the first report made after it names the change and where it came from.
+    patched = evidence(report, "patched")
+    assert "_pytest.runner.CallInfo.from_call" in patched, report.evidence
+    assert patched["_pytest.runner.CallInfo.from_call"].endswith("test_call_info.py")
