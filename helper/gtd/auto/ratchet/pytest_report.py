@@ -278,6 +278,7 @@ class Selection:
                 self.ids.update((p, rest) for p in _both(os.path.join(root, file), folders))
         self.files: set[str] = set()
         self.dirs: set[str] = set()
+        self._paths: dict[int, tuple[object, str]] = {}
         for rel in rel_files:
             for path in _both(os.path.join(root, rel), folders):
                 self.files.add(path)
@@ -292,7 +293,12 @@ class Selection:
         return path in self.files or path in self.dirs
 
     def keeps(self, item: pytest.Item) -> bool:
-        path = _norm(_item_path(item))
+        # A module's items share its path object: each one is made a string once.
+        raw = _item_path(item)
+        known = self._paths.get(id(raw))
+        if known is None or known[0] is not raw:  # (the object kept: its id stays its)
+            known = self._paths[id(raw)] = (raw, _norm(raw))
+        path = known[1]
         if path not in self.files:
             return False
         return self.ids is None or (path, item.nodeid.partition("::")[2]) in self.ids
