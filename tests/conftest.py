@@ -23,6 +23,27 @@ GIT_ENV = {
 }
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Write the helper's bytecode once, before any test starts it.
+
+    Most tests run the real `gtd` in subprocesses (thousands of them per run).
+    Without ``__pycache__`` in the checkout each one compiles every module it
+    imports again: a fresh clone, or any shell with ``PYTHONDONTWRITEBYTECODE``
+    set, where no process ever writes it. That was ~0.13 s of CPU in each ~0.1 s
+    `gtd cycle begin`, and -14% of the CPU of tests/integration/test_cycle.py
+    (docs/performance.md). ``py_compile`` writes whatever that variable says; the
+    bytecode is the same source's (checked against its mtime at each import), and
+    ``__pycache__`` is git-ignored and left out of the installed pack
+    (install.py). Only the first process (xdist's controller) compiles."""
+    if hasattr(session.config, "workerinput"):
+        return
+    import compileall
+
+    import gtd
+
+    compileall.compile_dir(str(Path(gtd.__file__).parent), quiet=1)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -75,6 +75,9 @@ def short(repo: Repo, subject: str) -> str:
     raise AssertionError(f"no commit {subject!r}")
 
 
+# Two whole cycles and `gtd verify`; test_loop_max_cycles keeps the loop's passing
+# cycle, and test_a_blocked_plan_stops_the_loop_with_its_own_code its stop, quick.
+@pytest.mark.slow
 def test_loop_runs_the_plan_to_complete(repo: Repo) -> None:
     agent = make_project(repo, GOOD_AGENT)
     res = run_gtd(repo.path, "loop", "--agent", agent)

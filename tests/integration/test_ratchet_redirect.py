@@ -19,6 +19,7 @@ import pytest
 from gtd import proc
 from gtd.auto.ratchet import reports
 from gtd.auto.ratchet.results import Report
+from tests.conftest import run_wide_dir
 
 pytestmark = pytest.mark.slow
 
@@ -78,17 +79,42 @@ class Installed:
         self.live = live
 
 
-@pytest.fixture(scope="module")
+# An ignored, generated module: in the live tree, never in the room.
+GENERATED = "finderproj/finderpkg/generated.py"
+
+
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """A virtual environment with pytest and, editable from the live repository,
-    one project of each kind."""
-    base = tmp_path_factory.mktemp("editable")
-    live = base / "live"
+    one project of each kind: built once per run by the first test process that
+    needs it, under a lock, and reused by the others (pip took ~190 s a build on
+    a loaded machine, and xdist spread the three tests over as many processes).
+    No test writes to it: each works in its own copy of the live tree."""
+    from filelock import FileLock
+
+    base = run_wide_dir(tmp_path_factory, "editable")
+    live, python = base / "live", base / "venv" / "bin" / "python"
+    done, failed = base / "built", base / "failed"
+    with FileLock(str(base.parent / "editable.lock"), timeout=1800):
+        if failed.is_file():  # the process that built it was offline: say the same
+            pytest.skip(failed.read_text())
+        if not done.is_file():
+            try:
+                _build(base, live)
+            except pytest.skip.Exception as exc:
+                failed.write_text(str(exc))
+                raise
+            done.write_text("")
+    return Installed(python, live)
+
+
+def _build(base: Path, live: Path) -> None:
     _write(live / "pathproj" / "pyproject.toml", PYPROJECT_SRC)
     _write(live / "pathproj" / "src" / "pathpkg" / "__init__.py", 'WHERE = "live"\n')
     _write(live / "finderproj" / "pyproject.toml", PYPROJECT_FLAT)
     _write(live / "finderproj" / "finderpkg" / "__init__.py", 'WHERE = "live"\n')
     _write(live / "finderproj" / "finderpkg" / "sub.py", 'WHERE = "live"\n')
+    _write(live / GENERATED, "X = 1\n")
     _write(live / "tests" / "test_where.py", TESTS)
     # a library of the person's own, outside the repository, installed editable
     _write(base / "sibling" / "pyproject.toml", PYPROJECT_SIBLING)
@@ -127,14 +153,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     pth = Path(site) / "__editable__.pathpkg-0.1.pth"
     assert pth.read_text().strip() == str(live / "pathproj" / "src")
     assert [n for n in names if n.startswith("__editable___finderpkg") and n.endswith("_finder.py")]
-    return Installed(python, live)
 
 
 @pytest.fixture
 def room(installed: Installed, tmp_path: Path) -> Path:
     """A copy of the live repository with the candidate's change in it."""
     room = tmp_path / "room"
-    shutil.copytree(installed.live, room)
+    generated = installed.live / GENERATED  # ignored: the room, made from git, lacks it
+    shutil.copytree(
+        installed.live, room, ignore=lambda d, names: [n for n in names if Path(d, n) == generated]
+    )
     for init in ("pathproj/src/pathpkg/__init__.py", "finderproj/finderpkg/__init__.py"):
         (room / init).write_text('WHERE = "room"\n')
     (room / "finderproj/finderpkg/sub.py").write_text('WHERE = "room"\n')
@@ -179,23 +207,21 @@ def test_both_kinds_of_editable_install_load_from_the_room(
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     # A module the live tree has and the room does not (an ignored, generated file).
-    (installed.live / "finderproj/finderpkg/generated.py").write_text("X = 1\n")
+    assert (installed.live / GENERATED).is_file()
+    assert not (room / GENERATED).exists()
     (room / "tests/test_generated.py").write_text(
         "def test_generated():\n    import finderpkg.generated\n"
     )
     request = reports.Request(
         room, forbidden=(installed.live,), redirect=reports.Redirect(installed.live, room)
     )
-    try:
-        report = run(installed, room, request)
-    finally:
-        (installed.live / "finderproj/finderpkg/generated.py").unlink()
+    report = run(installed, room, request)
     assert report.outcomes == {
         "tests/test_where.py::test_path_kind": "passed",
         "tests/test_where.py::test_finder_kind": "passed",
         "tests/test_generated.py::test_generated": "passed",
     }
-    generated = str(installed.live / "finderproj/finderpkg/generated.py")
+    generated = str(installed.live / GENERATED)
     # Only the module the room lacks came from the live tree, and it says so.
     assert evidence(report, "redirect-missing") == {"finderpkg.generated": generated}
     assert evidence(report, "forbidden-module") == {"finderpkg.generated": generated}

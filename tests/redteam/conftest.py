@@ -559,3 +559,78 @@ def room_swapper(tmp_path: Path) -> Iterator[Callable[..., None]]:
     for process in started:
         process.kill()
         process.wait()
+
+
+# -- the quick loop's red-team tests ---------------------------------------------------
+
+# The red-team tests the quick loop (`scripts/check -m "not slow"`) runs: per file
+# (one class of attack), its plainest attack and, where the file has one, a
+# legitimate twin, so a change that breaks a class's check or starts refusing
+# honest work fails there. Every other red-team test carries `slow` and runs in
+# `scripts/check` and CI. Each is two real cycles (~5-15 s at today's machine
+# speed): the suite was ~45% of the quick loop's time, 112 tests for 850 s of
+# its workers' 1,893 s (docs/performance.md, "The test suite (`scripts/check`)").
+QUICK = {
+    "test_background.py": (
+        "test_a_background_process_fixes_the_code_in_the_clean_room[put-back]",
+        "test_a_suite_that_writes_its_own_untracked_files_still_passes",
+    ),
+    # Data loss: every test stays quick (3-7 s each); what they guard cannot wait.
+    # A virtualenv built per test: the whole file is slow (its own pytestmark).
+    "test_environment.py": (),
+    "test_data_loss.py": (
+        "test_file_a_person_creates_while_end_runs_the_tests_survives[fail]",
+        "test_edit_a_person_makes_to_a_tracked_file_during_a_failing_end_survives",
+        "test_ignored_file_a_cycle_unignores_survives_the_revert",
+        "test_an_ignored_secret_a_passing_cycle_unignores_is_never_committed",
+        "test_other_branch_is_never_rewritten_when_the_agent_passes_on_it",
+    ),
+    "test_git_config.py": (
+        "test_agent_writes_a_git_file_that_stops_every_git_command[config]",
+        "test_agent_changes_a_setting_that_makes_git_behave_oddly[core.fileMode-false]",
+    ),
+    "test_git_objects.py": ("test_broken_blob_preforged_with_good_bytes",),
+    "test_git_tricks.py": (
+        "test_agent_commits_the_broken_work",
+        "test_legit_agent_commits_its_own_work_in_two_commits",
+        "test_agent_git_calls_really_ran_the_hooks",
+        "test_agent_hooks_undo_the_revert",
+        "test_agent_checks_out_another_branch_and_fails",
+    ),
+    "test_helper_files.py": ("test_check_log_made_a_folder_is_set_aside_and_good_work_lands",),
+    "test_helper_state.py": (
+        "test_snapshot_deleted",
+        "test_journal_phase_set_to_committing",
+        "test_snapshot_hashes_rewritten_to_protect_a_weakened_test",
+    ),
+    "test_in_process.py": (
+        "test_weakened_assertion_helper_the_tests_import",
+        "test_legit_new_test_module_for_new_code",
+    ),
+    "test_in_process_reach.py": (
+        "test_code_under_test_rebinds_the_assertion_helper",
+        "test_code_under_test_imports_a_good_copy_outside_the_repository",
+    ),
+    "test_links.py": ("test_the_code_under_test_becomes_a_link_to_a_good_copy_outside",),
+    "test_reruns.py": ("test_the_code_under_test_makes_the_report_file_a_named_pipe",),
+    "test_stuck_files.py": ("test_a_file_made_immutable_stops_the_revert_saying_which[new]",),
+    # This list's own check: one collection, no cycle.
+    "test_quick_set.py": ("test_the_quick_red_team_tests_are_the_ones_listed",),
+    "test_unseen_files.py": (
+        "test_doctest_rewritten_to_match_broken_code",
+        "test_legit_new_function_with_a_new_doctest",
+        "test_weakened_test_file_collected_by_a_custom_python_files_pattern",
+    ),
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` and `-k` deselect anything
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every red-team test outside `QUICK` slow (test_quick_set.py checks
+    that each name in `QUICK` is a test, so a renamed one cannot drop out of the
+    quick loop unseen)."""
+    here = Path(__file__).parent
+    for item in items:
+        path = Path(str(item.path))
+        if path.parent == here and item.name not in QUICK.get(path.name, ()):
+            item.add_marker(pytest.mark.slow)
