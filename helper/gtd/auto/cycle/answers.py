@@ -98,34 +98,37 @@ def busy(journal: Journal) -> Answer:
             "message": journal.title or "the ratchet is taking a new baseline",
             "next": "end this tick; the baseline run finishes on its own",
         }
-    return {
-        "status": "busy",
-        "cycle": journal.cycle,
-        "task": journal.task,
-        "phase": journal.phase,
-        "since": journal.started_at,
-        "message": f"cycle {journal.cycle} ({journal.task}) is in flight ({journal.phase})",
-        "next": "end this tick; the running cycle finishes on its own"
+    return _cycle_busy(
+        journal,
+        f"cycle {journal.cycle} ({journal.task}) is in flight ({journal.phase})",
+        "end this tick; the running cycle finishes on its own"
         if journal.phase != "agent"
         # An agent at work ends its own cycle; a cycle still here at a tick is
         # most often one whose `end` failed (a full disk, a file git refused),
         # judged on its own only after the agent timeout.
         else "end this tick; once no agent is at work on it, `gtd cycle end` judges it",
-    }
+    )
 
 
 def judging(journal: Journal) -> Answer:
     """`begin` judges a cycle whose tick ended without `gtd cycle end` (its session
     asks again, or is gone), and the tests outlived its wait."""
+    return _cycle_busy(
+        journal,
+        f"cycle {journal.cycle} ({journal.task}) ended without `gtd cycle end`: its tests run now",
+        "end this tick; a later tick reports the verdict",
+    )
+
+
+def _cycle_busy(journal: Journal, message: str, next_step: str) -> Answer:
     return {
         "status": "busy",
         "cycle": journal.cycle,
         "task": journal.task,
         "phase": journal.phase,
         "since": journal.started_at,
-        "message": f"cycle {journal.cycle} ({journal.task}) ended without `gtd cycle end`: "
-        "its tests run now",
-        "next": "end this tick; a later tick reports the verdict",
+        "message": message,
+        "next": next_step,
     }
 
 
