@@ -31,7 +31,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     imports again: a fresh clone, or any shell with ``PYTHONDONTWRITEBYTECODE``
     set, where no process ever writes it. That was ~0.13 s of CPU in each ~0.1 s
     `gtd cycle begin`, and -14% of the CPU of tests/integration/test_cycle.py
-    (docs/performance.md). ``py_compile`` writes whatever that variable says; the
+    (docs/performance.md). ``compileall`` writes it whatever that variable says; the
     bytecode is the same source's (checked against its mtime at each import), and
     ``__pycache__`` is git-ignored and left out of the installed pack
     (install.py). Only the first process (xdist's controller) compiles."""

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from gtd import paths
+from gtd import paths, session
 from gtd.auto import breaker, records, state
 from gtd.auto.config import AutoConfig
 from gtd.auto.cycle import answers, pipes
@@ -48,14 +48,13 @@ from gtd.fsio import atomic_write, fresh_file, locked, read_bytes, state_lock, t
 from gtd.git import Git, stale_locks
 from gtd.names import readable
 from gtd.proc import alive
-from gtd.session import Session
-from gtd.session import to_json as session_json
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 
     from gtd.auto.report import Health
+    from gtd.session import Session
 
 # How long `begin` waits for a snapshot refresh before answering busy: an injected
 # tick command has two minutes in Claude Code.
@@ -204,8 +203,6 @@ class Cycle:
         runs, may have an agent at work: it waits for the agent timeout."""
         if journal.phase != "agent" or journal.kind == "baseline":
             return False
-        from gtd import session
-
         recorded = session.from_json(journal.session)
         if recorded is None:
             return False
@@ -352,7 +349,7 @@ class Cycle:
             "started_epoch": self.now.epoch,
             "seals": sealed,
             "objects_since": state.objects_checked(st),
-            "session": None if self._asker is None else session_json(self._asker),
+            "session": None if self._asker is None else session.to_json(self._asker),
         }
         if bootstrap:
             files = sorted({f for t in the_plan.tasks for f in t.files})
