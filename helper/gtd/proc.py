@@ -3,6 +3,7 @@ through :func:`run`, which owns timeouts, process groups and output capture."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from gtd import executables
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     _A = TypeVar("_A")
     _B = TypeVar("_B")
 
+
+which = executables.which  # the seam's, found without importing anything
 
 # Characters that mean the user wrote shell syntax; such commands go through /bin/sh.
 _SHELL_CHARS = frozenset("|&;<>()$`*?~\n")
@@ -90,20 +94,6 @@ def _assigns(command: str) -> bool:
     """`PYTHONPATH=src pytest`: a leading variable assignment is shell syntax too."""
     name, equals, _ = command.split(maxsplit=1)[0].partition("=") if command else ("", "", "")
     return bool(equals) and name.isidentifier()
-
-
-def which(name: str, path: str | None) -> str | None:
-    """``shutil.which`` for POSIX, where gtd runs: importing shutil pulls in bz2,
-    lzma and zlib (~5 ms), and `gtd ratchet run` is measured against the bare test
-    command."""
-    if os.sep in name:
-        candidates = [name]
-    else:
-        candidates = [os.path.join(d, name) for d in (path or os.defpath).split(os.pathsep)]
-    for candidate in candidates:
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
 
 
 def run(
@@ -258,6 +248,125 @@ class Started:
                 args, code, "", error, duration, timed_out, stdout_bytes=out or b"", stuck=waited
             )
         return Result(args, code, out or "", err or "", duration, timed_out, stuck=waited)
+
+
+class Spawned:
+    """A child started without :func:`start` (``os.posix_spawn``: the held test
+    process of gtd.auto.ratchet.early, begun before ``subprocess`` is loaded),
+    in a session of its own, stdin /dev/null, stdout and stderr into the pipes
+    whose reading ends are ``out`` and ``err``. The same calls as
+    :class:`Started` (without ``stuck``), and the same :class:`Result`: output
+    decoded as text mode does (the locale's encoding, newlines translated)."""
+
+    def __init__(self, pid: int, args: tuple[str, ...], out: int, err: int, begun: float) -> None:
+        self.pid = pid
+        self.args = args
+        self.begun = begun
+        self.returncode: int | None = None
+        self._pipes = (out, err)
+        self._read_so_far: dict[int, list[bytes]] = {out: [], err: []}
+        self._closed = False
+
+    def restart_clock(self) -> None:
+        self.begun = time.monotonic()
+
+    def kill(self) -> None:
+        """End the child's whole group and reap the child."""
+        self._end_group()
+        self._close()
+
+    def finish(self, timeout: float | None = None) -> Result:
+        """Wait for the child: its output until both pipes close, then the child;
+        at ``timeout`` (counted from :meth:`restart_clock`) its group is ended."""
+        try:
+            deadline = None if timeout is None else self.begun + timeout
+            timed_out = not (self._read(deadline) and self._wait(deadline))
+            if timed_out:
+                self._end_group()
+                self._read(time.monotonic() + _DRAIN_S)  # what it wrote before
+        except BaseException:
+            # Ctrl-C or a kill of the helper: never leave the child group running.
+            self._end_group()
+            self._close()
+            raise
+        self._close()
+        out, err = (b"".join(self._read_so_far[fd]) for fd in self._pipes)
+        code = self.returncode if self.returncode is not None else -signal.SIGKILL
+        duration = time.monotonic() - self.begun
+        return Result(self.args, code, _text(out), _text(err), duration, timed_out)
+
+    def _read(self, deadline: float | None) -> bool:
+        """Read both pipes until they close (True) or ``deadline`` (False)."""
+        import select
+
+        if self._closed:
+            return True
+        poll = select.poll()
+        left_open = list(self._pipes)
+        for fd in left_open:
+            poll.register(fd, select.POLLIN)
+        while left_open:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            for fd, _ in poll.poll(None if left is None else left * 1000):
+                data = os.read(fd, _CHUNK)
+                if data:
+                    self._read_so_far[fd].append(data)
+                    continue
+                poll.unregister(fd)
+                left_open.remove(fd)
+        return True
+
+    def _wait(self, deadline: float | None) -> bool:
+        """Reap the child, by ``deadline`` (False where it still runs then)."""
+        pause = _POLL_S
+        while self.returncode is None:
+            flags = 0 if deadline is None else os.WNOHANG
+            done, status = os.waitpid(self.pid, flags)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+            elif deadline is not None and time.monotonic() >= deadline:
+                return False
+            else:
+                time.sleep(pause)  # as Popen.wait: short at first (it is ending)
+                pause = min(pause * 2, 0.05)
+        return True
+
+    def _end_group(self) -> None:
+        """SIGTERM to the group, SIGKILL after the grace period; the child reaped."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if self.returncode is not None:
+                return
+            try:
+                os.killpg(self.pid, sig)
+            except ProcessLookupError:
+                break
+            if self._wait(time.monotonic() + _KILL_GRACE_S):
+                return
+        self._wait(None)
+
+    def _close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            for fd in self._pipes:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+# After a timeout, what a killed child left in its pipes is read for this long at
+# most: a process that escaped its group may hold them open.
+_DRAIN_S = 2.0
+# The first pause before a child whose pipes closed is looked at again.
+_POLL_S = 0.0005
+
+
+def _text(data: bytes) -> str:
+    """Bytes as ``Popen(text=True, errors="replace")`` decodes them."""
+    import locale
+
+    text = data.decode(locale.getpreferredencoding(False), "replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _rest(popen: subprocess.Popen[Any], watched: bool) -> tuple[Any, Any]:

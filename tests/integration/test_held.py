@@ -16,7 +16,7 @@ import pytest
 
 from gtd import proc
 from gtd.auto.config import load_auto_config
-from gtd.auto.ratchet import held, reports, room
+from gtd.auto.ratchet import gate, held, reports, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
 
@@ -38,19 +38,22 @@ def test_probe():
 
 
 class GateChild:
-    """``python -c code`` behind the gate, in ``cwd``, as :func:`held.hold`
-    starts it (the gate's sitecustomize first on PYTHONPATH)."""
+    """``python -c code`` behind the gate, as :func:`held.hold` starts it: in a
+    folder of its own (``tmp/start``), the gate's sitecustomize first on
+    PYTHONPATH."""
 
-    def __init__(self, tmp: Path, cwd: Path, code: str, path: tuple[Path, ...] = ()) -> None:
+    def __init__(self, tmp: Path, code: str, path: tuple[Path, ...] = ()) -> None:
         site = tmp / "site"
         site.mkdir()
-        (site / "sitecustomize.py").write_text(held.GATE)
+        (site / "sitecustomize.py").write_text(gate.SOURCE)
+        cwd = tmp / "start"
+        cwd.mkdir()
         gate_r, self.gate = os.pipe()
         self.came, came_w = os.pipe()
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(str(p) for p in (site, *path)),
-            held.ENV_GATE: f"{gate_r}:{came_w}",
+            gate.ENV_GATE: f"{gate_r}:{came_w}",
         }
         self.popen = subprocess.Popen(
             [sys.executable, "-c", code],
@@ -76,9 +79,10 @@ class GateChild:
         return code
 
 
-def inode(path: Path) -> str:
+def inode(path: Path, named: Path | None = None) -> str:
+    """The word that opens the gate into ``path`` (said of ``named``)."""
     st = os.stat(path)
-    return f"{st.st_dev}:{st.st_ino}\n"
+    return gate.word(st.st_dev, st.st_ino, str(named or path)).decode()
 
 
 RECORD = (
@@ -91,12 +95,13 @@ RECORD = (
 def test_the_gate_holds_the_process_until_it_is_told_its_room(tmp_path: Path) -> None:
     where = tmp_path / "room"
     where.mkdir()
-    child = GateChild(tmp_path, where, RECORD)
+    child = GateChild(tmp_path, RECORD)
     assert child.arrived() == b"r"
     assert child.popen.poll() is None  # waiting at the gate...
     assert not (where / "ran.json").exists()  # ...having run nothing of its own
+    assert os.listdir(tmp_path / "start") == []
     assert child.say(inode(where)) == 0, child.popen.stderr.read() if child.popen.stderr else ""
-    ran = json.loads((where / "ran.json").read_text())
+    ran = json.loads((where / "ran.json").read_text())  # it ran in the room it was told
     assert ran["pytest"] is True  # imported before the gate, from the environment
     assert ran["gate"] is None  # taken out: a process it starts does not wait
     assert ran["custom"] == str(tmp_path / "site" / "sitecustomize.py")
@@ -106,26 +111,40 @@ def test_a_gate_closed_without_a_word_ends_the_process(tmp_path: Path) -> None:
     """The run called off, or the helper killed (its end of the pipe closes)."""
     where = tmp_path / "room"
     where.mkdir()
-    child = GateChild(tmp_path, where, RECORD)
+    child = GateChild(tmp_path, RECORD)
     assert child.arrived() == b"r"
     assert child.say(None) == 1
     assert not (where / "ran.json").exists()
 
 
-def test_a_process_started_in_another_folder_than_the_room_runs_nothing(
-    tmp_path: Path,
+@pytest.mark.parametrize("how", ["replaced", "link", "gone", "garbled"])
+def test_a_room_that_is_not_the_folder_the_helper_named_runs_nothing(
+    tmp_path: Path, how: str
 ) -> None:
-    """The room replaced (a link, a start over) after the process began: its
-    working directory is not the room the helper synced."""
+    """The room replaced (a link, a start over, removed) between the helper's
+    look and the process's entry: the folder at the path is not the directory
+    the helper synced. Nothing runs anywhere."""
     where = tmp_path / "room"
     where.mkdir()
-    child = GateChild(tmp_path, where, RECORD)
-    assert child.arrived() == b"r"
+    said = inode(where)
     other = tmp_path / "other"
     other.mkdir()
-    assert child.say(inode(other)) == 1
+    child = GateChild(tmp_path, RECORD)
+    assert child.arrived() == b"r"
+    if how == "replaced":
+        where.rename(tmp_path / "old")
+        where.mkdir()
+    elif how == "link":
+        where.rename(tmp_path / "old")
+        where.symlink_to(other)
+    elif how == "gone":
+        where.rmdir()
+    else:
+        said = said.replace(":", "", 1)
+    assert child.say(said) == 1
     assert child.rest == b"x"  # refused: the helper runs the command itself
-    assert not (where / "ran.json").exists()
+    for folder in (tmp_path / "start", other, tmp_path / "old", where):
+        assert not (folder / "ran.json").exists()
 
 
 def test_a_sitecustomize_of_the_environment_still_runs_after_the_gate(tmp_path: Path) -> None:
@@ -137,7 +156,7 @@ def test_a_sitecustomize_of_the_environment_still_runs_after_the_gate(tmp_path: 
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     (theirs / "sitecustomize.py").write_text("open('theirs-ran', 'w').close()\n")
-    child = GateChild(tmp_path, where, RECORD, path=(theirs,))
+    child = GateChild(tmp_path, RECORD, path=(theirs,))
     assert child.arrived() == b"r"
     assert not (where / "theirs-ran").exists()
     assert child.say(inode(where)) == 0
@@ -154,7 +173,7 @@ def test_a_python_the_held_process_starts_does_not_wait(tmp_path: Path) -> None:
         "import subprocess, sys; "
         "subprocess.run([sys.executable, '-c', 'open(\"child-ran\", \"w\").close()'], timeout=60)"
     )
-    child = GateChild(tmp_path, where, code)
+    child = GateChild(tmp_path, code)
     assert child.arrived() == b"r"
     assert child.say(inode(where)) == 0
     assert (where / "child-ran").exists()
@@ -175,7 +194,7 @@ def fake_room(tmp_path: Path) -> room.Room:
 def holdable(
     rm: room.Room, command: list[str], path: str | None = None, pp: str | None = None
 ) -> bool:
-    return held._holdable(command, rm, path or os.environ.get("PATH"), pp)
+    return held._holdable(command, rm, path or os.environ.get("PATH"), pp) is not None
 
 
 def test_held_commands_are_pythons_found_whatever_the_room_holds(tmp_path: Path) -> None:
@@ -271,13 +290,17 @@ def test_ratchet_run_holds_the_test_process_and_judges_as_before(
 
 
 def room_processes(tree: Path) -> list[int]:
-    """Processes whose working directory is the room's checkout."""
+    """Processes whose working directory is in the repository's rooms: the room's
+    checkout, or a run's folder where a held process waits (a slot's, or one the
+    early start made beside the slots)."""
+    rooms = str(tree.parent.parent)
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.readlink(f"/proc/{entry}/cwd") == str(tree):
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+            if cwd == rooms or cwd.startswith(rooms + os.sep):
                 found.append(int(entry))
         except OSError:
             continue
@@ -305,26 +328,31 @@ def test_a_candidate_refused_before_its_run_ends_the_held_process(
         assert room_processes(rm.tree) == []
 
 
-def test_a_room_replaced_while_the_process_waits_is_refused_and_run_again(
+def test_a_room_made_anew_while_the_process_waits_is_the_one_it_runs_in(
     project: Repo, tmp_path: Path
 ) -> None:
-    """The held process began in a checkout that is gone by the time the room is
-    ready (started over, say): it runs nothing, and the release says so."""
+    """The held process waits in its own folder, not in the checkout: a room
+    started over before it is released (a damaged checkout, say) is the room it
+    enters and runs in."""
     git = Git(project.path, hardened=True)
     config = load_auto_config(project.path)
-    loaded = Path(str(tmp_path / "probe.json") + ".conftest")
+    probe = tmp_path / "probe.json"
     head_tree = git.run("rev-parse", "HEAD^{tree}").strip()
     with room.acquire(git) as rm:
         room.sync(git, rm, head_tree)
         waiting = held.hold(rm, config, room.environment(rm))
         assert waiting is not None
-        loaded.unlink(missing_ok=True)
+        probe.unlink(missing_ok=True)
         rm.tree.rename(rm.slot / "gone")
         room.sync(git, rm, head_tree)
-        request = reports.Request(rm.tree)
-        assert waiting.release(request, 60) is None
-        assert waiting.child.popen.returncode is not None  # ended (and reaped)
-        assert not loaded.exists()
+        released = waiting.release(reports.Request(rm.tree), 60)
+        assert released is not None
+        assert released.result.returncode == 0, released.result.output
+        assert sorted(released.report.outcomes) == [
+            "tests/test_more.py::test_more",
+            "tests/test_probe.py::test_probe",
+        ]
+        assert probe.exists()
         waiting.cancel()  # a second word does nothing
 
 
@@ -387,7 +415,7 @@ def test_a_process_that_never_stops_at_the_gate_fails_the_run(
     git = Git(project.path, hardened=True)
     with room.acquire(git) as rm:
         room.sync(git, rm, git.run("rev-parse", "HEAD^{tree}").strip())
-        listener = reports.prepare(rm.tree, rm.slot / "reports", gate=held.GATE)
+        listener = reports.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
         gate_r, gate_w = os.pipe()
         came_r, came_w = os.pipe()
         child = proc.start(
@@ -398,8 +426,7 @@ def test_a_process_that_never_stops_at_the_gate_fails_the_run(
         assert isinstance(child, proc.Started)
         os.close(gate_r)
         os.close(came_w)
-        where = os.stat(rm.tree)
-        waiting = held.Held(child, listener, "cmd", gate_w, came_r, (where.st_dev, where.st_ino))
+        waiting = held.Held(child, listener, "cmd", gate_w, came_r)
         released = waiting.release(reports.Request(rm.tree), 60)
         assert released is not None
         assert released.result.returncode == 1

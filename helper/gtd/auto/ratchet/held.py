@@ -7,19 +7,25 @@ the two happen side by side: :func:`hold` starts the test process as soon as the
 command is known, and :meth:`Held.release` lets it go once the room is synced and
 checked. The room is no less clean for it:
 
-- Before the gate the process runs the interpreter, the environment's ``.pth``
-  files, and a ``sitecustomize`` the helper wrote into the run's own folder
-  (:data:`GATE`, first on the test process's sys.path through ``PYTHONPATH``):
-  it imports pytest and its built-in plugins from the environment (no folder of
-  the room is on sys.path yet: Python adds the working directory after
-  ``site``), tells the helper it has arrived, and waits for the gate's message.
-  Nothing reads the room. (Third-party plugins load after the gate, as pytest
-  loads them: one imported earlier could not have its asserts rewritten.)
-- The message is the room's device and inode as the helper synced it; the
-  process runs on only if its working directory is that very directory (a room
-  replaced by a link, or started over, since the process began is another one).
-  An empty message (the run called off, or the helper killed: the pipe closes)
+- The process starts in its run's own folder (outside the room and the
+  repository). Before the gate it runs the interpreter, the environment's
+  ``.pth`` files, and a ``sitecustomize`` the helper wrote into that folder
+  (gtd.auto.ratchet.gate, first on the test process's sys.path through
+  ``PYTHONPATH``): it imports pytest and its built-in plugins from the
+  environment (no folder of the room is on sys.path yet: Python adds the
+  working directory after ``site``), tells the helper it has arrived, and waits
+  for the gate's word. Nothing reads the room. (Third-party plugins load after
+  the gate, as pytest loads them: one imported earlier could not have its
+  asserts rewritten.)
+- The word is the room's path, device and inode as the helper synced it; the
+  process enters that folder and runs on only if it is that very directory (a
+  room replaced by a link, or started over, since the helper looked is another
+  one). No word (the run called off, or the helper killed: the pipe closes)
   ends it at once.
+- `gtd ratchet run` starts the process before it has even loaded (from the
+  command its last held run started: gtd.auto.ratchet.early); :func:`hold`
+  adopts it where it is the very command the sealed config asks for, in the
+  same environment, and ends it otherwise.
 - Only commands whose first process is Python, honouring ``PYTHONPATH`` and
   ``site``, are held: ``<python> -m pytest ...`` and a ``pytest`` console script
   whose ``#!`` line names a Python with no options. Their executable must not
@@ -41,12 +47,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import stat
 
 from gtd import proc
-from gtd.auto.ratchet import reports
+from gtd.auto.ratchet import early, gate, reports
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -55,7 +60,6 @@ if TYPE_CHECKING:
     from gtd.auto.ratchet import room
     from gtd.auto.ratchet.results import Report
 
-ENV_GATE = "GTD_RATCHET_GATE"  # "<gate fd>:<arrival fd>", popped by the gate
 _NOT_AT_GATE = proc.Result(
     (),
     1,
@@ -64,68 +68,6 @@ _NOT_AT_GATE = proc.Result(
     "in its environment ran first: a .pth file, a sitecustomize?); its run does not count",
     0.0,
 )
-_PYTHON = re.compile(r"python[0-9.]*")
-_SCRIPTS = frozenset({"pytest", "py.test"})
-_ARRIVED = b"r"
-_REFUSED = b"x"  # the process found itself in another folder than the room
-
-# The sitecustomize of a held run (any Python 3 that pytest supports reads it).
-GATE = '''\
-"""The gtd ratchet's gate for one held test run (gtd.auto.ratchet.held)."""
-import os as _os
-import sys as _sys
-
-
-def _gtd_gate(spec):
-    gate, came = [int(x) for x in spec.split(":")]
-    here = _os.path.dirname(_os.path.abspath(__file__))
-    rest = [p for p in _sys.path if p and _os.path.abspath(p) != here]
-    try:
-        from importlib.machinery import PathFinder
-
-        hidden = PathFinder.find_spec("sitecustomize", rest)
-    except Exception:
-        hidden = None
-    if hidden is None:
-        try:
-            import importlib
-
-            import pytest  # noqa: F401  the environment's: the room is not on sys.path yet
-            from _pytest.config import default_plugins
-
-            for name in default_plugins:  # what pytest imports first thing after
-                try:
-                    importlib.import_module("_pytest." + name)
-                except Exception:
-                    pass  # pytest imports it again itself, and says what is wrong
-        except Exception:
-            pass  # only time is lost: pytest loads as it would have
-    _os.write(came, b"r")
-    said = b""
-    while True:
-        chunk = _os.read(gate, 256)
-        if not chunk:
-            break
-        said += chunk
-    _os.close(gate)
-    here_now = _os.stat(".")
-    if said.strip() != ("%d:%d" % (here_now.st_dev, here_now.st_ino)).encode():
-        if said:
-            _os.write(came, b"x")
-        _os._exit(1)
-    _os.close(came)
-    if hidden is not None:
-        import importlib.util
-
-        module = importlib.util.module_from_spec(hidden)
-        _sys.modules["sitecustomize"] = module
-        hidden.loader.exec_module(module)
-
-
-_gtd_spec = _os.environ.pop("GTD_RATCHET_GATE", None)
-if _gtd_spec:
-    _gtd_gate(_gtd_spec)
-'''
 
 
 class Released(NamedTuple):
@@ -141,34 +83,32 @@ class Held:
 
     def __init__(
         self,
-        child: proc.Started,
+        child: proc.Started | proc.Spawned,
         listener: reports.Listener,
         command: str,
         gate_fd: int,
         came_fd: int,
-        where: tuple[int, int],
     ) -> None:
         self.child = child
         self.listener = listener
         self.command = command
-        self.where = where  # the room's device and inode the process started in
         self._gate = gate_fd
         self._came = came_fd
         self._done = False
 
     def release(self, request: reports.Request, timeout_s: float) -> Released | None:
         """Let the process run the tests ``request`` asks for, in the room (its
-        root) as it is now. None where it ran nothing of the room's (the room was
-        made anew since it started, or it refused): the caller runs the command
-        itself. A process that never stopped at the gate fails the run."""
+        root) as it is now. None where it ran nothing of the room's (the room's
+        folder was replaced between the helper's look and the process's: it
+        refused): the caller runs the command itself. A process that never
+        stopped at the gate fails the run."""
         if self._done:
             return None
         self._done = True
         try:
-            where = os.lstat(request.root)
-            if (where.st_dev, where.st_ino) != self.where:
-                # The room was made anew since (its last run's files untrusted):
-                # the process started in the old one.
+            root = str(request.root)
+            where = os.lstat(root)
+            if not stat.S_ISDIR(where.st_mode):
                 self._end()
                 return None
             if not _arrive(self._came, timeout_s):
@@ -182,8 +122,7 @@ class Held:
                 return Released(stray, NO_REPORT._replace(problems=(stray.stderr,)))
             self.listener.ask(request)
             try:
-                # The same folder as when it started (a directory, then and now).
-                os.write(self._gate, f"{where.st_dev}:{where.st_ino}\n".encode())
+                os.write(self._gate, gate.word(where.st_dev, where.st_ino, root))
                 told = True
             except OSError:  # it ended since it arrived: ran nothing of the room's
                 told = False
@@ -193,7 +132,7 @@ class Held:
         except BaseException:
             self._end()
             raise
-        refused = _read_now(self._came) == _REFUSED
+        refused = _read_now(self._came) == gate.REFUSED
         self._close_pipes()
         if refused or not told:
             self.listener.abort()
@@ -234,40 +173,53 @@ class Held:
 
 
 def hold(rm: room.Room, config: AutoConfig, env: dict[str, str]) -> Held | None:
-    """The configured test command started in ``rm`` and held at the gate, or None
-    where it cannot be held (see the module's docstring) or did not start."""
+    """The configured test command started and held at the gate, or None where it
+    cannot be held (see the module's docstring) or did not start. The process
+    gtd.auto.ratchet.early started from the hint is adopted where it is that very
+    command; otherwise it ends, and the hint is brought up to date."""
+    guess = early.claim()
+    try:
+        return _hold(rm, config, env, guess)
+    finally:
+        if guess is not None and not guess.adopted:
+            guess.cancel()
+        # Early runs' files of helpers killed since (off the critical path: the
+        # process just started takes far longer to reach its gate).
+        reports.remove_orphans(rm.slot.parent / early.FOLDER)
+
+
+def _hold(
+    rm: room.Room, config: AutoConfig, env: dict[str, str], guess: early.Early | None
+) -> Held | None:
+    base = os.path.normpath(rm.slot.parent)
     command = config.test_command
-    if not command or config.build_command:
-        return None
-    try:
-        argv, via_shell = proc.command_argv(command)
-    except ValueError:
-        return None
-    if via_shell or not argv:
-        return None
-    try:
-        where = os.lstat(rm.tree)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(where.st_mode):
-        return None
+    argv: list[str] = []
+    if command and not config.build_command:
+        with contextlib.suppress(ValueError):
+            argv, via_shell = proc.command_argv(command)
+            argv = [] if via_shell else argv
     merged = {**os.environ, **env}
-    if not _holdable(argv, rm, merged.get("PATH"), merged.get("PYTHONPATH")):
+    found = _holdable(argv, rm, merged.get("PATH"), merged.get("PYTHONPATH")) if argv else None
+    if found is None:
+        _remember(base, None)
         return None
-    listener = reports.prepare(rm.tree, rm.slot / "reports", gate=GATE)
+    assert command is not None
+    same = guess is not None and (os.path.normpath(guess.base), guess.argv, guess.exe) == (
+        base,
+        argv,
+        found,
+    )
+    if guess is not None and same and guess.environ == _without_pwd(merged):
+        return _adopt(guess, rm, command)
+    listener = reports.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
     gate_r, gate_w = os.pipe()
     came_r, came_w = os.pipe()
-    # The gate first on the path (the plugin's entry point is last for unheld
-    # runs): it must be the sitecustomize Python finds, and it runs any other
-    # (one in a folder of the user's PYTHONPATH, say) once the gate opens.
-    theirs = os.environ.get("PYTHONPATH")
-    site = str(listener.files.site)
-    path_first = f"{site}{os.pathsep}{theirs}" if theirs else site
+    run = early.held_env(str(listener.files.site), listener.env, f"{gate_r}:{came_w}")
     try:
         child = proc.start(
             argv,
-            rm.tree,
-            env={**env, **listener.env, "PYTHONPATH": path_first, ENV_GATE: f"{gate_r}:{came_w}"},
+            listener.files.folder,  # the gate enters the room once it is ready
+            env={**env, **run},
             pass_fds=(*listener.pass_fds, gate_r, came_w),
         )
     except BaseException:
@@ -282,14 +234,53 @@ def hold(rm: room.Room, config: AutoConfig, env: dict[str, str]) -> Held | None:
         _close(came_r)
         listener.abort()
         return None
-    return Held(child, listener, command, gate_w, came_r, (where.st_dev, where.st_ino))
+    _remember(base, argv)
+    return Held(child, listener, command, gate_w, came_r)
 
 
-def _holdable(argv: list[str], rm: room.Room, path: str | None, pythonpath: str | None) -> bool:
-    """Whether the command's first process is a Python that goes through the
-    gate, found the same whatever the room holds."""
-    if pythonpath and not all(os.path.isabs(p) for p in pythonpath.split(os.pathsep)):
-        return False  # a relative entry is a folder of the room: read before the gate
+def _adopt(guess: early.Early, rm: room.Room, command: str) -> Held:
+    """The early process as the held run of ``command`` in ``rm``."""
+    guess.adopted = True
+    fds = guess.fds
+    listener = reports.Listener.adopt(
+        reports.Request(rm.tree), guess.folder, (fds["report_r"], fds["report_w"]), guess.since_ns
+    )
+    child = proc.Spawned(guess.pid, tuple(guess.argv), fds["out"], fds["err"], guess.begun)
+    return Held(child, listener, command, fds["gate"], fds["came"])
+
+
+def _remember(base: str, argv: list[str] | None) -> None:
+    """The hint of ``base`` says ``argv`` (none: removed) from now on, for the
+    next run's early start. Never fails the run: the hint only saves time."""
+    path = os.path.join(base, early.HINT)
+    if argv is not None and early.read_hint(base) == argv:
+        return
+    if argv is None and not os.path.lexists(path):
+        return
+    try:
+        if argv is None:
+            os.unlink(path)
+        else:
+            from pathlib import Path
+
+            from gtd.fsio import atomic_write_bytes
+
+            atomic_write_bytes(Path(path), early.hint_bytes(argv))  # a link: replaced
+    except Exception:  # a read-only cache, say: the next run starts as this one did
+        pass
+
+
+def _without_pwd(environ: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k != "PWD"}
+
+
+def _holdable(
+    argv: list[str], rm: room.Room, path: str | None, pythonpath: str | None
+) -> str | None:
+    """Where the command's first process is a Python that goes through the gate,
+    found the same whatever the room holds: the executable's path."""
+    if not early.absolute_folders(pythonpath):
+        return None  # a relative entry is a folder of the room: read before the gate
     exe = argv[0]
     if os.sep in exe:
         if os.path.isabs(exe):
@@ -297,35 +288,14 @@ def _holdable(argv: list[str], rm: room.Room, path: str | None, pythonpath: str 
         elif _through_link(exe, rm):
             found = os.path.realpath(rm.tree / exe)
         else:
-            return False
+            return None
     else:
-        folders = (path or os.defpath).split(os.pathsep)
-        if not all(os.path.isabs(f) for f in folders):
-            return False
+        if not early.absolute_folders(path or os.defpath):
+            return None
         found = proc.which(exe, path)
-    if found is None:
-        return False
-    name = os.path.basename(exe)
-    if _PYTHON.fullmatch(name):
-        return argv[1:3] == ["-m", "pytest"]
-    return name in _SCRIPTS and _python_script(found)
-
-
-def _python_script(path: str) -> bool:
-    """A script whose ``#!`` line is an absolute Python with no options."""
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(512)
-    except OSError:
-        return False
-    if not first.startswith(b"#!"):
-        return False
-    words = first[2:].decode("utf-8", "replace").split()
-    return (
-        len(words) == 1
-        and os.path.isabs(words[0])
-        and bool(_PYTHON.fullmatch(os.path.basename(words[0])))
-    )
+    if found is None or not early.runs_gate(argv, found):
+        return None
+    return found
 
 
 def _through_link(exe: str, rm: room.Room) -> bool:
@@ -352,7 +322,7 @@ def _arrive(fd: int, timeout_s: float) -> bool:
     poll.register(fd, select.POLLIN)
     if not poll.poll(max(0.0, timeout_s) * 1000):
         return False
-    return os.read(fd, 1) == _ARRIVED
+    return os.read(fd, 1) == gate.ARRIVED
 
 
 def _read_now(fd: int) -> bytes:

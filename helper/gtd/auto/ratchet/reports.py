@@ -47,14 +47,13 @@ import contextlib
 import itertools
 import json
 import os
-import shlex
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from gtd import paths
-from gtd.auto.ratchet import contract
+from gtd.auto.ratchet import contract, early
 from gtd.fsio import read_bytes, remove_tree, walk
 from gtd.tuples import NamedTuple
 
@@ -63,23 +62,9 @@ if TYPE_CHECKING:
     from gtd.auto.ratchet import recorded
     from gtd.auto.ratchet.results import Report, Result
 
-PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet_report`
-_PLUGIN_SOURCE = Path(__file__).with_name("pytest_report.py")
-_CONTRACT_SOURCE = Path(__file__).with_name("contract.py")
-_STUB = '''\
-"""The gtd ratchet's pytest entry point for one run: it loads the reporting
-plugin from the installed helper. On any failure pytest goes on without it."""
-try:
-    import importlib.util as _util
-    import sys as _sys
-
-    _spec = _util.spec_from_file_location("{name}", {path!r})
-    _module = _util.module_from_spec(_spec)
-    _spec.loader.exec_module(_module)
-    _sys.modules[__name__] = _module
-except Exception:
-    pass
-'''
+PLUGIN_NAME = early.PLUGIN_NAME  # the entry point's name: `-p no:gtd_ratchet_report`
+_PLUGIN_SOURCE = Path(early.PLUGIN_SOURCE)
+_CONTRACT_SOURCE = Path(early.CONTRACT_SOURCE)
 _READ_CHUNK = 1 << 16
 # After the command ends, a process it left behind may still hold the pipe open:
 # read on until it is quiet this long, and never longer than the drain limit.
@@ -116,7 +101,13 @@ class Listener:
     """One run's report files, pipe and reader. Give :attr:`env` and
     :attr:`pass_fds` to the test command; then :meth:`finish` (or :meth:`abort`)."""
 
-    def __init__(self, request: Request, files: RunFiles) -> None:
+    def __init__(
+        self,
+        request: Request,
+        files: RunFiles,
+        pipe: tuple[int, int] | None = None,
+        since_ns: int | None = None,
+    ) -> None:
         self.request = request
         self.files = files
         # Lines are parsed as they arrive (the tests still run); a line's start
@@ -125,7 +116,7 @@ class Listener:
         # process starts before (gtd.auto.ratchet.held), and writes nothing sooner.
         self._reading: recorded.Reading | None = None
         self._partial: list[bytes] = []
-        self._read_fd, self._write_fd = os.pipe()
+        self._read_fd, self._write_fd = pipe or os.pipe()
         self._stop = threading.Event()
         self._deadline = 0.0
         self._thread = threading.Thread(target=self._read, name="gtd-ratchet-reader", daemon=True)
@@ -133,24 +124,17 @@ class Listener:
         # Reports a configured ``junit_xml`` glob matches are read only when written
         # after this moment: an older one is stale (a run before this one), and
         # nothing the glob matches is ever deleted (it may be a person's file).
-        self._since_ns = time.time_ns() - _CLOCK_SLACK_NS
+        self._since_ns = (time.time_ns() if since_ns is None else since_ns) - _CLOCK_SLACK_NS
         st = os.fstat(self._write_fd)
         self.pass_fds: tuple[int, ...] = (self._write_fd,)
-        self.env = self._environment(f"{self._write_fd}:{st.st_dev}:{st.st_ino}")
+        fd_spec = f"{self._write_fd}:{st.st_dev}:{st.st_ino}"
+        self.env = early.run_env(str(files.folder), fd_spec, os.environ)
 
-    def _environment(self, fd_spec: str) -> dict[str, str]:
-        addopts = f"--junitxml={shlex.quote(str(self.files.junit_xml))}"
-        existing = os.environ.get("PYTEST_ADDOPTS", "").strip()
-        pythonpath = os.environ.get("PYTHONPATH")
-        site = str(self.files.site)
-        return {
-            "PYTEST_ADDOPTS": f"{existing} {addopts}" if existing else addopts,
-            # Last on the path: the user's own modules win any name clash (and the
-            # entry point's name is random, so none can shadow it).
-            "PYTHONPATH": f"{pythonpath}{os.pathsep}{site}" if pythonpath else site,
-            contract.ENV_SETTINGS: str(self.files.settings),
-            contract.ENV_FD: fd_spec,
-        }
+    @classmethod
+    def adopt(cls, request: Request, folder: str, pipe: tuple[int, int], since_ns: int) -> Listener:
+        """The listener of a run gtd.auto.ratchet.early set up and started: its
+        files in ``folder``, its report pipe ``pipe`` (read end, write end)."""
+        return cls(request, RunFiles.inside(Path(folder)), pipe, since_ns)
 
     def _read(self) -> None:
         import select
@@ -200,7 +184,7 @@ class Listener:
         from gtd.auto.ratchet import recorded
 
         self.request = request
-        _create(self.files.settings, json.dumps(_settings(request, self.files)))
+        early.create(str(self.files.settings), json.dumps(_settings(request, self.files)))
         self._reading = recorded.Reading(str(request.root))
         self._thread.start()
 
@@ -280,10 +264,10 @@ class RunFiles(NamedTuple):
     def inside(cls, folder: Path) -> RunFiles:
         return cls(
             folder,
-            folder / "site",
-            folder / "settings.json",
-            folder / "lines.jsonl",
-            folder / "pytest.xml",
+            folder / early.SITE,
+            folder / early.SETTINGS,
+            folder / early.LINES,
+            folder / early.JUNIT,
         )
 
 
@@ -306,9 +290,7 @@ def prepare(root: Path, where: Path | None = None, *, gate: str | None = None) -
     (gtd.auto.ratchet.held)."""
     files = RunFiles.inside(_folder(root, where))
     try:
-        _write_site(files)
-        if gate is not None:
-            _create(files.site / "sitecustomize.py", gate)
+        early.write_site(str(files.site), str(_plugin_file(files.folder)), gate)
     except BaseException:
         remove_tree(files.folder, ignore_errors=True)
         raise
@@ -479,7 +461,7 @@ def _folder(root: Path, where: Path | None) -> Path:
         folder = cache / name
         try:
             cache.mkdir(parents=True, exist_ok=True)
-            _remove_orphans(cache)
+            remove_orphans(cache)
             _fresh(folder)
             return folder
         except OSError:
@@ -506,24 +488,6 @@ def _fresh(folder: Path) -> None:
     folder.mkdir(parents=True)
 
 
-def _write_site(files: RunFiles) -> None:
-    """The entry point: a module with a name no file in the repository can have
-    chosen in advance, declared by a ``*.dist-info`` as ``pytest11`` plugin
-    ``gtd_ratchet_report``. It loads the plugin from the installed helper itself, so
-    pytest compiles that once and nothing the tests can reach runs instead."""
-    plugin = _plugin_file(files.folder)
-    module = f"gtd_ratchet_{os.urandom(8).hex()}"
-    site = files.site
-    dist = site / f"{PLUGIN_NAME}-{contract.VERSION}.dist-info"
-    dist.mkdir(parents=True)
-    _create(site / f"{module}.py", _STUB.format(name=PLUGIN_NAME, path=str(plugin)))
-    _create(
-        dist / "METADATA",
-        f"Metadata-Version: 2.1\nName: {PLUGIN_NAME}\nVersion: {contract.VERSION}\n",
-    )
-    _create(dist / "entry_points.txt", f"[pytest11]\n{PLUGIN_NAME} = {module}\n")
-
-
 def _plugin_file(folder: Path) -> Path:
     """The plugin as installed; a copy among the run's files (with the contract)
     where the helper is not installed as plain files (a zip)."""
@@ -535,7 +499,7 @@ def _plugin_file(folder: Path) -> Path:
     copy = folder / "plugin"
     copy.mkdir()
     for name in ("pytest_report.py", "contract.py"):
-        _create(copy / name, package.joinpath(name).read_text(encoding="utf-8"))
+        early.create(str(copy / name), package.joinpath(name).read_text(encoding="utf-8"))
     return copy / "pytest_report.py"
 
 
@@ -556,14 +520,6 @@ def _settings(request: Request, files: RunFiles) -> dict[str, object]:
     }
 
 
-def _create(path: Path, text: str) -> None:
-    """A new file in a directory this run just made: nothing to half-overwrite,
-    so no temporary file and rename; exclusive creation refuses any surprise."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-
-
 def _relative_where(result: Result, root: Path) -> Result:
     if result.where is None:
         return result
@@ -576,10 +532,10 @@ def _relative_where(result: Result, root: Path) -> Result:
     return result._replace(where=f"{rel.replace(os.sep, '/')}:{line}")
 
 
-def _remove_orphans(cache: Path) -> None:
+def remove_orphans(cache: str | Path) -> None:
     """Report files of runs whose helper was killed (its process is gone), and the
     plugin copy an older helper kept."""
-    for entry in _entries(cache):
+    for entry in _entries(Path(cache)):
         if entry.name == "pytest-site":
             remove_tree(entry.path, ignore_errors=True)
             continue

@@ -40,6 +40,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from gtd import digest as sha
+from gtd.auto.ratchet import early
 from gtd.errors import GtdError
 from gtd.fsio import held, read_bytes, remove_tree, walk
 from gtd.git import Git, children_running
@@ -64,15 +65,11 @@ class Room(NamedTuple):
 
 
 def rooms_home() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "gtd" / "rooms"
+    return Path(early.rooms_home())
 
 
 def _repo_id(git: Git) -> str:
-    git_dir = os.path.realpath(git.git_dir())
-    digest = sha.sha256(git_dir.encode("utf-8", errors="surrogateescape")).hexdigest()
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in git.root.name)[:40]
-    return f"{name}-{digest[:16]}"
+    return early.repo_key(str(git.git_dir()), git.root.name)
 
 
 @contextlib.contextmanager
