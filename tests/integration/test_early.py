@@ -23,12 +23,12 @@ from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import early, held, reports, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
+from tests.integration.held_suite import PYTEST, make_project
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/self"), reason="needs /proc to see the test process"
 )
 
-PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 # Where the test process ran from: its sitecustomize (the gate's, in the run's
 # folder), its working directory and its open descriptors.
 PROBE = """\
@@ -48,18 +48,7 @@ def test_probe():
 
 @pytest.fixture
 def project(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the venv's plugins: slow
-    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    monkeypatch.setenv("GTD_TEST_PROBE", str(tmp_path / "probe.json"))
-    repo.write("tests/test_probe.py", PROBE)
-    repo.write("tests/test_more.py", "def test_more():\n    assert 1 + 1 == 2\n")
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(PYTEST)}\n")
-    repo.write(".gitignore", "__pycache__/\n")
-    repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: more\n")
-    repo.commit_all("init")
-    setup = run_gtd(repo.path, "auto", "setup", "--json")
-    assert setup.code == 0, setup.stderr
-    return repo
+    return make_project(repo, tmp_path, monkeypatch, PROBE)
 
 
 def rooms(project: Repo) -> Path:
@@ -191,15 +180,7 @@ def test_a_command_that_cannot_be_held_removes_the_hint_and_ends_its_process(
     """A test command through the shell is never held: a hint (an old one, or
     one written) starts a process that is ended, and the hint is removed, so
     later runs do not start one in vain."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    repo.write("tests/test_more.py", "def test_more():\n    assert 1 + 1 == 2\n")
-    command = f"cd . && {PYTEST}"
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(command)}\n")
-    repo.write(".gitignore", "__pycache__/\n")
-    repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: more\n")
-    repo.commit_all("init")
-    assert run_gtd(repo.path, "auto", "setup", "--json").code == 0
+    make_project(repo, tmp_path, monkeypatch, PROBE, command=f"cd . && {PYTEST}")
     base = rooms(repo)
     base.mkdir(parents=True, exist_ok=True)
     (base / early.HINT).write_bytes(early.hint_bytes(shlex.split(PYTEST)))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +18,8 @@ from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import gate, held, reports, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
+from tests.integration.held_suite import make_project
 
-PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 # What a test of the project under judgement writes where the test asks it to:
 # whether pytest came in before the room did, the gate's variable, and which
 # sitecustomize ran.
@@ -254,22 +253,7 @@ def test_a_pytest_script_is_held_when_its_first_line_is_a_plain_python(tmp_path:
 
 @pytest.fixture
 def project(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the venv's plugins: slow
-    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    monkeypatch.setenv("GTD_TEST_PROBE", str(tmp_path / "probe.json"))
-    repo.write("tests/test_probe.py", PROBE)
-    repo.write("tests/test_more.py", "def test_more():\n    assert 1 + 1 == 2\n")
-    repo.write(
-        "conftest.py",
-        "import os\nopen(os.environ['GTD_TEST_PROBE'] + '.conftest', 'a').write('loaded\\n')\n",
-    )
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(PYTEST)}\n")
-    repo.write(".gitignore", "__pycache__/\n")
-    repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: more\n")
-    repo.commit_all("init")
-    setup = run_gtd(repo.path, "auto", "setup", "--json")
-    assert setup.code == 0, setup.stderr
-    return repo
+    return make_project(repo, tmp_path, monkeypatch, PROBE)
 
 
 def test_ratchet_run_holds_the_test_process_and_judges_as_before(

@@ -1,0 +1,44 @@
+"""The small project the held-run tests judge (test_held.py, test_early.py): a
+probe test that writes what its process saw where the test asks it to, a second
+test, a root conftest that marks when it is loaded, and a pytest test command;
+set up for auto mode."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo, run_gtd
+
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
+
+
+def make_project(
+    repo: Repo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    probe: str,
+    command: str = PYTEST,
+) -> Repo:
+    """``repo`` with the project committed and set up; the probe writes
+    ``tmp_path/probe.json``, the conftest appends to ``probe.json.conftest``."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the venv's plugins: slow
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    monkeypatch.setenv("GTD_TEST_PROBE", str(tmp_path / "probe.json"))
+    repo.write("tests/test_probe.py", probe)
+    repo.write("tests/test_more.py", "def test_more():\n    assert 1 + 1 == 2\n")
+    repo.write(
+        "conftest.py",
+        "import os\nopen(os.environ['GTD_TEST_PROBE'] + '.conftest', 'a').write('loaded\\n')\n",
+    )
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(command)}\n")
+    repo.write(".gitignore", "__pycache__/\n")
+    repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: more\n")
+    repo.commit_all("init")
+    setup = run_gtd(repo.path, "auto", "setup", "--json")
+    assert setup.code == 0, setup.stderr
+    return repo
