@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from gtd.auto.ratchet import contract as C
 from gtd.auto.ratchet import reports
@@ -61,3 +65,27 @@ def test_a_stream_cut_anywhere_reads_as_the_whole_stream(tmp_path: Path) -> None
     report = _written_in(tmp_path, data, one_byte_reads).finish()
     assert report.tests == whole.tests
     assert report.problems == whole.problems
+
+
+def _nice(task: str) -> int:
+    # /proc/<pid>/task/<tid>/stat: the 19th field is the nice value (after the
+    # name in parentheses, which may hold spaces).
+    fields = Path(task, "stat").read_text().rpartition(")")[2].split()
+    return int(fields[16])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice is Linux's")
+def test_the_reader_runs_behind_the_tests_and_the_helper_does_not(tmp_path: Path) -> None:
+    """The reader wakes for every line; at the tests' priority each wake-up took
+    the test process's core (docs/performance.md). Only the reader is lowered."""
+    main = _nice(f"/proc/self/task/{threading.get_native_id()}")
+    listener = reports.start(reports.Request(tmp_path), where=tmp_path / "reports")
+    try:
+        reader = f"/proc/self/task/{listener._thread.native_id}"
+        deadline = time.monotonic() + 10
+        while _nice(reader) == main and main < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)  # the thread lowers itself as it starts
+        assert _nice(reader) == max(main, 10)
+        assert _nice(f"/proc/self/task/{threading.get_native_id()}") == main
+    finally:
+        listener.abort()
