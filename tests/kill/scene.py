@@ -86,8 +86,12 @@ GIT_IDENTITY = {
 def clean_env(base: Mapping[str, str]) -> dict[str, str]:
     """The environment every process of a trial gets: the caller's, without any
     of gtd's test hooks or the outer pytest's variables, with the pinned git
-    identity."""
+    identity. Its commands look for no Claude Code session, as the rest of the
+    suite's (tests/conftest.py): a kill suite run from inside Claude Code would
+    otherwise record that session in every cycle, and have the cycles that must
+    wait for the agent's timeout (``begin-recover``) judged at once."""
     env = {k: v for k, v in base.items() if not k.startswith(("GTD_", "PYTEST_"))}
+    env["GTD_NO_SESSION"] = "1"
     # Bytecode as a user's installation has it: without it every helper start
     # compiles the helper again, which would triple the cost of a trial.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
