@@ -12,7 +12,10 @@ adds). Templates, one per starting point:
 - ``moved``: ``ready`` plus a commit a person made (the next `begin` refreshes
   the snapshot in a worker);
 - ``inflight``: ``ready`` after `gtd cycle begin` answered task T1 (cycle 1);
-  the agent's files are written per trial.
+  the agent's files are written per trial;
+- ``gone``: the same, but begun by a Claude Code session (a stand-in,
+  tests/kill/client.py) that was then killed: its next `begin` judges the cycle
+  at once (docs/auto-mode.md, "Crash safety"), whoever asks.
 
 Building them runs each command once unkilled; its duration is what the kill
 moments are drawn over.
@@ -20,6 +23,7 @@ moments are drawn over.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.integration.calc_project import CALC, CONFTEST, MUL, MUL_TEST, PLAN, TESTS
+from tests.kill.client import Session
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider -p no:hypothesispytest"
 # One re-run of failing tests instead of the default two: the re-run's path is
@@ -86,8 +91,14 @@ GIT_IDENTITY = {
 def clean_env(base: Mapping[str, str]) -> dict[str, str]:
     """The environment every process of a trial gets: the caller's, without any
     of gtd's test hooks or the outer pytest's variables, with the pinned git
-    identity."""
+    identity. Its commands look for no Claude Code session, as the rest of the
+    suite's (tests/conftest.py): a kill suite run from inside Claude Code would
+    otherwise record that session in every cycle, and have the cycles that must
+    wait for the agent's timeout (``begin-recover``) judged at once. The session
+    kinds run their commands under a stand-in session (tests/kill/client.py),
+    which takes the variable away again."""
     env = {k: v for k, v in base.items() if not k.startswith(("GTD_", "PYTEST_"))}
+    env["GTD_NO_SESSION"] = "1"
     # Bytecode as a user's installation has it: without it every helper start
     # compiles the helper again, which would triple the cost of a trial.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -189,7 +200,27 @@ def run_gtd(root: Path, env: Mapping[str, str], *args: str, timeout: float = 120
 
 # -- templates -------------------------------------------------------------------------------
 
-KINDS = ("setup", "begin", "begin-recover", "begin-refresh", "end-pass", "end-fail")
+KINDS = (
+    "setup",
+    "begin",
+    "begin-recover",
+    "begin-refresh",
+    "end-pass",
+    "end-fail",
+    # `begin` judging a cycle left in its agent phase by a session that is gone, or
+    # that asks again (gtd.auto.cycle.engine, Cycle._unattended), passing or failing.
+    "begin-gone-pass",
+    "begin-gone-fail",
+    "begin-same-pass",
+    "begin-same-fail",
+)
+# The kinds whose killed `begin` judges the agent's work, and that work.
+JUDGING = {
+    "begin-gone-pass": AGENT_PASS,
+    "begin-gone-fail": AGENT_FAIL,
+    "begin-same-pass": AGENT_PASS,
+    "begin-same-fail": AGENT_FAIL,
+}
 
 
 @dataclass
@@ -240,15 +271,20 @@ def build(root: Path, base_env: Mapping[str, str]) -> Templates:
         agent: Mapping[str, str] | None = None,
         dest: str = "",
         extra: Mapping[str, str] | None = None,
+        said: str = "",
+        runs: int = 2,
     ) -> None:
-        """Run a command unkilled on a copy of ``source``, twice; its duration is
-        the faster run's (the other may have met a busier machine). The first
-        copy becomes template ``dest`` when one is named."""
-        for attempt in range(2):
+        """Run a command unkilled on a copy of ``source``, ``runs`` times; its
+        duration is the fastest run's (another may have met a busier machine).
+        The first copy becomes template ``dest`` when one is named. ``said``:
+        what the answer's ``previous`` must say cycle 1 came to (the scene is the
+        one meant: a judged cycle, not one abandoned)."""
+        for attempt in range(runs):
             where = t.copy(source, root / f"probe-{next(probes)}")
             write_files(where, agent or {})
             ran = run_gtd(where, {**env, **(extra or {})}, *args, "--json")
             assert f'"status": "{want}"' in ran.out, f"{kind} while building: {ran.out} {ran.err}"
+            assert not said or f'"previous": "cycle 1 T1 {said}' in ran.out, f"{kind}: {ran.out}"
             t.seconds[kind] = min(t.seconds.get(kind, ran.seconds), ran.seconds)
             if dest and attempt == 0:
                 t.dirs[dest] = where.rename(root / dest)
@@ -273,7 +309,36 @@ def build(root: Path, base_env: Mapping[str, str]) -> Templates:
         agent=AGENT_PASS,
         extra=abandon_offset(1),
     )
+    t.dirs["gone"] = _gone(t, root, env)
+    # The judging takes as long whether the session that began the cycle is gone
+    # or asks again: measured on the first (no session needed to run it), in one
+    # run each: the build holds up every worker, and a duration measured long
+    # only costs the trials whose moment it passes a second attempt.
+    for verdict, agent, said in (("pass", AGENT_PASS, "passed"), ("fail", AGENT_FAIL, "reverted")):
+        kind = f"begin-gone-{verdict}"
+        timed(kind, "gone", "task", "cycle", "begin", agent=agent, said=said, runs=1)
+        t.seconds[f"begin-same-{verdict}"] = t.seconds[f"begin-gone-{verdict}"]
     return t
+
+
+def _gone(t: Templates, root: Path, env: Mapping[str, str]) -> Path:
+    """``ready`` after a `begin` under a stand-in session, which is then killed:
+    cycle 1 records a session that no process will ever be again (a pid comes
+    back with another start time)."""
+    gone = t.copy("ready", root / "gone")
+    session = Session(root / "gone-session", env)
+    try:
+        argv = gtd_argv("cycle", "begin", "--json")
+        code = session.start(argv, gone, root / "gone.out", root / "gone.err").wait()
+        answer = (root / "gone.out").read_text()
+        assert code == 0, f"gone: {answer} {code}"
+        assert '"status": "task"' in answer, f"gone: {answer}"
+    finally:
+        session.close()
+    recorded = json.loads(git(gone, "show", "refs/gtd/state:journal.json"))["session"]
+    assert recorded is not None, "gone: no session recorded"
+    assert recorded["pid"] == session.pid, f"gone: recorded {recorded}"
+    return gone
 
 
 AGENT_TIMEOUT_S = 45 * 60  # cycle.agent_timeout_minutes' default

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.kill import scene
-from tests.kill.trial import Outcome, Runner, Trial
+from tests.kill.trial import MIRROR_EDGE, Outcome, Runner, Trial, known_halt
 
 Templates = tuple[scene.Templates, int]
 
@@ -120,3 +120,56 @@ def test_no_process_of_a_trial_outlives_it(kill_setup: Templates, tmp_path: Path
         for sleeper in sleepers:
             sleeper.kill()
             sleeper.wait()
+
+
+@pytest.mark.slow
+def test_an_untouched_session_trial_passes(kill_setup: Templates, tmp_path: Path) -> None:
+    """The session that began cycle 1 asks again: its `begin` judges the agent's
+    work, commits it and begins the next task, and every later `begin` runs in
+    that session too."""
+    outcome = unkilled(kill_setup, tmp_path, "begin-same-pass", "check", lambda repo: None)
+    assert outcome.problems == []
+    assert outcome.final == "committed"
+    # the harness's begin after it judged the empty cycle 2 its own session left
+    assert outcome.answers[0].startswith("task [previous: cycle 2 T2 reverted"), outcome.answers
+
+
+@pytest.mark.slow
+def test_a_session_cycle_left_to_the_agent_timeout_is_caught(
+    kill_setup: Templates, tmp_path: Path
+) -> None:
+    """A cycle whose session is gone must be judged, never reverted as abandoned."""
+
+    def abandon(repo: Path) -> None:
+        memory = repo / ".deepflow/auto-memory.yaml"
+        # cycle 1's line only (cycle 2, begun outside any session, is abandoned)
+        judged = 'status: failed, reason: "tests failed'
+        text = memory.read_text()
+        assert text.count(judged) == 1, text
+        memory.write_text(text.replace(judged, 'status: failed, reason: "abandoned: no end'))
+
+    outcome = unkilled(kill_setup, tmp_path, "begin-gone-fail", "check", abandon)
+    assert said(outcome, "cycle 1 waited for the agent's timeout"), outcome.problems
+
+
+def test_only_the_documented_mirror_edge_is_a_known_halt() -> None:
+    """The one halt a trial may meet and still pass (as an expected failure): the
+    session's next `begin` finds the cycle the killed one sealed without its
+    mirror. Any other halt, or that one elsewhere, stays a failure."""
+    same, gone = (
+        Trial(0, 0, "begin-same-pass", "helper", 0.9),
+        Trial(0, 0, "begin-gone-pass", "helper", 0.9),
+    )
+    edge = {
+        "status": "halted",
+        "recovered": f"cycle 2 (T2) was interrupted; reverted it: {MIRROR_EDGE}",
+    }
+    assert known_halt(same, edge, first=True, mirror=False)
+    assert not known_halt(gone, edge, first=True, mirror=False)
+    assert not known_halt(same, edge, first=False, mirror=False)
+    assert not known_halt(same, edge, first=True, mirror=True)
+    cycle1 = {**edge, "recovered": edge["recovered"].replace("cycle 2 (T2)", "cycle 1 (T1)")}
+    assert not known_halt(same, cycle1, first=True, mirror=False)
+    snapshot = {**edge, "recovered": edge["recovered"].replace("cycle.json", "snapshot.json")}
+    assert not known_halt(same, snapshot, first=True, mirror=False)
+    assert not known_halt(same, {**edge, "status": "task"}, first=True, mirror=False)

@@ -30,14 +30,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gtd.fsio import TEMP_MARK
 from tests.kill import procs
+from tests.kill.client import Session
 from tests.kill.scene import (
     AGENT_FAIL,
     AGENT_PASS,
     BROKEN_ADD,
+    JUDGING,
     KINDS,
     T1_OPEN,
     Ran,
@@ -57,6 +59,9 @@ from tests.kill.scene import (
 # instant; tree-at-git: the same, at the first moment after the drawn one when a
 # git child runs (where a kill can leave a git lock file behind).
 MODES = ("helper", "tree", "tree-at-git")
+# The judging kinds alternate the first two only: their `begin` runs the ratchet
+# as `end` does, whose git moments the `end` kinds' tree-at-git trials cover.
+KIND_MODES = {kind: MODES[:2] for kind in JUDGING}
 SETTLED = ("task", "complete", "blocked", "halted")
 SETTLE_BOUND_S = 60.0  # a begin that has not settled by then is a stall
 QUIET_BOUND_S = 30.0  # a process of the trial alive after that is a failure
@@ -69,10 +74,45 @@ UNKILLED = {
     "begin-refresh": "task",
     "end-pass": "passed",
     "end-fail": "reverted",
+    **{kind: "task" for kind in JUDGING},  # cycle 1 judged, the next task begun
 }
+# The kinds whose agent work passes: the only ones that may end committed.
+PASSING = ("end-pass", "begin-gone-pass", "begin-same-pass")
+# The one halt a crash may cause, and a known one (docs/auto-mode.md, "Crash
+# safety"): `begin` killed after the seal of the cycle it begins and before that
+# cycle's mirror is written (the helper alone killed, its `git update-ref` child
+# still seals). The next `begin` of the same session judges that cycle at once, as
+# `end` would, and `end`'s strict check reads the missing mirror as tampering.
+MIRROR_EDGE = "helper state modified: .deepflow/cycle.json"
+
+
+def known_halt(trial: Trial, answer: dict[str, Any], *, first: bool, mirror: bool) -> str:
+    """Why ``answer`` (a halt) is that known edge case, or "" when it is not: a
+    `begin-same` trial, the first answer after the kill, no mirror right after
+    it, and the cycle the killed `begin` began (cycle 2) reverted for exactly that
+    file. Every other check of the trial still applies."""
+    recovered = str(answer.get("recovered", ""))
+    if not (trial.kind.startswith("begin-same") and first and not mirror):
+        return ""
+    if answer["status"] != "halted" or not recovered.startswith("cycle 2 ("):
+        return ""
+    if not recovered.endswith(f": {MIRROR_EDGE}"):
+        return ""
+    return f"the known edge case: begin killed between its seal and its mirror ({recovered})"
 
 
 Hook = Callable[[str, Path], None]
+
+
+class Child(Protocol):
+    """A command of the trial: a `subprocess.Popen`, or a command the stand-in
+    session runs (tests/kill/client.py)."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -97,7 +137,12 @@ def layout(counts: dict[str, int]) -> list[tuple[str, str]]:
     """(kind, mode) of each trial index: ``counts[kind]`` trials of each kind,
     modes alternating within a kind, kinds interleaved in a fixed order (so a
     trial's index names the same scene whatever the seed)."""
-    slots = [(kind, MODES[i % len(MODES)]) for kind in KINDS for i in range(counts.get(kind, 0))]
+    slots = [
+        (kind, modes[i % len(modes)])
+        for kind in KINDS
+        for modes in [KIND_MODES.get(kind, MODES)]
+        for i in range(counts.get(kind, 0))
+    ]
     random.Random(0).shuffle(slots)
     return slots
 
@@ -117,6 +162,10 @@ COUNTS = {
     "begin-refresh": 16,
     "end-pass": 46,
     "end-fail": 46,
+    "begin-gone-pass": 6,
+    "begin-gone-fail": 6,
+    "begin-same-pass": 6,
+    "begin-same-fail": 6,
 }
 SLOTS = layout(COUNTS)
 
@@ -139,6 +188,7 @@ class Outcome:
     folder: Path | None = None
     leftovers: list[str] = field(default_factory=list)  # locks, temp files right after
     final: str = ""  # committed | base
+    known: str = ""  # the known halt it met (known_halt), not a failure
     begins: int = 0
     settle_s: float = 0.0
     answers: list[str] = field(default_factory=list)
@@ -211,15 +261,30 @@ class _Run:
         self.env = t.env_for(folder / "cache")
         self.outcome = Outcome(trial, trial.fraction * duration)
         self.offsets = 0  # how many times the clock was moved past the agent's timeout
+        # The Claude Code session that began cycle 1 and runs every `begin` after
+        # (the `begin-same-*` kinds); None: the harness runs them, in no session.
+        self.session: Session | None = None
+        self.mirror = True  # whether the journal's mirror was there right after the kill
 
     # -- the scene ----------------------------------------------------------------------
 
     def go(self) -> Outcome:
+        try:
+            return self._go()
+        finally:
+            if self.session is not None:
+                self.session.close()
+
+    def _go(self) -> Outcome:
         kind = self.trial.kind
         source = {
             "setup": "raw",
             "begin": "ready",
             "begin-refresh": "moved",
+            "begin-gone-pass": "gone",
+            "begin-gone-fail": "gone",
+            "begin-same-pass": "ready",
+            "begin-same-fail": "ready",
         }.get(kind, "inflight")
         self.repo = self.t.copy(source, self.folder / "repo")
         self.base_head = self.head()
@@ -229,6 +294,12 @@ class _Run:
             self.agent = AGENT_PASS
         elif kind == "end-fail":
             self.agent = AGENT_FAIL
+        elif kind in JUDGING:
+            self.agent = JUDGING[kind]
+        if kind.startswith("begin-same"):
+            self._begin_in_session()
+            if self.outcome.problems:
+                return self.outcome
         write_files(self.repo, self.agent)
         if kind == "setup":
             argv = gtd_argv("auto", "setup", "--json")
@@ -238,6 +309,8 @@ class _Run:
             argv = gtd_argv("cycle", "begin", "--json")
         extra = self._offset() if kind == "begin-recover" else {}
         self._kill_at(argv, extra)
+        # A mirror only the killed helper writes: absent now, absent for good.
+        self.mirror = (self.repo / ".deepflow/cycle.json").exists()
         if self.outcome.landed:
             self.outcome.leftovers = leftovers(self.repo)
         if kind == "setup":
@@ -254,9 +327,21 @@ class _Run:
         if not self.outcome.problems:
             self.hook("check", self.repo)
             self._check_final()
-        if not self.outcome.problems and self.trial.follow_up:
+        if not self.outcome.problems and not self.outcome.known and self.trial.follow_up:
             self._follow_up()
         return self.outcome
+
+    def _begin_in_session(self) -> None:
+        """Cycle 1 begun by a live session, which later asks again: its tick ended
+        without `gtd cycle end` (the agent's files are written next)."""
+        self.session = Session(self.folder / "session", self.env)
+        answer = self._begin()
+        self.outcome.begins = 0  # the scene's own, not one after the kill
+        recorded = json.loads(git(self.repo, "show", "refs/gtd/state:journal.json"))["session"]
+        self._problem_if(
+            answer.get("task") != "T1" or (recorded or {}).get("pid") != self.session.pid,
+            lambda: f"the session's first begin: {answer}, recorded session {recorded}",
+        )
 
     def _follow_up(self) -> None:
         """The loop goes on: the cycle `begin` just started judges a breaking
@@ -284,41 +369,55 @@ class _Run:
 
     # -- the kill ------------------------------------------------------------------------
 
+    def _start(self, argv: list[str], extra: dict[str, str], out: Path, err: Path) -> Child:
+        """Start a command of the trial: in the session when there is one (as its
+        next tick would), else as the harness's own child."""
+        if self.session is not None:
+            return self.session.start(argv, self.repo, out, err, extra)
+        with out.open("wb") as fo, err.open("wb") as fe:
+            return subprocess.Popen(
+                argv, cwd=self.repo, env={**self.env, **extra}, stdout=fo, stderr=fe
+            )
+
     def _kill_at(self, argv: list[str], extra: dict[str, str]) -> None:
         out = self.folder / "helper.out"
         err = self.folder / "helper.err"
-        with out.open("wb") as fo, err.open("wb") as fe:
-            proc = subprocess.Popen(
-                argv, cwd=self.repo, env={**self.env, **extra}, stdout=fo, stderr=fe
+        proc = self._start(argv, extra, out, err)
+        start = time.monotonic()
+        deadline = start + self.outcome.delay
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(min(0.005, max(0.0, deadline - time.monotonic())))
+        if self.trial.mode == "tree-at-git":
+            while proc.poll() is None and not procs.running(proc.pid, "git"):
+                time.sleep(0.001)
+        code = proc.poll()
+        if code is not None:
+            self.outcome.finished_in = time.monotonic() - start
+            answer = _answer(Ran(code, out.read_text(), err.read_text(), 0.0))
+            self._problem_if(
+                answer["status"] != UNKILLED[self.trial.kind],
+                lambda: f"the command, not killed, answered {answer}",
             )
-            start = time.monotonic()
-            deadline = start + self.outcome.delay
-            while time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(min(0.005, max(0.0, deadline - time.monotonic())))
-            if self.trial.mode == "tree-at-git":
-                while proc.poll() is None and not procs.running(proc.pid, "git"):
-                    time.sleep(0.001)
-            if proc.poll() is not None:
-                self.outcome.finished_in = time.monotonic() - start
-                answer = _answer(Ran(proc.returncode, out.read_text(), err.read_text(), 0.0))
-                self._problem_if(
-                    answer["status"] != UNKILLED[self.trial.kind],
-                    lambda: f"the command, not killed, answered {answer}",
-                )
+        else:
+            self.outcome.landed = True
+            if self.trial.mode == "helper":
+                self.outcome.killed = procs.describe([proc.pid])
+                os.kill(proc.pid, signal.SIGKILL)
             else:
-                self.outcome.landed = True
-                if self.trial.mode == "helper":
-                    self.outcome.killed = procs.describe([proc.pid])
-                    os.kill(proc.pid, signal.SIGKILL)
-                else:
-                    self.outcome.killed = procs.kill_family([proc.pid], [self.folder])
-            proc.wait()
+                self.outcome.killed = procs.kill_family([proc.pid], [self.folder])
+        proc.wait()
 
     # -- settling -----------------------------------------------------------------------
 
     def _begin(self) -> dict[str, Any]:
         extra = abandon_offset(self.offsets) if self.offsets else {}
-        ran = run_gtd(self.repo, {**self.env, **extra}, "cycle", "begin", "--json")
+        if self.session is not None:
+            out, err = self.folder / "begin.out", self.folder / "begin.err"
+            argv = gtd_argv("cycle", "begin", "--json")
+            code = self.session.start(argv, self.repo, out, err, extra).wait()
+            ran = Ran(code, out.read_text(), err.read_text(), 0.0)
+        else:
+            ran = run_gtd(self.repo, {**self.env, **extra}, "cycle", "begin", "--json")
         self.outcome.begins += 1
         return _answer(ran)
 
@@ -342,8 +441,13 @@ class _Run:
                 # (no tampering, one revert, a working git): a halt is a crash read
                 # as something only a person can fix — a stall by another name.
                 if status == "halted":
-                    reason = answer.get("reason")
-                    self.outcome.problems.append(f"a crash halted the loop: {reason}")
+                    first, landed = len(self.outcome.answers) == 1, self.outcome.landed
+                    known = known_halt(self.trial, answer, first=first, mirror=self.mirror)
+                    if known and landed:
+                        self.outcome.known = known
+                    else:
+                        reason = answer.get("reason")
+                        self.outcome.problems.append(f"a crash halted the loop: {reason}")
                 break
             if time.monotonic() > deadline:
                 self._stall(f"`gtd cycle begin` did not settle within {SETTLE_BOUND_S:.0f}s")
@@ -424,7 +528,7 @@ class _Run:
                 self._check_recorded("failed", None)
         else:
             self.outcome.final = "committed"
-            if kind != "end-pass":
+            if kind not in PASSING:
                 self.outcome.problems.append(
                     f"{kind}: HEAD moved past the base: {self.subjects_since_base()}"
                 )
@@ -450,7 +554,9 @@ class _Run:
 
     def _check_recorded(self, status: str, commit: str | None) -> None:
         """The bookkeeping agrees with git: cycle 1 is in the memory once, as
-        what happened to the tree."""
+        what happened to the tree. A cycle its session left unattended is judged
+        (or, killed mid-check, reverted as interrupted): never left to the
+        agent's timeout."""
         import yaml
 
         memory = yaml.safe_load((self.repo / ".deepflow/auto-memory.yaml").read_text())
@@ -459,6 +565,11 @@ class _Run:
         self._problem_if(
             got != [(status, commit)],
             lambda: f"the memory records cycle 1 as {got}, the tree says {(status, commit)}",
+        )
+        reasons = [str(c.get("reason")) for c in entries]
+        self._problem_if(
+            self.trial.kind in JUDGING and any(r.startswith("abandoned") for r in reasons),
+            lambda: f"cycle 1 waited for the agent's timeout, not judged: {reasons}",
         )
 
     def _check_kept(self, cycle: int) -> None:
@@ -538,4 +649,4 @@ def _brief(answer: dict[str, Any]) -> str:
     return text
 
 
-__all__ = ["COUNTS", "SLOTS", "Outcome", "Runner", "Trial", "trial"]
+__all__ = ["COUNTS", "SLOTS", "Outcome", "Runner", "Trial", "known_halt", "trial"]
