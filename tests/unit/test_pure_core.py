@@ -42,6 +42,7 @@ RATCHET = (
     "gtd.auto.ratchet.diagnose",
     "gtd.auto.ratchet.protect",
     "gtd.auto.ratchet.files",
+    "gtd.auto.ratchet.gate",
 )
 STEP = (
     "gtd.step.subjects",
