@@ -150,7 +150,17 @@ def test_a_forged_hint_starts_a_process_that_is_ended_and_never_counts(
     assert early.read_hint(str(rooms(project))) == shlex.split(PYTEST)
 
 
-@pytest.mark.parametrize("how", ["garbage", "empty-word", "no-end", "link", "relative"])
+# One variant stays in the quick loop; the rest run in scripts/check and CI.
+@pytest.mark.parametrize(
+    "how",
+    [
+        "garbage",
+        pytest.param("empty-word", marks=pytest.mark.slow),
+        pytest.param("no-end", marks=pytest.mark.slow),
+        pytest.param("link", marks=pytest.mark.slow),
+        pytest.param("relative", marks=pytest.mark.slow),
+    ],
+)
 def test_a_hint_that_is_not_the_helpers_starts_nothing(
     project: Repo, tmp_path: Path, how: str
 ) -> None:
@@ -190,6 +200,7 @@ def test_a_command_that_cannot_be_held_removes_the_hint_and_ends_its_process(
     assert os.listdir(base / early.FOLDER) == []
 
 
+@pytest.mark.slow
 def test_a_helper_killed_after_the_early_start_leaves_no_process_and_its_files_go(
     project: Repo, tmp_path: Path
 ) -> None:
