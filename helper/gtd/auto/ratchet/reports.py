@@ -266,8 +266,10 @@ def _behind_the_tests() -> None:
     own, set by its thread id; elsewhere that id could name a process, so
     nothing is changed there."""
     if sys.platform.startswith("linux"):
+        me = threading.get_native_id()
         with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _READER_NICE)
+            if os.getpriority(os.PRIO_PROCESS, me) < _READER_NICE:  # never raised
+                os.setpriority(os.PRIO_PROCESS, me, _READER_NICE)
 
 
 class RunFiles(NamedTuple):
