@@ -78,8 +78,8 @@ UNKILLED = {
 }
 # The kinds whose agent work passes: the only ones that may end committed.
 PASSING = ("end-pass", "begin-gone-pass", "begin-same-pass")
-# The one halt a crash may cause, and a known one (docs/auto-mode.md, "Crash
-# safety"): `begin` killed after the seal of the cycle it begins and before that
+# The one halt a crash may cause, and a known one (docs/auto-mode.md,
+# "Crash safety"): `begin` killed after the seal of the cycle it begins and before that
 # cycle's mirror is written (the helper alone killed, its `git update-ref` child
 # still seals). The next `begin` of the same session judges that cycle at once, as
 # `end` would, and `end`'s strict check reads the missing mirror as tampering.
