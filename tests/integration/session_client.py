@@ -85,15 +85,21 @@ class Client:
 
     def kill(self) -> None:
         """As a crash ends Claude Code: SIGKILL, nothing of it runs after."""
-        if self.proc.poll() is None:
-            os.kill(self.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe is not None:
-                pipe.close()
+        crash(self.proc, self.pid)
 
     def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.kill()
+
+
+def crash(proc: subprocess.Popen[bytes] | subprocess.Popen[str], pid: int) -> None:
+    """End a stand-in session (``pid``, run by ``proc``) as a crash ends Claude
+    Code: SIGKILL, nothing of it runs after; its pipes closed."""
+    if proc.poll() is None:
+        os.kill(pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            pipe.close()

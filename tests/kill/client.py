@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from tests.integration.session_client import crash
 
 # One JSON request a line ({"argv", "cwd", "env", "out", "err"}); for each, a line
 # {"pid"} once the child runs, then a line {"code"} once it ended (the client
@@ -122,12 +123,7 @@ class Session:
     def close(self) -> None:
         """As a crash ends Claude Code: SIGKILL, nothing of it runs after (its
         children, the helper's commands, are the harness's to stop)."""
-        if self.proc.poll() is None:
-            os.kill(self.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe is not None:
-                pipe.close()
+        crash(self.proc, self.pid)
 
 
 class Command:
