@@ -190,11 +190,13 @@ def run_env(folder: str, fd_spec: str, environ: Mapping[str, str]) -> dict[str, 
     }
 
 
-def held_env(site: str, run: Mapping[str, str], gate_fds: str) -> dict[str, str]:
+def held_env(
+    site: str, run: Mapping[str, str], gate_fds: str, environ: Mapping[str, str]
+) -> dict[str, str]:
     """What a held run adds on top of :func:`run_env`: the gate's folder first on
     ``PYTHONPATH`` (its ``sitecustomize`` must be the one Python finds; it runs
     any other once the gate opens), and the gate's pipes."""
-    theirs = os.environ.get("PYTHONPATH")
+    theirs = environ.get("PYTHONPATH")
     return {
         **run,
         "PYTHONPATH": f"{site}{os.pathsep}{theirs}" if theirs else site,
@@ -398,7 +400,7 @@ def _spawn(
         report_w = pipes["report"][1]
         st = os.fstat(report_w)
         run = run_env(folder, f"{report_w}:{st.st_dev}:{st.st_ino}", environ)
-        env = {**environ, **held_env(site, run, f"{pipes['gate'][0]}:{pipes['came'][1]}")}
+        env = {**environ, **held_env(site, run, f"{pipes['gate'][0]}:{pipes['came'][1]}", environ)}
         env.pop("PWD", None)  # the gate says where it runs, once it knows
         pid = _posix_spawn(exe, argv, env, folder, top, passed, pipes["out"][1], pipes["err"][1])
     except BaseException:

@@ -214,7 +214,7 @@ def _hold(
     listener = reports.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
     gate_r, gate_w = os.pipe()
     came_r, came_w = os.pipe()
-    run = early.held_env(str(listener.files.site), listener.env, f"{gate_r}:{came_w}")
+    run = early.held_env(str(listener.files.site), listener.env, f"{gate_r}:{came_w}", os.environ)
     try:
         child = proc.start(
             argv,
