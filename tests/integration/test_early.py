@@ -302,6 +302,59 @@ def test_an_unclaimed_early_process_is_ended_by_discard(
     assert not os.path.exists(started.folder)
 
 
+_REOPEN = """
+import errno, os, sys
+for path in sys.argv[1:]:
+    try:
+        os.close(os.open(path, os.O_WRONLY))
+        print("opened")
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, e.errno))
+"""
+
+
+def _channels(pid: int) -> list[str]:
+    """The /proc entries of the gate, arrival and report descriptors a waiting
+    process's environment names (what any process of the user can read)."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    env = dict(x.decode().partition("=")[::2] for x in raw if b"=" in x)
+    fds = [*env["GTD_RATCHET_GATE"].split(":"), env["GTD_RATCHET_FD"].split(":")[0]]
+    return [f"/proc/{pid}/fd/{fd}" for fd in fds]
+
+
+def test_no_process_of_the_user_can_reopen_a_waiting_runs_channels(
+    project: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pipe's /proc entry opens for writing (whichever end it names): a process
+    left running could write a word into the gate or lines into the report. Every
+    channel of an early process and of a held one, on its side and the helper's,
+    refuses."""
+    passed_both(project)
+    git = Git(project.path, hardened=True)
+    config = load_auto_config(project.path)
+    with room.acquire(git) as rm:
+        room.sync(git, rm, git.run("rev-parse", "HEAD^{tree}").strip())
+        started = _early_start(project, monkeypatch)
+        monkeypatch.setattr(early, "_STARTED", [])  # not adopted: hold starts its own
+        fresh = held.hold(rm, config, room.environment(rm))
+        assert fresh is not None
+        assert isinstance(fresh.child, proc.Started)
+        try:
+            ours = [started.fds[k] for k in ("gate", "came", "report_r", "report_w")]
+            paths = [
+                *_channels(started.pid),
+                *_channels(fresh.child.popen.pid),
+                *(f"/proc/{os.getpid()}/fd/{fd}" for fd in ours),
+            ]
+            tried = subprocess.run(
+                [sys.executable, "-c", _REOPEN, *paths], capture_output=True, text=True
+            )
+            assert tried.stdout.split() == ["ENXIO"] * len(paths), tried
+        finally:
+            started.cancel()
+            fresh.cancel()
+
+
 @pytest.mark.parametrize(
     ("argv", "orig", "expected"),
     [

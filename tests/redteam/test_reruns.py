@@ -7,6 +7,7 @@ commit's code while it runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -233,14 +234,27 @@ def test_a_background_process_forges_skips_in_the_base_commits_run(
     assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
 
 
-# The same forged session, sent through the helper's own pipe instead of the file:
-# the test process's environment (readable in /proc by the same user) names the
-# pipe's descriptor, and /proc/<pid>/fd/<n> opens that very pipe for writing.
+# The same forged session, sent through the helper's own channel instead of the
+# file: the test process's environment (readable in /proc by the same user) names
+# the channel's descriptor, and /proc/<pid>/fd/<n> reopens a pipe there for
+# writing, whichever end it is. The forger tries that descriptor and every other
+# pipe or socket above stderr of the test process and of its parent (the helper:
+# the reading end), and logs each try to the file argv[1] names.
 FORGE_SKIPS_INTO_THE_PIPE = FORGED_SESSION + textwrap.dedent(
     """
-    import json, os, time
+    import errno, json, os, sys, time
+    log = open(sys.argv[1], "a", buffering=1)
     done = set()
     end = time.monotonic() + 120
+
+    def targets(pid, named):
+        ppid = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[1]
+        for owner in (pid, ppid):
+            for fd in os.listdir("/proc/%s/fd" % owner):
+                link = os.readlink("/proc/%s/fd/%s" % (owner, fd))
+                if int(fd) > 2 and link.startswith(("pipe:", "socket:")):
+                    yield owner, fd, link, owner == pid and fd == named
+
     while time.monotonic() < end:
         for pid in os.listdir("/proc"):
             if not pid.isdigit() or pid in done:
@@ -255,40 +269,42 @@ FORGE_SKIPS_INTO_THE_PIPE = FORGED_SESSION + textwrap.dedent(
             done.add(pid)
             try:
                 settings = json.load(open(env["GTD_RATCHET_SETTINGS"]))
-            except (OSError, ValueError):
-                continue
-            ids = settings.get("ids")
-            if not ids:
+                ids = settings.get("ids")
+                if not ids:
+                    continue
+                found = list(targets(pid, env["GTD_RATCHET_FD"].split(":")[0]))
+            except (OSError, ValueError, IndexError):
                 continue
             lines = forged(settings, ids, "f00d-%s" % pid, int(pid), "pipe")
-            fd = env["GTD_RATCHET_FD"].split(":")[0]
-            try:
-                out = os.open("/proc/%s/fd/%s" % (pid, fd), os.O_WRONLY)
-                os.write(out, "".join(json.dumps(x) + "\\n" for x in lines).encode())
-                os.close(out)
-            except OSError:
-                pass
+            for owner, fd, link, named in found:
+                try:
+                    out = os.open("/proc/%s/fd/%s" % (owner, fd), os.O_WRONLY)
+                    os.write(out, "".join(json.dumps(x) + "\\n" for x in lines).encode())
+                    os.close(out)
+                    got = "wrote"
+                except OSError as e:
+                    got = errno.errorcode.get(e.errno, str(e.errno))
+                log.write(json.dumps([link, named, got]) + "\\n")
         time.sleep(0.002)
     """
 )
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a same-user process reaches the pipe through /proc (see docs/auto-mode.md)",
-)
-def test_a_background_process_forges_skips_into_the_helpers_pipe(project: Project) -> None:
-    """Got through when written: the forged session says the base commit skips the
-    tests the candidate skips, so the skips are excused and the break lands. Kept
-    as an expected failure until the excuse runs check where a session came from
-    (its process in the command's own session, one session a process)."""
+@pytest.mark.slow  # a forger that polls /proc for two minutes at most
+def test_a_background_process_forges_skips_into_the_helpers_pipe(
+    project: Project, tmp_path: Path
+) -> None:
+    """Got through while the channel was a pipe: the forged session said the base
+    commit skips the tests the candidate skips, so the skips were excused and the
+    break landed. A socket's /proc entry cannot be opened: every try fails, the
+    run made on the base commit reports its own results, and the break is found."""
     before = project.state()
     project.begin()
     project.write("inventory/core.py", SKIPPING)
     project.assert_hidden()
+    log = tmp_path / "forger.log"
     forger = subprocess.Popen(
-        [sys.executable, "-c", FORGE_SKIPS_INTO_THE_PIPE], start_new_session=True
+        [sys.executable, "-c", FORGE_SKIPS_INTO_THE_PIPE, str(log)], start_new_session=True
     )
     try:
         answer = project.end()
@@ -296,6 +312,10 @@ def test_a_background_process_forges_skips_into_the_helpers_pipe(project: Projec
         forger.kill()
         forger.wait()
     assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": SKIPPING})
+    tries = [json.loads(line) for line in log.read_text().splitlines()]
+    # It found the base commit's run and tried its report socket: the attack was made.
+    assert any(named and link.startswith("socket:") for link, named, _ in tries), tries
+    assert all(got == "ENXIO" for link, _, got in tries if link.startswith("socket:")), tries
 
 
 # The code under test, as it is imported in the test process, makes the report

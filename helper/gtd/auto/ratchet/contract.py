@@ -14,10 +14,12 @@ Environment of the test command
     ``PYTEST_ADDOPTS``, the directory it added to ``PYTHONPATH``, the root test
     ids are relative to, the selection, the forbidden roots and the redirect.
 ``GTD_RATCHET_FD``
-    ``"<fd>:<st_dev>:<st_ino>"``: the write end of the helper's pipe. The plugin
-    writes to it only when that descriptor is open in its own process and is
-    that very pipe (a process that did not inherit it may have the number reused
-    for another file); otherwise it appends to the settings' ``report`` file.
+    ``"<fd>:<st_dev>:<st_ino>"``: the test command's end of the helper's report
+    pipe (a connected socket pair: a pipe could be reopened through ``/proc`` by
+    any process of the user). The plugin writes to it only when that descriptor
+    is open in its own process and is that very socket (a process that did not
+    inherit it may have the number reused for another file); otherwise it
+    appends to the settings' ``report`` file.
 
 The plugin takes both names (and its additions to ``PYTHONPATH`` and
 ``PYTEST_ADDOPTS``) out of the environment once the session has started, so a
@@ -28,8 +30,8 @@ Line format
 UTF-8, one JSON object per line, ASCII-escaped (no raw newline can occur inside
 one). Every line has ``k`` (its kind) and ``s`` (the session id: one pytest
 process, a controller or an xdist worker). Lines of several sessions may
-interleave (each write of up to 4,096 bytes, the size a pipe writes whole, holds
-whole lines); a reader groups them by ``s`` and skips what it cannot parse.
+interleave (each write of up to 4,096 bytes, which a pipe or a local socket
+writes whole, holds whole lines); a reader groups them by ``s`` and skips what it cannot parse.
 
 ``start``   ``v`` format version, ``pid``, ``worker`` (xdist worker id or null),
             ``root`` pytest's rootpath, ``ini`` its inipath or null, ``plugin`` the

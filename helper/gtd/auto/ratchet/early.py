@@ -172,6 +172,20 @@ def create(path: str, text: str) -> None:
         os.close(fd)
 
 
+def channel() -> tuple[int, int]:
+    """A connected pair of descriptors, (the helper's, the test process's), for a
+    run's gate, arrival and reports. A socket pair, not a pipe: any process of
+    the same user can open ``/proc/<pid>/fd/<n>`` of a pipe, for writing too
+    (whichever end it names), and so forge lines or a gate's word into a run it
+    did not start; opening a socket's entry there fails (ENXIO). Bytes written
+    on one end are read only on the other, so the helper's own end is no way in
+    either. ``_socket``, not ``socket``: its enums cost more than the pair."""
+    import _socket
+
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    return ours.detach(), theirs.detach()
+
+
 def run_env(folder: str, fd_spec: str, environ: Mapping[str, str]) -> dict[str, str]:
     """What a run whose files are in ``folder`` adds to ``environ`` for the
     plugin: its entry point last on ``PYTHONPATH`` (the user's own modules win
@@ -385,22 +399,24 @@ def _spawn(
     if not (os.path.isfile(PLUGIN_SOURCE) and os.path.isfile(CONTRACT_SOURCE)):
         raise OSError("the plugin is not installed as plain files")  # reports copies it
     write_site(site, PLUGIN_SOURCE, gate.SOURCE)
-    pipes = {name: os.pipe() for name in ("gate", "came", "out", "err", "report")}
+    # (ours, theirs) each: the output pipes (read, write), the channels' pairs.
+    pipes = {name: os.pipe() for name in ("out", "err")}
+    pipes.update((name, channel()) for name in ("gate", "came", "report"))
     ours = {
-        "gate": pipes["gate"][1],
+        "gate": pipes["gate"][0],
         "came": pipes["came"][0],
         "out": pipes["out"][0],
         "err": pipes["err"][0],
         "report_r": pipes["report"][0],
         "report_w": pipes["report"][1],
     }
-    theirs = (pipes["gate"][0], pipes["came"][1], pipes["out"][1], pipes["err"][1])
-    passed = (pipes["gate"][0], pipes["came"][1], pipes["report"][1])
+    theirs = (pipes["gate"][1], pipes["came"][1], pipes["out"][1], pipes["err"][1])
+    passed = (pipes["gate"][1], pipes["came"][1], pipes["report"][1])
     try:
         report_w = pipes["report"][1]
         st = os.fstat(report_w)
         run = run_env(folder, f"{report_w}:{st.st_dev}:{st.st_ino}", environ)
-        env = {**environ, **held_env(site, run, f"{pipes['gate'][0]}:{pipes['came'][1]}", environ)}
+        env = {**environ, **held_env(site, run, f"{pipes['gate'][1]}:{pipes['came'][1]}", environ)}
         env.pop("PWD", None)  # the gate says where it runs, once it knows
         pid = _posix_spawn(exe, argv, env, folder, top, passed, pipes["out"][1], pipes["err"][1])
     except BaseException:

@@ -212,8 +212,8 @@ def _hold(
     if guess is not None and same and guess.environ == _without_pwd(merged):
         return _adopt(guess, rm, command)
     listener = reports.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
-    gate_r, gate_w = os.pipe()
-    came_r, came_w = os.pipe()
+    gate_w, gate_r = early.channel()  # the helper's end, the process's
+    came_r, came_w = early.channel()
     run = early.held_env(str(listener.files.site), listener.env, f"{gate_r}:{came_w}", os.environ)
     try:
         child = proc.start(

@@ -120,7 +120,7 @@ class Listener:
         # process starts before (gtd.auto.ratchet.held), and writes nothing sooner.
         self._reading: recorded.Reading | None = None
         self._partial: list[bytes] = []
-        self._read_fd, self._write_fd = pipe or os.pipe()
+        self._read_fd, self._write_fd = pipe or early.channel()
         self._stop = threading.Event()
         self._deadline = 0.0
         self._thread = threading.Thread(target=self._read, name="gtd-ratchet-reader", daemon=True)
