@@ -74,7 +74,7 @@ def main() -> int:
     runner = Runner(templates, work / "trials")
     tally: collections.Counter[str] = collections.Counter()
     failed = []
-    spent: collections.Counter[str] = collections.Counter()
+    spent: dict[str, float] = collections.defaultdict(float)  # seconds, by kind
     start = time.monotonic()
     for n, one in enumerate(trials, 1):
         if time.monotonic() - built_at > REBUILD_AFTER_S:
