@@ -38,6 +38,14 @@ def atomic_write(path: Path, text: str) -> None:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """:func:`atomic_write` for bytes, written exactly as given."""
+    place(stage(path, data), path)
+
+
+def stage(path: Path, data: bytes) -> str:
+    """The first half of :func:`atomic_write_bytes`: ``data`` in a new temp file
+    beside ``path`` (on disk, with the mode ``path`` will have), its name returned
+    for :func:`place`. Written before a seal, it lets a run after a crash finish
+    the write from the temp alone (gtd.auto.state.adopt_journal)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp(path)
     try:
@@ -49,6 +57,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.chmod(tmp, path.stat().st_mode & 0o777)
         else:
             os.chmod(tmp, 0o644)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def place(tmp: str, path: Path) -> None:
+    """The second half of :func:`atomic_write_bytes`: the staged ``tmp`` renamed
+    to ``path`` (removed when it cannot be)."""
+    try:
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -61,6 +80,45 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
                 f"move the folder out of the way (mv {shown} <somewhere else>), then run again",
             ) from None
         raise
+
+
+def sync_folder(folder: Path) -> None:
+    """Make the names in ``folder`` durable (a new file's entry survives a power
+    cut once this returns), where the system allows it."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def temp_bytes(path: Path, size: int) -> bytes | None:
+    """The content of ``path`` when it can be an :func:`atomic_write` temp file of
+    ``size`` bytes, else None: a regular file itself (a link is never followed, a
+    named pipe never waited on), with no other name (a hard link would make a
+    person's file the helper's), owned by this user. A file of another size is
+    not read at all."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_size != size:
+            return None
+        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+            return None
+        data = b""
+        while len(data) < size and (chunk := os.read(fd, size - len(data))):
+            data += chunk
+        # Grown or shrunk since fstat: a writer is at work on it, not a leftover.
+        return data if len(data) == size and not os.read(fd, 1) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 TEMP_MARK = ".gtd-tmp-"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.kill import scene
-from tests.kill.trial import MIRROR_EDGE, Outcome, Runner, Trial, known_halt
+from tests.kill.trial import Outcome, Runner, Trial
 
 Templates = tuple[scene.Templates, int]
 
@@ -150,26 +150,3 @@ def test_a_session_cycle_left_to_the_agent_timeout_is_caught(
 
     outcome = unkilled(kill_setup, tmp_path, "begin-gone-fail", "check", abandon)
     assert said(outcome, "cycle 1 waited for the agent's timeout"), outcome.problems
-
-
-def test_only_the_documented_mirror_edge_is_a_known_halt() -> None:
-    """The one halt a trial may meet and still pass (as an expected failure): the
-    session's next `begin` finds the cycle the killed one sealed without its
-    mirror. Any other halt, or that one elsewhere, stays a failure."""
-    same, gone = (
-        Trial(0, 0, "begin-same-pass", "helper", 0.9),
-        Trial(0, 0, "begin-gone-pass", "helper", 0.9),
-    )
-    edge = {
-        "status": "halted",
-        "recovered": f"cycle 2 (T2) was interrupted; reverted it: {MIRROR_EDGE}",
-    }
-    assert known_halt(same, edge, first=True, mirror=False)
-    assert not known_halt(gone, edge, first=True, mirror=False)
-    assert not known_halt(same, edge, first=False, mirror=False)
-    assert not known_halt(same, edge, first=True, mirror=True)
-    cycle1 = {**edge, "recovered": edge["recovered"].replace("cycle 2 (T2)", "cycle 1 (T1)")}
-    assert not known_halt(same, cycle1, first=True, mirror=False)
-    snapshot = {**edge, "recovered": edge["recovered"].replace("cycle.json", "snapshot.json")}
-    assert not known_halt(same, snapshot, first=True, mirror=False)
-    assert not known_halt(same, {**edge, "status": "task"}, first=True, mirror=False)

@@ -78,29 +78,6 @@ UNKILLED = {
 }
 # The kinds whose agent work passes: the only ones that may end committed.
 PASSING = ("end-pass", "begin-gone-pass", "begin-same-pass")
-# The one halt a crash may cause, and a known one (docs/auto-mode.md,
-# "Crash safety"): `begin` killed after the seal of the cycle it begins and before that
-# cycle's mirror is written (the helper alone killed, its `git update-ref` child
-# still seals). The next `begin` of the same session judges that cycle at once, as
-# `end` would, and `end`'s strict check reads the missing mirror as tampering.
-MIRROR_EDGE = "helper state modified: .deepflow/cycle.json"
-
-
-def known_halt(trial: Trial, answer: dict[str, Any], *, first: bool, mirror: bool) -> str:
-    """Why ``answer`` (a halt) is that known edge case, or "" when it is not: a
-    `begin-same` trial, the first answer after the kill, no mirror right after
-    it, and the cycle the killed `begin` began (cycle 2) reverted for exactly that
-    file. Every other check of the trial still applies."""
-    recovered = str(answer.get("recovered", ""))
-    if not (trial.kind.startswith("begin-same") and first and not mirror):
-        return ""
-    if answer["status"] != "halted" or not recovered.startswith("cycle 2 ("):
-        return ""
-    if not recovered.endswith(f": {MIRROR_EDGE}"):
-        return ""
-    return f"the known edge case: begin killed between its seal and its mirror ({recovered})"
-
-
 Hook = Callable[[str, Path], None]
 
 
@@ -188,7 +165,6 @@ class Outcome:
     folder: Path | None = None
     leftovers: list[str] = field(default_factory=list)  # locks, temp files right after
     final: str = ""  # committed | base
-    known: str = ""  # the known halt it met (known_halt), not a failure
     begins: int = 0
     settle_s: float = 0.0
     answers: list[str] = field(default_factory=list)
@@ -264,7 +240,6 @@ class _Run:
         # The Claude Code session that began cycle 1 and runs every `begin` after
         # (the `begin-same-*` kinds); None: the harness runs them, in no session.
         self.session: Session | None = None
-        self.mirror = True  # whether the journal's mirror was there right after the kill
 
     # -- the scene ----------------------------------------------------------------------
 
@@ -309,8 +284,6 @@ class _Run:
             argv = gtd_argv("cycle", "begin", "--json")
         extra = self._offset() if kind == "begin-recover" else {}
         self._kill_at(argv, extra)
-        # A mirror only the killed helper writes: absent now, absent for good.
-        self.mirror = (self.repo / ".deepflow/cycle.json").exists()
         if self.outcome.landed:
             self.outcome.leftovers = leftovers(self.repo)
         if kind == "setup":
@@ -327,7 +300,7 @@ class _Run:
         if not self.outcome.problems:
             self.hook("check", self.repo)
             self._check_final()
-        if not self.outcome.problems and not self.outcome.known and self.trial.follow_up:
+        if not self.outcome.problems and self.trial.follow_up:
             self._follow_up()
         return self.outcome
 
@@ -441,13 +414,8 @@ class _Run:
                 # (no tampering, one revert, a working git): a halt is a crash read
                 # as something only a person can fix — a stall by another name.
                 if status == "halted":
-                    first, landed = len(self.outcome.answers) == 1, self.outcome.landed
-                    known = known_halt(self.trial, answer, first=first, mirror=self.mirror)
-                    if known and landed:
-                        self.outcome.known = known
-                    else:
-                        reason = answer.get("reason")
-                        self.outcome.problems.append(f"a crash halted the loop: {reason}")
+                    reason = answer.get("reason")
+                    self.outcome.problems.append(f"a crash halted the loop: {reason}")
                 break
             if time.monotonic() > deadline:
                 self._stall(f"`gtd cycle begin` did not settle within {SETTLE_BOUND_S:.0f}s")
@@ -649,4 +617,4 @@ def _brief(answer: dict[str, Any]) -> str:
     return text
 
 
-__all__ = ["COUNTS", "SLOTS", "Outcome", "Runner", "Trial", "known_halt", "trial"]
+__all__ = ["COUNTS", "SLOTS", "Outcome", "Runner", "Trial", "trial"]

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -391,3 +392,87 @@ def test_helper_folder_made_a_link_to_a_persons_folder(project: Project, tmp_pat
     assert {p.name: p.read_text() for p in elsewhere.iterdir()} == persons
     assert not (project.path / ".deepflow").is_symlink()
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "halted"
+
+
+# -- the journal mirror's temp files (gtd.auto.state.adopt_journal) ---------------------
+# A `begin` killed between its seal and its mirror leaves the mirror in its atomic-
+# write temp file, `.deepflow/.cycle.json.gtd-tmp-<pid>-<n>`; the next command puts
+# it in place when it holds exactly the journal sealed in git. The agent can write
+# such a file too, under any name, and tries to make the helper take it for the
+# mirror.
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (a killed helper's, as far as the name
+    of its temp file tells)."""
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
+def _journal_temp(project: Project, pid: int) -> Path:
+    return project.path / ".deepflow" / f".cycle.json.gtd-tmp-{pid}-0"
+
+
+FORGERIES = ("edited", "longer", "link", "hard-link", "pipe", "live-owner")
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_journal_deleted_and_a_forged_copy_left_as_a_killed_helpers_temp(
+    project: Project, tmp_path: Path, forgery: str
+) -> None:
+    """The mirror deleted, and in its temp file's place: an edited journal (a
+    cycle claiming it passed), the sealed bytes and one more, a link or a hard link
+    to a file holding exactly the sealed bytes, a named pipe, or an edited journal
+    under the name of a process that runs. None passes for the mirror: the
+    mirror is missing, which is tampering. What is not the helper's is never
+    followed nor removed: the files a link leads to stay, and so does the temp of
+    an owner that runs."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    mirror = project.path / JOURNAL
+    sealed = mirror.read_bytes()
+    mirror.unlink()
+    pid = os.getpid() if forgery == "live-owner" else _dead_pid()
+    temp = _journal_temp(project, pid)
+    elsewhere = tmp_path / "sealed-copy.json"  # outside the repository: a person's file
+    elsewhere.write_bytes(sealed)
+    if forgery in ("edited", "live-owner"):
+        journal = json.loads(sealed)
+        journal.update(phase="committing", passed=True)
+        temp.write_text(json.dumps(journal, indent=2) + "\n")
+    elif forgery == "longer":
+        temp.write_bytes(sealed + b"\n")
+    elif forgery == "link":
+        temp.symlink_to(elsewhere)
+    elif forgery == "hard-link":
+        os.link(elsewhere, temp)
+    else:
+        os.mkfifo(temp)
+
+    assert_refused(project, project.end(), before, names=[JOURNAL])
+    assert elsewhere.read_bytes() == sealed
+    assert os.path.lexists(temp) == (forgery == "live-owner")
+
+
+@pytest.mark.parametrize("mirror_was", ["deleted", "edited"])
+def test_a_killed_helpers_temp_holding_the_sealed_journal_only_puts_back_the_seal(
+    project: Project, mirror_was: str
+) -> None:
+    """The one file the recovery takes: exactly the bytes sealed in git, which is
+    the mirror the helper wrote itself. Moved to a temp file's name, or copied
+    there while the mirror is edited, it gives the agent nothing it could not have
+    by putting those bytes back itself: the mirror ends as the helper wrote it and
+    the cycle is judged by its work alone, here good work that lands."""
+    project.begin()
+    project.do_t1()
+    mirror = project.path / JOURNAL
+    sealed = mirror.read_bytes()
+    _journal_temp(project, _dead_pid()).write_bytes(sealed)
+    if mirror_was == "deleted":
+        mirror.unlink()
+    else:
+        _edit_journal(project, phase="committing", passed=True)
+    assert_passed(project, project.end())
+    assert list((project.path / ".deepflow").glob(".cycle.json.gtd-tmp-*")) == []

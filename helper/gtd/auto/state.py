@@ -27,7 +27,9 @@ crash between the two writes leaves) was edited by someone else.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,9 +39,19 @@ from gtd.auto import records as records_mod
 from gtd.auto.journal import Journal
 from gtd.auto.records import Record
 from gtd.errors import GitError, StateError
-from gtd.fsio import atomic_write, read_bytes
+from gtd.fsio import (
+    TEMP_MARK,
+    atomic_write,
+    place,
+    read_bytes,
+    stage,
+    sync_folder,
+    temp_bytes,
+    temp_owner,
+)
 from gtd.git import Git, parse_tree
 from gtd.names import json_bytes
+from gtd.proc import alive
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -242,7 +254,7 @@ def write(
     new_summary = old.summary if summary is KEEP else summary
     contents: dict[str, bytes | None] = {}
     if journal is not KEEP:
-        contents[JOURNAL] = None if journal is None else json_bytes(journal_mod.dumps(journal))
+        contents[JOURNAL] = None if journal is None else journal_bytes(journal)
     if summary is not KEEP:
         contents[SUMMARY] = json.dumps(summary, indent=1, sort_keys=True).encode() + b"\n"
     if snapshot is not KEEP:
@@ -292,19 +304,118 @@ def write(
 
 
 # -- mirrors ---------------------------------------------------------------------------
+# Written only under the state lock (gtd.fsio.locked), as everything here is: a
+# command that holds it knows no other helper is writing one.
 
 
-def write_mirrors(root: Path, st: State, *, snapshot_paths: Sequence[str] | None = None) -> None:
-    """The human-readable copies of the sealed journal and snapshot."""
+def journal_bytes(journal: Journal) -> bytes:
+    """The journal as sealed, and as its mirror holds it, byte for byte."""
+    return json_bytes(journal_mod.dumps(journal))
+
+
+class Staged(NamedTuple):
+    """A journal mirror written to its temp file before the journal is sealed."""
+
+    tmp: str
+    data: bytes
+
+
+def stage_journal(root: Path, journal: Journal) -> Staged:
+    """The mirror of ``journal``, written beside `.deepflow/cycle.json` (the temp
+    file :func:`write_mirrors` renames once ``journal`` is sealed) and made
+    durable first. A helper killed between the seal and the rename leaves the
+    mirror in that temp, whole, and the next command renames it into place
+    (:func:`adopt_journal`): `end`'s strict check never meets a mirror missing
+    for a crash (docs/auto-mode.md, "Crash safety")."""
+    data = journal_bytes(journal)
+    mirror = root / paths.JOURNAL
+    tmp = stage(mirror, data)
+    sync_folder(mirror.parent)  # the temp's name outlives a power cut the seal outlives
+    return Staged(tmp, data)
+
+
+def write_mirrors(
+    root: Path,
+    st: State,
+    *,
+    snapshot_paths: Sequence[str] | None = None,
+    staged: Staged | None = None,
+) -> None:
+    """The human-readable copies of the sealed journal and snapshot. ``staged``:
+    the journal's mirror as :func:`stage_journal` wrote it before the seal,
+    renamed into place when it is the sealed journal's."""
     journal_file = root / paths.JOURNAL
-    if JOURNAL in st.raw:
-        atomic_write(journal_file, st.raw[JOURNAL].decode())
+    if staged is not None and st.raw.get(JOURNAL) == staged.data:
+        place(staged.tmp, journal_file)
     else:
-        journal_file.unlink(missing_ok=True)
+        if staged is not None:  # not what was sealed: a stale copy, never shown
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(staged.tmp)
+        if JOURNAL in st.raw:
+            atomic_write(journal_file, st.raw[JOURNAL].decode())
+        else:
+            journal_file.unlink(missing_ok=True)
     if SNAPSHOT in st.raw:
         atomic_write(root / paths.SNAPSHOT_JSON, st.raw[SNAPSHOT].decode())
     if snapshot_paths is not None:
         atomic_write(root / paths.SNAPSHOT, "".join(f"{p}\n" for p in sorted(snapshot_paths)))
+
+
+def journal_temp(name: str) -> bool:
+    """Whether ``name`` (in `.deepflow/`) is the name of a journal mirror's temp
+    file: :func:`adopt_journal`'s to judge, never a plain leftover."""
+    return name.startswith(_JOURNAL_TEMP) and temp_owner(name) is not None
+
+
+_JOURNAL_TEMP = f".{Path(paths.JOURNAL).name}{TEMP_MARK}"
+
+
+def adopt_journal(root: Path, st: State) -> bool:
+    """Finish the journal mirror's write that a killed helper left undone: a temp
+    file of it (:func:`journal_temp`) holding exactly the sealed journal, read
+    from git's objects, is renamed into place when the mirror does not hold it
+    already; whether one was. Nothing in such a file is trusted: it only ever
+    puts in place the bytes the helper itself sealed, which whoever could write
+    the temp could as well have written to the mirror; and the checks that follow
+    read the mirror itself (:func:`tampered`). Every other temp file of a dead
+    owner is removed; one whose owner runs is left to it. Under the state lock:
+    no helper writes a mirror meanwhile, so the owner's pid in the name does not
+    decide the rename (a killed helper's pid may be taken since)."""
+    mirror = root / paths.JOURNAL
+    try:
+        names = sorted(n for n in os.listdir(mirror.parent) if journal_temp(n))
+    except OSError:
+        return False
+    sealed = st.raw.get(JOURNAL)
+    adopted = False
+    for name in names:
+        tmp = mirror.parent / name
+        if not adopted and sealed is not None and _adopt(tmp, mirror, sealed):
+            adopted = True
+        elif not alive(temp_owner(name)):
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return adopted
+
+
+def _adopt(tmp: Path, mirror: Path, sealed: bytes) -> bool:
+    """``tmp`` renamed to ``mirror`` when it holds exactly ``sealed`` and the
+    mirror does not. A file swapped in at ``tmp`` between the read and the rename
+    lands as the mirror, where the check that follows reads it for what it is."""
+    if _mirror_bytes(mirror) == sealed or temp_bytes(tmp, len(sealed)) != sealed:
+        return False
+    try:
+        os.replace(tmp, mirror)
+    except OSError:  # a folder at the mirror's name, say: the check names it
+        return False
+    return True
+
+
+def _mirror_bytes(path: Path) -> bytes | None:
+    try:
+        return read_bytes(path)
+    except OSError:  # missing, or a pipe or folder (gtd.own_files sets it aside)
+        return None
 
 
 def tampered(root: Path, git: Git, st: State, *, strict: bool = False) -> list[str]:

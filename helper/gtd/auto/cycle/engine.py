@@ -128,6 +128,7 @@ class Cycle:
             redirected = self._take_back_common_dir()
             st, repaired = self._read_repairing()
             require_setup(self.root, st)
+            state.adopt_journal(self.root, st)
             recovered: str | None = None
             if st.journal is not None and self._unattended(st.journal):
                 why = redirected or (repaired[0] if repaired else None)
@@ -154,13 +155,17 @@ class Cycle:
     def _leftovers(self) -> None:
         """Remove what a killed helper of ours left, and nothing else: its
         atomic-write temp files beside PLAN.md and config.yaml, and git lock files
-        its killed git children left in the git directory."""
+        its killed git children left in the git directory. The journal mirror's
+        temp files are state.adopt_journal's, once the sealed state is read: one
+        may be the mirror a killed `begin` had not yet put in place."""
         for folder in (self.root, self.root / paths.STATE_DIR):
             try:
                 names = os.listdir(folder)
             except OSError:
                 continue
             for name in names:
+                if folder != self.root and state.journal_temp(name):
+                    continue
                 pid = temp_owner(name)
                 if pid is not None and not alive(pid):
                     with contextlib.suppress(OSError):
@@ -376,10 +381,20 @@ class Cycle:
             entry = Journal(task=task.id, title=task.title, kind="task", spike=task.spike, **common)
             shown = list(task.files)
         atomic_write(self.root / paths.BRIEF, text)
-        st = state.write(
-            self.git, st, f"cycle {number} ({entry.task}): begin", journal=entry, pin=head
-        )
-        state.write_mirrors(self.root, st)
+        # The mirror is on disk before the seal: a kill between the two leaves it
+        # in its temp file for the next command to put in place (state
+        # .adopt_journal), not missing, which `end`'s strict check reads as
+        # tampering.
+        staged = state.stage_journal(self.root, entry)
+        try:
+            st = state.write(
+                self.git, st, f"cycle {number} ({entry.task}): begin", journal=entry, pin=head
+            )
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(staged.tmp)
+            raise
+        state.write_mirrors(self.root, st, staged=staged)
         self._show(st, the_plan, mem)
         return answers.task(entry, shown, text)
 
@@ -507,6 +522,7 @@ class Cycle:
             st, repaired = self._read_repairing()
             redirected = redirected or (repaired[0] if repaired else None)
             require_setup(self.root, st)
+            state.adopt_journal(self.root, st)  # a `begin` killed before its mirror
             current = st.journal
             if current is None or current.kind == "baseline":
                 raise GtdError("no cycle in flight", "run `gtd cycle begin` first")
