@@ -67,6 +67,24 @@ def _rt_swap_helper():
 _rt_swap_helper()
 """
 
+# The same swap, with the new code compiled under the helper's own file name and
+# first line: the code object's file and lines are the helper's, only its bytes
+# differ.
+HELPER_CODE_COMPILED_AS_ITS_FILE = """
+def _rt_swap_helper_as_its_file():
+    try:
+        import testing.asserts as target
+    except ImportError:
+        return
+    first = target.assert_cents.__code__.co_firstlineno
+    text = "\\n" * (first - 1) + "def assert_cents(actual, expected):\\n    return None\\n"
+    module = compile(text, target.__file__, "exec")
+    target.assert_cents.__code__ = [c for c in module.co_consts if hasattr(c, "co_name")][0]
+
+
+_rt_swap_helper_as_its_file()
+"""
+
 # The code under test rebinds the assertion helper's name in its module to a
 # function of its own, before the test modules import it (plain monkeypatching).
 HELPER_REBOUND = """
@@ -313,6 +331,19 @@ def test_code_under_test_swaps_the_assertion_helpers_code(project: Project) -> N
     )
 
 
+@_xfail(
+    "new code compiled under the assertion helper's file name: its file and lines are the helper's"
+)
+def test_code_under_test_swaps_the_helpers_code_for_code_compiled_as_its_file(
+    project: Project,
+) -> None:
+    _attack_from_init(
+        project,
+        proj.INIT + HELPER_CODE_COMPILED_AS_ITS_FILE,
+        names=["testing.asserts.assert_cents", TOTAL],
+    )
+
+
 def test_code_under_test_rebinds_the_assertion_helper(project: Project) -> None:
     _attack_from_init(
         project, proj.INIT + HELPER_REBOUND, names=["testing.asserts.assert_cents", TOTAL]
@@ -506,6 +537,24 @@ def test_code_under_test_execs_a_good_copy_from_a_file_outside(
         "Item, restock, total = _rt_mod.Item, _rt_mod.restock, _rt_mod.total\n"
     )
     _attack_from_init(project, init, names=[str(stash / "good.py")])
+
+
+@_xfail("a good copy read as text outside the repository, compiled under the package's own file")
+def test_code_under_test_compiles_a_good_copy_read_as_text_under_its_own_file_name(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No import, no module made: the package's `__init__.py` reads the good
+    copy's text from a file outside and compiles it under its own file name, so
+    every function it defines says it comes from the room."""
+    stash = tmp_path_factory.mktemp("stash")
+    (stash / "good.py").write_text(proj.CORE)
+    init = (
+        '"""A tiny stock-keeping package."""\n\n'
+        f"with open({str(stash / 'good.py')!r}) as _rt_file:\n"
+        "    exec(compile(_rt_file.read(), __file__, 'exec'))\n\n"
+        '__all__ = ["Item", "restock", "total"]\n'
+    )
+    _attack_from_init(project, init, names=[INIT_FILE, TOTAL])
 
 
 NEW_TEST_OF_A_LOADER = """\
