@@ -85,6 +85,74 @@ def _rt_swap_helper_as_its_file():
 _rt_swap_helper_as_its_file()
 """
 
+# The package, on import (the tests' conftest imports it before any test module),
+# writes pytest's own cache of test_total.py rewritten (the file pytest reads
+# instead of rewriting it again, keyed by a hash of the source, which is
+# unchanged): the cached code has an assertion helper that asserts nothing. No
+# file pytest or git looks at changes; the bytecode comes from inside the run.
+FORGED_TEST_BYTECODE = """
+def _rt_forge_test_bytecode():
+    import importlib.util
+    import os
+
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    test = os.path.join(root, "tests", "test_total.py")
+    with open(test, "rb") as handle:
+        source = handle.read()
+    forged = source.replace(
+        b"from testing.asserts import assert_cents",
+        b"def assert_cents(actual, expected):\\n    return None",
+    )
+    code = compile(forged, test, "exec", dont_inherit=True)
+    cache = rewrite.get_cache_dir(rewrite.Path(test))
+    os.makedirs(cache, exist_ok=True)
+    pyc = os.path.join(cache, "test_total.py"[:-3] + rewrite.PYC_TAIL)
+    with open(pyc, "wb") as handle:
+        rewrite._write_pyc_fp(handle, importlib.util.source_hash(source), code)
+
+
+try:
+    _rt_forge_test_bytecode()
+except Exception:
+    pass
+"""
+
+# The same for the import system's own cache of the assertion helper (not yet
+# imported when the package is): a bytecode file whose header matches the
+# helper's source (its size and modification time), holding a helper that
+# asserts nothing.
+FORGED_HELPER_BYTECODE = """
+def _rt_forge_helper_bytecode():
+    import importlib.util
+    import marshal
+    import os
+    import sys
+
+    if "testing.asserts" in sys.modules:
+        return
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    helper = os.path.join(root, "testing", "asserts.py")
+    st = os.stat(helper)
+    code = compile("def assert_cents(actual, expected):\\n    return None\\n", helper, "exec")
+    pyc = importlib.util.cache_from_source(helper)
+    os.makedirs(os.path.dirname(pyc), exist_ok=True)
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+    header += (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    with open(pyc, "wb") as handle:
+        handle.write(header + marshal.dumps(code))
+
+
+try:
+    _rt_forge_helper_bytecode()
+except Exception:
+    pass
+"""
+
 # The code under test rebinds the assertion helper's name in its module to a
 # function of its own, before the test modules import it (plain monkeypatching).
 HELPER_REBOUND = """
@@ -341,6 +409,20 @@ def test_code_under_test_swaps_the_helpers_code_for_code_compiled_as_its_file(
         project,
         proj.INIT + HELPER_CODE_COMPILED_AS_ITS_FILE,
         names=["testing.asserts.assert_cents", TOTAL],
+    )
+
+
+def test_code_under_test_forges_pytests_cache_of_a_rewritten_test_module(
+    project: Project,
+) -> None:
+    _attack_from_init(project, proj.INIT + FORGED_TEST_BYTECODE, names=[TOTAL])
+
+
+def test_code_under_test_forges_the_import_systems_cache_of_the_assertion_helper(
+    project: Project,
+) -> None:
+    _attack_from_init(
+        project, proj.INIT + FORGED_HELPER_BYTECODE, names=["testing/asserts.py", TOTAL]
     )
 
 

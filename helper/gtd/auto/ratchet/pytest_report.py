@@ -46,6 +46,7 @@ import json
 import os
 import sys
 import time
+from importlib.machinery import SourceFileLoader  # frozen: loaded with the interpreter
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -172,7 +173,10 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
 class Settings:
     """What the helper asked for, read once from the file the environment names."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], since_ns: int | None = None) -> None:
+        # When the run began: the settings file's change time (the helper writes
+        # it after syncing the room, before any of the room's code runs).
+        self.since_ns = since_ns
         self.report: str | None = data.get(C.SETTING_REPORT)
         self.junit: str | None = data.get(C.SETTING_JUNIT)
         self.site: str | None = data.get(C.SETTING_SITE)
@@ -194,9 +198,10 @@ def _read_settings() -> Settings | None:
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
+            since_ns = os.fstat(handle.fileno()).st_ctime_ns
         if not isinstance(data, dict) or data.get(C.SETTING_VERSION) != C.VERSION:
             return None
-        return Settings(data)
+        return Settings(data, since_ns)
     except Exception:  # unreadable: no report at all, and the JUnit XML stays on
         return None
 
@@ -336,6 +341,106 @@ def _guard_conftests(state: State, pm: Any) -> None:
 # -- imports: redirect and watch -----------------------------------------------------
 
 
+# -- bytecode written during the run --------------------------------------------------
+# No bytecode written since the run began is loaded in it. The code under test
+# runs before most modules are imported (the tests' conftest imports it first), so
+# it could write the cache of one not imported yet, with a header that matches
+# its source and code of its own: pytest's cache of a test module it rewrites, or
+# the import system's of an assertion helper. That module would run the forged
+# code, its file untouched. The room keeps no bytecode newer than its sync
+# (gtd.auto.ratchet.room prunes it), and the settings file is written after the
+# sync: a cache that changed since is this run's, and the module is compiled from
+# its source instead, as where there is no cache. (One a test writes for a later
+# process, an xdist worker's say, costs that process a compile, nothing more.)
+
+
+class _NoFreshBytecode(SourceFileLoader):
+    """The import system's loader of a source module, which reads no bytecode
+    changed since :attr:`since_ns` (opened once: what is judged is what is read)."""
+
+    since_ns = 0
+
+    def get_data(self, path: str) -> bytes:
+        if path == self.path:
+            return super().get_data(path)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            if os.fstat(fd).st_ctime_ns >= self.since_ns:
+                raise OSError(f"bytecode written during this run: {path}")
+            chunks: list[bytes] = []
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+
+
+_GET_DATA = _NoFreshBytecode.__dict__["get_data"]
+
+
+def _no_fresh_bytecode(spec: Any) -> Any:
+    loader = getattr(spec, "loader", None)
+    if type(loader) is SourceFileLoader and _NoFreshBytecode.since_ns:
+        spec.loader = _NoFreshBytecode(loader.name, loader.path)
+    return spec
+
+
+def _pyc_stat(path: object) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(cast(str, path))
+    except (OSError, TypeError, ValueError):
+        return None
+    return (st.st_ino, st.st_ctime_ns, st.st_size)
+
+
+_GUARDED: dict[str, Any] = {}  # "_read_pyc": pytest's, as the guard wraps it
+
+
+def _guard_bytecode(state: State) -> None:
+    """Bytecode guarded from the run's start: the import system's through the
+    import watch (:class:`_NoFreshBytecode`), pytest's cache of rewritten test
+    modules by wrapping the function that reads it. A cache replaced between
+    the look and the read is not used either."""
+    since = state.settings.since_ns
+    if not since:
+        return
+    _NoFreshBytecode.since_ns = since
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:  # no assertion rewriting: nothing of pytest's to guard
+        return
+    original = getattr(rewrite, "_read_pyc", None)
+    if original is None:
+        state.evidence("guard-missing", "bytecode", "this pytest has no _read_pyc")
+        return
+
+    def _read_pyc(source: object, pyc: object, *args: Any, **kwargs: Any) -> Any:
+        before = _pyc_stat(pyc)
+        if before is None or before[1] >= since:
+            return None  # none, or this run's: rewritten from the source
+        code = original(source, pyc, *args, **kwargs)
+        return code if _pyc_stat(pyc) == before else None
+
+    rewrite._read_pyc = _GUARDED["_read_pyc"] = _read_pyc
+
+
+def _bytecode_guard_undone(settings: Settings) -> list[str]:
+    """What of :func:`_guard_bytecode`'s work is no longer in place."""
+    if not settings.since_ns:
+        return []
+    out = []
+    rewrite = sys.modules.get("_pytest.assertion.rewrite")
+    wrapped = _GUARDED.get("_read_pyc")
+    if wrapped is not None and getattr(rewrite, "_read_pyc", None) is not wrapped:
+        out.append("_pytest.assertion.rewrite._read_pyc")
+    loader = _NoFreshBytecode
+    if loader.__dict__.get("get_data") is not _GET_DATA or loader.since_ns != settings.since_ns:
+        out.append("gtd_ratchet_report._NoFreshBytecode")
+    return out
+
+
 class ImportWatch:
     """First on ``sys.meta_path``: sees where each import resolves. A module under
     the live root loads from the same place under the room instead (editable
@@ -418,6 +523,7 @@ class ImportWatch:
         try:
             if self.live:
                 spec = self.redirected(name, spec)
+            spec = _no_fresh_bytecode(spec)
             origin = getattr(spec, "origin", None)
             forbidden = self.state.settings.forbidden
             if isinstance(origin, str) and forbidden and _under(_norm(origin), forbidden):
@@ -730,6 +836,7 @@ def _start() -> State | None:
     if settings is None:
         return None
     state = State(settings)
+    _guard_bytecode(state)
     if settings.redirect or settings.forbidden:
         import importlib
 
@@ -1017,6 +1124,8 @@ class Recorder:
         if self.identities is not None:
             for label, now in self.identities.changed():
                 self.state.evidence("patched", label, now)
+        for label in _bytecode_guard_undone(self.state.settings):
+            self.state.evidence("patched", label, "the guard against this run's bytecode undone")
 
     def check_modules(self) -> None:
         forbidden = self.state.settings.forbidden
