@@ -494,7 +494,10 @@ def main() -> None:
     if args.realsuites and "realsuites" not in names:
         names.append("realsuites")
     counts = {"ratchet": args.pairs, "realsuites": args.realsuite_pairs}
-    benches = {**BENCHES, "realsuites": lambda n: bench_realsuites(n, args.realsuite_full)}
+    benches: dict[str, Callable[[int], dict[str, float]]] = {
+        **BENCHES,
+        "realsuites": lambda n: bench_realsuites(n, args.realsuite_full),
+    }
     for name in names:
         for label, value in benches[name](counts.get(name, args.runs)).items():
             unit = "x" if "ratio" in label else ""
