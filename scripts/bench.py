@@ -46,8 +46,8 @@ ENV = {
 }
 
 
-def sh(cmd: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, env=ENV, text=True, capture_output=True, check=True, **kw)  # type: ignore[call-overload, no-any-return]
+def sh(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=ENV, text=True, capture_output=True, check=True)
 
 
 def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float]:
