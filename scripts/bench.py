@@ -46,8 +46,8 @@ ENV = {
 }
 
 
-def sh(cmd: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, env=ENV, text=True, capture_output=True, check=True, **kw)  # type: ignore[call-overload, no-any-return]
+def sh(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=ENV, text=True, capture_output=True, check=True)
 
 
 def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float]:
@@ -494,7 +494,10 @@ def main() -> None:
     if args.realsuites and "realsuites" not in names:
         names.append("realsuites")
     counts = {"ratchet": args.pairs, "realsuites": args.realsuite_pairs}
-    benches = {**BENCHES, "realsuites": lambda n: bench_realsuites(n, args.realsuite_full)}
+    benches: dict[str, Callable[[int], dict[str, float]]] = {
+        **BENCHES,
+        "realsuites": lambda n: bench_realsuites(n, args.realsuite_full),
+    }
     for name in names:
         for label, value in benches[name](counts.get(name, args.runs)).items():
             unit = "x" if "ratio" in label else ""

@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 # Run as a script, so scripts/ is on sys.path: one environment and one way to call
@@ -42,7 +43,7 @@ def _data(text: str) -> bytes:
 
 
 def _commit(
-    branch: str, mark: int, message: str, files: dict[str, str | None], parent: int | None
+    branch: str, mark: int, message: str, files: Mapping[str, str | None], parent: int | None
 ) -> bytes:
     out = b"commit refs/heads/%s\nmark :%d\n" % (branch.encode(), mark)
     out += b"committer Bench <bench@example.com> %d +0000\n" % (1_700_000_000 + mark)
@@ -76,9 +77,9 @@ def build(repo: Path, main_commits: int, feature_commits: int) -> None:
         chunks.append(
             _commit("feature", mark, f"feat: feature change {i}", files, fork if i == 0 else None)
         )
-    for subject, files in CYCLE:
+    for subject, changes in CYCLE:
         mark += 1
-        chunks.append(_commit("feature", mark, subject, files, None))
+        chunks.append(_commit("feature", mark, subject, changes, None))
     subprocess.run(
         ["git", "fast-import", "--quiet"], cwd=repo, input=b"".join(chunks), check=True, env=ENV
     )

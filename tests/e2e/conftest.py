@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from gtd.demo.model_server import ModelServer
-from tests.e2e.harness import claude_or_skip
+from tests.claude_cli import claude_or_skip
 
 
 @pytest.fixture

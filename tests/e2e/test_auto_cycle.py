@@ -18,7 +18,6 @@ from gtd.demo.model_rules import (
 )
 from gtd.demo.model_server import Block, ModelServer, ToolUse
 from tests.e2e.harness import (
-    CALC,
     NEVER_DURING_A_TEST,
     assert_on_script,
     auto_rules,
@@ -31,6 +30,7 @@ from tests.e2e.harness import (
     tick_sizes,
     tree,
 )
+from tests.integration.calc_project import CALC
 
 pytestmark = pytest.mark.slow
 

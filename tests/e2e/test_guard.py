@@ -5,13 +5,15 @@ a weakening the hook cannot see is reverted, see test_auto_cycle.py.)"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from gtd.demo.model_rules import answered, rule, tick_rules, write
-from gtd.demo.model_server import Block, ModelServer, Request, Text, ToolUse
-from tests.e2e.harness import CALC, git, make_project, run_claude
+from gtd.demo.model_server import Block, ModelServer, Request, Rule, Text, ToolUse
+from tests.e2e.harness import Session, git, make_project, run_claude
+from tests.integration.calc_project import CALC
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +22,7 @@ MUL = CALC + "\n\ndef mul(a, b):\n    return a * b\n"
 MUL_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
 
 
-def implementer(repo: Path, first: list[Block], then: list[Block]) -> list:  # type: ignore[type-arg]
+def implementer(repo: Path, first: Sequence[Block], then: Sequence[Block]) -> list[Rule]:
     """Read the brief, try ``first``, then (after its results, refused or not) do
     ``then`` and report."""
 
@@ -56,7 +58,7 @@ def implementer(repo: Path, first: list[Block], then: list[Block]) -> list:  # t
     ]
 
 
-def _end_result(session) -> str:  # type: ignore[no-untyped-def]
+def _end_result(session: Session) -> str:
     end = [
         c for c in session.tool_calls("Bash") if c["input"]["command"].startswith("gtd cycle end")
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from gtd.demo.model_rules import (
     rule,
     write,
 )
-from gtd.demo.model_server import Block, ModelServer, Request, Text, ToolUse
+from gtd.demo.model_server import Block, ModelServer, Request, Rule, Text, ToolUse
 from tests.e2e.harness import (
     assert_on_script,
     git,
@@ -88,7 +89,7 @@ def _next(req: Request) -> dict[str, object] | None:
     return json.loads(found.group(0)) if found else None
 
 
-def _at(state: str, actor: str = "agent") -> object:
+def _at(state: str, actor: str = "agent") -> Callable[[Request], bool]:
     def check(req: Request) -> bool:
         nxt = _next(req)
         return nxt is not None and (nxt["state"], nxt["actor"]) == (state, actor)
@@ -105,17 +106,17 @@ def _skill_called(req: Request) -> bool:
     )
 
 
-def _ran(command: str) -> object:
+def _ran(command: str) -> Callable[[Request], bool]:
     return lambda req: answered_command(req) == command
 
 
-def step_rules(repo: Path) -> list[object]:
+def step_rules(repo: Path) -> list[Rule]:
     """The main conversation following commands/step.md and the loop skill."""
 
     def bash(command: str, **more: object) -> list[Block]:
         return [ToolUse("Bash", {"command": command, **more})]
 
-    def acts(state: str, *edits: Block) -> object:
+    def acts(state: str, *edits: Block) -> Rule:
         return rule(f"main acts at {state}", [*edits], after="Bash", when=_at(state), times=None)
 
     return [
@@ -190,7 +191,7 @@ def step_rules(repo: Path) -> list[object]:
 def test_step_runs_the_checks_as_background_jobs(server: ModelServer, tmp_path: Path) -> None:
     repo = make_step_project(tmp_path / "repo")
     start = len(git(repo, "log", "--format=%s").splitlines())
-    server.script(*step_rules(repo))  # type: ignore[arg-type]
+    server.script(*step_rules(repo))
     session = run_claude(server, repo, ["/gtd:step"], base=tmp_path / "claude", timeout=240)
     assert_on_script(server, session)
 

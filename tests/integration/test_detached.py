@@ -69,7 +69,9 @@ def test_a_killed_worker_is_a_dead_check_and_the_cycle_is_reverted(slow_project:
     repo.write("tests/test_mul.py", MUL_TEST)
     answer = gtd_json(repo, "cycle", "end")
     assert answer["status"] == "checking"
-    os.killpg(int(answer["pid"]), signal.SIGKILL)  # the worker and the tests it runs
+    pid = answer["pid"]
+    assert isinstance(pid, int)
+    os.killpg(pid, signal.SIGKILL)  # the worker and the tests it runs
     time.sleep(0.5)
     after = settle(repo)
     assert after["status"] == "task", after

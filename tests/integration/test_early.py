@@ -275,6 +275,7 @@ def test_hold_adopts_the_early_process_only_for_the_same_command_and_environment
         assert released is not None
         assert released.result.returncode == 0, released.result.output
         assert released.report.complete
+        assert released.report.outcomes is not None
         assert len(released.report.outcomes) == 2
 
         changed = _early_start(project, monkeypatch)

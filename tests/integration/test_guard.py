@@ -192,4 +192,5 @@ def test_the_loops_tick_runs_without_asking_once_auto_mode_is_set_up(repo: Repo)
     assert decision(repo, "Skill", command="gtd:auto-cycle") is None
     # during a cycle too: the tick that finds a cycle in flight reports it
     gtd_json(repo, "cycle", "begin")
+    assert answer is not None
     assert decision(repo, "Skill", skill="gtd:auto-cycle") == ("allow", answer[1])

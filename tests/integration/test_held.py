@@ -332,6 +332,7 @@ def test_a_room_made_anew_while_the_process_waits_is_the_one_it_runs_in(
         released = waiting.release(reports.Request(rm.tree), 60)
         assert released is not None
         assert released.result.returncode == 0, released.result.output
+        assert released.report.outcomes is not None
         assert sorted(released.report.outcomes) == [
             "tests/test_more.py::test_more",
             "tests/test_probe.py::test_probe",

@@ -512,7 +512,7 @@ def test_uninstall_takes_gtd_out_of_declined_plugins(tmp_path: Path, moved: bool
     # What install.py recorded when it registered the plugin (the plugin itself is
     # gone already: Claude Code's uninstall ran, the entry stayed behind).
     registration = {"marketplace": "gtd-pack", "plugin": PLUGIN_ID}
-    manifest = {
+    manifest: dict[str, object] = {
         "format": 1, "helper": None, "link": None, "dirs": [],
         "targets": {"plugin": {"files": {}, "dirs": [], "claude": registration}},
     }  # fmt: skip

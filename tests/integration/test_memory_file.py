@@ -16,6 +16,7 @@ from gtd.auto import memory as m
 from gtd.auto import memory_file as mf
 from gtd.auto.memory import CycleRecord, Memory, ProbeLearning, Revert, TaskResult
 from gtd.errors import InputError
+from gtd.paths import BOOTSTRAP
 
 AT = "2026-01-15T10:00:00Z"
 
@@ -372,7 +373,7 @@ def test_save_is_atomic(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 # -- property: any memory the model can produce survives the file -----------------
 
 text = st.text(st.characters(codec="utf-8"), max_size=40)
-ids = st.sampled_from(["T1", "T2", "T10", m.BOOTSTRAP])
+ids = st.sampled_from(["T1", "T2", "T10", BOOTSTRAP])
 cycle_records = st.lists(
     st.tuples(
         ids,

@@ -260,6 +260,7 @@ def test_code_from_outside_the_room_and_the_environment_is_evidence(
         room, forbidden=(installed.live,), redirect=reports.Redirect(installed.live, room)
     )
     report = run(installed, room, request)
+    assert report.outcomes is not None
     assert report.outcomes["tests/test_outside.py::test_sibling"] == "passed"
     found = evidence(report, "outside-module")
     assert set(found) == {"stash_mod", "made"}, found

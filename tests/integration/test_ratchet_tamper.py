@@ -222,6 +222,7 @@ def test_a_report_hook_under_another_method_name_is_still_seen(repo: Repo) -> No
     assert evidence(report, "late-plugin") == {
         "hidden": f"{repo.path / 'tests' / 'test_hidden.py'} (pytest_runtest_logreport)"
     }
+    assert report.outcomes is not None
     assert report.outcomes["tests/test_hidden.py::test_broken"] == "failed"
 
 

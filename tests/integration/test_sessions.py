@@ -97,7 +97,7 @@ def test_a_crashed_sessions_cycle_is_judged_from_a_terminal_too(
 
     answer = gtd_json(project, "cycle", "begin")  # the suite's commands have no session
 
-    assert answer["previous"].startswith("cycle 1 T1 passed"), answer
+    assert str(answer["previous"]).startswith("cycle 1 T1 passed"), answer
     assert answer["task"] == "T2"
 
 

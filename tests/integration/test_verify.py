@@ -12,7 +12,7 @@ import pytest
 from gtd.auto.setup import ensure_excluded
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
-from tests.integration.test_cycle import CALC, MUL, MUL_TEST, PYTEST, TESTS
+from tests.integration.calc_project import CALC, MUL, MUL_TEST, PYTEST, TESTS
 
 PLAN_TODO = """\
 # Calculator

@@ -27,7 +27,7 @@ def built_project(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], B
         record = shared / f"{name}.pickle"
         with FileLock(str(shared / f"{name}.lock"), timeout=1800):
             if record.is_file():
-                built = pickle.loads(record.read_bytes())
+                built: Built = pickle.loads(record.read_bytes())
             else:
                 failed = shared / f"{name}.failed"
                 if failed.is_file():  # another worker could not build it: say the same

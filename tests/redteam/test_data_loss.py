@@ -47,7 +47,7 @@ def test_waits_for_the_person():
 class Person(threading.Thread):
     """Waits until the handshake test runs, then does ``act`` in the repository."""
 
-    def __init__(self, sync: Path, act: Callable[[], None]) -> None:
+    def __init__(self, sync: Path, act: Callable[[], object]) -> None:
         super().__init__(daemon=True)
         self.started_flag = sync / "started"
         self.created_flag = sync / "created"
@@ -66,7 +66,7 @@ class Person(threading.Thread):
 
 
 def _end_while_a_person_acts(
-    project: Project, tmp_path: Path, act: Callable[[], None], *, fails: bool
+    project: Project, tmp_path: Path, act: Callable[[], object], *, fails: bool
 ) -> dict[str, Any]:
     sync = tmp_path / "sync"
     sync.mkdir()

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -54,9 +55,9 @@ def _record(r: StepRepo) -> dict[str, object]:
     return data
 
 
-def _wait_for(predicate: object, timeout: float = 30.0) -> None:
+def _wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
 
@@ -117,12 +118,13 @@ def test_a_run_for_another_head_is_refused_while_it_lives(step_repo: StepRepo) -
     _at_testing(r, 30.0)
     assert r.ok("run", "--wait", "0.1").stdout.startswith("checking:")
     pid = _record(r)["pid"]
+    assert isinstance(pid, int)
     r.git("commit", "-q", "--allow-empty", "-m", "gtd: testing")  # HEAD moves under it
     out = r.gtd("run")
     assert out.code == 1
     assert out.stderr.startswith("gtd run: a check script started at ")
     assert f"kill -- -{pid}" in out.stderr
-    os.killpg(int(pid), signal.SIGKILL)  # type: ignore[call-overload]
+    os.killpg(pid, signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:

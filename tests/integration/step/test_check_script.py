@@ -74,7 +74,9 @@ HOSTILE = [
 word = st.one_of(
     st.sampled_from(HOSTILE),
     st.text(
-        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+        # A list, not the 1-tuple ("Cs",): mypy infers that as tuple[str], not the
+        # category literal characters() takes.
+        alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"),
         max_size=12,
     ),
 )

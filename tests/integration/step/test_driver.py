@@ -52,7 +52,7 @@ TODO = "# Plan\n\nok\n\n## Open Questions\n\n### Spelling?\n\nSuggested default:
 def documented_driver() -> str:
     text = (ROOT / "docs" / "step-mode.md").read_text(encoding="utf-8")
     section = text.split("## Driving step mode", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
+    blocks: list[str] = re.findall(r"```bash\n(.*?)```", section, re.S)
     assert len(blocks) == 1, "the section holds exactly one driver"
     return blocks[0]
 

@@ -70,7 +70,7 @@ def _check(r: StepRepo, mode: Mode, via: Literal["run", "script"] = "run") -> li
 def _trailers(r: StepRepo) -> dict[str, str]:
     """Subject → Gtd-Counters trailer of every check turn on the branch."""
     raw = r.git("log", "--format=%s%x1f%(trailers:key=Gtd-Counters,valueonly)%x1e")
-    out = {}
+    out: dict[str, str] = {}
     for record in raw.split("\x1e"):
         subject, _, trailer = record.strip().partition("\x1f")
         if subject.startswith("gtd(check): "):

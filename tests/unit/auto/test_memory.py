@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from gtd.auto import memory as m
 from gtd.auto.memory import CycleRecord, Memory, ProbeLearning, Revert, TaskResult
 from gtd.errors import StateError
+from gtd.paths import BOOTSTRAP
 
 AT = "2026-01-15T10:00:00Z"
 
@@ -78,12 +79,12 @@ def fold(*records: CycleRecord, start: Memory | None = None) -> Memory:
             id="counters-are-per-task",
         ),
         pytest.param([rec(1, "T1", "skipped")], {}, [], {}, id="skipped-only-logged"),
-        pytest.param([rec(1, m.BOOTSTRAP)], {}, [], {}, id="bootstrap-pass-only-logged"),
+        pytest.param([rec(1, BOOTSTRAP)], {}, [], {}, id="bootstrap-pass-only-logged"),
         pytest.param(
-            [rec(1, m.BOOTSTRAP, "failed"), rec(2, m.BOOTSTRAP)],
+            [rec(1, BOOTSTRAP, "failed"), rec(2, BOOTSTRAP)],
             {},
-            [Revert(m.BOOTSTRAP, 1, "tests failed: 2 of 24")],
-            {m.BOOTSTRAP: 0},
+            [Revert(BOOTSTRAP, 1, "tests failed: 2 of 24")],
+            {BOOTSTRAP: 0},
             id="bootstrap-failure-counted-then-cleared",
         ),
         pytest.param(
@@ -236,7 +237,7 @@ def test_latest_ratchet_record_skips_skipped_cycles() -> None:
 
 def test_memory_cannot_be_changed_behind_its_back() -> None:
     counters = {"T1": 1}
-    mem = Memory(consecutive_reverts=counters, cycles=[rec(1)])  # type: ignore[arg-type]
+    mem = Memory(consecutive_reverts=counters, cycles=[rec(1)])
     counters["T1"] = 99
     assert mem.consecutive_reverts["T1"] == 1
     assert isinstance(mem.cycles, tuple)
@@ -250,7 +251,7 @@ def test_memory_cannot_be_changed_behind_its_back() -> None:
 # -- properties ----------------------------------------------------------------------
 
 outcomes = st.lists(
-    st.tuples(st.sampled_from(["T1", "T2", "T3", m.BOOTSTRAP]), st.sampled_from(m.CYCLE_STATUSES)),
+    st.tuples(st.sampled_from(["T1", "T2", "T3", BOOTSTRAP]), st.sampled_from(m.CYCLE_STATUSES)),
     max_size=25,
 )
 
@@ -288,7 +289,7 @@ def test_counter_is_failures_since_last_pass(plan: list[tuple[str, str]]) -> Non
 @given(outcomes)
 def test_task_results_mirror_the_last_ratcheted_outcome(plan: list[tuple[str, str]]) -> None:
     mem = fold(*_records(plan))
-    for task in {t for t, _ in plan if t != m.BOOTSTRAP}:
+    for task in {t for t, _ in plan if t != BOOTSTRAP}:
         last = [(i, s) for i, (t, s) in enumerate(plan, start=1) if t == task and s != "skipped"]
         if not last:
             assert task not in mem.task_results
@@ -297,7 +298,7 @@ def test_task_results_mirror_the_last_ratcheted_outcome(plan: list[tuple[str, st
         want = "success" if status == "passed" else "reverted"
         assert mem.task_results[task].status == want
         assert mem.task_results[task].cycle == cycle
-    assert m.BOOTSTRAP not in mem.task_results
+    assert BOOTSTRAP not in mem.task_results
 
 
 def test_replace_keeps_the_model_frozen() -> None:

@@ -9,10 +9,10 @@ from gtd.step.actions import Action
 from gtd.step.config import StepConfig
 from gtd.step.events import Commit, WorkingTree
 from gtd.step.states import State
-from gtd.step.subjects import Actor
+from gtd.step.subjects import Party
 from tests.unit.step.build import run, tree
 
-Shape = tuple[Literal["R", "M"], State, Actor, Action | None]
+Shape = tuple[Literal["R", "M"], State, Party, Action | None]
 
 
 def classify(

@@ -178,7 +178,7 @@ def test_gtd_testing_rests_awaiting_the_check_and_refuses_everyone_else() -> Non
     report = run(commits, t, SCRIPTED)
     assert (report.state, report.actor, report.pending) == ("testing", "check", False)
     for invoker in ("human", "agent"):
-        refused = run(commits, t, SCRIPTED, invoker)  # type: ignore[arg-type]
+        refused = run(commits, t, SCRIPTED, invoker)
         assert refused.refusal == CHECK_REFUSAL
     green = run(commits, t, SCRIPTED, "check")
     assert isinstance(green.action, CaptureCheck)
@@ -264,7 +264,7 @@ def test_idle_awaits_the_human_and_admits_the_check() -> None:
     assert (green.decision, green.action, green.refusal) == ("no-op", None, None)
     output = tree("FEEDBACK", dirty="A FEEDBACK", feedback="FAILED\n")
     for invoker in ("check", "human"):  # the human's step captures a script already run
-        red = run(idle, output, SCRIPTED, invoker)  # type: ignore[arg-type]
+        red = run(idle, output, SCRIPTED, invoker)
         assert isinstance(red.action, CaptureCheck)
         assert red.action.label == "health-failed"
     assert run(idle, tree(), SCRIPTED, "agent").refusal == (
@@ -381,7 +381,7 @@ def test_scripted_workflows_never_stall_or_bypass_the_check(
             break
         if r.actor == "check" and not r.pending:
             for other in ("human", "agent"):
-                refused = sim.step(other)  # type: ignore[arg-type]
+                refused = sim.step(other)
                 assert refused.refusal is not None
                 assert refused.commits == []
             # Red for a while at most: the suite is fixed sooner or later.
@@ -401,7 +401,7 @@ def test_scripted_workflows_never_stall_or_bypass_the_check(
             sim.files[FEEDBACK] = data.draw(st.sampled_from(["", "nit\n"]), label="review")
         elif r.state == "review":
             sim.files[".gtd/REVIEW.md"] = RECORD
-        sim.step(r.actor)  # type: ignore[arg-type]
+        sim.step(r.actor)
     else:
         raise AssertionError(f"no review after 40 moves: {sim.subjects}")
     assert "gtd: errors" not in sim.subjects

@@ -260,7 +260,7 @@ def test_nothing_readable_is_no_session_and_an_empty_session_is_zero_tests(tmp_p
 # What the plugin writes for a test's plain outcome (pytest_report's Recorder.template,
 # which the last test below holds to this): compact JSON, the id ASCII-escaped.
 def _plain(sid: str, node_id: str, outcome: str, when: str) -> str:
-    quoted = json.encoder.encode_basestring_ascii(node_id)  # type: ignore[attr-defined]
+    quoted = json.encoder.encode_basestring_ascii(node_id)
     head = f'"{C.KIND}":"{C.TEST}","{C.SESSION}":"{sid}"'
     # The plugin's own template, written the same way.
     return "{" + head + ',"id":%s,"o":"%s","w":"%s"}' % (quoted, outcome, when)  # noqa: UP031
