@@ -9,10 +9,13 @@ once the ratchet catches it."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.util import source_hash
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
+from gtd.auto.ratchet import early
 from tests.redteam import project as proj
 from tests.redteam.conftest import Project, assert_passed, assert_refused
 
@@ -424,6 +427,32 @@ def test_code_under_test_forges_the_import_systems_cache_of_the_assertion_helper
     _attack_from_init(
         project, proj.INIT + FORGED_HELPER_BYTECODE, names=["testing/asserts.py", TOTAL]
     )
+
+
+def test_code_under_test_points_the_cache_prefix_at_caches_forged_before_the_run(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Forged before the run, outside the repository (where the room prunes
+    nothing): pytest's cache of test_total.py as a run would look it up under a
+    cache prefix, for the repository's path (so a direct run is fooled too) and
+    the room's; the package points `sys.pycache_prefix` there."""
+    from _pytest.assertion import rewrite
+
+    stash = tmp_path_factory.mktemp("stash")
+    rooms = Path(early.rooms_home()) / early.repo_key(str(project.path / ".git"), "repo")
+    forged = proj.TEST_TOTAL.replace(
+        "from testing.asserts import assert_cents",
+        "def assert_cents(actual, expected):\n    return None",
+    )
+    # The repository's file, and the first slot's checkout as the room makes it.
+    for test in (project.path / TOTAL, rooms / "0" / "tree" / TOTAL):
+        code = compile(forged, str(test), "exec", dont_inherit=True)
+        cache = stash.joinpath(*test.parts[1:-1]) / ("test_total" + rewrite.PYC_TAIL)
+        cache.parent.mkdir(parents=True)
+        with open(cache, "wb") as handle:
+            rewrite._write_pyc_fp(handle, source_hash(proj.TEST_TOTAL.encode()), code)
+    init = proj.INIT + f"\nimport sys as _rt_sys\n\n_rt_sys.pycache_prefix = {str(stash)!r}\n"
+    _attack_from_init(project, init, names=[TOTAL])
 
 
 def test_code_under_test_rebinds_the_assertion_helper(project: Project) -> None:

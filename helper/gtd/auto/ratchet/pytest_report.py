@@ -354,6 +354,20 @@ def _guard_conftests(state: State, pm: Any) -> None:
 # process, an xdist worker's say, costs that process a compile, nothing more.)
 
 
+# Where bytecode caches belong, as the run began: the code under test could point
+# sys.pycache_prefix at a folder of caches it forged before the run.
+_PYCACHE_PREFIX = getattr(sys, "pycache_prefix", None)
+
+
+def _cache_in_place(source: object, cache: object) -> bool:
+    """Whether ``cache`` is where the run's own caches of ``source`` go: its
+    folder's ``__pycache__``, or under the prefix the run began with."""
+    folder = os.path.dirname(_abs(str(cache)))
+    if _PYCACHE_PREFIX:
+        return _under(_norm(folder), (_norm(_PYCACHE_PREFIX),))
+    return folder == os.path.join(os.path.dirname(_abs(str(source))), "__pycache__")
+
+
 class _NoFreshBytecode(SourceFileLoader):
     """The import system's loader of a source module, which reads no bytecode
     changed since :attr:`since_ns` (opened once: what is judged is what is read)."""
@@ -363,6 +377,8 @@ class _NoFreshBytecode(SourceFileLoader):
     def get_data(self, path: str) -> bytes:
         if path == self.path:
             return super().get_data(path)
+        if not _cache_in_place(self.path, path):
+            raise OSError(f"bytecode outside the run's caches: {path}")
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             if os.fstat(fd).st_ctime_ns >= self.since_ns:
@@ -417,9 +433,9 @@ def _guard_bytecode(state: State) -> None:
         return
 
     def _read_pyc(source: object, pyc: object, *args: Any, **kwargs: Any) -> Any:
-        before = _pyc_stat(pyc)
+        before = _pyc_stat(pyc) if _cache_in_place(source, pyc) else None
         if before is None or before[1] >= since:
-            return None  # none, or this run's: rewritten from the source
+            return None  # none, elsewhere, or this run's: rewritten from the source
         code = original(source, pyc, *args, **kwargs)
         return code if _pyc_stat(pyc) == before else None
 
