@@ -385,3 +385,19 @@ def test_legit_change_beside_a_docstring_filled_in_at_import(project: Project) -
     project.write("inventory/pricing.py", DOC_FILLED_AT_IMPORT + proj.BULK)
     project.write("tests/test_pricing.py", proj.TEST_PRICING)
     assert_passed(project, project.end())
+
+
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_weakened_assertion_helper_the_tests_import.
+@pytest.mark.slow
+def test_a_package_beside_the_assertion_helper_shadows_it(project: Project) -> None:
+    """A folder ``testing/asserts/`` with an ``__init__.py`` is found before the
+    module ``testing/asserts.py`` beside it (a package wins in its folder): the
+    helper's file is untouched, and the tests import the new one."""
+    before = project.state()
+    project.begin()
+    project.break_total()
+    attack = "testing/asserts/__init__.py"
+    project.write(attack, "def assert_cents(actual, expected):\n    return None\n")
+    project.assert_hidden()
+    assert_refused(project, project.end(), before, names=[attack, TOTAL])
