@@ -236,3 +236,64 @@ def test_a_background_process_installs_into_the_virtualenv_only_during_the_run(
         daemon.wait()
     assert not (site / "zz-rt-evil.pth").exists()  # gone again, as the attack intends
     assert_refused(project, answer, before, names=["rt_evil_daemon", TOTAL])
+
+
+# The code under test, in the candidate's run, writes a `.pth` into the
+# virtualenv that the next Python process loads: a run made only to excuse a
+# result (the failing tests run again: are they flaky? the skipped ones run on
+# the base commit: does the environment skip them?). Only in a run asked for
+# some tests, the `.pth` removes itself first thing (the virtualenv is as sealed
+# when `end` looks last) and patches pytest with code compiled from a string (no
+# file of its own to point at): every test it runs passes, or skips.
+PLANT_PTH_FOR_THE_NEXT_RUN = """
+
+def _rt_plant_pth():
+    import os
+    import sys
+
+    if "_pytest" not in sys.modules:
+        return
+    site = [p for p in sys.path if p.endswith("site-packages")][0]
+    pth = os.path.join(site, "zz-rt-next.pth")
+    patch = (
+        "import _pytest.python as P, pytest\\n"
+        "def runtest(self):\\n"
+        "    %s\\n"
+        "P.Function.runtest = runtest\\n"
+    )
+    when = "json.load(open(os.environ['GTD_RATCHET_SETTINGS'])).get('ids')"
+    line = "import os, json; %%s and (os.unlink(%%r) or exec(%%r, {}))\\n" %% (when, pth, patch)
+    with open(pth, "w") as handle:
+        handle.write(line)
+
+
+_rt_plant_pth()
+"""
+
+
+@pytest.mark.parametrize(
+    ("core", "then"),
+    [
+        (proj.BROKEN_CORE, "pass"),  # the run again passes: "flaky"
+        ("SKIPPING", "pytest.skip('prices are not available today')"),  # the base skips too
+    ],
+    ids=["run-again-passes", "base-skips-too"],
+)
+def test_code_under_test_plants_a_pth_for_the_run_that_would_excuse_it(
+    venv_project: tuple[Project, Path], core: str, then: str
+) -> None:
+    from tests.redteam.test_reruns import SKIPPING
+
+    project, site = venv_project
+    before = project.state()
+    project.begin()
+    attack = (SKIPPING if core == "SKIPPING" else core) + PLANT_PTH_FOR_THE_NEXT_RUN % then
+    project.write("inventory/core.py", attack)
+    if core == "SKIPPING":
+        project.assert_hidden()  # (a failing run hides nothing: the run again does)
+    (site / "zz-rt-next.pth").unlink(missing_ok=True)  # planted by the direct run too
+    answer = project.end()
+    # Found before any run that would load it: it is still there, never loaded.
+    assert (site / "zz-rt-next.pth").exists()
+    names = ["zz-rt-next.pth", TOTAL]
+    assert_refused(project, answer, before, names=names, kept={"inventory/core.py": attack})

@@ -132,9 +132,8 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
     outside = seals.outside_changes(git, current.seals or {})
     if outside:  # not ours to put back, and every later cycle would be judged under it
         return Decision(False, outside[0], head=tree.head, halt=True)
-    broken = restored + seals.broken(
-        git, current.seals or {}, st.summary.get("environment_dirs") or []
-    )
+    sealed, env_dirs = current.seals or {}, st.summary.get("environment_dirs") or []
+    broken = restored + seals.broken(git, sealed, env_dirs)
     if broken:
         return Decision(False, broken[0], head=tree.head)
     if tree.branch != current.branch:
@@ -200,6 +199,7 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
                 tolerated=quarantined,
                 trust_until=current.started_epoch,  # the agent's turn began
                 held=held,
+                environment=lambda: seals.environment_changes(sealed, env_dirs),
             )
     verdict = judged.verdict
     pending = None

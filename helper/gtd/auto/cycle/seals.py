@@ -459,8 +459,13 @@ def broken(git: Git, seals: dict[str, Any], env_dirs: Sequence[str]) -> list[str
     out: list[str] = []
     if _hooks_digest(hooks) != seals.get("hooks"):
         out.append(f"git hooks changed: {hooks}")
-    before = seals.get("environment") or {}
-    changed = environment.changes(before, environment.fingerprint(env_dirs))
+    changed = environment_changes(seals, env_dirs)
     if changed:
         out.append(f"test environment changed: {changed[0]}")
     return out
+
+
+def environment_changes(seals: dict[str, Any], env_dirs: Sequence[str]) -> list[str]:
+    """What changed in the test interpreter's environment since the cycle began."""
+    before = seals.get("environment") or {}
+    return environment.changes(before, environment.fingerprint(env_dirs))

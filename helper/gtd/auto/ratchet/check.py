@@ -327,6 +327,7 @@ def judge_candidate(
     tolerated: frozenset[str] = frozenset(),
     trust_until: float | None = None,
     held: Held | None = None,
+    environment: Callable[[], list[str]] | None = None,
 ) -> Judgement:
     """The verdict on ``candidate`` (a tree) against ``snapshot``, whose tests and
     protected files are those of commit ``base`` (its tree ``base_tree`` and that
@@ -334,7 +335,9 @@ def judge_candidate(
     ``trust_until``: when an agent may have started writing (nothing of the room
     changed since is trusted). The first test run is started at once and held
     until the room is ready (gtd.auto.ratchet.held), unless ``held`` is one the
-    caller started earlier still."""
+    caller started earlier still. ``environment``: what changed in the test
+    interpreter's environment since the cycle began (none where nothing is
+    sealed), asked before each run made only to excuse a result."""
     start = time.monotonic()
     if held is None:
         held = hold(rm, config, room.environment(rm))
@@ -398,8 +401,9 @@ def judge_candidate(
         if not found:
             judged = old_tree if split else new_tree
             flaky = _flaky(
-                git, rm, config, env, snapshot, first.result, tolerated, judged, submodules
-            )
+                git, rm, config, env, snapshot, first.result, tolerated, judged, submodules,
+                excusable=lambda: _excusable(environment, found),
+            )  # fmt: skip
         second: runner.Run | None = None
         new_files = _new_test_candidates(changes, snapshot)
         # A baseline test that still fails is a refusal whatever the new tests do:
@@ -415,8 +419,11 @@ def judge_candidate(
         environmental = (
             ()
             if found
-            else _skipped_by_environment(git, rm, config, env, snapshot, first.result, submodules)
-        )
+            else _skipped_by_environment(
+                git, rm, config, env, snapshot, first.result, submodules,
+                excusable=lambda: _excusable(environment, found),
+            )
+        )  # fmt: skip
         merged = merge_runs(first.result, None if second is None else second.result, snapshot)
         verdict = judge(
             snapshot.baseline, merged, found, tolerated | frozenset(flaky), frozenset(environmental)
@@ -428,6 +435,18 @@ def judge_candidate(
             # is a passing test (recorded as failed, it would lose its protection).
             merged = merged._replace(tests={**merged.tests, **dict.fromkeys(flaky, "passed")})
         return Judgement(verdict, merged, round(time.monotonic() - start, 3), flaky, whole, modules)
+
+
+def _excusable(environment: Callable[[], list[str]] | None, found: list[str]) -> bool:
+    """Whether a run made only to excuse a result may start: the test interpreter's
+    environment is still the one the cycle began with (else the change joins
+    ``found``). The candidate's run could have written a ``.pth`` that the next
+    test process loads, which removes itself and patches pytest there (the run
+    again passes what failed, the base commit skips what the candidate skips): a
+    change that is gone again when `end` looks last."""
+    changed = environment() if environment is not None else []
+    found.extend(f"test environment changed during the run: {c}" for c in changed[:1])
+    return not changed
 
 
 def _written(git: Git, rm: room.Room, submodules: frozenset[str]) -> list[str]:
@@ -618,6 +637,7 @@ def _flaky(
     tolerated: frozenset[str],
     tree: str,
     submodules: frozenset[str],
+    excusable: Callable[[], bool] = lambda: True,
 ) -> tuple[str, ...]:
     """Tests that passed at the baseline, failed now, and passed when run again
     (alone, in the same room) — at most ``ratchet.rerun_failures`` times.
@@ -630,7 +650,7 @@ def _flaky(
     suspects = _failing_now(snapshot, run, tolerated)
     flipped: list[str] = []
     for _ in range(config.rerun_failures):
-        if not suspects:
+        if not suspects or not excusable():
             break
         room.sync(git, rm, tree, config.links)
         again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
@@ -675,6 +695,7 @@ def _skipped_by_environment(
     snapshot: Snapshot,
     run: RunResult,
     submodules: frozenset[str] = frozenset(),
+    excusable: Callable[[], bool] = lambda: True,
 ) -> tuple[str, ...]:
     """Baseline-passing tests the candidate's run skipped that the base commit's
     code skips too when run now: the environment changed (the network is gone, an
@@ -687,7 +708,7 @@ def _skipped_by_environment(
         for t, o in (run.tests or {}).items()
         if base.get(t) in _PASSING and skipped_now(base[t], o)
     )
-    if not suspects:
+    if not suspects or not excusable():
         return ()
     room.sync(git, rm, tree_of(git, snapshot.head), config.links)
     again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
