@@ -35,6 +35,12 @@ def make_project(
         "conftest.py",
         "import os\nopen(os.environ['GTD_TEST_PROBE'] + '.conftest', 'a').write('loaded\\n')\n",
     )
+    return set_up(repo, command)
+
+
+def set_up(repo: Repo, command: str) -> Repo:
+    """``repo``'s files committed with ``command`` as the test command, a
+    one-task plan and bytecode ignored; then `gtd auto setup` (the baseline)."""
     repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(command)}\n")
     repo.write(".gitignore", "__pycache__/\n")
     repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: more\n")

@@ -4,14 +4,13 @@ in it (tests/redteam/test_in_process_reach.py forges both kinds)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from gtd.auto.ratchet import early
 from tests.conftest import Repo, run_gtd
-from tests.integration.held_suite import PYTEST
+from tests.integration.held_suite import PYTEST, set_up
 
 PROBE = """\
 from helper import double
@@ -28,14 +27,9 @@ def project(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Repo:
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     repo.write("tests/helper.py", "def double(x):\n    return 2 * x\n")
     repo.write("tests/test_probe.py", PROBE)
-    command = f"{PYTEST} -p no:hypothesispytest"  # the venv's plugin: slow to load
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(command)}\n")
-    repo.write(".gitignore", "__pycache__/\n")
-    repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: more\n")
-    repo.commit_all("init")
-    setup = run_gtd(repo.path, "auto", "setup", "--json")
-    assert setup.code == 0, setup.stderr
-    return repo
+    # The plugin autoloads here (make_project turns autoloading off): its guard is
+    # what this file tests. The venv's hypothesis plugin only costs time.
+    return set_up(repo, f"{PYTEST} -p no:hypothesispytest")
 
 
 def _caches(project: Repo) -> dict[str, tuple[int, int]]:
