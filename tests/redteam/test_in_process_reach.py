@@ -113,7 +113,7 @@ def _rt_forge_test_bytecode():
     code = compile(forged, test, "exec", dont_inherit=True)
     cache = rewrite.get_cache_dir(rewrite.Path(test))
     os.makedirs(cache, exist_ok=True)
-    pyc = os.path.join(cache, "test_total.py"[:-3] + rewrite.PYC_TAIL)
+    pyc = os.path.join(cache, "test_total" + rewrite.PYC_TAIL)
     with open(pyc, "wb") as handle:
         rewrite._write_pyc_fp(handle, importlib.util.source_hash(source), code)
 
