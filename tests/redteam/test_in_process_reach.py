@@ -429,6 +429,18 @@ def test_code_under_test_forges_the_import_systems_cache_of_the_assertion_helper
     )
 
 
+def test_code_under_test_undoes_the_bytecode_guard_before_forging(project: Project) -> None:
+    """The package's own loader is the guard's class: the code under test moves
+    its start to the far future, then forges the helper's cache. The forged cache
+    loads; the guard found undone at the end of the session names it."""
+    undo = "\ntype(__loader__).since_ns = 1 << 62\n"
+    _attack_from_init(
+        project,
+        proj.INIT + undo + FORGED_HELPER_BYTECODE,
+        names=["gtd_ratchet_report._NoFreshBytecode", TOTAL],
+    )
+
+
 def test_code_under_test_points_the_cache_prefix_at_caches_forged_before_the_run(
     project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
