@@ -91,10 +91,27 @@ def _sitecustomize(site: Path) -> list[str]:
     return ["sitecustomize"]
 
 
+def _hidden_pth(site: Path) -> list[str]:
+    """A new `.pth` whose name starts with a dot: `site` runs it all the same."""
+    line = (
+        "import os, sys, types; m = types.ModuleType('rt_evil_hidden'); "
+        f"exec({hostile.MAKEREPORT_WRAPPER!r}, m.__dict__); sys.modules['rt_evil_hidden'] = m; "
+        "os.environ.setdefault('PYTEST_PLUGINS', 'rt_evil_hidden')\n"
+    )
+    (site / ".rt-evil.pth").write_text(line)
+    return [".rt-evil.pth"]
+
+
 @pytest.mark.parametrize(
     "install",
-    [_pth_plugin, _existing_pth_edited, _entry_point_plugin, _sitecustomize],
-    ids=["pth-plus-plugin", "existing-pth-edited", "entry-point-plugin", "sitecustomize"],
+    [_pth_plugin, _existing_pth_edited, _entry_point_plugin, _sitecustomize, _hidden_pth],
+    ids=[
+        "pth-plus-plugin",
+        "existing-pth-edited",
+        "entry-point-plugin",
+        "sitecustomize",
+        "hidden-pth",
+    ],
 )
 def test_agent_installs_into_the_test_virtualenv(
     venv_project: tuple[Project, Path], install: Callable[[Path], list[str]]
@@ -185,6 +202,23 @@ def test_legit_change_while_another_process_writes_bytecode_into_the_virtualenv(
         check=True,
     )
     assert (site / "__pycache__").is_dir()
+    assert_passed(project, project.end())
+
+
+def test_legit_change_while_tools_write_their_folders_into_the_virtualenv(
+    venv_project: tuple[Project, Path],
+) -> None:
+    """Tools run in a folder on the import path leave folders of their own there
+    (hypothesis's database, mypy's cache) while the cycle is in flight: no import
+    can name them, so the correct change passes."""
+    project, site = venv_project
+    project.begin()
+    project.do_t1()
+    (site / ".hypothesis" / "examples").mkdir(parents=True)
+    (site / ".mypy_cache").mkdir()
+    (site / ".mypy_cache" / "CACHEDIR.TAG").write_text(
+        "Signature: 8a477f597d28d172789f06886806bc55\n"
+    )
     assert_passed(project, project.end())
 
 

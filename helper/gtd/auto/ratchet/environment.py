@@ -9,6 +9,15 @@ type, size and modification time, the content of ``.pth`` files, and every file 
 the packages that carry pytest's reporting (pytest, _pytest, pluggy) — and `cycle
 end` compares. A difference is a revert naming the entry.
 
+Hidden entries (a name that starts with a dot) are not watched, except the kinds
+the interpreter reads whatever their name: ``.pth`` files (``site`` runs a hidden
+one too) and package metadata (``*.dist-info``, ``*.egg-info``, ``*.egg-link``:
+importlib.metadata lists a hidden one's entry points, pytest plugins among them).
+No module can be imported by such a name, and tools leave theirs in whatever
+folder they run in (``.hypothesis``, ``.mypy_cache``, ``.pytest_cache``): a folder on
+the import path that is also a person's working folder changed the "environment"
+of a correct cycle (the kill harness met it, through a ``PYTHONPATH`` entry).
+
 Not covered (written in the threat model): an edit deep inside another installed
 package that keeps the size and modification time of every top-level entry; and
 bytecode caches (``__pycache__``, at the top level as inside the watched
@@ -31,6 +40,8 @@ from gtd.fsio import read_bytes, walk
 
 # Packages whose every file is watched: they decide what a test report says.
 _DEEP = frozenset({"pytest", "_pytest", "pluggy", "py.py"})
+# Hidden entries the interpreter still reads (see the module's docstring).
+_READ_HIDDEN = (".pth", ".dist-info", ".egg-info", ".egg-link")
 
 
 def fingerprint(dirs: Iterable[str]) -> dict[str, str]:
@@ -44,10 +55,13 @@ def fingerprint(dirs: Iterable[str]) -> dict[str, str]:
             continue
         out[folder] = "dir"
         for entry in entries:
-            if entry.name == "__pycache__":
+            name = entry.name
+            if name == "__pycache__":
                 continue  # bytecode caches: see the module's docstring
+            if name.startswith(".") and not name.endswith(_READ_HIDDEN):
+                continue  # a tool's folder: no import can name it
             out[entry.path] = _describe(entry.path)
-            if entry.name in _DEEP and entry.is_dir(follow_symlinks=False):
+            if name in _DEEP and entry.is_dir(follow_symlinks=False):
                 for parent, _dirs, names in walk(entry.path):
                     if "__pycache__" in parent:
                         continue
