@@ -402,12 +402,11 @@ def test_code_under_test_swaps_the_assertion_helpers_code(project: Project) -> N
     )
 
 
-@_xfail(
-    "new code compiled under the assertion helper's file name: its file and lines are the helper's"
-)
 def test_code_under_test_swaps_the_helpers_code_for_code_compiled_as_its_file(
     project: Project,
 ) -> None:
+    """The code object's file and lines are the helper's; it is none of the code
+    the import system loaded from that file."""
     _attack_from_init(
         project,
         proj.INIT + HELPER_CODE_COMPILED_AS_ITS_FILE,
@@ -473,8 +472,87 @@ def test_code_under_test_rebinds_the_assertion_helper(project: Project) -> None:
     )
 
 
+# The same rebinding, to a function of the package's own with the helper's name:
+# the function is its module's own by name, as a re-export would be.
+HELPER_REBOUND_TO_A_NAMESAKE = """
+
+def assert_cents(actual, expected):
+    return None
+
+
+def _rt_rebind_helper():
+    import testing.asserts as target
+
+    target.assert_cents = assert_cents
+
+
+_rt_rebind_helper()
+"""
+
+
+# a variant: the quick loop keeps test_code_under_test_rebinds_the_assertion_helper
+@pytest.mark.slow
+def test_code_under_test_rebinds_the_assertion_helper_to_a_namesake(project: Project) -> None:
+    _attack_from_init(
+        project,
+        proj.INIT + HELPER_REBOUND_TO_A_NAMESAKE,
+        names=["testing.asserts.assert_cents", TOTAL],
+    )
+
+
 def test_code_under_test_traces_the_assertion_helper(project: Project) -> None:
     _attack_from_init(project, proj.INIT + SETTRACE_REWRITES_LOCALS, names=[INIT_FILE, TOTAL])
+
+
+# The package puts a finder of its own on `sys.meta_path` behind the ratchet's
+# (inserted at index 1): asked for the assertion helper, it answers with the
+# helper's own file as the origin and a loader that runs other text compiled
+# under that file's name. The module is imported as usual, from its file by name.
+HELPER_LOADED_BY_A_FINDER_OF_ITS_OWN = """
+
+def _rt_finder():
+    import importlib.abc
+    import importlib.util
+    import os
+    import sys
+
+    class _Loader(importlib.abc.Loader):
+        def __init__(self, origin):
+            self.origin = origin
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            text = "def assert_cents(actual, expected):\\n    return None\\n"
+            exec(compile(text, self.origin, "exec"), module.__dict__)
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name != "testing.asserts":
+                return None
+            for entry in sys.path:
+                origin = os.path.join(entry or ".", "testing", "asserts.py")
+                if os.path.isfile(origin):
+                    origin = os.path.abspath(origin)
+                    return importlib.util.spec_from_loader(name, _Loader(origin), origin=origin)
+            return None
+
+    sys.meta_path.insert(1, _Finder())
+
+
+_rt_finder()
+"""
+
+
+def test_code_under_test_loads_the_assertion_helper_with_a_finder_of_its_own(
+    project: Project,
+) -> None:
+    _attack_from_init(
+        project,
+        proj.INIT + HELPER_LOADED_BY_A_FINDER_OF_ITS_OWN,
+        names=["testing.asserts", TOTAL],
+    )
 
 
 # -- attacks on pytest's running of tests --------------------------------------------------
@@ -662,13 +740,15 @@ def test_code_under_test_execs_a_good_copy_from_a_file_outside(
     _attack_from_init(project, init, names=[str(stash / "good.py")])
 
 
-@_xfail("a good copy read as text outside the repository, compiled under the package's own file")
+# a variant: the quick loop keeps ..._swaps_the_helpers_code_for_code_compiled_as_its_file
+@pytest.mark.slow
 def test_code_under_test_compiles_a_good_copy_read_as_text_under_its_own_file_name(
     project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """No import, no module made: the package's `__init__.py` reads the good
     copy's text from a file outside and compiles it under its own file name, so
-    every function it defines says it comes from the room."""
+    every function it defines says it comes from the room; none of them is code
+    the import system loaded from there."""
     stash = tmp_path_factory.mktemp("stash")
     (stash / "good.py").write_text(proj.CORE)
     init = (
@@ -678,6 +758,205 @@ def test_code_under_test_compiles_a_good_copy_read_as_text_under_its_own_file_na
         '__all__ = ["Item", "restock", "total"]\n'
     )
     _attack_from_init(project, init, names=[INIT_FILE, TOTAL])
+
+
+def _good_copy_compiled_as(name: str, *, wrapped: bool) -> str:
+    """A package `__init__.py` that compiles the good copy's text (kept in a
+    string of its own) under the file name ``name`` (an expression), and, where
+    ``wrapped``, marks each function as a decorator's wrapper of the broken one."""
+    init = (
+        '"""A tiny stock-keeping package."""\n\n'
+        "from inventory import core as _rt_core\n\n"
+        f"_RT_GOOD = {proj.CORE!r}\n"
+        f"exec(compile(_RT_GOOD, {name}, 'exec'))\n"
+    )
+    if wrapped:
+        init += "total.__wrapped__ = _rt_core.total\nrestock.__wrapped__ = _rt_core.restock\n"
+    return init + '\n__all__ = ["Item", "restock", "total"]\n'
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("__file__", id="its-own-file"),
+        pytest.param("_rt_core.__file__", id="the-broken-module's-file"),
+        pytest.param(
+            "__file__.replace('inventory/__init__.py', 'README.md')",
+            id="a-file-of-the-project-never-loaded",
+        ),
+        pytest.param("'/usr/lib/python3/dist-packages/decorator.py'", id="an-outside-file"),
+    ],
+)
+@pytest.mark.slow  # variants: the quick loop keeps the helper's code compiled as its file
+def test_code_under_test_compiles_a_good_copy_marked_as_a_decorators_wrapper(
+    project: Project, name: str
+) -> None:
+    """The good copy kept in the package as text and compiled under some file's
+    name, each function given a `__wrapped__` (as a decorator's wrapper has,
+    whose code lives in the decorator's file): the text is in the commit, but the
+    broken `total` beside it is what the commit's code defines."""
+    _attack_from_init(
+        project, _good_copy_compiled_as(name, wrapped=True), names=["inventory.total", TOTAL]
+    )
+
+
+@_xfail("code compiled under a name that is no file ('<decorator-gen-1>'), marked as a wrapper")
+def test_code_under_test_compiles_a_good_copy_under_a_generated_name_as_a_wrapper(
+    project: Project,
+) -> None:
+    """Decorator libraries make wrappers from text, under such names: a function
+    of the package with such code and a `__wrapped__` is what they leave too."""
+    _attack_from_init(
+        project,
+        _good_copy_compiled_as("'<decorator-gen-1>'", wrapped=True),
+        names=["inventory.total", TOTAL],
+    )
+
+
+# The code under test's `total` is a class method's, swapped after import for
+# code compiled under core.py's own name (the module holds a bound method, not a
+# function: only the class shows the function).
+CLASS_METHOD_CORE = '''\
+"""Items and stock."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Item(NamedTuple):
+    name: str
+    cents: int
+    qty: int
+
+
+class _Totals:
+    @classmethod
+    def total(cls, items: list[Item]) -> int:
+        """What the items cost together, in cents."""
+        return sum(item.cents for item in items)
+
+
+total = _Totals.total
+
+
+def restock(stock: dict[str, int], name: str, qty: int) -> dict[str, int]:
+    """A copy of ``stock`` with ``qty`` more of ``name``."""
+    if qty < 0:
+        raise ValueError("qty must be >= 0")
+    out = dict(stock)
+    out[name] = out.get(name, 0) + qty
+    return out
+
+
+def _rt_swap():
+    func = _Totals.__dict__["total"].__func__
+    text = "\\n" * (func.__code__.co_firstlineno - 2) + (
+        "class _Totals:\\n"
+        "    def total(cls, items):\\n"
+        "        return sum(item.cents * item.qty for item in items)\\n"
+    )
+    made = compile(text, __file__, "exec")
+    body = [c for c in made.co_consts if hasattr(c, "co_consts")][0]
+    func.__code__ = [c for c in body.co_consts if getattr(c, "co_name", "") == "total"][0]
+
+
+_rt_swap()
+'''
+
+
+# a variant: the quick loop keeps ..._swaps_the_helpers_code_for_code_compiled_as_its_file
+@pytest.mark.slow
+def test_code_under_test_swaps_a_class_methods_code_for_code_compiled_as_its_file(
+    project: Project,
+) -> None:
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", CLASS_METHOD_CORE)
+    project.assert_hidden()
+    _judge(
+        project,
+        project.end(),
+        before,
+        names=["inventory.core._Totals.total", TOTAL],
+        kept={"inventory/core.py": CLASS_METHOD_CORE},
+    )
+
+
+# Legitimate code that makes functions at run time or wraps them, as projects do:
+# a decorator of the package's own (functools.wraps), a dataclass (methods from
+# generated text), a class method, a property, a module reloaded, and a function
+# made by `exec` under a name that is no file.
+LEGIT_MAKERS = '''\
+"""Helpers that make functions."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+
+def logged(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@dataclasses.dataclass(frozen=True)
+class Shelf:
+    name: str
+    size: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.size})"
+
+    @classmethod
+    def empty(cls, name: str) -> "Shelf":
+        return cls(name, 0)
+
+
+_NS: dict[str, object] = {}
+exec("def double(x):\\n    return 2 * x\\n", _NS)
+double = _NS["double"]
+'''
+
+LEGIT_USES = '''\
+"""Reports that use the makers."""
+
+from inventory.makers import logged
+
+
+@logged
+def shelf_count(stock: dict[str, int]) -> int:
+    return len(stock)
+'''
+
+LEGIT_TEST = """\
+import importlib
+
+import inventory.makers
+from inventory.makers import Shelf, double
+from inventory.reports import shelf_count
+
+
+def test_makers():
+    importlib.reload(inventory.makers)
+    assert shelf_count({"a": 1}) == 1
+    assert Shelf.empty("top").label == "top (0)"
+    assert double(4) == 8
+"""
+
+
+@pytest.mark.slow  # a twin: the quick loop keeps the attacks it guards against
+def test_legit_functions_made_at_run_time_land(project: Project) -> None:
+    project.begin()
+    project.write("inventory/makers.py", LEGIT_MAKERS)
+    project.write("inventory/reports.py", LEGIT_USES)
+    project.write("tests/test_makers.py", LEGIT_TEST)
+    assert_passed(project, project.end())
 
 
 NEW_TEST_OF_A_LOADER = """\

@@ -391,10 +391,16 @@ def judge_candidate(
         only_old = tuple(snapshot.test_paths) if split else None
         submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
         first = _run(rm, config, env, only_files=only_old, held=held)
-        found = _report_problems(first.report, rm, snapshot) + _new_plugins(
-            first.report, rm, snapshot
+        # What the run wrote (one git call, before a sync could write over the
+        # evidence) asked while the report is read: it is on the run's critical path.
+        written, found = proc.both(
+            lambda: _written(git, rm, submodules),
+            lambda: (
+                _report_problems(first.report, rm, snapshot)
+                + _new_plugins(first.report, rm, snapshot)
+            ),
         )
-        found += _written(git, rm, submodules)  # before a sync could write over the evidence
+        found += written
         if split and not found:
             found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
         flaky: tuple[str, ...] = ()
@@ -555,10 +561,13 @@ def _report_problems(
     a module to its temporary folder): it cannot reach the old tests."""
     out: list[str] = []
     known = set(snapshot.environment.evidence)
+    # A file of the room is named as the repository's: the room is gone by the
+    # time a person reads the reason.
+    room_tree, live = f"{rm.tree}{os.sep}", f"{rm.live}{os.sep}"
     for ev in report.evidence:
         if f"{ev.kind}|{ev.subject}" in known or (new_tests and ev.kind == "outside-module"):
             continue
-        where = f" ({ev.detail})" if ev.detail else ""
+        where = f" ({ev.detail.replace(room_tree, live)})" if ev.detail else ""
         if ev.kind == "outside-module":
             out.append(
                 "the tests ran code from outside the repository and the test "
@@ -599,13 +608,20 @@ def _plugin_labels(report: Report, rm: room.Room) -> set[str]:
     inside the room's checkout (which moves) or the repository (a virtualenv in
     it, linked into the room: the repository may move too)."""
     bases = [os.path.realpath(rm.tree), os.path.realpath(rm.live)]
+    folders: dict[str, str] = {}  # most plugins share a few folders: each resolved once
     out: set[str] = set()
     for session in report.sessions:
         for plugin in session.plugins:
             if plugin.file is None:
                 out.add(f"plugin {plugin.name}")
                 continue
-            real = os.path.realpath(plugin.file)
+            folder, name = os.path.split(plugin.file)
+            if name in ("", ".", "..") or os.path.islink(plugin.file):
+                real = os.path.realpath(plugin.file)
+            else:
+                if folder not in folders:
+                    folders[folder] = os.path.realpath(folder)
+                real = os.path.join(folders[folder], name)
             base = next((b for b in bases if real.startswith(b + os.sep)), None)
             out.add(real if base is None else "./" + os.path.relpath(real, base))
     return out

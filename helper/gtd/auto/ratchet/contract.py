@@ -121,6 +121,7 @@ EVIDENCE_KINDS = (
     "planted-module",  # a module put into sys.modules by hand under a room file's name
     "tracer",  # a trace or profile function installed by other code than the baseline's
     "rebound",  # a project module's function not what its code made (swapped, planted)
+    "loader",  # a module of the room loaded by a loader the run did not start with
     "outside-module",  # code loaded from outside the room, the environment and the path
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )

@@ -47,7 +47,7 @@ import os
 import sys
 import time
 from importlib.machinery import SourceFileLoader  # frozen: loaded with the interpreter
-from types import FunctionType
+from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -368,11 +368,103 @@ def _cache_in_place(source: object, cache: object) -> bool:
     return folder == os.path.join(os.path.dirname(_abs(str(source))), "__pycache__")
 
 
+# -- where the project's code comes from ---------------------------------------------
+# Code compiled during the run can carry any file name: ``compile(text, file)``
+# with the name (and first line) of a file of the room makes code that says it is
+# that file's, then ``f.__code__ = ...`` or ``exec`` puts it where the tests call
+# it (the assertion helper's body swapped, a good copy of the code under test read
+# from outside). The file's name proves nothing; what the import system loaded
+# from it does. Every code object made from a file of the room (its module's and
+# all nested in it) is kept here, by file; at the end of the session a function of
+# the project whose code names such a file and is none of them is reported.
+# Likewise each module's functions as its import left them: one rebound since (an
+# assertion helper replaced by a function of the package's own, whatever its
+# name) is reported too. What the baseline's own run does of this is not held
+# against a change (the helper compares the evidence with the baseline's).
+
+
+class Provenance:
+    """The code objects loaded from each file of the room, and the functions each
+    module of the room held when its import ended."""
+
+    def __init__(self) -> None:
+        self.room: tuple[str, ...] = ()  # set once the import watch knows the room
+        self.kept: list[CodeType] = []  # alive, so that an id stays theirs
+        self.ids: dict[str, set[int]] = {}
+        # id(module) -> (module, its name, {attribute: function}) at the import's end
+        self.bound: dict[int, tuple[object, str, dict[str, FunctionType]]] = {}
+
+    def in_room(self, file: object) -> str | None:
+        # (absolute only: an origin such as "built-in" or "frozen" is no file, and
+        # made absolute it would name one in the room, the working folder)
+        if not self.room or not isinstance(file, str) or not os.path.isabs(file):
+            return None
+        norm = _norm(file)
+        return norm if _under(norm, self.room) else None
+
+    def loaded(self, file: object, code: object) -> None:
+        norm = self.in_room(str(file) if file is not None else None)
+        if norm is None or type(code) is not CodeType:
+            return
+        self.kept.append(code)
+        _reach(code, self.ids.setdefault(norm, set()))
+
+    def executed(self, module: Any) -> None:
+        if self.in_room(getattr(module, "__file__", None)) is None:
+            return
+        functions = {k: v for k, v in vars(module).items() if type(v) is FunctionType}
+        self.bound[id(module)] = (module, str(module.__name__), functions)
+
+    def compiled(self, code: CodeType) -> str | None:
+        """The file ``code`` names, where that file was loaded and ``code`` is none
+        of what it was loaded as."""
+        file = code.co_filename
+        ids = self.ids.get(file)  # (nearly always already in the normal form)
+        if ids is None:
+            ids = self.ids.get(_norm(file))
+        return file if ids is not None and id(code) not in ids else None
+
+
+def _reach(code: CodeType, ids: set[int]) -> None:
+    """``code`` and every code object nested in it, by id, into ``ids``."""
+    stack = [code]
+    while stack:
+        each = stack.pop()
+        ids.add(id(each))
+        stack.extend(c for c in each.co_consts if type(c) is CodeType)
+
+
+def _module_code(module: object) -> set[int]:
+    """The code a module's functions and classes reach: where a decorator's
+    wrapper comes from, its code is nested in one of them."""
+    ids: set[int] = set()
+    for value in list(vars(module).values()):
+        members = list(vars(value).values()) if isinstance(value, type) else [value]
+        for member in members:
+            function = _function_of(member)
+            if function is not None:
+                _reach(function.__code__, ids)
+    return ids
+
+
+_PROVENANCE = Provenance()
+
+
 class _NoFreshBytecode(SourceFileLoader):
     """The import system's loader of a source module, which reads no bytecode
-    changed since :attr:`since_ns` (opened once: what is judged is what is read)."""
+    changed since :attr:`since_ns` (opened once: what is judged is what is read),
+    and tells :data:`_PROVENANCE` what it loaded."""
 
     since_ns = 0
+
+    def get_code(self, fullname: str) -> Any:
+        code = super().get_code(fullname)
+        _PROVENANCE.loaded(self.path, code)
+        return code
+
+    def exec_module(self, module: Any) -> None:
+        super().exec_module(module)
+        _PROVENANCE.executed(module)
 
     def get_data(self, path: str) -> bytes:
         if path == self.path:
@@ -396,6 +488,35 @@ class _NoFreshBytecode(SourceFileLoader):
 _GET_DATA = _NoFreshBytecode.__dict__["get_data"]
 
 
+def _known_loaders() -> frozenset[type]:
+    """The loaders whose work on a file of the room is what the file holds: the
+    source loader (replaced by :class:`_NoFreshBytecode`, which keeps what it
+    loaded), bytecode and extension loaders, zip archives, and pytest's own
+    assertion rewriter — as this process had them before any code of the project
+    ran. A finder the code under test puts on ``sys.meta_path`` can answer for a
+    module of the room with a loader that runs any text under the file's name."""
+    from importlib.machinery import ExtensionFileLoader, SourcelessFileLoader
+    from zipimport import zipimporter
+
+    known: set[type] = {
+        SourceFileLoader,
+        _NoFreshBytecode,
+        SourcelessFileLoader,
+        ExtensionFileLoader,
+        zipimporter,
+    }
+    rewrite = sys.modules.get("_pytest.assertion.rewrite")
+    hook = getattr(rewrite, "AssertionRewritingHook", None)
+    if isinstance(hook, type):
+        known.add(hook)
+    return frozenset(known)
+
+
+_KNOWN_LOADERS = _known_loaders()
+_GET_CODE = _NoFreshBytecode.__dict__["get_code"]
+_EXEC_MODULE = _NoFreshBytecode.__dict__["exec_module"]
+
+
 def _no_fresh_bytecode(spec: Any) -> Any:
     loader = getattr(spec, "loader", None)
     if type(loader) is SourceFileLoader and _NoFreshBytecode.since_ns:
@@ -411,7 +532,7 @@ def _pyc_stat(path: object) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_ctime_ns, st.st_size)
 
 
-_GUARDED: dict[str, Any] = {}  # "_read_pyc": pytest's, as the guard wraps it
+_GUARDED: dict[str, Any] = {}  # pytest's functions, as the guard wraps them
 
 
 def _guard_bytecode(state: State) -> None:
@@ -437,9 +558,24 @@ def _guard_bytecode(state: State) -> None:
         if before is None or before[1] >= since:
             return None  # none, elsewhere, or this run's: rewritten from the source
         code = original(source, pyc, *args, **kwargs)
-        return code if _pyc_stat(pyc) == before else None
+        if _pyc_stat(pyc) != before:
+            return None
+        _PROVENANCE.loaded(source, code)
+        return code
 
     rewrite._read_pyc = _GUARDED["_read_pyc"] = _read_pyc
+    rewrite_test = getattr(rewrite, "_rewrite_test", None)
+    if rewrite_test is None:
+        state.evidence("guard-missing", "provenance", "this pytest has no _rewrite_test")
+        return
+
+    def _rewrite_test(fn: object, *args: Any, **kwargs: Any) -> Any:
+        made = rewrite_test(fn, *args, **kwargs)
+        if isinstance(made, tuple) and len(made) == 2:  # (source stat or hash, code)
+            _PROVENANCE.loaded(fn, made[1])
+        return made
+
+    rewrite._rewrite_test = _GUARDED["_rewrite_test"] = _rewrite_test
 
 
 def _bytecode_guard_undone(settings: Settings) -> list[str]:
@@ -448,11 +584,16 @@ def _bytecode_guard_undone(settings: Settings) -> list[str]:
         return []
     out = []
     rewrite = sys.modules.get("_pytest.assertion.rewrite")
-    wrapped = _GUARDED.get("_read_pyc")
-    if wrapped is not None and getattr(rewrite, "_read_pyc", None) is not wrapped:
-        out.append("_pytest.assertion.rewrite._read_pyc")
+    for name, wrapped in _GUARDED.items():
+        if getattr(rewrite, name, None) is not wrapped:
+            out.append(f"_pytest.assertion.rewrite.{name}")
     loader = _NoFreshBytecode
-    if loader.__dict__.get("get_data") is not _GET_DATA or loader.since_ns != settings.since_ns:
+    if (
+        loader.__dict__.get("get_data") is not _GET_DATA
+        or loader.__dict__.get("get_code") is not _GET_CODE
+        or loader.__dict__.get("exec_module") is not _EXEC_MODULE
+        or loader.since_ns != settings.since_ns
+    ):
         out.append("gtd_ratchet_report._NoFreshBytecode")
     return out
 
@@ -541,6 +682,15 @@ class ImportWatch:
                 spec = self.redirected(name, spec)
             spec = _no_fresh_bytecode(spec)
             origin = getattr(spec, "origin", None)
+            loader = getattr(spec, "loader", None)
+            if (
+                loader is not None
+                and type(loader) not in _KNOWN_LOADERS
+                and _PROVENANCE.in_room(origin) is not None
+            ):
+                kind = type(loader)
+                detail = f"{origin} by {kind.__module__}.{kind.__qualname__}"
+                self.state.evidence("loader", name, detail)
             forbidden = self.state.settings.forbidden
             if isinstance(origin, str) and forbidden and _under(_norm(origin), forbidden):
                 self.state.module(name, origin)
@@ -860,6 +1010,7 @@ def _start() -> State | None:
         watch.rewrite_sys_path()
         if watch.room:
             watch.settle()
+            _PROVENANCE.room = _both(watch.room)
         sys.meta_path.insert(0, watch)  # type: ignore[arg-type]
         importlib.invalidate_caches()
     return state
@@ -1123,6 +1274,7 @@ class Recorder:
             self.check_modules()
             self.check_planted()
             self.check_rebound()
+            self.check_bound()
             self.check_tracers()
             self.check_conftests()
             fields["conftests"] = list(state.conftests)
@@ -1180,7 +1332,8 @@ class Recorder:
         object comes from another file (``f.__code__ = ...``, no decorator), or a
         function of another of the project's modules that is not that module's
         own by name (a lambda put in the place of an assertion helper before the
-        tests import it)."""
+        tests import it); and, for these and the functions of the classes the
+        modules define, code that is not what was loaded (:meth:`foreign_code`)."""
         watch = self.state.watch
         if watch is None or not watch.room:
             return
@@ -1194,10 +1347,22 @@ class Recorder:
                 norm = _norm(file)
                 if _under(norm, room) and not _under(norm, env):
                     project[name] = (module, norm, file)
+        ids_of = _PROVENANCE.ids
+        reached: dict[str, set[int] | None] = {}
         for name, (loaded, file, given) in project.items():
             for key, value in list(vars(loaded).items()):
                 if type(value) is not FunctionType:
+                    if isinstance(value, type) and vars(value).get("__module__") == name:
+                        self.check_members(name, key, value, given, reached)
                     continue
+                # Where its code comes from (inline, the common case: a function
+                # of a loaded file, one of that file's own code objects).
+                code = value.__code__
+                ids = ids_of.get(code.co_filename)
+                if ids is None or id(code) not in ids:
+                    why = self.foreign_code(value, given, reached)
+                    if why is not None:
+                        self.state.evidence("rebound", f"{name}.{key}", why)
                 home = getattr(value, "__module__", None)
                 if home == name:
                     code_file = value.__code__.co_filename
@@ -1212,12 +1377,73 @@ class Recorder:
                 elif (
                     isinstance(home, str)
                     and home in project
-                    and _by_qualname(project[home][0], value.__qualname__) is not value
+                    and not _reloaded(_by_qualname(project[home][0], value.__qualname__), value)
                 ):
                     detail = f"a function of {home} put in its place"
                     self.state.evidence("rebound", f"{name}.{key}", detail)
                 elif isinstance(home, str) and home not in project:  # imported
                     watch.from_elsewhere(home, value.__code__.co_filename)
+
+    def check_members(
+        self, name: str, key: str, cls: type, given: str, reached: dict[str, set[int] | None]
+    ) -> None:
+        """:meth:`foreign_code` for the functions of a class a project module defines."""
+        for member_key, member in list(vars(cls).items()):
+            function = _function_of(member)
+            if function is not None:
+                why = self.foreign_code(function, given, reached)
+                if why is not None:
+                    self.state.evidence("rebound", f"{name}.{key}.{member_key}", why)
+
+    def check_bound(self) -> None:
+        """The functions of the room's modules rebound since their import ended."""
+        for module, name, functions in list(_PROVENANCE.bound.values()):
+            now = vars(module)
+            for key, function in functions.items():
+                value = now.get(key, _MISSING)
+                if value is not function and not _reloaded(value, function):
+                    what = "removed" if value is _MISSING else _describe(value)
+                    detail = f"rebound since its module was imported: {what}"
+                    self.state.evidence("rebound", f"{name}.{key}", detail)
+
+    def foreign_code(
+        self, function: FunctionType, given: str, reached: dict[str, set[int] | None]
+    ) -> str | None:
+        """Why ``function`` (of a module whose file is ``given``) runs code that is
+        not what was loaded (:class:`Provenance`): none of the code loaded from the
+        file it names; for a decorator's wrapper (``__wrapped__``), whose code
+        comes from another file, none of what that file's module reaches, or a
+        file no module was loaded from."""
+        code = function.__code__
+        file = code.co_filename
+        ids = _PROVENANCE.ids.get(file)  # (nearly always already in the normal form)
+        if ids is None and file != given and file[:1] != "<":
+            ids = _PROVENANCE.ids.get(_norm(file))
+        if ids is not None:
+            if id(code) in ids:
+                return None
+            return f"its code was compiled during the run under the name of {file}"
+        if file == given or file[:1] == "<" or not hasattr(function, "__wrapped__"):
+            return None
+        norm = _norm(file)
+        if not os.path.isabs(file):
+            return None
+        if norm not in reached:
+            home = next(
+                (
+                    m
+                    for m in list(sys.modules.values())
+                    if isinstance(getattr(m, "__file__", None), str) and _norm(m.__file__) == norm
+                ),
+                None,
+            )
+            reached[norm] = None if home is None else _module_code(home)
+        found = reached[norm]
+        if found is None:
+            return f"a wrapper whose code names {file}, from which no module was loaded"
+        if id(code) not in found:
+            return f"a wrapper whose code is none of {file}'s"
+        return None
 
     def check_tracers(self) -> None:
         """A trace or profile function left installed can rewrite any frame's
@@ -1286,6 +1512,40 @@ def _acting_plugins(pm: Any) -> set[int]:
         if get is not None:
             out.update(id(impl.plugin) for impl in get())
     return out
+
+
+def _reloaded(now: object, before: FunctionType) -> bool:
+    """Whether ``now`` is ``before``, or what reloading its module made of it: the
+    same code (compiled again from the same text), globals, defaults and cells.
+    A module reloaded in a test leaves its old functions wherever they were
+    imported to."""
+    if now is before:
+        return True
+    return (
+        type(now) is FunctionType
+        and now.__code__ == before.__code__
+        and now.__globals__ is before.__globals__
+        and now.__defaults__ == before.__defaults__
+        and now.__kwdefaults__ == before.__kwdefaults__
+        and now.__closure__ is None
+        and before.__closure__ is None
+    )
+
+
+def _function_of(member: object) -> FunctionType | None:
+    """The plain function a module or class attribute runs: itself, a static or
+    class method's, a property's getter. By type alone: an attribute lookup on
+    any other object could run code of its own (and costs a raised error)."""
+    kind = type(member)
+    if kind is FunctionType:
+        return cast(FunctionType, member)
+    if kind is staticmethod or kind is classmethod:
+        inner = cast(Any, member).__func__
+    elif issubclass(kind, property):
+        inner = cast(property, member).fget
+    else:
+        return None
+    return inner if type(inner) is FunctionType else None
 
 
 def _file_of(name: str) -> str | None:
