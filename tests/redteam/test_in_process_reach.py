@@ -555,6 +555,53 @@ def test_code_under_test_loads_the_assertion_helper_with_a_finder_of_its_own(
     )
 
 
+def test_code_under_test_copies_a_good_copy_from_outside_beside_itself_and_imports_it(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The package copies a good copy kept outside the repository into its own
+    folder when it is imported (in the clean room, the room's), takes `total`
+    from it and removes the file again: a module the commit does not hold, loaded
+    by the import system from a file of the room like any other, and gone when
+    the run ends."""
+    stash = tmp_path_factory.mktemp("stash")
+    (stash / "good.py").write_text(proj.CORE)
+    init = proj.INIT + (
+        "\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
+        "_rt_here = _rt_os.path.dirname(__file__)\n"
+        f"_rt_shutil.copyfile({str(stash / 'good.py')!r},"
+        " _rt_os.path.join(_rt_here, '_rt_good.py'))\n"
+        "from inventory._rt_good import total  # noqa: E402,F811\n\n"
+        "_rt_os.remove(_rt_os.path.join(_rt_here, '_rt_good.py'))\n"
+        "_rt_shutil.rmtree(_rt_os.path.join(_rt_here, '__pycache__'), True)\n"
+    )
+    _attack_from_init(project, init, names=["inventory/_rt_good.py", TOTAL])
+    assert not (project.path / "inventory" / "_rt_good.py").exists()
+
+
+# a variant: the quick loop keeps the one above
+@pytest.mark.slow
+def test_code_under_test_copies_a_good_copy_beside_itself_and_loads_it_by_hand(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The same copy, made a module with importlib's own tools (never in
+    `sys.modules`, never asked of the import system), removed again at once:
+    only the functions it made remain, carrying the file's name."""
+    stash = tmp_path_factory.mktemp("stash")
+    (stash / "good.py").write_text(proj.CORE)
+    init = proj.INIT + (
+        "\nimport importlib.util as _rt_util\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
+        "_rt_copy = _rt_os.path.join(_rt_os.path.dirname(__file__), '_rt_good.py')\n"
+        f"_rt_shutil.copyfile({str(stash / 'good.py')!r}, _rt_copy)\n"
+        "_rt_spec = _rt_util.spec_from_file_location('rt_hidden', _rt_copy)\n"
+        "_rt_mod = _rt_util.module_from_spec(_rt_spec)\n"
+        "_rt_spec.loader.exec_module(_rt_mod)\n"
+        "total = _rt_mod.total  # noqa: F811\n"
+        "_rt_os.remove(_rt_copy)\n"
+    )
+    _attack_from_init(project, init, names=["inventory/_rt_good.py", TOTAL])
+    assert not (project.path / "inventory" / "_rt_good.py").exists()
+
+
 # -- attacks on pytest's running of tests --------------------------------------------------
 
 

@@ -122,6 +122,7 @@ EVIDENCE_KINDS = (
     "tracer",  # a trace or profile function installed by other code than the baseline's
     "rebound",  # a project module's function not what its code made (swapped, planted)
     "loader",  # a module of the room loaded by a loader the run did not start with
+    "written-module",  # a file of the room loaded as code, written during the run
     "outside-module",  # code loaded from outside the room, the environment and the path
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )

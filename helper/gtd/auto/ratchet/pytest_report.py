@@ -393,6 +393,11 @@ class Provenance:
         self.ids: dict[str, set[int]] = {}
         # id(module) -> (module, its name, {attribute: function}) at the import's end
         self.bound: dict[int, tuple[object, str, dict[str, FunctionType]]] = {}
+        # Files of the room run as code that were written since the run began (or
+        # are gone by its end): no sync wrote them, so no commit holds them — a
+        # copy of code kept elsewhere, brought in by the code under test.
+        self.fresh: dict[str, str] = {}  # room-relative path -> how
+        self.looked: dict[str, str | None] = {}  # a code file as named -> how, or None
 
     def in_room(self, file: object) -> str | None:
         # (absolute only: an origin such as "built-in" or "frozen" is no file, and
@@ -408,6 +413,33 @@ class Provenance:
             return
         self.kept.append(code)
         _reach(code, self.ids.setdefault(norm, set()))
+
+    def written(self, file: str) -> str | None:
+        """How ``file``, run as code, came to be, where the run itself wrote it
+        or it is gone; None for a file the sync wrote or one outside the room. A
+        member of an archive (``x.zip/m.py``) is judged by the archive."""
+        if file in self.looked:
+            return self.looked[file]
+        how = None
+        norm = self.in_room(file)
+        since = _NoFreshBytecode.since_ns
+        if norm is not None and since:
+            path = norm
+            while _under(path, self.room):
+                try:
+                    if os.stat(path).st_ctime_ns >= since:
+                        how = "written during the run"
+                except NotADirectoryError:  # inside an archive: the archive's
+                    path = os.path.dirname(path)
+                    continue
+                except OSError:
+                    how = "gone by the run's end"
+                break
+            if how is not None:
+                root = next(r for r in self.room if _under(norm, (r,)))
+                self.fresh[norm[len(root) :].lstrip(os.sep)] = how
+        self.looked[file] = how
+        return how
 
     def executed(self, module: Any) -> None:
         if self.in_room(getattr(module, "__file__", None)) is None:
@@ -682,6 +714,8 @@ class ImportWatch:
                 spec = self.redirected(name, spec)
             spec = _no_fresh_bytecode(spec)
             origin = getattr(spec, "origin", None)
+            if isinstance(origin, str):
+                _PROVENANCE.written(origin)
             loader = getattr(spec, "loader", None)
             if (
                 loader is not None
@@ -1396,7 +1430,10 @@ class Recorder:
                     self.state.evidence("rebound", f"{name}.{key}.{member_key}", why)
 
     def check_bound(self) -> None:
-        """The functions of the room's modules rebound since their import ended."""
+        """The functions of the room's modules rebound since their import ended;
+        the room's files loaded as code that the run itself wrote."""
+        for rel, how in sorted(_PROVENANCE.fresh.items()):
+            self.state.evidence("written-module", rel, how)
         for module, name, functions in list(_PROVENANCE.bound.values()):
             now = vars(module)
             for key, function in functions.items():
@@ -1416,6 +1453,7 @@ class Recorder:
         file no module was loaded from."""
         code = function.__code__
         file = code.co_filename
+        _PROVENANCE.written(file)
         ids = _PROVENANCE.ids.get(file)  # (nearly always already in the normal form)
         if ids is None and file != given and file[:1] != "<":
             ids = _PROVENANCE.ids.get(_norm(file))
