@@ -179,6 +179,13 @@ def start(
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
     except PermissionError as exc:
         return Result(args, 126, "", f"cannot execute {args[0]}: {exc}", 0.0, not_found=True)
+    except subprocess.SubprocessError as exc:
+        # What the child reports of a failed exec comes back through a pipe of
+        # subprocess's own, which another process of the user can open through
+        # /proc and write into: the child may well have run (subprocess has
+        # reaped it), but what it did is unknown. A failed command, never a crash.
+        why = f"could not start {args[0]}, or not tell: {exc}"[:500]
+        return Result(args, 1, "", why, time.monotonic() - begun)
     return Started(popen, args, feed, binary, names, begun)
 
 

@@ -578,6 +578,32 @@ def test_code_under_test_copies_a_good_copy_from_outside_beside_itself_and_impor
     assert not (project.path / "inventory" / "_rt_good.py").exists()
 
 
+@pytest.mark.parametrize("what", ["file", "folder"])
+@pytest.mark.slow  # variants: the quick loop keeps the copy above
+def test_code_under_test_links_a_good_copy_from_outside_beside_itself_and_imports_it(
+    project: Project, tmp_path_factory: pytest.TempPathFactory, what: str
+) -> None:
+    """The same, with a symbolic link made at import instead of a copy: to the
+    good file (a link's target keeps its old change time), or to a folder
+    outside that holds it."""
+    stash = tmp_path_factory.mktemp("stash")
+    (stash / "good").mkdir()
+    (stash / "good" / "__init__.py").write_text(proj.CORE)
+    (stash / "_rt_good.py").write_text(proj.CORE)
+    target, link = (
+        (stash / "_rt_good.py", "_rt_good.py") if what == "file" else (stash / "good", "_rt_good")
+    )
+    init = proj.INIT + (
+        "\nimport os as _rt_os\n\n"
+        f"_rt_link = _rt_os.path.join(_rt_os.path.dirname(__file__), {link!r})\n"
+        f"_rt_os.symlink({str(target)!r}, _rt_link)\n"
+        "from inventory._rt_good import total  # noqa: E402,F811\n\n"
+        "_rt_os.remove(_rt_link)\n"
+    )
+    _attack_from_init(project, init, names=[f"inventory/{link}", TOTAL])
+    assert not (project.path / "inventory" / link).is_symlink()
+
+
 # a variant: the quick loop keeps the one above
 @pytest.mark.slow
 def test_code_under_test_copies_a_good_copy_beside_itself_and_loads_it_by_hand(

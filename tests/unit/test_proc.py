@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +41,30 @@ def test_which_agrees_with_shutil(tmp_path: Path) -> None:
 def test_a_missing_executable_is_reported_not_raised(tmp_path: Path) -> None:
     result = run(["no-such-tool-gtd"], tmp_path)
     assert (result.returncode, result.not_found) == (127, True)
+
+
+class _GarbledReport(subprocess.Popen):  # type: ignore[type-arg]
+    """subprocess as it behaves when another process wrote into the pipe its
+    child reports a failed exec through (it can, through /proc): the child ran,
+    was reaped, and subprocess raises on what it read."""
+
+    def _execute_child(self, *args: Any, **kwargs: Any) -> None:
+        super()._execute_child(*args, **kwargs)  # type: ignore[misc]
+        self.wait()
+        raise subprocess.SubprocessError('Bad exception data from child: b\'{"k": "t"}\'')
+
+
+def test_a_garbled_exec_report_is_a_failed_command_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process left running wrote a forged report into that pipe (the red-team
+    forger of tests/redteam/test_reruns.py did, by chance): the check went on to a
+    verdict only if the seam answers with a failed command."""
+    monkeypatch.setattr(subprocess, "Popen", _GarbledReport)
+    result = run(["true"], tmp_path)
+    assert result.returncode != 0
+    assert not result.ok
+    assert "could not start true, or not tell" in result.stderr
 
 
 # -- a child that waits on a named pipe forever ----------------------------------------

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import time
 from importlib.machinery import SourceFileLoader  # frozen: loaded with the interpreter
@@ -398,6 +399,7 @@ class Provenance:
         # copy of code kept elsewhere, brought in by the code under test.
         self.fresh: dict[str, str] = {}  # room-relative path -> how
         self.looked: dict[str, str | None] = {}  # a code file as named -> how, or None
+        self.chains: dict[str, str | None] = {}  # a folder of the room -> how, or None
 
     def in_room(self, file: object) -> str | None:
         # (absolute only: an origin such as "built-in" or "frozen" is no file, and
@@ -415,30 +417,44 @@ class Provenance:
         _reach(code, self.ids.setdefault(norm, set()))
 
     def written(self, file: str) -> str | None:
-        """How ``file``, run as code, came to be, where the run itself wrote it
-        or it is gone; None for a file the sync wrote or one outside the room. A
-        member of an archive (``x.zip/m.py``) is judged by the archive."""
+        """How ``file``, run as code, came to be, where the run itself wrote it (or
+        a symbolic link on its way, which could lead anywhere) or it is gone; None
+        for a file the sync wrote or one outside the room."""
         if file in self.looked:
             return self.looked[file]
         how = None
         norm = self.in_room(file)
         since = _NoFreshBytecode.since_ns
         if norm is not None and since:
-            path = norm
-            while _under(path, self.room):
-                try:
-                    if os.stat(path).st_ctime_ns >= since:
-                        how = "written during the run"
-                except NotADirectoryError:  # inside an archive: the archive's
-                    path = os.path.dirname(path)
-                    continue
-                except OSError:
-                    how = "gone by the run's end"
-                break
+            how = self._entry(norm, since, own=True)
             if how is not None:
                 root = next(r for r in self.room if _under(norm, (r,)))
                 self.fresh[norm[len(root) :].lstrip(os.sep)] = how
         self.looked[file] = how
+        return how
+
+    def _entry(self, path: str, since: int, *, own: bool) -> str | None:
+        """:meth:`written` for ``path`` inside the room: the file itself (``own``)
+        by its change time, a folder on its way only if it is a link (a folder's
+        own change time moves with every cache written into it); a member of an
+        archive (``x.zip/m.py``) by the archive."""
+        if not own and path in self.chains:
+            return self.chains[path]
+        folder = os.path.dirname(path)
+        how: str | None = None
+        try:
+            st = os.lstat(path)
+        except NotADirectoryError:  # inside an archive: the archive is the file
+            return self._entry(folder, since, own=True)
+        except OSError:
+            how = "gone by the run's end"
+        else:
+            if (own or stat.S_ISLNK(st.st_mode)) and st.st_ctime_ns >= since:
+                how = "written during the run"
+        if how is None and folder not in self.room and _under(folder, self.room):
+            how = self._entry(folder, since, own=False)
+        if not own:
+            self.chains[path] = how
         return how
 
     def executed(self, module: Any) -> None:
