@@ -578,6 +578,33 @@ def test_code_under_test_copies_a_good_copy_from_outside_beside_itself_and_impor
     assert not (project.path / "inventory" / "_rt_good.py").exists()
 
 
+# a variant: the quick loop keeps the copy above
+@pytest.mark.slow
+def test_code_under_test_hides_the_copy_it_made_from_os_lstat(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The copy above, with `os.stat` and `os.lstat` replaced before the import
+    so that the copy reports the change time of the file it was copied from."""
+    stash = tmp_path_factory.mktemp("stash")
+    (stash / "good.py").write_text(proj.CORE)
+    init = proj.INIT + (
+        "\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
+        f"_RT_GOOD = {str(stash / 'good.py')!r}\n"
+        "_rt_here = _rt_os.path.dirname(__file__)\n"
+        "_rt_shutil.copyfile(_RT_GOOD, _rt_os.path.join(_rt_here, '_rt_good.py'))\n"
+        "for _rt_name in ('stat', 'lstat'):\n"
+        "    def _rt_hide(path, *args, _real=getattr(_rt_os, _rt_name), **kwargs):\n"
+        "        if str(path).endswith('_rt_good.py'):\n"
+        "            return _real(_RT_GOOD)\n"
+        "        return _real(path, *args, **kwargs)\n"
+        "    setattr(_rt_os, _rt_name, _rt_hide)\n"
+        "from inventory._rt_good import total  # noqa: E402,F811\n\n"
+        "_rt_os.remove(_rt_os.path.join(_rt_here, '_rt_good.py'))\n"
+    )
+    _attack_from_init(project, init, names=["inventory/_rt_good.py", TOTAL])
+    assert not (project.path / "inventory" / "_rt_good.py").exists()
+
+
 @pytest.mark.parametrize("what", ["file", "folder"])
 @pytest.mark.slow  # variants: the quick loop keeps the copy above
 def test_code_under_test_links_a_good_copy_from_outside_beside_itself_and_imports_it(

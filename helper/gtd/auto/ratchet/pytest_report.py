@@ -57,9 +57,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator
 
 # Bound at import, before any conftest or test runs: code that later replaces
-# os.write or json's encoder does not change what this plugin writes.
+# os.write or json's encoder does not change what this plugin writes, nor one
+# that replaces os.stat or os.lstat what it sees of the room's files.
 _write = os.write
 _fstat = os.fstat
+_stat = os.stat
+_lstat = os.lstat
 _quote = json.encoder.encode_basestring_ascii
 _dumps = json.dumps
 _now = time.monotonic
@@ -443,7 +446,7 @@ class Provenance:
         folder = os.path.dirname(path)
         how: str | None = None
         try:
-            st = os.lstat(path)
+            st = _lstat(path)
         except NotADirectoryError:  # inside an archive: the archive is the file
             return self._entry(folder, since, own=True)
         except OSError:
@@ -574,7 +577,7 @@ def _no_fresh_bytecode(spec: Any) -> Any:
 
 def _pyc_stat(path: object) -> tuple[int, int, int] | None:
     try:
-        st = os.stat(cast(str, path))
+        st = _stat(cast(str, path))
     except (OSError, TypeError, ValueError):
         return None
     return (st.st_ino, st.st_ctime_ns, st.st_size)
