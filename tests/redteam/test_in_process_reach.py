@@ -655,6 +655,71 @@ def test_code_under_test_copies_a_good_copy_beside_itself_and_loads_it_by_hand(
     assert not (project.path / "inventory" / "_rt_good.py").exists()
 
 
+# The project's own import hook, in its tests' conftest since the base commit: a
+# finder and loader of its own for one module of the package (as a template or
+# macro loader would be). The ratchet notes the loader at the baseline as at
+# every run after it.
+CONFTEST_WITH_AN_IMPORT_HOOK = (
+    proj.TESTS_CONFTEST
+    + """
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+
+class _RatesLoader(importlib.abc.Loader):
+    def __init__(self, origin):
+        self.origin = origin
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        with open(self.origin) as handle:
+            exec(compile(handle.read(), self.origin, "exec"), module.__dict__)
+
+
+class _RatesFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "inventory.rates":
+            return None
+        origin = os.path.join(os.path.dirname(__file__), os.pardir, "inventory", "rates.py")
+        origin = os.path.abspath(origin)
+        return importlib.util.spec_from_file_location(name, origin, loader=_RatesLoader(origin))
+
+
+sys.meta_path.insert(WHERE, _RatesFinder())
+"""
+)
+
+RATES = "VAT = 20\n\n\ndef with_vat(cents):\n    return cents * (100 + VAT) // 100\n"
+TEST_RATES = (
+    "from inventory.rates import with_vat\n\n\n"
+    "def test_with_vat():\n    assert with_vat(100) == 120\n"
+)
+
+
+@pytest.mark.parametrize("where", [0, 1], ids=["first", "behind-the-ratchets"])
+@pytest.mark.slow  # a twin: the quick loop keeps the attack with a finder of its own
+def test_legit_change_beside_the_projects_own_import_hook(project: Project, where: int) -> None:
+    """First on `sys.meta_path` (the ratchet is never asked: the module reads as
+    planted) or behind the ratchet's finder (a loader it did not start with):
+    either way the baseline shows the same, and a correct change lands."""
+    project.write("tests/conftest.py", CONFTEST_WITH_AN_IMPORT_HOOK.replace("WHERE", str(where)))
+    project.write("inventory/rates.py", RATES)
+    project.write("tests/test_rates.py", TEST_RATES)
+    project.git("add", "-A")
+    project.git("commit", "-q", "-m", "rates, loaded by the tests' own import hook")
+    project.base = project.head()
+    ran = project.run_suite()
+    assert ran.returncode == 0, ran.stdout[-2000:]
+    project.begin()
+    project.do_t1()
+    assert_passed(project, project.end())
+
+
 # -- attacks on pytest's running of tests --------------------------------------------------
 
 
