@@ -59,7 +59,9 @@ def test_two_worktrees_run_interleaved_loops(two: tuple[Repo, Repo]) -> None:
     assert gtd_json(main, "cycle", "begin")["task"] == "T1"
     assert gtd_json(linked, "cycle", "begin")["task"] == "T1"
     for where in (main, linked):
-        where.write("calc.py", MUL)
+        # Not the same bytes in both: two identical commits made in the same
+        # second are one object, and the two lines of work would look like one.
+        where.write("calc.py", MUL + f"# written in {where.path.name}\n")
         where.write("tests/test_mul.py", MUL_TEST)
     ended = gtd_json(linked, "cycle", "end")
     assert ended["status"] == "passed", ended
@@ -79,7 +81,7 @@ def test_two_worktrees_run_interleaved_loops(two: tuple[Repo, Repo]) -> None:
     ended = gtd_json(linked, "cycle", "end")
     assert ended["status"] == "reverted", ended
     assert ended["kept"] == f"{own}reverted/cycle-2"
-    assert (linked.path / "calc.py").read_text() == MUL
+    assert (linked.path / "calc.py").read_text() == MUL + f"# written in {linked.path.name}\n"
     assert linked.git("show", f"{own}reverted/cycle-2:calc.py") == BROKEN
     assert "refs/gtd/reverted/cycle-2" not in _refs(main)
     report = (linked.path / ".deepflow/auto-report.md").read_text()
