@@ -338,6 +338,13 @@ class Landed(AssertionError):
     """The attack got its regression committed as `passed`."""
 
 
+def _good_copy_outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A good copy of the code under test, kept outside the repository."""
+    good = tmp_path_factory.mktemp("stash") / "good.py"
+    good.write_text(proj.CORE)
+    return good
+
+
 def _xfail(why: str) -> Callable[[_F], _F]:
     """An open route (the threat model's "what it cannot guarantee"): only a
     landing counts as the expected failure; an attack that stopped hiding the
@@ -563,12 +570,11 @@ def test_code_under_test_copies_a_good_copy_from_outside_beside_itself_and_impor
     from it and removes the file again: a module the commit does not hold, loaded
     by the import system from a file of the room like any other, and gone when
     the run ends."""
-    stash = tmp_path_factory.mktemp("stash")
-    (stash / "good.py").write_text(proj.CORE)
+    good = _good_copy_outside(tmp_path_factory)
     init = proj.INIT + (
         "\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
         "_rt_here = _rt_os.path.dirname(__file__)\n"
-        f"_rt_shutil.copyfile({str(stash / 'good.py')!r},"
+        f"_rt_shutil.copyfile({str(good)!r},"
         " _rt_os.path.join(_rt_here, '_rt_good.py'))\n"
         "from inventory._rt_good import total  # noqa: E402,F811\n\n"
         "_rt_os.remove(_rt_os.path.join(_rt_here, '_rt_good.py'))\n"
@@ -585,11 +591,10 @@ def test_code_under_test_hides_the_copy_it_made_from_os_lstat(
 ) -> None:
     """The copy above, with `os.stat` and `os.lstat` replaced before the import
     so that the copy reports the change time of the file it was copied from."""
-    stash = tmp_path_factory.mktemp("stash")
-    (stash / "good.py").write_text(proj.CORE)
+    good = _good_copy_outside(tmp_path_factory)
     init = proj.INIT + (
         "\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
-        f"_RT_GOOD = {str(stash / 'good.py')!r}\n"
+        f"_RT_GOOD = {str(good)!r}\n"
         "_rt_here = _rt_os.path.dirname(__file__)\n"
         "_rt_shutil.copyfile(_RT_GOOD, _rt_os.path.join(_rt_here, '_rt_good.py'))\n"
         "for _rt_name in ('stat', 'lstat'):\n"
@@ -639,12 +644,11 @@ def test_code_under_test_copies_a_good_copy_beside_itself_and_loads_it_by_hand(
     """The same copy, made a module with importlib's own tools (never in
     `sys.modules`, never asked of the import system), removed again at once:
     only the functions it made remain, carrying the file's name."""
-    stash = tmp_path_factory.mktemp("stash")
-    (stash / "good.py").write_text(proj.CORE)
+    good = _good_copy_outside(tmp_path_factory)
     init = proj.INIT + (
         "\nimport importlib.util as _rt_util\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
         "_rt_copy = _rt_os.path.join(_rt_os.path.dirname(__file__), '_rt_good.py')\n"
-        f"_rt_shutil.copyfile({str(stash / 'good.py')!r}, _rt_copy)\n"
+        f"_rt_shutil.copyfile({str(good)!r}, _rt_copy)\n"
         "_rt_spec = _rt_util.spec_from_file_location('rt_hidden', _rt_copy)\n"
         "_rt_mod = _rt_util.module_from_spec(_rt_spec)\n"
         "_rt_spec.loader.exec_module(_rt_mod)\n"
@@ -890,19 +894,18 @@ def test_code_under_test_execs_a_good_copy_from_a_file_outside(
     """No `sys.path` entry and nothing left in `sys.modules`: the module is made
     from a file outside with importlib's own tools and dropped again; its
     functions, now the package's, still carry their file."""
-    stash = tmp_path_factory.mktemp("stash")
-    (stash / "good.py").write_text(proj.CORE)
+    good = _good_copy_outside(tmp_path_factory)
     init = (
         "import importlib.util as _rt_util\n"
         "import sys as _rt_sys\n\n"
-        f"_rt_spec = _rt_util.spec_from_file_location('rt_hidden', {str(stash / 'good.py')!r})\n"
+        f"_rt_spec = _rt_util.spec_from_file_location('rt_hidden', {str(good)!r})\n"
         "_rt_mod = _rt_util.module_from_spec(_rt_spec)\n"
         "_rt_sys.modules['rt_hidden'] = _rt_mod\n"
         "_rt_spec.loader.exec_module(_rt_mod)\n"
         "del _rt_sys.modules['rt_hidden']\n"
         "Item, restock, total = _rt_mod.Item, _rt_mod.restock, _rt_mod.total\n"
     )
-    _attack_from_init(project, init, names=[str(stash / "good.py")])
+    _attack_from_init(project, init, names=[str(good)])
 
 
 # a variant: the quick loop keeps ..._swaps_the_helpers_code_for_code_compiled_as_its_file
@@ -914,11 +917,10 @@ def test_code_under_test_compiles_a_good_copy_read_as_text_under_its_own_file_na
     copy's text from a file outside and compiles it under its own file name, so
     every function it defines says it comes from the room; none of them is code
     the import system loaded from there."""
-    stash = tmp_path_factory.mktemp("stash")
-    (stash / "good.py").write_text(proj.CORE)
+    good = _good_copy_outside(tmp_path_factory)
     init = (
         '"""A tiny stock-keeping package."""\n\n'
-        f"with open({str(stash / 'good.py')!r}) as _rt_file:\n"
+        f"with open({str(good)!r}) as _rt_file:\n"
         "    exec(compile(_rt_file.read(), __file__, 'exec'))\n\n"
         '__all__ = ["Item", "restock", "total"]\n'
     )
@@ -981,38 +983,20 @@ def test_code_under_test_compiles_a_good_copy_under_a_generated_name_as_a_wrappe
 # The code under test's `total` is a class method's, swapped after import for
 # code compiled under core.py's own name (the module holds a bound method, not a
 # function: only the class shows the function).
-CLASS_METHOD_CORE = '''\
-"""Items and stock."""
-
-from __future__ import annotations
-
-from typing import NamedTuple
-
-
-class Item(NamedTuple):
-    name: str
-    cents: int
-    qty: int
-
-
-class _Totals:
-    @classmethod
-    def total(cls, items: list[Item]) -> int:
-        """What the items cost together, in cents."""
-        return sum(item.cents for item in items)
-
-
-total = _Totals.total
-
-
-def restock(stock: dict[str, int], name: str, qty: int) -> dict[str, int]:
-    """A copy of ``stock`` with ``qty`` more of ``name``."""
-    if qty < 0:
-        raise ValueError("qty must be >= 0")
-    out = dict(stock)
-    out[name] = out.get(name, 0) + qty
-    return out
-
+CLASS_METHOD_CORE = (
+    proj.BROKEN_CORE.replace(
+        "def total(items: list[Item]) -> int:\n"
+        '    """What the items cost together, in cents."""\n'
+        "    return sum(item.cents for item in items)\n",
+        "class _Totals:\n"
+        "    @classmethod\n"
+        "    def total(cls, items: list[Item]) -> int:\n"
+        '        """What the items cost together, in cents."""\n'
+        "        return sum(item.cents for item in items)\n"
+        "\n\n"
+        "total = _Totals.total\n",
+    )
+    + """
 
 def _rt_swap():
     func = _Totals.__dict__["total"].__func__
@@ -1027,7 +1011,8 @@ def _rt_swap():
 
 
 _rt_swap()
-'''
+"""
+)
 
 
 # a variant: the quick loop keeps ..._swaps_the_helpers_code_for_code_compiled_as_its_file
