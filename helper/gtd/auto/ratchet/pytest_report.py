@@ -466,15 +466,6 @@ class Provenance:
         functions = {k: v for k, v in vars(module).items() if type(v) is FunctionType}
         self.bound[id(module)] = (module, str(module.__name__), functions)
 
-    def compiled(self, code: CodeType) -> str | None:
-        """The file ``code`` names, where that file was loaded and ``code`` is none
-        of what it was loaded as."""
-        file = code.co_filename
-        ids = self.ids.get(file)  # (nearly always already in the normal form)
-        if ids is None:
-            ids = self.ids.get(_norm(file))
-        return file if ids is not None and id(code) not in ids else None
-
 
 def _reach(code: CodeType, ids: set[int]) -> None:
     """``code`` and every code object nested in it, by id, into ``ids``."""
