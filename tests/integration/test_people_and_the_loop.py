@@ -63,3 +63,39 @@ def test_auto_modes_files_are_ignored_on_every_branch(repo: Repo) -> None:
     repo.commit_all("work")
     tracked = repo.git("ls-files", ".deepflow").split()
     assert tracked == [".deepflow/config.yaml"]
+
+
+def test_a_snapshot_an_older_gtd_took_is_taken_again_before_the_next_task(repo: Repo) -> None:
+    """A snapshot sealed by a gtd whose test plugin looked for fewer kinds of tamper
+    evidence (its summary names none: before they were recorded) is taken again by
+    the next `begin`: the project's own suite may show a new kind at its baseline
+    (a conftest filling a cache), which must not be held against the agent."""
+    from gtd.auto import state
+    from gtd.fsio import locked, state_lock
+    from gtd.git import Git
+
+    make_project(repo)
+    git = Git(repo.path, hardened=True)
+    with locked(state_lock(repo.path)):
+        st = state.read(git)
+        assert st.summary is not None
+        assert st.summary["evidence_kinds"]
+        older = {k: v for k, v in st.summary.items() if k != "evidence_kinds"}
+        st = state.write(git, st, "sealed as an older gtd sealed it", summary=older)
+        state.write_mirrors(repo.path, st)
+    answer = gtd_json(repo, "cycle", "begin")
+    assert answer["status"] == "task", answer  # after the refresh, in the same tick
+    head = repo.git("rev-parse", "--short", "HEAD").strip()
+    record = json.loads(repo.git("show", "refs/gtd/state:records.jsonl").splitlines()[0])
+    assert record["kind"] == "refresh"
+    assert record["reason"] == (
+        f"snapshot refreshed at {head}: this gtd's test plugin looks for more than the one"
+        " that took the baseline"
+    )
+    # Taken once: the new summary names this plugin's kinds, the next tick works.
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_mul.py", MUL_TEST)
+    assert gtd_json(repo, "cycle", "end")["status"] == "passed"
+    again = gtd_json(repo, "cycle", "begin")
+    assert again["status"] == "task", again
+    assert len(repo.git("show", "refs/gtd/state:records.jsonl").splitlines()) == 2  # + the pass

@@ -445,6 +445,7 @@ def test_the_settings_file_is_the_contract(tmp_path: Path) -> None:
         only_files=("tests/test_a.py",),
         forbidden=(tmp_path / "live",),
         redirect=reports.Redirect(tmp_path / "live", tmp_path),
+        guarded=("tests/conftest.py", "tests/helpers.py"),
     )
     listener = reports.start(request)
     try:
@@ -465,4 +466,5 @@ def test_the_settings_file_is_the_contract(tmp_path: Path) -> None:
         contract.SETTING_FORBIDDEN: [str(tmp_path / "live")],
         contract.SETTING_LIVE: str(tmp_path / "live"),
         contract.SETTING_ROOM: str(tmp_path),
+        contract.SETTING_GUARDED: ["tests/conftest.py", "tests/helpers.py"],
     }

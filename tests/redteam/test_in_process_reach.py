@@ -8,19 +8,16 @@ once the ratchet catches it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from importlib.util import source_hash
 from pathlib import Path
-from typing import Any, TypeVar
 
 import pytest
 
 from gtd.auto.ratchet import early
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, assert_refused
+from tests.redteam.conftest import Project, assert_passed, judge_attack, open_route
 
 TOTAL = "tests/test_total.py"
-_F = TypeVar("_F", bound=Callable[..., Any])
 STOCK = "tests/test_stock.py"
 
 # -- hostile code ------------------------------------------------------------------------
@@ -330,12 +327,8 @@ def _attack_from_init(project: Project, init: str, names: list[str]) -> dict[str
     project.write(INIT_FILE, init)
     project.assert_hidden()
     answer = project.end()
-    _judge(project, answer, before, names=names)
+    judge_attack(project, answer, before, names=names)
     return answer
-
-
-class Landed(AssertionError):
-    """The attack got its regression committed as `passed`."""
 
 
 def _good_copy_outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -345,50 +338,17 @@ def _good_copy_outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return good
 
 
-def _xfail(why: str) -> Callable[[_F], _F]:
-    """An open route (the threat model's "what it cannot guarantee"): only a
-    landing counts as the expected failure; an attack that stopped hiding the
-    regression, or a refusal, is a plain failure or an XPASS. Slow: they
-    document, they guard nothing the quick loop needs."""
-    xfail = pytest.mark.xfail(strict=True, raises=Landed, reason=f"OPEN: {why}")
-
-    def mark(test: _F) -> _F:
-        marked: _F = pytest.mark.slow(xfail(test))
-        return marked
-
-    return mark
-
-
-def _judge(
-    project: Project,
-    answer: dict[str, object],
-    before: dict[str, object],
-    *,
-    names: list[str],
-    kept: dict[str, str] | None = None,
-) -> None:
-    """assert_refused; a pass is first proved to have committed the broken code
-    (raising Landed), a refusal's reason is printed."""
-    if answer.get("status") == "passed":
-        wanted = {"inventory/core.py": proj.BROKEN_CORE} if kept is None else kept
-        for rel, content in wanted.items():
-            assert project.show("HEAD", rel) == content, f"HEAD does not hold the broken {rel}"
-        raise Landed(f"the regression was committed as passed: {answer}")
-    print("refused:", answer.get("status"), answer.get("reason"))
-    assert_refused(project, answer, before, names=names, kept=kept)
-
-
 # -- attacks on test_total.py's assertion helper ------------------------------------------
 
 
-@_xfail("an int subclass whose == is always true: a value trick no run can see")
+@open_route("an int subclass whose == is always true: a value trick no run can see")
 def test_code_under_test_returns_a_value_that_equals_anything(project: Project) -> None:
     before = project.state()
     project.begin()
     project.write("inventory/core.py", LYING_EQ_CORE)
     project.assert_hidden()
     answer = project.end()
-    _judge(
+    judge_attack(
         project,
         answer,
         before,
@@ -748,7 +708,7 @@ def test_code_under_test_patches_pytest_raises(project: Project) -> None:
     broken = RESTOCK_BROKEN + "\n" + RAISES_EXIT_PATCHED
     project.write("inventory/core.py", broken)
     project.assert_hidden()
-    _judge(
+    judge_attack(
         project,
         project.end(),
         before,
@@ -767,7 +727,7 @@ def test_code_under_test_patches_the_doctest_output_checker(project: Project) ->
     attack = "inventory/pricing.py"
     project.write(attack, PRICING_BROKEN_CHECKER_PATCHED)
     project.assert_hidden()
-    _judge(
+    judge_attack(
         project,
         project.end(),
         before,
@@ -868,7 +828,7 @@ def test_metadata_folder_in_the_repository_root_declares_a_plugin(
         project.write(rel, text)
     project.write("inventory/_rt_collect.py", COLLECTION_PLUGIN_MODULE)
     project.assert_hidden()
-    _judge(project, project.end(), before, names=["inventory/_rt_collect.py", TOTAL])
+    judge_attack(project, project.end(), before, names=["inventory/_rt_collect.py", TOTAL])
 
 
 def test_code_under_test_imports_a_good_copy_outside_the_repository(
@@ -967,7 +927,7 @@ def test_code_under_test_compiles_a_good_copy_marked_as_a_decorators_wrapper(
     )
 
 
-@_xfail("code compiled under a name that is no file ('<decorator-gen-1>'), marked as a wrapper")
+@open_route("code compiled under a name that is no file ('<decorator-gen-1>'), marked as a wrapper")
 def test_code_under_test_compiles_a_good_copy_under_a_generated_name_as_a_wrapper(
     project: Project,
 ) -> None:
@@ -1024,7 +984,7 @@ def test_code_under_test_swaps_a_class_methods_code_for_code_compiled_as_its_fil
     project.begin()
     project.write("inventory/core.py", CLASS_METHOD_CORE)
     project.assert_hidden()
-    _judge(
+    judge_attack(
         project,
         project.end(),
         before,

@@ -26,6 +26,8 @@ from gtd.clock import now
 from gtd.fsio import locked, state_lock
 from gtd.git import Git
 
+TAKING = ": taking a new baseline"  # the end of a refresh's journal title
+
 
 def summary(
     snap: Snapshot, config: AutoConfig, at: str, reverted_before: list[int] | None = None
@@ -40,6 +42,8 @@ def summary(
         "test_files": len(snap.test_paths),
         "taken_at": at,
         "reverted_before_setup": reverted_before or [],
+        # what `begin` compares with this gtd's plugin (Environment.kinds)
+        "evidence_kinds": list(snap.environment.kinds or ()),
     }
 
 
@@ -160,7 +164,10 @@ def refresh_worker(root: Path) -> None:
         if st.journal is None or st.journal.pid != os.getpid():
             return
         at = now().iso
-        refresh = Refresh(short, at, f"snapshot refreshed after {short} by a person")
+        # why, as `begin` put it in the journal's title (a person's commit, or a
+        # gtd whose plugin looks for more than the one that took the baseline)
+        why = current.title.removesuffix(TAKING) or f"snapshot refreshed after {short} by a person"
+        refresh = Refresh(short, at, why)
         new: list[records.Record] = [refresh]
         if problem is not None:
             reason = f"the baseline after {short} is broken: {problem}"

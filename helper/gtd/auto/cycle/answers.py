@@ -186,11 +186,11 @@ def blocked(waiting: Sequence[BlockedInfo]) -> Answer:
     }
 
 
-def refreshing(commit: str) -> Answer:
+def refreshing(why: str) -> Answer:
     return {
         "status": "busy",
         "phase": "checking",
-        "message": f"snapshot refreshed after {commit} by a person: taking a new baseline",
+        "message": f"{why}: taking a new baseline",
         "next": "end this tick; the next tick starts a task once the baseline is in",
     }
 

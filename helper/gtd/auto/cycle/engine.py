@@ -320,6 +320,10 @@ class Cycle:
         assert st.summary is not None
         if tree.head != st.summary.get("head"):
             return self._refresh(st, tree.head, tree.branch)
+        from gtd.auto.ratchet.contract import EVIDENCE_KINDS
+
+        if st.summary.get("evidence_kinds") != list(EVIDENCE_KINDS):
+            return self._refresh(st, tree.head, tree.branch, upgraded=True)
         pick = plan.pick(the_plan)
         shaped = plan.answer(the_plan, pick)
         if shaped["status"] == "complete":
@@ -398,18 +402,29 @@ class Cycle:
         self._show(st, the_plan, mem)
         return answers.task(entry, shown, text)
 
-    def _refresh(self, st: State, head: str, branch: str) -> tuple[Answer, int]:
-        """HEAD moved with no cycle in flight: commits a person made. Take a new
-        snapshot and baseline from them in a worker (`begin` waits for it a while,
-        outside the lock) and answer busy meanwhile."""
+    def _refresh(
+        self, st: State, head: str, branch: str, *, upgraded: bool = False
+    ) -> tuple[Answer, int]:
+        """HEAD moved with no cycle in flight: commits a person made (or, with
+        ``upgraded``, the snapshot was taken by a gtd whose plugin looked for less
+        tamper evidence than this one's). Take a new snapshot and baseline in a
+        worker (`begin` waits for it a while, outside the lock) and answer busy
+        meanwhile."""
+        from gtd.auto.baseline import TAKING
         from gtd.auto.config import load_auto_config
 
         load_auto_config(self.root)  # a broken config is the person's to fix: say so now
         short = self.git.short(head)
+        why = (
+            f"snapshot refreshed at {short}: this gtd's test plugin looks for more"
+            " than the one that took the baseline"
+            if upgraded
+            else f"snapshot refreshed after {short} by a person"
+        )
         entry = Journal(
             cycle=0,
             task="",
-            title=f"snapshot refreshed after {short} by a person: taking a new baseline",
+            title=why + TAKING,
             kind="baseline",
             spike=False,
             base=head,
@@ -426,7 +441,7 @@ class Cycle:
         st = state.write(self.git, st, f"refresh after {short}: worker {child}", journal=entry)
         state.write_mirrors(self.root, st)
         self._show(st)
-        return answers.refreshing(short), child
+        return answers.refreshing(why), child
 
     def _show(self, st: State, the_plan: Plan | None = None, mem: Memory | None = None) -> None:
         """Put the work now in flight at the top of the report: someone reading it

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
+from gtd.auto.ratchet import contract, protect, reports, room, runner
 from gtd.auto.ratchet import files as files_mod
-from gtd.auto.ratchet import protect, reports, room, runner
 from gtd.auto.ratchet.held import Held, hold
 from gtd.auto.ratchet.model import (
     CommandRun,
@@ -390,7 +390,8 @@ def judge_candidate(
         env = room.environment(rm)
         only_old = tuple(snapshot.test_paths) if split else None
         submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
-        first = _run(rm, config, env, only_files=only_old, held=held)
+        protected = guarded_files(guarded, base_listing)
+        first = _run(rm, config, env, only_files=only_old, held=held, guarded=protected)
         # What the run wrote (one git call, before a sync could write over the
         # evidence) asked while the report is read: it is on the run's critical path.
         written, found = proc.both(
@@ -408,7 +409,7 @@ def judge_candidate(
             judged = old_tree if split else new_tree
             flaky = _flaky(
                 git, rm, config, env, snapshot, first.result, tolerated, judged, submodules,
-                excusable=lambda: _excusable(environment, found),
+                excusable=lambda: _excusable(environment, found), guarded=protected,
             )  # fmt: skip
         second: runner.Run | None = None
         new_files = _new_test_candidates(changes, snapshot)
@@ -519,17 +520,20 @@ def _run(
     only_ids: tuple[str, ...] | None = None,
     only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
     held: Held | None = None,
+    guarded: tuple[str, ...] | None = None,
 ) -> runner.Run:
     """The configured commands in the room: the plugin collects only ``only_files``
     (or runs only ``only_ids``), no module may load from the live repository, and
     editable installs of the project load from the room instead. ``held``: the
-    test command already started (gtd.auto.ratchet.held)."""
+    test command already started (gtd.auto.ratchet.held); ``guarded``: the
+    protected Python files whose values the plugin guards (:func:`guarded_files`)."""
     request = reports.Request(
         rm.tree,
         only_files=only_files,
         only_ids=only_ids,
         forbidden=(rm.live,),
         redirect=reports.Redirect(rm.live, rm.tree),
+        guarded=guarded,
     )
     return runner.run_all(
         rm.tree,
@@ -539,6 +543,26 @@ def _run(
         only=only,
         request=request,
         held=held,
+    )
+
+
+def guarded_files(
+    guarded: Mapping[str, protect.Protection], base: Mapping[str, TreeEntry]
+) -> tuple[str, ...]:
+    """The Python files among the wholly protected ones the judged tree takes from
+    the base (``base``: its listing): test modules, conftests, the tests' helpers.
+    The plugin records the values their modules hold (globals, class attributes,
+    default arguments, closures) and what they read of builtins and libraries,
+    and names each one changed by the end of the session: the change cannot edit
+    these files, and must not change what they read either. The baseline's run
+    is given the same files, so what the tests themselves change (a cache, a
+    counter) is evidence there too and is not held against a change."""
+    return tuple(
+        sorted(
+            p
+            for p, why in guarded.items()
+            if why.whole and p.endswith(".py") and p in base and base[p].kind == "blob"
+        )
     )
 
 
@@ -654,6 +678,7 @@ def _flaky(
     tree: str,
     submodules: frozenset[str],
     excusable: Callable[[], bool] = lambda: True,
+    guarded: tuple[str, ...] | None = None,
 ) -> tuple[str, ...]:
     """Tests that passed at the baseline, failed now, and passed when run again
     (alone, in the same room) — at most ``ratchet.rerun_failures`` times.
@@ -669,7 +694,9 @@ def _flaky(
         if not suspects or not excusable():
             break
         room.sync(git, rm, tree, config.links)
-        again = _run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
+        again = _run(
+            rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}), guarded=guarded
+        )
         if _untrusted(git, rm, snapshot, again.report, submodules):
             break
         passed = [t for t in suspects if (again.result.tests or {}).get(t) in _PASSING]
@@ -763,7 +790,9 @@ def run_baseline(git: Git, config: AutoConfig, tree: str) -> Baseline:
     with room.acquire(git) as rm:
         room.sync(git, rm, tree, config.links)
         env = room.environment(rm)
-        run = _run(rm, config, env)
+        listing = git.ls_tree(tree)
+        guarded = protect.protection(listing, config_commands(config))
+        run = _run(rm, config, env, guarded=guarded_files(guarded, listing))
         result, report = run.result, run.report
         failing = sorted(t for t, o in (result.tests or {}).items() if o in ("failed", "error"))
         flipped: list[str] = []
@@ -781,6 +810,7 @@ def run_baseline(git: Git, config: AutoConfig, tree: str) -> Baseline:
         plugin=report.source == "plugin" and result.tests is not None,
         evidence=tuple(sorted({f"{ev.kind}|{ev.subject}" for ev in report.evidence})),
         plugins=(tuple(sorted(_plugin_labels(report, rm))) if report.source == "plugin" else None),
+        kinds=tuple(contract.EVIDENCE_KINDS),
     )
     whole, doctest_modules = _collected(report.items)
     return Baseline(result, environment, whole, doctest_modules, tuple(flipped))

@@ -12,7 +12,8 @@ Environment of the test command
     Path of a JSON object with the keys ``SETTING_*`` below: where to append lines
     when the pipe is not inherited, the ``--junitxml`` path the helper added to
     ``PYTEST_ADDOPTS``, the directory it added to ``PYTHONPATH``, the root test
-    ids are relative to, the selection, the forbidden roots and the redirect.
+    ids are relative to, the selection, the forbidden roots, the redirect and
+    the protected files whose values are guarded.
 ``GTD_RATCHET_FD``
     ``"<fd>:<st_dev>:<st_ino>"``: the test command's end of the helper's report
     pipe (a connected socket pair: a pipe could be reopened through ``/proc`` by
@@ -76,6 +77,9 @@ SETTING_IDS = "ids"  # root-relative node ids, or null: only these run
 SETTING_FORBIDDEN = "forbidden"  # absolute roots no module may be loaded from
 SETTING_LIVE = "live"  # with SETTING_ROOM: imports from under live load from room
 SETTING_ROOM = "room"
+# Root-relative Python files whose modules' values are guarded (the protected
+# ones the judged tree takes from the base), or null: none.
+SETTING_GUARDED = "guarded"
 
 # Line kinds and keys.
 KIND = "k"
@@ -124,6 +128,7 @@ EVIDENCE_KINDS = (
     "loader",  # a module of the room loaded by a loader the run did not start with
     "written-module",  # a file of the room loaded as code, written during the run
     "outside-module",  # code loaded from outside the room, the environment and the path
+    "changed-value",  # a value protected code reads, changed since it was first seen
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )
 

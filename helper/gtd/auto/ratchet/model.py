@@ -110,6 +110,11 @@ class Environment(NamedTuple):
     # were recorded. (Snapshots before 2026-12 kept only those with report hooks,
     # as ``report_plugins``: that narrower list is not read.)
     plugins: tuple[str, ...] | None = None
+    # The tamper-evidence kinds the baseline's plugin could report (contract.py):
+    # a later gtd's plugin may report kinds this baseline never looked for (the
+    # project's own suite shows them too), so `begin` takes a new baseline when
+    # they differ. None: a snapshot taken before they were recorded.
+    kinds: tuple[str, ...] | None = None
 
 
 class Snapshot(NamedTuple):

@@ -47,14 +47,15 @@ import os
 import stat
 import sys
 import time
+from functools import partial
 from importlib.machinery import SourceFileLoader  # frozen: loaded with the interpreter
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator
+    from collections.abc import Callable, Collection, Generator
 
 # Bound at import, before any conftest or test runs: code that later replaces
 # os.write or json's encoder does not change what this plugin writes, nor one
@@ -90,6 +91,10 @@ else:
 _RANK = {outcome: rank for rank, outcome in enumerate(C.OUTCOMES)}
 _REASON_MAX = 300
 _EVIDENCE_MAX = 50  # per kind and session: enough to see the pattern, never a flood
+# A changed value is one line each, and what the baseline shows is not held against
+# a change: a suite whose own code changes many values (caches, counters) must not
+# have the ones beyond the cap read as new in a run that imports in another order.
+_EVIDENCE_MAX_OF = {"changed-value": 1000}
 _BATCH_BYTES = 3500  # under PIPE_BUF (4096): lines of two sessions never interleave
 _BATCH_S = 0.25
 _MISSING = object()
@@ -193,6 +198,17 @@ class Settings:
         )
         live, room = data.get(C.SETTING_LIVE), data.get(C.SETTING_ROOM)
         self.redirect = (str(live), str(room)) if live and room else None
+        guarded = data.get(C.SETTING_GUARDED)
+        folders: dict[str, str] = {}
+        self.guarded = (
+            None
+            if guarded is None
+            else frozenset(
+                form
+                for rel in guarded
+                for form in _both(os.path.join(self.root, str(rel)), folders)
+            )
+        )
 
 
 def _read_settings() -> Settings | None:
@@ -507,6 +523,7 @@ class _NoFreshBytecode(SourceFileLoader):
     def exec_module(self, module: Any) -> None:
         super().exec_module(module)
         _PROVENANCE.executed(module)
+        _VALUES.imported(module)
 
     def get_data(self, path: str) -> bytes:
         if path == self.path:
@@ -620,6 +637,29 @@ def _guard_bytecode(state: State) -> None:
     rewrite._rewrite_test = _GUARDED["_rewrite_test"] = _rewrite_test
 
 
+def _watch_rewritten_imports() -> None:
+    """Protected modules that pytest's assertion rewriter imports (test modules,
+    conftests) recorded as their import ends (:class:`Values`), as the import
+    system's are by :class:`_NoFreshBytecode`."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:  # no assertion rewriting: the import system loads them
+        return
+    hook = getattr(rewrite, "AssertionRewritingHook", None)
+    original = getattr(hook, "exec_module", None)
+    if not isinstance(hook, type) or original is None:
+        return
+
+    def exec_module(self: object, module: Any) -> None:
+        original(self, module)
+        _VALUES.imported(module)
+
+    hook.exec_module = _GUARDED_EXEC["exec_module"] = exec_module  # type: ignore[attr-defined]
+
+
+_GUARDED_EXEC: dict[str, object] = {}  # pytest's rewriter's exec_module, as wrapped
+
+
 def _bytecode_guard_undone(settings: Settings) -> list[str]:
     """What of :func:`_guard_bytecode`'s work is no longer in place."""
     if not settings.since_ns:
@@ -638,6 +678,240 @@ def _bytecode_guard_undone(settings: Settings) -> list[str]:
     ):
         out.append("gtd_ratchet_report._NoFreshBytecode")
     return out
+
+
+# -- tamper evidence: values protected code reads -------------------------------------
+
+# A protected module (a test module, a conftest, a helper in a test folder: a
+# file the judged tree takes from the base) cannot be edited by the change; what
+# it reads while the tests run can be. Each one's values are recorded as its
+# import left them, walked into plain containers, and compared at the end of
+# the session: a tolerance constant rebound, a default argument replaced, a dict
+# of limits or a class attribute changed, a closure's cell set, a name the test
+# module bound its assertion helper to rebound to a builtin. So are the
+# builtins and the public functions of the libraries protected modules import,
+# as they were when this plugin was imported (before any conftest, test or code
+# under test ran) or, for a library loaded since, when the first protected
+# module that binds it was imported. The module's own code may change its
+# values too (a cache filled, a counter): the baseline's run does the same, and
+# the helper does not hold evidence the baseline shows against a change.
+
+_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+_WALK_BUDGET = 256  # container elements walked per value; beyond, identity only
+_WALK_DEPTH = 4
+_EMPTY_CELL = ("empty cell",)
+# A class's own entries that are data about the class, not values code reads; and
+# the list unittest sets on every TestCase class it runs the class cleanups of.
+_CLASS_NOISE = frozenset(
+    {"__dict__", "__weakref__", "__doc__", "__module__", "__qualname__", "tearDown_exceptions"}
+)
+# Libraries whose public callables legitimately change in a session: sys's hooks
+# (pytest's own), warnings' (logging.captureWarnings replaces showwarning); and
+# the hook pytest's threadexception plugin sets for the session.
+_UNWATCHED_LIBRARIES = frozenset({"sys", "warnings"})
+_UNWATCHED_NAMES = frozenset({"threading.excepthook"})
+_BUILTIN_HOOKS = frozenset({"__import__", "__build_class__"})
+
+
+def _dunder(key: str) -> bool:
+    return key[:2] == "__" and key[-2:] == "__"
+
+
+class Values:
+    """What protected code reads, as first seen (see above)."""
+
+    def __init__(self) -> None:
+        self.files: frozenset[str] | None = None  # protected files; None: not asked
+        self.tests: set[str] = set()  # test modules pytest began collecting
+        self.seen: set[str] = set()  # files whose modules are recorded
+        # every module's namespace when the plugin was imported: name -> (module, copy)
+        self.early: dict[str, tuple[object, dict[str, object]]] = {}
+        # id(module) -> (module, name, {global: (value, shape)}), kept alive so that
+        # every id in a shape stays that object's
+        self.protected: dict[int, tuple[object, str, dict[str, tuple[object, object]]]] = {}
+        # libraries protected modules bind: name -> (module, namespace, since when)
+        self.read: dict[str, tuple[object, dict[str, object], str]] = {}
+        self.kept: list[object] = []
+
+    def start(self, settings: Settings) -> None:
+        if settings.guarded is None:
+            return
+        self.files = settings.guarded
+        early = self.early
+        # a dict copy of each namespace (~0.4 ms for ~13,000 names at pytest's start)
+        for name, module in list(sys.modules.items()):
+            namespace = getattr(module, "__dict__", None)
+            if type(namespace) is dict:
+                early[name] = (module, dict(namespace))
+        builtins = early.get("builtins")
+        if builtins is not None:
+            self.read["builtins"] = (*builtins, "the run began")
+
+    def imported(self, module: Any) -> None:
+        """Record ``module``'s values if it is protected (its import just ended)."""
+        files = self.files
+        if files is None or id(module) in self.protected:
+            return
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            return
+        norm = _norm(file)
+        if norm not in files and norm not in self.tests:
+            return
+        self.seen.add(norm)
+        name = str(getattr(module, "__name__", norm))
+        values: dict[str, tuple[object, object]] = {}
+        keep = self.kept
+        for key, value in list(vars(module).items()):
+            if _dunder(key):
+                continue
+            values[key] = (value, _shape(value, name, [_WALK_BUDGET], _WALK_DEPTH, keep))
+            if isinstance(value, ModuleType):
+                self.library(value, name)
+        self.protected[id(module)] = (module, name, values)
+
+    def library(self, module: ModuleType, reader: str) -> None:
+        """Watch ``module`` (and the modules it holds, one level: ``np.testing``),
+        unless it is the project's own (a protected one is recorded itself, the
+        change's are its to change)."""
+        for one in (module, *[v for v in list(vars(module).values()) if isinstance(v, ModuleType)]):
+            name = getattr(one, "__name__", None)
+            if not isinstance(name, str) or name in self.read or name in _UNWATCHED_LIBRARIES:
+                continue
+            if _PROVENANCE.in_room(getattr(one, "__file__", None)) is not None:
+                continue
+            early = self.early.get(name)
+            if early is not None and early[0] is one:
+                self.read[name] = (one, early[1], "the run began")
+            else:
+                self.read[name] = (one, dict(vars(one)), f"{reader} was imported")
+
+    def missing(self) -> set[str]:
+        """Test modules pytest collected whose import was not seen ending (a loader
+        other than the import system's or pytest's): recorded late, at the end
+        of collection."""
+        return self.tests - self.seen
+
+    def changed(self) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for module, name, values in list(self.protected.values()):
+            now = vars(module)
+            for key, (value, shape) in values.items():
+                current = now.get(key, _MISSING)
+                if current is _MISSING:
+                    out.append((f"{name}.{key}", "removed since its module was imported"))
+                elif current is not value and _submodule(current, name, key):
+                    continue  # a submodule imported again (a test that reloads one)
+                elif current is not value:
+                    detail = f"rebound since its module was imported: {_describe(current)}"
+                    out.append((f"{name}.{key}", detail))
+                elif _changed(_shape(current, name, [_WALK_BUDGET], _WALK_DEPTH, None), shape):
+                    out.append((f"{name}.{key}", "changed in place since its module was imported"))
+            for key in [k for k in list(now) if k not in values and not _dunder(k)]:
+                if _submodule(now[key], name, key):
+                    continue  # the import system binds a package's submodules to it
+                detail = f"added since its module was imported: {_describe(now[key])}"
+                out.append((f"{name}.{key}", detail))
+        for name, (module, first, since) in list(self.read.items()):
+            now = vars(module)
+            builtins = name == "builtins"
+            for key, value in first.items():
+                if key[:1] == "_" and not (builtins and key in _BUILTIN_HOOKS):
+                    continue
+                current = now.get(key, _MISSING)
+                if (
+                    current is not value
+                    and _watchable(value)
+                    and f"{name}.{key}" not in _UNWATCHED_NAMES
+                ):
+                    what = "removed" if current is _MISSING else "rebound"
+                    detail = f"{what} since {since}"
+                    if current is not _MISSING:
+                        detail += f": {_describe(current)}"
+                    out.append((f"{name}.{key}", detail))
+        return out
+
+
+def _changed(now: object, before: object) -> bool:
+    # (a scalar's shape is the value itself: a NaN is not equal to itself)
+    return now is not before and now != before
+
+
+def _submodule(value: object, package: str, key: str) -> bool:
+    return isinstance(value, ModuleType) and value.__name__ == f"{package}.{key}"
+
+
+def _shape(
+    value: object, home: str, budget: list[int], depth: int, keep: list[object] | None
+) -> object:
+    """What ``value`` holds, as scalars and the ids of the objects it refers to
+    (``keep`` holds those alive at the first look), walked into plain containers,
+    functions (code, defaults, closure cells), partials, descriptors, classes
+    defined in ``home`` and instances of them or ``SimpleNamespace``: equal
+    shapes, an unchanged value. Beyond ``depth`` or ``budget``: identity only."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if keep is not None:
+        keep.append(value)
+    if depth <= 0 or budget[0] <= 0:
+        return id(value)
+    budget[0] -= 1
+    depth -= 1
+
+    def sub(inner: object) -> object:
+        return _shape(inner, home, budget, depth, keep)
+
+    try:
+        if kind is FunctionType:
+            function = cast(FunctionType, value)
+            cells = []
+            for cell in function.__closure__ or ():
+                try:
+                    cells.append(sub(cell.cell_contents))
+                except ValueError:  # a cell not yet filled
+                    cells.append(_EMPTY_CELL)
+            return (
+                id(value),
+                id(function.__code__),
+                sub(function.__defaults__),
+                sub(function.__kwdefaults__),
+                tuple(cells),
+            )
+        if kind is tuple or kind is list or kind is set or kind is frozenset or kind is dict:
+            sized = cast("Collection[object]", value)
+            if len(sized) > budget[0]:  # too large to walk: its identity only
+                return id(value)
+            budget[0] -= len(sized)
+            if kind is dict:
+                items = list(cast("dict[object, object]", value).items())
+                return (id(value), tuple((sub(k), sub(v)) for k, v in items))
+            if kind is set or kind is frozenset:
+                return (id(value), frozenset(sub(v) for v in list(sized)))
+            return (id(value), tuple(sub(v) for v in tuple(sized)))
+        if kind is partial:
+            made = cast("partial[object]", value)
+            return (id(value), sub(made.func), sub(made.args), sub(made.keywords))
+        if kind is staticmethod or kind is classmethod:
+            return (id(value), sub(cast(Any, value).__func__))
+        if kind is property:
+            held = cast(property, value)
+            return (id(value), sub(held.fget), sub(held.fset), sub(held.fdel))
+        if isinstance(value, type):
+            if vars(value).get("__module__") != home:
+                return id(value)
+            entries = [(k, v) for k, v in list(vars(value).items()) if k not in _CLASS_NOISE]
+            return (id(value), tuple((k, sub(v)) for k, v in entries))
+        if kind is SimpleNamespace or vars(kind).get("__module__") == home:
+            namespace = value.__dict__
+            if type(namespace) is dict:
+                return (id(value), sub(namespace))
+    except Exception:  # an object that will not be looked into: its identity
+        pass
+    return id(value)
+
+
+_VALUES = Values()
 
 
 class ImportWatch:
@@ -1030,7 +1304,7 @@ class State:
     def evidence(self, what: str, subject: str, detail: str = "") -> None:
         count = self.evidence_count.get(what, 0)
         self.evidence_count[what] = count + 1
-        if count < _EVIDENCE_MAX:
+        if count < _EVIDENCE_MAX_OF.get(what, _EVIDENCE_MAX):
             self.emit(C.EVIDENCE, {"what": what, "subject": subject, "detail": detail})
 
     def module(self, name: str, file: str) -> None:
@@ -1046,6 +1320,9 @@ def _start() -> State | None:
     if settings is None:
         return None
     state = State(settings)
+    _VALUES.start(settings)
+    if settings.guarded is not None:
+        _watch_rewritten_imports()
     _guard_bytecode(state)
     if settings.redirect or settings.forbidden:
         import importlib
@@ -1234,7 +1511,10 @@ class Recorder:
         # (the code under test calls os._exit), the report says where.
         if isinstance(collector, pytest.Module):
             try:
-                self.state.emit(C.COLLECTING, {"file": _abs(str(_item_path(collector)))})
+                file = _abs(str(_item_path(collector)))
+                self.state.emit(C.COLLECTING, {"file": file})
+                if _VALUES.files is not None:
+                    _VALUES.tests.add(os.path.normcase(file))
             except Exception:  # never fail the run from here
                 return
 
@@ -1278,8 +1558,21 @@ class Recorder:
             self.write_items(session.items, deselected=False)
             self.write_items(self.deselected, deselected=True)
             self.check_modules()
+            self.record_late()
         except Exception as exc:
             self.state.evidence("internal", "collection report", type(exc).__name__)
+
+    def record_late(self) -> None:
+        """Test modules whose import was not seen ending (imported by a loader of
+        neither the import system nor pytest's rewriter) recorded now: what the
+        tests change of them from here on is still seen."""
+        missing = _VALUES.missing()
+        if not missing:
+            return
+        for module in list(sys.modules.values()):
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and _norm(file) in missing:
+                _VALUES.imported(module)
 
     def write_items(self, items: list[pytest.Item], deselected: bool) -> None:
         groups: dict[tuple[str, str], list[pytest.Item]] = {}
@@ -1321,6 +1614,7 @@ class Recorder:
             self.check_bound()
             self.check_tracers()
             self.check_conftests()
+            self.check_values()
             fields["conftests"] = list(state.conftests)
             fields["plugins"] = self.report_plugins()
             fields["env"] = _environment()
@@ -1492,6 +1786,18 @@ class Recorder:
         if id(code) not in found:
             return f"a wrapper whose code is none of {file}'s"
         return None
+
+    def check_values(self) -> None:
+        """Values protected code reads, changed since first seen (:class:`Values`)."""
+        for subject, detail in _VALUES.changed():
+            self.state.evidence("changed-value", subject, detail)
+        wrapped = _GUARDED_EXEC.get("exec_module")
+        if wrapped is not None:
+            rewrite = sys.modules.get("_pytest.assertion.rewrite")
+            hook = getattr(rewrite, "AssertionRewritingHook", None)
+            if not isinstance(hook, type) or vars(hook).get("exec_module") is not wrapped:
+                label = "_pytest.assertion.rewrite.AssertionRewritingHook.exec_module"
+                self.state.evidence("patched", label, "the record of protected imports undone")
 
     def check_tracers(self) -> None:
         """A trace or profile function left installed can rewrite any frame's

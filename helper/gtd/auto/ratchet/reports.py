@@ -15,9 +15,10 @@ How to use it::
 (test ids are relative to it), ``ratchet.junit_xml`` for other runners, a
 selection (``only_files``: nothing but these files is collected and no conftest
 outside them is loaded; ``only_ids``: nothing but these tests runs), roots no
-module may be imported from (``forbidden``), and a :class:`Redirect` from the live
+module may be imported from (``forbidden``), a :class:`Redirect` from the live
 repository to the room the tests run in (imports from under ``live`` load from the
-same place under ``room``: editable installs).
+same place under ``room``: editable installs), and the protected Python files
+whose modules' values the plugin guards (``guarded``).
 
 :meth:`Listener.finish` returns a :class:`gtd.auto.ratchet.results.Report`:
 ``tests`` (test id → ``Result``: outcome, and for a skip its location and
@@ -95,6 +96,7 @@ class Request(NamedTuple):
     only_ids: tuple[str, ...] | None = None
     forbidden: tuple[Path, ...] = ()
     redirect: Redirect | None = None
+    guarded: tuple[str, ...] | None = None  # root-relative protected Python files
 
     @property
     def selects(self) -> bool:
@@ -538,6 +540,7 @@ def _settings(request: Request, files: RunFiles) -> dict[str, object]:
         c.SETTING_FORBIDDEN: [str(p) for p in request.forbidden],
         c.SETTING_LIVE: None if redirect is None else str(redirect.live),
         c.SETTING_ROOM: None if redirect is None else str(redirect.room),
+        c.SETTING_GUARDED: None if request.guarded is None else list(request.guarded),
     }
 
 

@@ -1,0 +1,209 @@
+"""Code under test that changes what the protected tests *read* without touching a
+file or replacing a function of theirs: a tolerance constant the assertion
+helper compares with, its default arguments, a dict of limits changed in place,
+a class attribute, a closure's cell, a builtin, a function of a library it
+calls, or the name a test module bound its helper to. Each attack breaks the
+baseline (the standard break), shows that its trick hides the failure from a
+direct run, and expects `gtd cycle end` to refuse the change, naming the value.
+
+The assertion helper here is a person's commit over the standard project's
+(tests/redteam/project.py): exact to the cent, it reads every kind of value an
+attack can change."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.redteam import project as proj
+from tests.redteam.conftest import Project, assert_passed, judge_attack
+
+ASSERTS = "testing/asserts.py"
+INIT_FILE = "inventory/__init__.py"
+
+TOLERANT_ASSERTS = '''\
+"""Assertion helpers shared by the tests: exact to the cent unless a test allows more."""
+
+import math
+
+TOLERANCE_CENTS = 0
+LIMITS = {"cents": 0}
+
+
+class Limits:
+    cents = 0
+
+
+def _at_most(limit):
+    def check(gap):
+        assert gap <= limit, f"off by {gap} cents more than allowed"
+
+    return check
+
+
+_check_gap = _at_most(0)
+
+
+def assert_cents(actual, expected, tolerance=0, *, slack=0):
+    if math.isclose(actual, expected):
+        return
+    allowed = tolerance + slack + TOLERANCE_CENTS + LIMITS["cents"] + Limits.cents
+    _check_gap(max(abs(actual - expected) - allowed, 0))
+'''
+
+_HELPER = "import testing.asserts as _rt_a\n\n"
+
+# name -> (what the package's __init__.py adds, the value the reason must name)
+ATTACKS = {
+    "constant": (_HELPER + "_rt_a.TOLERANCE_CENTS = 10**9\n", "testing.asserts.TOLERANCE_CENTS"),
+    "constant-through-globals": (
+        _HELPER + "_rt_a.assert_cents.__globals__['TOLERANCE_CENTS'] = 10**9\n",
+        "testing.asserts.TOLERANCE_CENTS",
+    ),
+    "default-argument": (
+        _HELPER + "_rt_a.assert_cents.__defaults__ = (10**9,)\n",
+        "testing.asserts.assert_cents",
+    ),
+    "keyword-default-in-place": (
+        _HELPER + "_rt_a.assert_cents.__kwdefaults__['slack'] = 10**9\n",
+        "testing.asserts.assert_cents",
+    ),
+    "dict-in-place": (_HELPER + "_rt_a.LIMITS['cents'] = 10**9\n", "testing.asserts.LIMITS"),
+    "class-attribute": (_HELPER + "_rt_a.Limits.cents = 10**9\n", "testing.asserts.Limits"),
+    "closure-cell": (
+        _HELPER + "_rt_a._check_gap.__closure__[0].cell_contents = 10**9\n",
+        "testing.asserts._check_gap",
+    ),
+    "builtin": ("import builtins\n\nbuiltins.abs = lambda value: 0\n", "builtins.abs"),
+    "builtin-shadowed-in-the-module": (_HELPER + "_rt_a.abs = int\n", "testing.asserts.abs"),
+    "library-function": (
+        "import math\n\nmath.isclose = lambda *args, **kwargs: True\n",
+        "math.isclose",
+    ),
+}
+
+
+def _person_commits(project: Project, files: dict[str, str], message: str) -> None:
+    for rel, text in files.items():
+        project.write(rel, text)
+    project.git("add", "-A")
+    project.git("commit", "-q", "-m", message)
+    project.base = project.head()
+    ran = project.run_suite()
+    assert ran.returncode == 0, ran.stdout[-2000:]
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_code_under_test_changes_a_value_the_assertion_helper_reads(
+    project: Project, name: str
+) -> None:
+    _person_commits(project, {ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
+    trick, value = ATTACKS[name]
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + "\n" + trick)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=[value])
+
+
+# The package's Item, which the tests' fixture and helpers build before any
+# assertion runs, rebinds the name test_total.py bound the assertion helper to:
+# to the builtin max, which returns without raising. No function is put in its
+# place, and the test module was imported by pytest's own assertion rewriter.
+TEST_MODULES_HELPER_REBOUND = """
+
+def _rt_hook():
+    import sys
+
+    plain_new = Item.__new__
+
+    def _rt_new(cls, *args, **kwargs):
+        for module in list(sys.modules.values()):
+            if str(getattr(module, "__file__", "")).endswith("test_total.py"):
+                module.assert_cents = max
+        return plain_new(cls, *args, **kwargs)
+
+    Item.__new__ = _rt_new
+
+
+_rt_hook()
+"""
+
+
+def test_code_under_test_rebinds_the_test_modules_helper_to_a_builtin(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + TEST_MODULES_HELPER_REBOUND)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=["test_total.assert_cents"])
+
+
+# -- legitimate twins -----------------------------------------------------------------
+
+# Protected code that changes its own values while the tests run: a helper that
+# keeps the last basket it made (a global rebound), counts (a dict changed in
+# place) and memoises through a mutable default argument; a test that widens the
+# tolerance with monkeypatch (undone at its teardown). The baseline does all of
+# it too.
+LEGIT_HELPERS = """\
+from inventory import Item
+
+LAST = None
+COUNTS = {"items": 0}
+
+
+def items(*pairs, _memo={}):
+    global LAST
+    COUNTS["items"] += 1
+    _memo[pairs] = len(_memo)
+    LAST = [Item(f"item{i}", cents, qty) for i, (cents, qty) in enumerate(pairs)]
+    return LAST
+"""
+
+TEST_LOOSE = """\
+import testing.asserts as asserts
+from testing.asserts import assert_cents
+
+
+def test_within_a_cent(monkeypatch):
+    monkeypatch.setattr(asserts, "TOLERANCE_CENTS", 1)
+    assert_cents(101, 100)
+"""
+
+# The change's own module keeps a lazily filled cache and rebinds its own globals.
+LAZY_PRICING = (
+    proj.PRICING_WITH_BULK
+    + """
+
+_TABLE = None
+
+
+def bulk_table(qty):
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = {}
+    _TABLE[qty] = bulk(100, qty)
+    return _TABLE[qty]
+"""
+)
+
+
+def test_legit_protected_code_that_changes_its_own_values_lands(project: Project) -> None:
+    _person_commits(
+        project,
+        {
+            ASSERTS: TOLERANT_ASSERTS,
+            "tests/helpers.py": LEGIT_HELPERS,
+            "tests/test_loose.py": TEST_LOOSE,
+        },
+        "tests: helpers that remember, a test that widens the tolerance",
+    )
+    project.begin()
+    project.write("inventory/pricing.py", LAZY_PRICING)
+    project.write(
+        "tests/test_pricing.py",
+        proj.TEST_PRICING.replace("import bulk\n", "import bulk, bulk_table\n")
+        + "\n\ndef test_bulk_table():\n    assert bulk_table(10) == 900\n",
+    )
+    assert_passed(project, project.end())
