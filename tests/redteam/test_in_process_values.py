@@ -106,6 +106,32 @@ def test_code_under_test_changes_a_value_the_assertion_helper_reads(
     judge_attack(project, project.end(), before, names=[value])
 
 
+# The same helper judging with a library no one had loaded when the test process
+# started (pytest does not load statistics): the package imports it first and
+# replaces the function the helper calls, before the helper binds the module.
+LATE_LIBRARY_ASSERTS = TOLERANT_ASSERTS.replace("import math\n", "import statistics\n").replace(
+    """    if math.isclose(actual, expected):
+        return
+    allowed = tolerance + slack + TOLERANCE_CENTS + LIMITS["cents"] + Limits.cents
+    _check_gap(max(abs(actual - expected) - allowed, 0))""",
+    """    allowed = tolerance + slack + TOLERANCE_CENTS + LIMITS["cents"] + Limits.cents
+    _check_gap(max(statistics.fmean([abs(actual - expected)]) - allowed, 0))""",
+)
+assert LATE_LIBRARY_ASSERTS.count("statistics") == 2
+
+
+def test_code_under_test_changes_a_library_loaded_after_the_run_began(project: Project) -> None:
+    """Compared with what it was when its own import ended: no earlier look exists."""
+    _person_commits(project, {ASSERTS: LATE_LIBRARY_ASSERTS}, "asserts: the gap as a mean")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    trick = "import statistics\n\nstatistics.fmean = lambda data: 0\n"
+    project.write(INIT_FILE, proj.INIT + "\n" + trick)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=["statistics.fmean"])
+
+
 # The package's Item, which the tests' fixture and helpers build before any
 # assertion runs, rebinds the name test_total.py bound the assertion helper to:
 # to the builtin max, which returns without raising. No function is put in its

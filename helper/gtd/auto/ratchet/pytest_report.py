@@ -724,8 +724,10 @@ class Values:
         self.files: frozenset[str] | None = None  # protected files; None: not asked
         self.tests: set[str] = set()  # test modules pytest began collecting
         self.seen: set[str] = set()  # files whose modules are recorded
-        # every module's namespace when the plugin was imported: name -> (module, copy)
-        self.early: dict[str, tuple[object, dict[str, object]]] = {}
+        # each module's namespace as first seen: every one when the plugin was
+        # imported, a library loaded since when its import ended
+        # (name -> (module, copy, since when))
+        self.early: dict[str, tuple[object, dict[str, object], str]] = {}
         # id(module) -> (module, name, {global: (value, shape)}), kept alive so that
         # every id in a shape stays that object's
         self.protected: dict[int, tuple[object, str, dict[str, tuple[object, object]]]] = {}
@@ -742,10 +744,10 @@ class Values:
         for name, module in list(sys.modules.items()):
             namespace = getattr(module, "__dict__", None)
             if type(namespace) is dict:
-                early[name] = (module, dict(namespace))
+                early[name] = (module, dict(namespace), "the run began")
         builtins = early.get("builtins")
         if builtins is not None:
-            self.read["builtins"] = (*builtins, "the run began")
+            self.read["builtins"] = builtins
 
     def imported(self, module: Any) -> None:
         """Record ``module``'s values if it is protected (its import just ended)."""
@@ -757,6 +759,11 @@ class Values:
             return
         norm = _norm(file)
         if norm not in files and norm not in self.tests:
+            name = getattr(module, "__name__", None)
+            if isinstance(name, str) and _PROVENANCE.in_room(file) is None:
+                # a library loaded since the run began, as its import left it: the
+                # code under test may import it first and patch it at once
+                self.early.setdefault(name, (module, dict(vars(module)), "it was imported"))
             return
         self.seen.add(norm)
         name = str(getattr(module, "__name__", norm))
@@ -782,7 +789,7 @@ class Values:
                 continue
             early = self.early.get(name)
             if early is not None and early[0] is one:
-                self.read[name] = (one, early[1], "the run began")
+                self.read[name] = early
             else:
                 self.read[name] = (one, dict(vars(one)), f"{reader} was imported")
 
