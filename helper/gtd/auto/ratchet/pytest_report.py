@@ -713,6 +713,10 @@ _UNWATCHED_NAMES = frozenset({"threading.excepthook"})
 _BUILTIN_HOOKS = frozenset({"__import__", "__build_class__"})
 
 
+def _private(module: str) -> bool:
+    return module[:1] == "_" or "._" in module
+
+
 def _dunder(key: str) -> bool:
     return key[:2] == "__" and key[-2:] == "__"
 
@@ -740,10 +744,13 @@ class Values:
             return
         self.files = settings.guarded
         early = self.early
-        # a dict copy of each namespace (~0.4 ms for ~13,000 names at pytest's start)
+        # A dict copy of each public module's namespace (~8,000 names of ~150
+        # modules at pytest's start, ~0.3 ms): a private one (``_pytest.*``,
+        # ``email._parseaddr``) is no API the tests call; pytest's internals are
+        # watched by :class:`Identities`.
         for name, module in list(sys.modules.items()):
             namespace = getattr(module, "__dict__", None)
-            if type(namespace) is dict:
+            if type(namespace) is dict and not _private(name):
                 early[name] = (module, dict(namespace), "the run began")
         builtins = early.get("builtins")
         if builtins is not None:
@@ -760,7 +767,8 @@ class Values:
         norm = _norm(file)
         if norm not in files and norm not in self.tests:
             name = getattr(module, "__name__", None)
-            if isinstance(name, str) and _PROVENANCE.in_room(file) is None:
+            room = _PROVENANCE.room
+            if isinstance(name, str) and not _private(name) and not (room and _under(norm, room)):
                 # a library loaded since the run began, as its import left it: the
                 # code under test may import it first and patch it at once
                 self.early.setdefault(name, (module, dict(vars(module)), "it was imported"))
@@ -855,34 +863,39 @@ def _shape(
     (``keep`` holds those alive at the first look), walked into plain containers,
     functions (code, defaults, closure cells), partials, descriptors, classes
     defined in ``home`` and instances of them or ``SimpleNamespace``: equal
-    shapes, an unchanged value. Beyond ``depth`` or ``budget``: identity only."""
+    shapes, an unchanged value. Beyond ``depth`` or ``budget``: identity only.
+    Called for every value of every protected module twice a run: the common
+    kinds (a test function, an imported module or class) return first."""
     kind = type(value)
     if kind in _SCALARS:
         return value
+    if kind is FunctionType:
+        function = cast(FunctionType, value)
+        defaults, keywords = function.__defaults__, function.__kwdefaults__
+        closure = function.__closure__
+        if defaults is None and keywords is None and closure is None:
+            return (id(value), id(function.__code__))
+    elif kind is ModuleType:
+        return id(value)
     if keep is not None:
         keep.append(value)
     if depth <= 0 or budget[0] <= 0:
         return id(value)
     budget[0] -= 1
     depth -= 1
-
-    def sub(inner: object) -> object:
-        return _shape(inner, home, budget, depth, keep)
-
     try:
         if kind is FunctionType:
-            function = cast(FunctionType, value)
-            cells = []
-            for cell in function.__closure__ or ():
+            cells: list[object] = []
+            for cell in closure or ():
                 try:
-                    cells.append(sub(cell.cell_contents))
+                    cells.append(_shape(cell.cell_contents, home, budget, depth, keep))
                 except ValueError:  # a cell not yet filled
                     cells.append(_EMPTY_CELL)
             return (
                 id(value),
                 id(function.__code__),
-                sub(function.__defaults__),
-                sub(function.__kwdefaults__),
+                _shape(defaults, home, budget, depth, keep),
+                _shape(keywords, home, budget, depth, keep),
                 tuple(cells),
             )
         if kind is tuple or kind is list or kind is set or kind is frozenset or kind is dict:
@@ -892,27 +905,40 @@ def _shape(
             budget[0] -= len(sized)
             if kind is dict:
                 items = list(cast("dict[object, object]", value).items())
-                return (id(value), tuple((sub(k), sub(v)) for k, v in items))
+                return (
+                    id(value),
+                    tuple(
+                        (
+                            _shape(k, home, budget, depth, keep),
+                            _shape(v, home, budget, depth, keep),
+                        )
+                        for k, v in items
+                    ),
+                )
+            parts = [_shape(v, home, budget, depth, keep) for v in list(sized)]
             if kind is set or kind is frozenset:
-                return (id(value), frozenset(sub(v) for v in list(sized)))
-            return (id(value), tuple(sub(v) for v in tuple(sized)))
-        if kind is partial:
-            made = cast("partial[object]", value)
-            return (id(value), sub(made.func), sub(made.args), sub(made.keywords))
-        if kind is staticmethod or kind is classmethod:
-            return (id(value), sub(cast(Any, value).__func__))
-        if kind is property:
-            held = cast(property, value)
-            return (id(value), sub(held.fget), sub(held.fset), sub(held.fdel))
+                return (id(value), frozenset(parts))
+            return (id(value), tuple(parts))
         if isinstance(value, type):
             if vars(value).get("__module__") != home:
                 return id(value)
             entries = [(k, v) for k, v in list(vars(value).items()) if k not in _CLASS_NOISE]
-            return (id(value), tuple((k, sub(v)) for k, v in entries))
-        if kind is SimpleNamespace or vars(kind).get("__module__") == home:
+            return (id(value), tuple((k, _shape(v, home, budget, depth, keep)) for k, v in entries))
+        inner: tuple[object, ...] = ()
+        if kind is partial:
+            made = cast("partial[object]", value)
+            inner = (made.func, made.args, made.keywords)
+        elif kind is staticmethod or kind is classmethod:
+            inner = (cast(Any, value).__func__,)
+        elif kind is property:
+            held = cast(property, value)
+            inner = (held.fget, held.fset, held.fdel)
+        elif kind is SimpleNamespace or vars(kind).get("__module__") == home:
             namespace = value.__dict__
             if type(namespace) is dict:
-                return (id(value), sub(namespace))
+                inner = (namespace,)
+        if inner:
+            return (id(value), *(_shape(v, home, budget, depth, keep) for v in inner))
     except Exception:  # an object that will not be looked into: its identity
         pass
     return id(value)
