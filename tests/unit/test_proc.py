@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gtd.proc import command_argv, pipe_wait, run, which
+from gtd.proc import Later, command_argv, pipe_wait, run, which
 
 
 @pytest.mark.parametrize(
@@ -141,3 +141,33 @@ def test_a_watched_run_still_times_out(tmp_path: Path) -> None:
     res = run(["sleep", "30"], tmp_path, names=True, stuck=pipe_wait, timeout=0.3)
     assert res.timed_out
     assert res.duration_s < 10
+
+
+def test_later_runs_its_call_once_started_and_hands_back_its_value_or_error() -> None:
+    import threading
+
+    seen: list[str] = []
+    gate = threading.Event()
+
+    def call() -> str:
+        gate.wait(5)
+        seen.append(threading.current_thread().name)
+        return "done"
+
+    later = Later(call)
+    later.start()
+    later.start()  # once only
+    gate.set()
+    assert later.result() == "done"
+    assert seen == ["gtd-later"]  # in its own thread
+    never_started = Later(lambda: threading.current_thread().name)
+    assert never_started.result() == threading.current_thread().name  # made where asked
+
+    def fails() -> str:
+        raise ValueError("no such tree")
+
+    failing = Later(fails)
+    failing.start()
+    failing.wait()  # dropped here...
+    with pytest.raises(ValueError, match="no such tree"):
+        failing.result()  # ...raised here

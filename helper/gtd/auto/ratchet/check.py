@@ -391,17 +391,22 @@ def judge_candidate(
         only_old = tuple(snapshot.test_paths) if split else None
         submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
         protected = guarded_files(guarded, base_listing)
-        first = _run(rm, config, env, only_files=only_old, held=held, guarded=protected)
         # What the run wrote (one git call, before a sync could write over the
-        # evidence) asked while the report is read: it is on the run's critical path.
-        written, found = proc.both(
-            lambda: _written(git, rm, submodules),
-            lambda: (
-                _report_problems(first.report, rm, snapshot)
-                + _new_plugins(first.report, rm, snapshot)
-            ),
+        # evidence), asked as soon as the commands have ended, while the report
+        # is read and judged: it is on the run's critical path.
+        written = proc.Later(lambda: _written(git, rm, submodules))
+        try:
+            first = _run(
+                rm, config, env, only_files=only_old, held=held, guarded=protected,
+                ended=written.start,
+            )  # fmt: skip
+        except BaseException:
+            written.wait()  # a git call at work in the room ends before the room is let go
+            raise
+        found = _report_problems(first.report, rm, snapshot) + _new_plugins(
+            first.report, rm, snapshot
         )
-        found += written
+        found += written.result()
         if split and not found:
             found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
         flaky: tuple[str, ...] = ()
@@ -521,12 +526,14 @@ def _run(
     only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
     held: Held | None = None,
     guarded: tuple[str, ...] | None = None,
+    ended: Callable[[], None] | None = None,
 ) -> runner.Run:
     """The configured commands in the room: the plugin collects only ``only_files``
     (or runs only ``only_ids``), no module may load from the live repository, and
     editable installs of the project load from the room instead. ``held``: the
     test command already started (gtd.auto.ratchet.held); ``guarded``: the
-    protected Python files whose values the plugin guards (:func:`guarded_files`)."""
+    protected Python files whose values the plugin guards (:func:`guarded_files`);
+    ``ended``: called when the last command has ended (runner.run_all)."""
     request = reports.Request(
         rm.tree,
         only_files=only_files,
@@ -543,6 +550,7 @@ def _run(
         only=only,
         request=request,
         held=held,
+        ended=ended,
     )
 
 

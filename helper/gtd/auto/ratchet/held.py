@@ -56,6 +56,8 @@ from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gtd.auto.config import AutoConfig
     from gtd.auto.ratchet import room
     from gtd.auto.ratchet.results import Report
@@ -96,12 +98,18 @@ class Held:
         self._came = came_fd
         self._done = False
 
-    def release(self, request: reports.Request, timeout_s: float) -> Released | None:
+    def release(
+        self,
+        request: reports.Request,
+        timeout_s: float,
+        exited: Callable[[], None] | None = None,
+    ) -> Released | None:
         """Let the process run the tests ``request`` asks for, in the room (its
         root) as it is now. None where it ran nothing of the room's (the room's
         folder was replaced between the helper's look and the process's: it
         refused): the caller runs the command itself. A process that never
-        stopped at the gate fails the run."""
+        stopped at the gate fails the run. ``exited``: called once the process
+        ran the tests and ended, before its report is read."""
         if self._done:
             return None
         self._done = True
@@ -137,6 +145,8 @@ class Held:
         if refused or not told:
             self.listener.abort()
             return None
+        if exited is not None:
+            exited()
         return Released(result, self.listener.finish())
 
     def cancel(self) -> None:

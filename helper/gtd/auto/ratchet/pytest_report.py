@@ -767,21 +767,23 @@ class Values:
         norm = _norm(file)
         if norm not in files and norm not in self.tests:
             name = getattr(module, "__name__", None)
-            room = _PROVENANCE.room
-            if isinstance(name, str) and not _private(name) and not (room and _under(norm, room)):
-                # a library loaded since the run began, as its import left it: the
-                # code under test may import it first and patch it at once
-                self.early.setdefault(name, (module, dict(vars(module)), "it was imported"))
+            early = self.early
+            if isinstance(name, str) and name not in early and not _private(name):
+                room = _PROVENANCE.room
+                if not (room and _under(norm, room)):
+                    # a library loaded since the run began, as its import left it:
+                    # the code under test may import it first and patch it at once
+                    early[name] = (module, dict(vars(module)), "it was imported")
             return
         self.seen.add(norm)
         name = str(getattr(module, "__name__", norm))
         values: dict[str, tuple[object, object]] = {}
         keep = self.kept
         for key, value in list(vars(module).items()):
-            if _dunder(key):
+            if key[:2] == "__" and key[-2:] == "__":
                 continue
             values[key] = (value, _shape(value, name, [_WALK_BUDGET], _WALK_DEPTH, keep))
-            if isinstance(value, ModuleType):
+            if type(value) is ModuleType:
                 self.library(value, name)
         self.protected[id(module)] = (module, name, values)
 

@@ -29,6 +29,8 @@ from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gtd.auto.ratchet.held import Held
 
 TAIL_LINES = 60
@@ -64,6 +66,7 @@ def run_all(
     only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
     request: reports.Request | None = None,
     held: Held | None = None,
+    ended: Callable[[], None] | None = None,
 ) -> Run:
     """Run every configured command (of the kinds in ``only``) once from ``cwd``;
     never raises for a command's failure. ``env`` adds to each command's
@@ -71,16 +74,21 @@ def run_all(
     room's slot; by default the repository's cache); ``request`` what the test run
     asks of the plugin (a selection, roots no module may come from, a redirect);
     ``held`` the test command already started in ``cwd`` (gtd.auto.ratchet.held),
-    run by this call or, where no test command runs, called off."""
+    run by this call or, where no test command runs, called off. ``ended``:
+    called once the last command that runs has ended — when it is the test
+    command, before its report is read, so that work on what the commands left
+    (a git call) overlaps with reading it."""
     commands: list[CommandRun] = []
     tests: dict[str, Outcome] | None = None
     skips: dict[str, str] = {}
     report = NO_REPORT
-    for kind, command in planned(config):
-        if kind not in only:
-            continue
+    plan = [(kind, command) for kind, command in planned(config) if kind in only]
+    for kind, command in plan:
         if kind == "test":
-            run, report = run_tests(cwd, command, config, env, reports_dir, request, held)
+            last = ended if (kind, command) == plan[-1] else None
+            run, report = run_tests(cwd, command, config, env, reports_dir, request, held, last)
+            if last is not None:
+                ended = None
             held = None
             if report.complete:
                 tests = report.outcomes
@@ -92,6 +100,8 @@ def run_all(
         commands.append(run)
     if held is not None:
         held.cancel()
+    if ended is not None:
+        ended()
     return Run(RunResult(tuple(commands), tests, skips), report)
 
 
@@ -103,15 +113,17 @@ def run_tests(
     reports_dir: Path | None = None,
     request: reports.Request | None = None,
     held: Held | None = None,
+    ended: Callable[[], None] | None = None,
 ) -> tuple[CommandRun, Report]:
     """The test command, with the plugin set up to report into this process
-    (``held``: started already, see gtd.auto.ratchet.held)."""
+    (``held``: started already, see gtd.auto.ratchet.held); ``ended`` called
+    once it has ended, before its report is read."""
     asked = (request or reports.Request(cwd))._replace(root=cwd, junit_xml=config.junit_xml)
     if held is not None:
         if held.command != command or held.listener.request.root != cwd:
             held.cancel()
         else:
-            released = held.release(asked, config.timeout_s)
+            released = held.release(asked, config.timeout_s, ended)
             if released is not None:
                 argv, via_shell = proc.command_argv(command)
                 ran = _command_run(
@@ -131,6 +143,8 @@ def run_tests(
     except BaseException:
         listener.abort()
         raise
+    if ended is not None:
+        ended()
     return run, listener.finish()
 
 
