@@ -165,6 +165,42 @@ def test_code_under_test_rebinds_the_test_modules_helper_to_a_builtin(project: P
     judge_attack(project, project.end(), before, names=["test_total.assert_cents"])
 
 
+# The package, on import, puts a hook on `builtins.__import__`: when test_total.py
+# imports the assertion helper, the hook hands it a stand-in whose helper is the
+# builtin max (which returns without raising), and takes itself off again. The
+# name test_total.py binds is max from the end of its import: no value changes
+# after, no module is put into sys.modules, and builtins are as they were.
+STAND_IN_AT_IMPORT = """
+
+def _rt_hook():
+    import builtins
+    import types
+
+    plain = builtins.__import__
+
+    def _rt_import(name, globals=None, locals=None, fromlist=(), level=0):
+        module = plain(name, globals, locals, fromlist, level)
+        if name == "testing.asserts" and "test_total" in str((globals or {}).get("__file__")):
+            builtins.__import__ = plain
+            return types.SimpleNamespace(assert_cents=max)
+        return module
+
+    builtins.__import__ = _rt_import
+
+
+_rt_hook()
+"""
+
+
+def test_code_under_test_hands_a_test_module_a_stand_in_as_it_imports(project: Project) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + STAND_IN_AT_IMPORT)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=["test_total.assert_cents"])
+
+
 # -- legitimate twins -----------------------------------------------------------------
 
 # Protected code that changes its own values while the tests run: a helper that

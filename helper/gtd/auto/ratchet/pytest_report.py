@@ -49,7 +49,7 @@ import sys
 import time
 from functools import partial
 from importlib.machinery import SourceFileLoader  # frozen: loaded with the interpreter
-from types import CodeType, FunctionType, ModuleType, SimpleNamespace
+from types import BuiltinFunctionType, CodeType, FunctionType, ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -738,6 +738,9 @@ class Values:
         # libraries protected modules bind: name -> (module, namespace, since when)
         self.read: dict[str, tuple[object, dict[str, object], str]] = {}
         self.kept: list[object] = []
+        # names a protected module's import bound to a builtin not of that name:
+        # (subject, detail)
+        self.stand_ins: list[tuple[str, str]] = []
 
     def start(self, settings: Settings) -> None:
         if settings.guarded is None:
@@ -785,6 +788,10 @@ class Values:
             values[key] = (value, _shape(value, name, [_WALK_BUDGET], _WALK_DEPTH, keep))
             if type(value) is ModuleType:
                 self.library(value, name)
+            elif _stand_in(key, value):
+                what = getattr(value, "__name__", "?")
+                detail = f"bound by its module's import to the builtin {what}, a name not its own"
+                self.stand_ins.append((f"{name}.{key}", detail))
         self.protected[id(module)] = (module, name, values)
 
     def library(self, module: ModuleType, reader: str) -> None:
@@ -847,6 +854,19 @@ class Values:
                         detail += f": {_describe(current)}"
                     out.append((f"{name}.{key}", detail))
         return out
+
+
+def _stand_in(key: str, value: object) -> bool:
+    """A builtin function, or a class of the builtins, bound under a name not its
+    own: what a stand-in handed to a test module while it imports looks like
+    (``assert_cents`` bound to ``max``, which returns without raising). A test
+    module's own alias (``from math import isclose as close``) is the baseline's
+    too."""
+    if type(value) is BuiltinFunctionType or (
+        isinstance(value, type) and value.__module__ == "builtins"
+    ):
+        return getattr(value, "__name__", key) != key
+    return False
 
 
 def _changed(now: object, before: object) -> bool:
@@ -1826,6 +1846,8 @@ class Recorder:
         """Values protected code reads, changed since first seen (:class:`Values`)."""
         for subject, detail in _VALUES.changed():
             self.state.evidence("changed-value", subject, detail)
+        for subject, detail in _VALUES.stand_ins:
+            self.state.evidence("rebound", subject, detail)
         wrapped = _GUARDED_EXEC.get("exec_module")
         if wrapped is not None:
             rewrite = sys.modules.get("_pytest.assertion.rewrite")
