@@ -316,9 +316,16 @@ for path in sys.argv[1:]:
 
 def _channels(pid: int) -> list[str]:
     """The /proc entries of the gate, arrival and report descriptors a waiting
-    process's environment names (what any process of the user can read)."""
-    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    env = dict(x.decode().partition("=")[::2] for x in raw if b"=" in x)
+    process's environment names (what any process of the user can read). Read
+    again until they show: a process just spawned shows its parent's environment
+    until its exec is done."""
+    deadline = time.monotonic() + 10
+    while True:
+        raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        env = dict(x.decode().partition("=")[::2] for x in raw if b"=" in x)
+        if "GTD_RATCHET_GATE" in env or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
     fds = [*env["GTD_RATCHET_GATE"].split(":"), env["GTD_RATCHET_FD"].split(":")[0]]
     return [f"/proc/{pid}/fd/{fd}" for fd in fds]
 
