@@ -656,7 +656,7 @@ QUICK = {
     ),
     "test_in_process_values.py": (
         "test_code_under_test_changes_a_value_the_assertion_helper_reads[keyword-default-in-place]",
-        "test_code_under_test_rebinds_the_test_modules_helper_to_a_builtin",
+        "test_code_under_test_binds_the_test_modules_helper_to_a_builtin[after-its-import]",
         "test_legit_protected_code_that_changes_its_own_values_lands",
     ),
     "test_links.py": ("test_the_code_under_test_becomes_a_link_to_a_good_copy_outside",),

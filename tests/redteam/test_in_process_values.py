@@ -156,15 +156,6 @@ _rt_hook()
 """
 
 
-def test_code_under_test_rebinds_the_test_modules_helper_to_a_builtin(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write(INIT_FILE, proj.INIT + TEST_MODULES_HELPER_REBOUND)
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=["test_total.assert_cents"])
-
-
 # The package, on import, puts a hook on `builtins.__import__`: when test_total.py
 # imports the assertion helper, the hook hands it a stand-in whose helper is the
 # builtin max (which returns without raising), and takes itself off again. The
@@ -192,11 +183,18 @@ _rt_hook()
 """
 
 
-def test_code_under_test_hands_a_test_module_a_stand_in_as_it_imports(project: Project) -> None:
+@pytest.mark.parametrize(
+    "trick",
+    [TEST_MODULES_HELPER_REBOUND, STAND_IN_AT_IMPORT],
+    ids=["after-its-import", "a-stand-in-while-it-imports"],
+)
+def test_code_under_test_binds_the_test_modules_helper_to_a_builtin(
+    project: Project, trick: str
+) -> None:
     before = project.state()
     project.begin()
     project.break_total()
-    project.write(INIT_FILE, proj.INIT + STAND_IN_AT_IMPORT)
+    project.write(INIT_FILE, proj.INIT + trick)
     project.assert_hidden()
     judge_attack(project, project.end(), before, names=["test_total.assert_cents"])
 
