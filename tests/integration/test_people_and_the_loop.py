@@ -99,3 +99,33 @@ def test_a_snapshot_an_older_gtd_took_is_taken_again_before_the_next_task(repo: 
     again = gtd_json(repo, "cycle", "begin")
     assert again["status"] == "task", again
     assert len(repo.git("show", "refs/gtd/state:records.jsonl").splitlines()) == 2  # + the pass
+
+
+def test_a_snapshot_mirror_a_crash_left_unwritten_is_written_again_by_the_next_begin(
+    repo: Repo,
+) -> None:
+    """A helper killed between sealing a snapshot and writing its mirror (the
+    kill harness found it in `setup`) leaves the mirror missing: the next `begin`
+    writes it again from the seal, and the cycle is judged, not reverted as one
+    whose agent edited the helper's state."""
+    make_project(repo)
+    (repo.path / ".deepflow/auto-snapshot.json").unlink()
+    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+    assert (repo.path / ".deepflow/auto-snapshot.json").is_file()
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_mul.py", MUL_TEST)
+    end = gtd_json(repo, "cycle", "end")
+    assert end["status"] == "passed", end
+
+
+def test_a_snapshot_mirror_edited_between_cycles_is_not_mended(repo: Repo) -> None:
+    """Only what a crash leaves is mended: a mirror that matches no sealed state
+    is still named by `end`."""
+    make_project(repo)
+    (repo.path / ".deepflow/auto-snapshot.json").write_text('{"format": 2}\n')
+    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+    repo.write("calc.py", MUL)
+    repo.write("tests/test_mul.py", MUL_TEST)
+    end = gtd_json(repo, "cycle", "end")
+    assert end["status"] == "reverted", end
+    assert end["reason"] == "helper state modified: .deepflow/auto-snapshot.json"

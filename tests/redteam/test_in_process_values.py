@@ -33,6 +33,9 @@ class Limits:
     cents = 0
 
 
+CURRENT = Limits()
+
+
 def _at_most(limit):
     def check(gap):
         assert gap <= limit, f"off by {gap} cents more than allowed"
@@ -46,8 +49,9 @@ _check_gap = _at_most(0)
 def assert_cents(actual, expected, tolerance=0, *, slack=0):
     if math.isclose(actual, expected):
         return
-    allowed = tolerance + slack + TOLERANCE_CENTS + LIMITS["cents"] + Limits.cents
-    _check_gap(max(abs(actual - expected) - allowed, 0))
+    allowed = tolerance + slack + TOLERANCE_CENTS + LIMITS["cents"] + Limits.cents + CURRENT.cents
+    gaps = [abs(a - e) - allowed for a, e in [(actual, expected)]]
+    _check_gap(max(*gaps, 0))
 '''
 
 _HELPER = "import testing.asserts as _rt_a\n\n"
@@ -69,6 +73,17 @@ ATTACKS = {
     ),
     "dict-in-place": (_HELPER + "_rt_a.LIMITS['cents'] = 10**9\n", "testing.asserts.LIMITS"),
     "class-attribute": (_HELPER + "_rt_a.Limits.cents = 10**9\n", "testing.asserts.Limits"),
+    "class-of-an-instance": (
+        _HELPER + "class _RtLoose:\n    cents = 10**9\n\n\n_rt_a.CURRENT.__class__ = _RtLoose\n",
+        "testing.asserts.CURRENT",
+    ),
+    # functions made at call time (the comprehension) look builtins up there
+    "the-modules-builtins": (
+        _HELPER
+        + "import builtins\n\n"
+        + "_rt_a.__builtins__ = {**vars(builtins), 'abs': lambda value: 0}\n",
+        "testing.asserts.__builtins__",
+    ),
     "closure-cell": (
         _HELPER + "_rt_a._check_gap.__closure__[0].cell_contents = 10**9\n",
         "testing.asserts._check_gap",
@@ -112,10 +127,10 @@ def test_code_under_test_changes_a_value_the_assertion_helper_reads(
 LATE_LIBRARY_ASSERTS = TOLERANT_ASSERTS.replace("import math\n", "import statistics\n").replace(
     """    if math.isclose(actual, expected):
         return
-    allowed = tolerance + slack + TOLERANCE_CENTS + LIMITS["cents"] + Limits.cents
-    _check_gap(max(abs(actual - expected) - allowed, 0))""",
-    """    allowed = tolerance + slack + TOLERANCE_CENTS + LIMITS["cents"] + Limits.cents
-    _check_gap(max(statistics.fmean([abs(actual - expected)]) - allowed, 0))""",
+""",
+    """    if statistics.fmean([abs(actual - expected)]) == 0:
+        return
+""",
 )
 assert LATE_LIBRARY_ASSERTS.count("statistics") == 2
 

@@ -445,6 +445,43 @@ def tampered(root: Path, git: Git, st: State, *, strict: bool = False) -> list[s
     return out
 
 
+def mend_snapshot_mirror(root: Path, git: Git, st: State) -> bool:
+    """Finish the snapshot mirror's write that a killed helper left undone: a crash
+    between the seal and the mirror (in `setup`, a refresh, a pass) leaves it
+    missing or as the state before had it, which :func:`tampered` forgives only
+    until the next seal — the cycle about to begin would be reverted as one whose
+    agent edited it. Written again from the seal; a mirror that holds neither
+    state's snapshot is left for `end` to name. Whether it was written. The
+    mirror is compared by its git blob id, read from the state's tree, so the
+    common case costs no git call."""
+    entry = st.entries.get(SNAPSHOT)
+    if entry is None:
+        return False
+    path = root / paths.SNAPSHOT_JSON
+    try:
+        data: bytes | None = read_bytes(path)
+    except FileNotFoundError:
+        data = None
+    except OSError:
+        return False
+    if data is not None and _blob_id(data, len(entry[1])) == entry[1]:
+        return False
+    if data is not None and paths.SNAPSHOT_JSON in tampered(root, git, st):
+        return False  # (a missing mirror forges nothing: written again from the seal)
+    sealed = read_blob(git, st, SNAPSHOT)
+    if sealed is None:
+        return False
+    atomic_write(path, sealed.decode())
+    return True
+
+
+def _blob_id(data: bytes, width: int) -> str:
+    import hashlib
+
+    made = hashlib.sha1 if width == 40 else hashlib.sha256  # git's own object ids
+    return made(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def _previous(git: Git, st: State) -> dict[str, bytes | None]:
     if st.commit is None:
         return {}

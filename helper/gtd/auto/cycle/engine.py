@@ -324,6 +324,7 @@ class Cycle:
 
         if st.summary.get("evidence_kinds") != list(EVIDENCE_KINDS):
             return self._refresh(st, tree.head, tree.branch, upgraded=True)
+        state.mend_snapshot_mirror(self.root, self.git, st)
         pick = plan.pick(the_plan)
         shaped = plan.answer(the_plan, pick)
         if shaped["status"] == "complete":

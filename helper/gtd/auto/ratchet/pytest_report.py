@@ -784,6 +784,8 @@ class Values:
         keep = self.kept
         for key, value in list(vars(module).items()):
             if key[:2] == "__" and key[-2:] == "__":
+                if key == "__builtins__":  # what functions made later look builtins up in
+                    values[key] = (value, id(value))
                 continue
             values[key] = (value, _shape(value, name, [_WALK_BUDGET], _WALK_DEPTH, keep))
             if type(value) is ModuleType:
@@ -829,6 +831,8 @@ class Values:
                 elif current is not value:
                     detail = f"rebound since its module was imported: {_describe(current)}"
                     out.append((f"{name}.{key}", detail))
+                elif key == "__builtins__":
+                    continue  # by identity: its contents are the builtins' own (below)
                 elif _changed(_shape(current, name, [_WALK_BUDGET], _WALK_DEPTH, None), shape):
                     out.append((f"{name}.{key}", "changed in place since its module was imported"))
             for key in [k for k in list(now) if k not in values and not _dunder(k)]:
@@ -959,6 +963,8 @@ def _shape(
             namespace = value.__dict__
             if type(namespace) is dict:
                 inner = (namespace,)
+            # (its class too: ``obj.__class__ = Other`` changes every method)
+            return (id(value), id(kind), *(_shape(v, home, budget, depth, keep) for v in inner))
         if inner:
             return (id(value), *(_shape(v, home, budget, depth, keep) for v in inner))
     except Exception:  # an object that will not be looked into: its identity
