@@ -735,6 +735,7 @@ class Values:
         # id(module) -> (module, name, {global: (value, shape)}), kept alive so that
         # every id in a shape stays that object's
         self.protected: dict[int, tuple[object, str, dict[str, tuple[object, object]]]] = {}
+        self.looked: set[int] = set()  # modules protected ones bind, looked at (ids)
         # libraries protected modules bind: name -> (module, namespace, since when)
         self.read: dict[str, tuple[object, dict[str, object], str]] = {}
         self.kept: list[object] = []
@@ -800,6 +801,9 @@ class Values:
         """Watch ``module`` (and the modules it holds, one level: ``np.testing``),
         unless it is the project's own (a protected one is recorded itself, the
         change's are its to change)."""
+        if id(module) in self.looked:
+            return  # (every test module binds pytest: its namespace is looked at once)
+        self.looked.add(id(module))
         for one in (module, *[v for v in list(vars(module).values()) if isinstance(v, ModuleType)]):
             name = getattr(one, "__name__", None)
             if not isinstance(name, str) or name in self.read or name in _UNWATCHED_LIBRARIES:
@@ -843,15 +847,14 @@ class Values:
         for name, (module, first, since) in list(self.read.items()):
             now = vars(module)
             builtins = name == "builtins"
+            get = now.get
             for key, value in first.items():
+                current = get(key, _MISSING)
+                if current is value:
+                    continue  # (nearly every name: looked at first)
                 if key[:1] == "_" and not (builtins and key in _BUILTIN_HOOKS):
                     continue
-                current = now.get(key, _MISSING)
-                if (
-                    current is not value
-                    and _watchable(value)
-                    and f"{name}.{key}" not in _UNWATCHED_NAMES
-                ):
+                if _watchable(value) and f"{name}.{key}" not in _UNWATCHED_NAMES:
                     what = "removed" if current is _MISSING else "rebound"
                     detail = f"{what} since {since}"
                     if current is not _MISSING:
