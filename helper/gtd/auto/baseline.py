@@ -50,8 +50,9 @@ def summary(
 def take(git: Git, config: AutoConfig, head: str, accepted: str | None = None) -> Snapshot:
     """Run the baseline of ``head`` in the clean room and describe it."""
     tree = check.tree_of(git, head)
-    base = check.run_baseline(git, config, tree)
-    return check.snapshot_of(git, head, tree, base, accepted=accepted)
+    listing = git.ls_tree(tree)  # one read for the baseline's run and the snapshot
+    base = check.run_baseline(git, config, tree, listing)
+    return check.snapshot_of(git, head, tree, base, accepted=accepted, listing=listing)
 
 
 def seal(

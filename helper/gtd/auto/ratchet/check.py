@@ -792,13 +792,17 @@ def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> Run
     return RunResult(tuple(commands), tests, {**new.skips, **old.skips})
 
 
-def run_baseline(git: Git, config: AutoConfig, tree: str) -> Baseline:
-    """Every configured command on ``tree`` in the room: the baseline, with what
-    the plugin said about the test interpreter and the tests it collected."""
+def run_baseline(
+    git: Git, config: AutoConfig, tree: str, listing: Mapping[str, TreeEntry] | None = None
+) -> Baseline:
+    """Every configured command on ``tree`` (``listing``: its files, where the
+    caller has them) in the room: the baseline, with what the plugin said about
+    the test interpreter and the tests it collected."""
     with room.acquire(git) as rm:
         room.sync(git, rm, tree, config.links)
         env = room.environment(rm)
-        listing = git.ls_tree(tree)
+        if listing is None:
+            listing = git.ls_tree(tree)
         guarded = protect.protection(listing, config_commands(config))
         run = _run(rm, config, env, guarded=guarded_files(guarded, listing))
         result, report = run.result, run.report
@@ -856,15 +860,22 @@ def _module_names(dirs: Sequence[str]) -> set[str]:
 
 
 def snapshot_of(
-    git: Git, commit: str, tree: str, baseline: Baseline, *, accepted: str | None = None
+    git: Git,
+    commit: str,
+    tree: str,
+    baseline: Baseline,
+    *,
+    accepted: str | None = None,
+    listing: Mapping[str, TreeEntry] | None = None,
 ) -> Snapshot:
-    """The snapshot of ``tree`` (to be, or being, ``commit``'s) with ``baseline``:
-    its test files (by name, and as the runner collected them) with their blob ids,
-    the doctests of modules whose only tests are doctests, and its protected
-    configuration."""
+    """The snapshot of ``tree`` (to be, or being, ``commit``'s; ``listing``: its
+    files, where the caller has them) with ``baseline``: its test files (by name,
+    and as the runner collected them) with their blob ids, the doctests of modules
+    whose only tests are doctests, and its protected configuration."""
     from gtd.auto.ratchet import doctests
 
-    listing = git.ls_tree(tree)
+    if listing is None:
+        listing = git.ls_tree(tree)
     collected = set(baseline.collected)
     files = {
         p: e.oid
@@ -904,7 +915,9 @@ def snapshot_head(root: Path, config: AutoConfig) -> Snapshot:
 
         raise RepoError("the repository has no commits", "commit once, then take the snapshot")
     tree = tree_of(git, head)
-    return snapshot_of(git, head, tree, run_baseline(git, config, tree))
+    listing = git.ls_tree(tree)
+    base = run_baseline(git, config, tree, listing)
+    return snapshot_of(git, head, tree, base, listing=listing)
 
 
 def check_worktree(

@@ -971,7 +971,7 @@ def _shape(
         if inner:
             return (id(value), *(_shape(v, home, budget, depth, keep) for v in inner))
     except Exception:  # an object that will not be looked into: its identity
-        pass
+        return id(value)
     return id(value)
 
 
