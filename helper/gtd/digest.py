@@ -53,3 +53,10 @@ def sha256(data: bytes = b"") -> Hash:
     """A SHA-256 hash object (``update``, ``hexdigest``), as hashlib's."""
     hash_object: Hash = _sha256()(data)
     return hash_object
+
+
+def raw(data: bytes, length: int) -> bytes:
+    """The digest of ``data`` git's object format of ``length``-byte ids uses:
+    SHA-1 (20) or SHA-256 (32), as bytes (an index file's trailing checksum)."""
+    made: bytes = (_sha1() if length == 20 else _sha256())(data).digest()
+    return made
