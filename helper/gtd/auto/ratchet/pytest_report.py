@@ -125,8 +125,20 @@ def _abs(text: str) -> str:
     return os.path.abspath(text)
 
 
+_NORMS: dict[str, str] = {}  # an absolute path as given -> _norm of it
+
+
 def _norm(path: object) -> str:
-    return os.path.normcase(_abs(str(path)))
+    # Asked ~1,700 times a run, mostly of the same few hundred module files (the
+    # end's checks walk every module again): an absolute path's answer is kept;
+    # a relative one's depends on the working folder, which a test may change.
+    text = path if type(path) is str else str(path)
+    known = _NORMS.get(text)
+    if known is None:
+        known = os.path.normcase(_abs(text))
+        if text[:1] == os.sep:
+            _NORMS[text] = known
+    return known
 
 
 def _both(path: str, folders: dict[str, str] | None = None) -> tuple[str, ...]:
@@ -409,6 +421,7 @@ class Provenance:
 
     def __init__(self) -> None:
         self.room: tuple[str, ...] = ()  # set once the import watch knows the room
+        self.where: dict[str, object] = {}  # a file as named -> in_room's answer
         self.kept: list[CodeType] = []  # alive, so that an id stays theirs
         self.ids: dict[str, set[int]] = {}
         # id(module) -> (module, its name, {attribute: function}) at the import's end
@@ -423,10 +436,16 @@ class Provenance:
     def in_room(self, file: object) -> str | None:
         # (absolute only: an origin such as "built-in" or "frozen" is no file, and
         # made absolute it would name one in the room, the working folder)
-        if not self.room or not isinstance(file, str) or not os.path.isabs(file):
+        if not self.room or not isinstance(file, str):
             return None
-        norm = _norm(file)
-        return norm if _under(norm, self.room) else None
+        known = self.where.get(file, _MISSING)
+        if known is _MISSING:
+            known = None
+            if os.path.isabs(file):
+                norm = _norm(file)
+                known = norm if _under(norm, self.room) else None
+            self.where[file] = known
+        return cast("str | None", known)
 
     def loaded(self, file: object, code: object) -> None:
         norm = self.in_room(str(file) if file is not None else None)
