@@ -46,6 +46,15 @@ def _gtd_gate(spec):
     except Exception:
         hidden = None
     if hidden is None:
+        # This folder holds only this module and the plugin's entry point: last
+        # on the path while pytest is imported, it is not looked in first for
+        # each of pytest's top-level imports (~100: ~1.5 ms of every run), and
+        # it is back in its place before pytest looks for its plugins.
+        ours = [p for p in _sys.path if p and _os.path.abspath(p) == here]
+        at = _sys.path.index(ours[0]) if ours else 0
+        for entry in ours:
+            _sys.path.remove(entry)
+        _sys.path.extend(ours)
         try:
             import importlib
 
@@ -59,6 +68,10 @@ def _gtd_gate(spec):
                     pass  # pytest imports it again itself, and says what is wrong
         except Exception:
             pass  # only time is lost: pytest loads as it would have
+        for entry in ours:
+            if entry in _sys.path:
+                _sys.path.remove(entry)
+        _sys.path[at:at] = ours
     _os.write(came, b"r")
     said = b""
     while True:
