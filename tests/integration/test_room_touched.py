@@ -232,3 +232,22 @@ def test_the_reader_reads_every_entry_as_git_lists_it(repo: Repo, tmp_path: Path
         read = gitindex.read(str(index), 100)
         assert read is not None, version
         assert [(e.path, e.mode, e.oid) for e in read.entries] == expected, version
+
+
+def test_a_checkout_nested_deeper_than_pythons_recursion(repo: Repo) -> None:
+    """1,100 nested folders with a file at the bottom: the leading-path check
+    walks them without recursion (Python's limit is ~1,000 frames)."""
+    path = str(repo.path)
+    for _ in range(1100):
+        path = os.path.join(path, "d")
+        os.mkdir(path)
+    Path(path, "leaf.txt").write_text("a file at the bottom\n")
+    repo.write("a.py", "A = 1\n")
+    repo.commit_all("initial")
+    deep = "d/" * 1100 + "leaf.txt"
+    git = Git(repo.path, hardened=True)
+    with room.acquire(git) as rm:
+        settled(git, rm)
+        assert both(git, rm) == ([], [])
+        (rm.tree / deep).write_text("changed\n")
+        assert both(git, rm) == ([deep], [deep])

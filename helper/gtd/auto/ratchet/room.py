@@ -494,19 +494,23 @@ _EMPTY_BLOBS = frozenset(
 
 def _real_folders(tree: str, path: str, folders: dict[str, bool]) -> bool:
     """Whether every folder on ``path``'s way inside the checkout is a folder,
-    not a symbolic link or anything else (git's leading-path check)."""
+    not a symbolic link or anything else (git's leading-path check). Walked up to
+    the nearest folder already known, then down, without recursion: a checkout
+    can nest deeper than Python's recursion limit."""
     parent = path.rpartition("/")[0]
-    if not parent:
-        return True
-    known = folders.get(parent)
-    if known is None:
-        try:
-            known = stat.S_ISDIR(os.lstat(tree + parent).st_mode)
-        except OSError:
-            known = False
-        known = known and _real_folders(tree, parent, folders)
-        folders[parent] = known
-    return known
+    unknown: list[str] = []
+    while parent and parent not in folders:
+        unknown.append(parent)
+        parent = parent.rpartition("/")[0]
+    real = folders[parent] if parent else True
+    for folder in reversed(unknown):
+        if real:
+            try:
+                real = stat.S_ISDIR(os.lstat(tree + folder).st_mode)
+            except OSError:
+                real = False
+        folders[folder] = real
+    return real
 
 
 def environment(room: Room) -> dict[str, str]:
