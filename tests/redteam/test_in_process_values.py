@@ -282,3 +282,132 @@ def test_legit_protected_code_that_changes_its_own_values_lands(project: Project
         + "\n\ndef test_bulk_table():\n    assert bulk_table(10) == 900\n",
     )
     assert_passed(project, project.end())
+
+
+# A value changed for the tests and put back before the session's end, where its
+# first and last looks agree: by code that runs at the end — a pytest plugin the
+# package registers with the session it finds on the stack, a hook function of a
+# plugin already registered swapped for its own, or a hook implementation added
+# to pytest's hook without any plugin registered.
+_FIND_CONFIG = """
+
+def _rt_config():
+    import sys
+
+    frame = sys._getframe()
+    while frame is not None:
+        config = getattr(frame.f_locals.get("self"), "config", None)
+        if config is not None and hasattr(config, "pluginmanager"):
+            return config
+        frame = frame.f_back
+    return None
+
+
+import testing.asserts as _rt_a
+
+_rt_a.TOLERANCE_CENTS = 10**9
+
+
+def _rt_put_back(*args, **kwargs):
+    _rt_a.TOLERANCE_CENTS = 0
+"""
+
+PUT_BACK = {
+    "a-plugin-registered-late": _FIND_CONFIG
+    + """
+
+class _RtPutBack:
+    def pytest_sessionfinish(self, session):
+        _rt_put_back()
+
+
+_rt_cfg = _rt_config()
+if _rt_cfg is not None:
+    _rt_cfg.pluginmanager.register(_RtPutBack(), "rt-put-back")
+""",
+    "a-registered-plugins-hook-swapped": _FIND_CONFIG
+    + """
+
+_rt_cfg = _rt_config()
+if _rt_cfg is not None:
+    for _rt_impl in _rt_cfg.pluginmanager.hook.pytest_sessionfinish.get_hookimpls():
+        if _rt_impl.hookwrapper or getattr(_rt_impl, "wrapper", False) or _rt_impl.trylast:
+            continue
+        _rt_plain = _rt_impl.function
+
+        def _rt_swapped(*args, _plain=_rt_plain, **kwargs):
+            _rt_put_back()
+            return _plain(*args, **kwargs)
+
+        _rt_impl.function = _rt_swapped
+        break
+""",
+    "a-hook-implementation-added": _FIND_CONFIG
+    + """
+
+_rt_cfg = _rt_config()
+if _rt_cfg is not None:
+    from pluggy import HookImpl
+
+    _rt_caller = _rt_cfg.pluginmanager.hook.pytest_sessionfinish
+    _rt_opts = {"hookwrapper": False, "wrapper": False, "optionalhook": False,
+                "tryfirst": True, "trylast": False, "specname": None}
+    _rt_caller._add_hookimpl(HookImpl(object(), "rt", lambda session: _rt_put_back(), _rt_opts))
+""",
+}
+
+
+# What each refusal must name: the plugin's file (a plugin the baseline did not
+# load), or the hook whose implementation was swapped or added.
+PUT_BACK_NAMES = {
+    "a-plugin-registered-late": "inventory/__init__.py",
+    "a-registered-plugins-hook-swapped": "pytest_sessionfinish",
+    "a-hook-implementation-added": "pytest_sessionfinish",
+}
+
+
+@pytest.mark.parametrize("name", list(PUT_BACK))
+def test_code_under_test_puts_a_value_back_before_the_session_ends(
+    project: Project, name: str
+) -> None:
+    _person_commits(project, {ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + "\n" + PUT_BACK[name])
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=[PUT_BACK_NAMES[name]])
+
+
+# The twin: a person's conftest that registers a plugin of its own once the
+# tests are collected (unnamed: pluggy names it by its id, another in each run),
+# whose hooks run at the session's end, beside a legitimate change.
+LATE_PLUGIN_CONFTEST = (
+    proj.TESTS_CONFTEST
+    + """
+
+class _Timing:
+    def __init__(self):
+        self.finished = 0
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        self.finished += 1
+
+    def pytest_sessionfinish(self, session):
+        session.config.stash_finished = self.finished
+
+
+def pytest_collection_finish(session):
+    session.config.pluginmanager.register(_Timing())
+"""
+)
+
+
+def test_legit_conftest_that_registers_a_plugin_late_lands(project: Project) -> None:
+    _person_commits(
+        project, {"tests/conftest.py": LATE_PLUGIN_CONFTEST}, "tests: count finished tests"
+    )
+    project.begin()
+    project.write("inventory/pricing.py", proj.PRICING_WITH_BULK)
+    project.write("tests/test_pricing.py", proj.TEST_PRICING)
+    assert_passed(project, project.end())

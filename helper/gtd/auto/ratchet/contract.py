@@ -113,7 +113,8 @@ REPORT_HOOKS = (
 EVIDENCE_KINDS = (
     "patched",  # a watched pytest/pluggy/plugin object was replaced during the session
     "foreign",  # a watched object's code does not come from pytest or pluggy at all
-    "late-plugin",  # a plugin implementing REPORT_HOOKS registered after configure
+    "late-plugin",  # a plugin implementing REPORT_HOOKS registered after configure, or a
+    # hook implementation whose plugin is not registered at all
     "unregistered",  # the plugin's own recorder or one of its hooks was removed
     "forbidden-module",  # a module was loaded from under a forbidden root
     "redirect-missing",  # a module under the live root has no counterpart in the room

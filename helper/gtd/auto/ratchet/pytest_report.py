@@ -1178,6 +1178,7 @@ _WATCHED_HOOKS = (
     "pytest_runtest_setup",
     "pytest_runtest_teardown",
 )
+_IMPLS_TAKEN = frozenset((*_WATCHED_HOOKS, "pytest_runtest_logreport"))  # by Identities.take
 
 
 def _code_file(value: object) -> str | None:
@@ -1226,6 +1227,16 @@ class Identities:
             os.path.normcase(os.path.dirname(os.path.abspath(str(m.__file__)))) for m in homes
         )
         self.snapshot = self.take()
+        # Every other hook's implementations as registered by configure, each with
+        # its function: any hook can run code after the last test and before the
+        # end's checks (put back a value the tests read, say), so a function
+        # swapped in a registered implementation is evidence, whatever the hook.
+        self.impls = [
+            (name, impl, impl.function)
+            for name, impls in _hook_impls(pm)
+            if name not in _IMPLS_TAKEN
+            for impl in impls
+        ]
 
     def take(self) -> dict[str, object]:
         out: dict[str, object] = {}
@@ -1265,9 +1276,24 @@ class Identities:
                 out.append((label, file))
         return out
 
+    def unregistered(self) -> list[tuple[str, str]]:
+        """Implementations on pytest's hooks whose plugin is not registered: added
+        to a hook by hand, never seen by ``pytest_plugin_registered``."""
+        plugins = {id(plugin) for plugin in self.pm.get_plugins()}
+        return [
+            (name, f"{_describe(impl.function)} added to the hook, no plugin registered")
+            for name, impls in _hook_impls(self.pm)
+            for impl in impls
+            if id(impl.plugin) not in plugins
+        ]
+
     def changed(self) -> list[tuple[str, str]]:
         now = self.take()
-        out = []
+        out = [
+            (f"{name} of {_plugin_label(self.pm, impl.plugin)}", _describe(impl.function))
+            for name, impl, function in self.impls
+            if impl.function is not function
+        ]
         for label in sorted(set(self.snapshot) | set(now)):
             if " of " in label and label not in self.snapshot:
                 continue  # a plugin registered later: reported as one
@@ -1286,7 +1312,22 @@ class Identities:
 
 def _plugin_label(pm: Any, plugin: object) -> str:
     name = pm.get_name(plugin)
-    return str(name) if name else type(plugin).__name__
+    if name and name != str(id(plugin)):
+        return str(name)
+    # (pluggy names an unnamed plugin by its id, another in every run: the
+    # baseline's evidence could never excuse the candidate's)
+    kind = plugin if isinstance(plugin, ModuleType) else type(plugin)
+    return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', kind.__name__)}"
+
+
+def _hook_impls(pm: Any) -> list[tuple[str, list[Any]]]:
+    """Each of pytest's hooks by name, with its implementations."""
+    out = []
+    for name, caller in list(vars(pm.hook).items()):
+        get = getattr(caller, "get_hookimpls", None)
+        if get is not None:
+            out.append((name, get()))
+    return out
 
 
 def _plugin_file(plugin: object) -> str | None:
@@ -1713,6 +1754,8 @@ class Recorder:
         if self.identities is not None:
             for label, now in self.identities.changed():
                 self.state.evidence("patched", label, now)
+            for hook, detail in self.identities.unregistered():
+                self.state.evidence("late-plugin", hook, detail)
         for label in _bytecode_guard_undone(self.state.settings):
             self.state.evidence("patched", label, "the guard against this run's bytecode undone")
 
