@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gtd import gitindex
 from gtd.auto.ratchet import room
+from gtd.fsio import remove_tree
 from gtd.git import Git
 from tests.conftest import Repo
 
@@ -247,7 +248,12 @@ def test_a_checkout_nested_deeper_than_pythons_recursion(repo: Repo) -> None:
     deep = "d/" * 1100 + "leaf.txt"
     git = Git(repo.path, hardened=True)
     with room.acquire(git) as rm:
-        settled(git, rm)
-        assert both(git, rm) == ([], [])
-        (rm.tree / deep).write_text("changed\n")
-        assert both(git, rm) == ([deep], [deep])
+        try:
+            settled(git, rm)
+            assert both(git, rm) == ([], [])
+            (rm.tree / deep).write_text("changed\n")
+            assert both(git, rm) == ([deep], [deep])
+        finally:
+            # pytest's clean-up of its temporary folders recurses once a level
+            remove_tree(rm.tree / "d", ignore_errors=True)
+            remove_tree(repo.path / "d", ignore_errors=True)
