@@ -30,6 +30,7 @@ _STAGE = 0x3000
 _NAME_MASK = 0x0FFF
 _SKIP_WORKTREE = 0x4000  # extended flags
 _INTENT_TO_ADD = 0x2000
+_ENTRY_MOST = 4 * 10 + 32 + 2 + 2 + 8  # an entry's fixed part, SHA-256, padding
 _LOW32 = 0xFFFFFFFF
 _BILLION = 1_000_000_000
 
@@ -78,7 +79,18 @@ def read(path: str, most: int) -> Index | None:
         return None
     try:
         info = os.fstat(fd)
-        chunks = []
+        head = os.read(fd, _HEADER.size)
+        if len(head) < _HEADER.size:
+            return None
+        signature, version, count = _HEADER.unpack(head)
+        if signature != b"DIRC" or version not in (2, 3, 4) or count > most:
+            return None
+        # No more than such an index can hold (its names are at most 4 KB each,
+        # its extensions a small multiple of that): an index an agent made huge
+        # is git's to read, not read into memory here.
+        if info.st_size > _HEADER.size + most * (_ENTRY_MOST + 4096) + (1 << 20):
+            return None
+        chunks = [head]
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
     except OSError:
@@ -86,11 +98,6 @@ def read(path: str, most: int) -> Index | None:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    if len(data) < _HEADER.size:
-        return None
-    signature, version, count = _HEADER.unpack_from(data)
-    if signature != b"DIRC" or version not in (2, 3, 4) or count > most:
-        return None
     length = _hash_length(data)
     if length is None:
         return None

@@ -5,6 +5,7 @@ written by git, and compares both answers."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -186,6 +187,14 @@ def test_what_only_git_reads_is_left_to_git(repo: Repo) -> None:
         assert room._touched_here(rm, NOTHING) is None
         index_git_env(rm, repo.path, "update-index", "--no-split-index")
         assert room._touched_here(rm, NOTHING) == []
+        # An index made huge (an optional extension of 8 MB, its checksum right):
+        # git's to read, not read into memory here.
+        body = rm.index_file.read_bytes()[:-20] + b"ZZZZ" + (8 << 20).to_bytes(4, "big")
+        body += bytes(8 << 20)
+        big = rm.slot / "big.index"
+        big.write_bytes(body + hashlib.sha1(body).digest())
+        assert gitindex.read(str(big), 400) is None
+        assert gitindex.read(str(big), 4000) is not None  # within what 4,000 entries hold
         data = bytearray(rm.index_file.read_bytes())
         data[20] ^= 1  # a byte of the first entry's stat data: the checksum fails
         rm.index_file.write_bytes(bytes(data))
