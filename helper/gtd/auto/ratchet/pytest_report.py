@@ -394,10 +394,19 @@ _PYCACHE_PREFIX = getattr(sys, "pycache_prefix", None)
 def _cache_in_place(source: object, cache: object) -> bool:
     """Whether ``cache`` is where the run's own caches of ``source`` go: its
     folder's ``__pycache__``, or under the prefix the run began with."""
-    folder = os.path.dirname(_abs(str(cache)))
+    text = cache if type(cache) is str else str(cache)
     if _PYCACHE_PREFIX:
-        return _under(_norm(folder), (_norm(_PYCACHE_PREFIX),))
-    return folder == os.path.join(os.path.dirname(_abs(str(source))), "__pycache__")
+        return _under(_norm(os.path.dirname(_abs(text))), (_norm(_PYCACHE_PREFIX),))
+    origin = source if type(source) is str else str(source)
+    if _abs(text) is text and _abs(origin) is origin:
+        # (both in abspath's form already, as nearly every module's are: their
+        # folders compared as they are, without dirname and join, ~100 times a run)
+        return text.rpartition(os.sep)[0] == origin.rpartition(os.sep)[0] + _IN_PYCACHE
+    folder = os.path.dirname(_abs(text))
+    return folder == os.path.join(os.path.dirname(_abs(origin)), "__pycache__")
+
+
+_IN_PYCACHE = os.sep + "__pycache__"
 
 
 # -- where the project's code comes from ---------------------------------------------
@@ -1535,10 +1544,10 @@ class Recorder:
             if self.traced is not None:
                 self.tracer("sys.settrace", self.traced)
         if outcome == "passed":
+            if when != "call":
+                return  # a setup or teardown that passed says nothing more (xpass: a call's)
             if hasattr(report, "wasxfail"):
                 outcome = "xpassed"
-            elif when != "call":
-                return  # a setup or teardown that passed says nothing more
             elif report.longrepr is not None:
                 self.state.evidence("passed-with-failure", report.nodeid, when)
             self.note(report.nodeid, outcome, when)
