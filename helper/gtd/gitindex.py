@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from struct import Struct
+from struct import error as StructError
 
 from gtd import digest
 from gtd.tuples import NamedTuple
@@ -103,8 +104,8 @@ def read(path: str, most: int) -> Index | None:
         return None
     try:
         entries, at = _entries(data, version, count, length)
-    except (ValueError, IndexError, UnicodeError, OverflowError):
-        return None
+    except (ValueError, IndexError, UnicodeError, OverflowError, StructError):
+        return None  # cut short or forged: git's to read (and to refuse)
     if entries is None or not _extensions_known(data, at, len(data) - length):
         return None
     return Index(entries, info.st_mtime_ns // _BILLION)
@@ -152,6 +153,8 @@ def _entries(data: bytes, version: int, count: int, length: int) -> tuple[list[E
             name = data[at:end]
             # padded with 1 to 8 NULs to a multiple of 8 from the entry's start
             at = start + ((at - start + len(name) + 8) & ~7)
+        if not name or b"\0" in name:
+            return None, at  # no file has such a name: a forged or damaged index
         previous = name
         c_s, c_ns, m_s, m_ns, _dev, ino, mode, uid, gid, size_ = fields
         path = name.decode("utf-8", "surrogateescape")
