@@ -14,6 +14,7 @@ makes :func:`read` answer None, and the caller asks git."""
 from __future__ import annotations
 
 import os
+import stat
 from struct import Struct
 from struct import error as StructError
 
@@ -74,12 +75,18 @@ def read(path: str, most: int) -> Index | None:
     """The index at ``path``; None where it is missing, holds more than ``most``
     entries (git is the faster reader of a large one), or is anything this
     module does not read exactly as git would."""
+    # O_NONBLOCK: a named pipe put in the index's place would make a plain open
+    # wait for a writer, forever; anything but a regular file is git's (whose
+    # calls the helper watches for such waits).
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError:
         return None
     try:
         info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
         head = os.read(fd, _HEADER.size)
         if len(head) < _HEADER.size:
             return None

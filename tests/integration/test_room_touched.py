@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -266,3 +267,26 @@ def test_a_checkout_nested_deeper_than_pythons_recursion(repo: Repo) -> None:
             # pytest's clean-up of its temporary folders recurses once a level
             remove_tree(rm.tree / "d", ignore_errors=True)
             remove_tree(repo.path / "d", ignore_errors=True)
+
+
+def test_an_index_made_a_named_pipe_is_left_to_git(repo: Repo) -> None:
+    """Opened plainly, a named pipe in the index's place would wait for a writer
+    for ever: the check would never end and the loop stall."""
+    repo.write("a.py", "A = 1\n")
+    repo.commit_all("initial")
+    git = Git(repo.path, hardened=True)
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        rm.index_file.unlink()
+        os.mkfifo(rm.index_file)
+        answers: list[object] = []
+        reader = threading.Thread(target=lambda: answers.append(room._touched_here(rm, NOTHING)))
+        reader.start()
+        reader.join(10)
+        alive = reader.is_alive()
+        if alive:  # let it go: a writer that closes at once ends the wait
+            with open(rm.index_file, "wb"):
+                pass
+            reader.join(10)
+        assert not alive, "reading the index waited on the named pipe"
+        assert answers == [None]
