@@ -290,3 +290,22 @@ def test_an_index_made_a_named_pipe_is_left_to_git(repo: Repo) -> None:
             reader.join(10)
         assert not alive, "reading the index waited on the named pipe"
         assert answers == [None]
+
+
+def test_a_named_pipe_is_no_blob_and_is_not_waited_on(tmp_path: Path) -> None:
+    """The content check opens what an lstat a moment earlier called a regular
+    file: a named pipe swapped in since must not make it wait for a writer."""
+    fifo = tmp_path / "swapped.py"
+    os.mkfifo(fifo)
+    answers: list[bool] = []
+    empty_blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+    reader = threading.Thread(target=lambda: answers.append(room._holds_blob(fifo, empty_blob)))
+    reader.start()
+    reader.join(10)
+    alive = reader.is_alive()
+    if alive:
+        with open(fifo, "wb"):
+            pass
+        reader.join(10)
+    assert not alive, "the content check waited on the named pipe"
+    assert answers == [False]

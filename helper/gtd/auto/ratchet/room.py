@@ -365,8 +365,11 @@ def _holds_blob(path: Path, oid: str) -> bool:
     exactly the blob ``oid``. Bytes equal to the committed blob are unaltered
     whatever filters say; anything else git hashes as it would store it. Read in
     pieces: a large fixture costs no more memory than git's own hashing."""
+    # O_NONBLOCK: a named pipe swapped in since the caller's lstat would make a
+    # plain open wait for a writer (it is no regular file: not the blob's).
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError:
         return False
     try:
