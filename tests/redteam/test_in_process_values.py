@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, judge_attack
+from tests.redteam.conftest import Project, assert_passed, judge_attack, open_route
 
 ASSERTS = "testing/asserts.py"
 INIT_FILE = "inventory/__init__.py"
@@ -377,6 +377,57 @@ def test_code_under_test_puts_a_value_back_before_the_session_ends(
     project.write(INIT_FILE, proj.INIT + "\n" + PUT_BACK[name])
     project.assert_hidden()
     judge_attack(project, project.end(), before, names=[PUT_BACK_NAMES[name]])
+
+
+# The same swap, made once the tests run (the first Item the tests build), and
+# undone by itself when it runs: the swapped function puts the value back, puts
+# the implementation's own function back and calls it. Nothing the end's look
+# compares is left changed: code that runs before the last look can erase its
+# traces (the threat model's "between two looks").
+PUT_BACK_AND_UNDO = (
+    _FIND_CONFIG
+    + """
+
+def _rt_swap():
+    cfg = _rt_config()
+    if cfg is None:
+        return
+    for impl in cfg.pluginmanager.hook.pytest_sessionfinish.get_hookimpls():
+        if impl.hookwrapper or getattr(impl, "wrapper", False) or impl.trylast:
+            continue
+
+        def _rt_swapped(*args, _impl=impl, _plain=impl.function, **kwargs):
+            _rt_put_back()
+            _impl.function = _plain
+            return _plain(*args, **kwargs)
+
+        impl.function = _rt_swapped
+        return
+
+
+_rt_plain_new = Item.__new__
+
+
+def _rt_new(cls, *args, **kwargs):
+    Item.__new__ = _rt_plain_new
+    _rt_swap()
+    return _rt_plain_new(cls, *args, **kwargs)
+
+
+Item.__new__ = _rt_new
+"""
+)
+
+
+@open_route("a value put back at the session's end by a hook swap that undoes itself")
+def test_code_under_test_puts_a_value_back_and_undoes_its_hook(project: Project) -> None:
+    _person_commits(project, {ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + "\n" + PUT_BACK_AND_UNDO)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=["pytest_sessionfinish"])
 
 
 # The twin: a person's conftest that registers a plugin of its own once the

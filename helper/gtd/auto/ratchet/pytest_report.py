@@ -1187,7 +1187,6 @@ _WATCHED_HOOKS = (
     "pytest_runtest_setup",
     "pytest_runtest_teardown",
 )
-_IMPLS_TAKEN = frozenset((*_WATCHED_HOOKS, "pytest_runtest_logreport"))  # by Identities.take
 
 
 def _code_file(value: object) -> str | None:
@@ -1236,16 +1235,15 @@ class Identities:
             os.path.normcase(os.path.dirname(os.path.abspath(str(m.__file__)))) for m in homes
         )
         self.snapshot = self.take()
-        # Every other hook's implementations as registered by configure, each with
-        # its function: any hook can run code after the last test and before the
-        # end's checks (put back a value the tests read, say), so a function
-        # swapped in a registered implementation is evidence, whatever the hook.
-        self.impls = [
-            (name, impl, impl.function)
-            for name, impls in _hook_impls(pm)
-            if name not in _IMPLS_TAKEN
-            for impl in impls
-        ]
+        # Every hook's implementations, each with its function as first seen: when
+        # this plugin registered (before any conftest's code ran) or, for a plugin
+        # registered since, now. Any hook can run code after the last test and
+        # before the end's checks (put back a value the tests read, say), so a
+        # function swapped in a registered implementation is evidence.
+        self.impls = dict(_EARLY_IMPLS)
+        for name, impls in _hook_impls(pm):
+            for impl in impls:
+                self.impls.setdefault(id(impl), (name, impl, impl.function))
 
     def take(self) -> dict[str, object]:
         out: dict[str, object] = {}
@@ -1298,16 +1296,17 @@ class Identities:
 
     def changed(self) -> list[tuple[str, str]]:
         now = self.take()
-        out = [
-            (f"{name} of {_plugin_label(self.pm, impl.plugin)}", _describe(impl.function))
-            for name, impl, function in self.impls
+        swapped = {
+            f"{name} of {_plugin_label(self.pm, impl.plugin)}": _describe(impl.function)
+            for name, impl, function in list(self.impls.values())
             if impl.function is not function
-        ]
+        }
+        out = list(swapped.items())
         for label in sorted(set(self.snapshot) | set(now)):
             if " of " in label and label not in self.snapshot:
                 continue  # a plugin registered later: reported as one
             before, after = self.snapshot.get(label, _MISSING), now.get(label, _MISSING)
-            if before is not after:
+            if before is not after and label not in swapped:
                 out.append((label, "removed" if after is _MISSING else _describe(after)))
         for module_name, attr in _ORIGIN_CLASSES:
             cls = getattr(sys.modules.get(module_name), attr, None)
@@ -1327,6 +1326,11 @@ def _plugin_label(pm: Any, plugin: object) -> str:
     # baseline's evidence could never excuse the candidate's)
     kind = plugin if isinstance(plugin, ModuleType) else type(plugin)
     return f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', kind.__name__)}"
+
+
+# id(implementation) -> (hook, implementation, its function), taken when this
+# plugin registered: before any conftest is imported (see Identities).
+_EARLY_IMPLS: dict[int, tuple[str, Any, object]] = {}
 
 
 def _hook_impls(pm: Any) -> list[tuple[str, list[Any]]]:
@@ -2201,6 +2205,10 @@ def pytest_plugin_registered(plugin: object, manager: Any) -> None:
     if state is None or id(plugin) in state.registered:
         return
     try:
+        if not _EARLY_IMPLS:  # (the first call: this module's own registration)
+            for name, impls in _hook_impls(manager):
+                for impl in impls:
+                    _EARLY_IMPLS[id(impl)] = (name, impl, impl.function)
         file = _plugin_file(plugin)
         if _is_conftest(file):
             state.conftests.setdefault(str(file), None)
