@@ -181,6 +181,28 @@ def fresh_file(path: Path) -> int:
     raise FileExistsError(errno.EEXIST, "made again each time it was removed", str(path))
 
 
+def open_regular(path: str | Path, *, follow: bool = True) -> tuple[int, os.stat_result] | None:
+    """A descriptor of the regular file at ``path`` and its stat data, opened
+    without waiting: a named pipe an agent put there would make a plain open
+    wait for a writer, for ever. None where the file is missing or anything but
+    a regular file (``follow=False``: a symbolic link too). The caller closes it."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        info = None
+    if info is None or not S_ISREG(info.st_mode):
+        os.close(fd)
+        return None
+    return fd, info
+
+
 def read_bytes(path: Path, limit: int | None = None) -> bytes:
     """The content of the file at ``path`` (a symbolic link followed), like
     ``Path.read_bytes``, but only ever a regular file's: an agent can put a named

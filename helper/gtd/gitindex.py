@@ -14,11 +14,11 @@ makes :func:`read` answer None, and the caller asks git."""
 from __future__ import annotations
 
 import os
-import stat
 from struct import Struct
 from struct import error as StructError
 
 from gtd import digest
+from gtd.fsio import open_regular
 from gtd.tuples import NamedTuple
 
 _HEADER = Struct(">4sII")  # "DIRC", version, number of entries
@@ -75,18 +75,13 @@ def read(path: str, most: int) -> Index | None:
     """The index at ``path``; None where it is missing, holds more than ``most``
     entries (git is the faster reader of a large one), or is anything this
     module does not read exactly as git would."""
-    # O_NONBLOCK: a named pipe put in the index's place would make a plain open
-    # wait for a writer, forever; anything but a regular file is git's (whose
-    # calls the helper watches for such waits).
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
+    # Anything but a regular file is git's (whose calls the helper watches for
+    # the wait a named pipe in the index's place would make).
+    opened = open_regular(path)
+    if opened is None:
         return None
+    fd, info = opened
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
         head = os.read(fd, _HEADER.size)
         if len(head) < _HEADER.size:
             return None

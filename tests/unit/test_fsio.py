@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gtd.errors import GtdError
-from gtd.fsio import atomic_write, fresh_file, remove_tree, unsafe_path, walk
+from gtd.fsio import atomic_write, fresh_file, open_regular, remove_tree, unsafe_path, walk
 
 DEEP = 1100  # past Python's recursion limit (1,000): os.walk and rmtree raise there
 
@@ -153,3 +153,23 @@ def test_a_path_through_a_link_to_elsewhere_is_unsafe(tmp_path: Path) -> None:
     assert unsafe_path(root, "in/file.txt") is None
     assert unsafe_path(root, "real/missing/deeper.txt") is None
     assert unsafe_path(root, "real/../../x") is not None
+
+
+def test_open_regular_opens_only_a_regular_file_and_never_waits(tmp_path: Path) -> None:
+    """A named pipe (opened plainly, it waits for a writer for ever), a folder, a
+    missing file, and with ``follow=False`` a link: None, at once."""
+    regular = tmp_path / "file"
+    regular.write_bytes(b"data")
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "link").symlink_to(regular)
+    opened = open_regular(regular)
+    assert opened is not None
+    os.close(opened[0])
+    assert opened[1].st_size == 4
+    assert open_regular(tmp_path / "pipe") is None
+    assert open_regular(tmp_path) is None
+    assert open_regular(tmp_path / "missing") is None
+    assert open_regular(tmp_path / "link", follow=False) is None
+    linked = open_regular(tmp_path / "link")
+    assert linked is not None
+    os.close(linked[0])

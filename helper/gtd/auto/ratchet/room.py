@@ -43,7 +43,7 @@ from gtd import digest as sha
 from gtd import gitindex
 from gtd.auto.ratchet import early
 from gtd.errors import GtdError
-from gtd.fsio import held, read_bytes, remove_tree, walk
+from gtd.fsio import held, open_regular, read_bytes, remove_tree, walk
 from gtd.git import Git, children_running
 from gtd.tuples import NamedTuple
 
@@ -365,17 +365,13 @@ def _holds_blob(path: Path, oid: str) -> bool:
     exactly the blob ``oid``. Bytes equal to the committed blob are unaltered
     whatever filters say; anything else git hashes as it would store it. Read in
     pieces: a large fixture costs no more memory than git's own hashing."""
-    # O_NONBLOCK: a named pipe swapped in since the caller's lstat would make a
-    # plain open wait for a writer (it is no regular file: not the blob's).
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
+    # (without waiting: a named pipe swapped in since the caller's lstat is no
+    # regular file, not the blob's)
+    opened = open_regular(path, follow=False)
+    if opened is None:
         return False
+    fd, info = opened
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return False
         digest = sha.blob_hash(info.st_size, len(oid))
         left = info.st_size
         while left > 0:
