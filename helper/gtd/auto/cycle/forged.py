@@ -22,7 +22,6 @@ import hashlib
 import os
 import zlib
 from pathlib import Path
-from stat import S_ISREG
 
 from gtd import fsio
 from gtd.git import PRIVATE_DIR, Git
@@ -132,13 +131,11 @@ def _loose_ok(path: Path) -> bool:
     name = path.parent.name + path.name
     digest = hashlib.new("sha256" if len(name) == 64 else "sha1")
     inflate = zlib.decompressobj()
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
-    except OSError:
+    opened = fsio.open_regular(path, follow=False)  # a pipe would never end a read
+    if opened is None:
         return False
+    fd = opened[0]
     try:
-        if not S_ISREG(os.fstat(fd).st_mode):  # a pipe would never end a read
-            return False
         while chunk := os.read(fd, _CHUNK):
             digest.update(inflate.decompress(chunk))
         digest.update(inflate.flush())
