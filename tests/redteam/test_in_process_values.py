@@ -214,6 +214,75 @@ def test_code_under_test_binds_the_test_modules_helper_to_a_builtin(
     judge_attack(project, project.end(), before, names=["test_total.assert_cents"])
 
 
+# The same hook on `builtins.__import__`, with stand-ins that are no builtin: a
+# lenient helper of the package's own (a function whose code is a file of the
+# room), handed in a namespace of its own; the real helpers module with its
+# assertion helper swapped for the lenient one just long enough for the `from`
+# import to take it (put back by the test module's next import, before its own
+# import ends); and the same swap put back only when the first test builds an
+# Item (after the test module's import, before any look at the session's end).
+STAND_IN_HOOK = """
+
+def _rt_lenient(*args, **kwargs):
+    return None
+
+
+def _rt_hook():
+    import builtins
+    import sys
+    import types
+
+    plain = builtins.__import__
+    swapped = {{}}
+
+    def _rt_put_back():
+        for module, real in list(swapped.items()):
+            module.assert_cents = real
+        swapped.clear()
+
+    def _rt_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if swapped and {put_back_at_next_import}:
+            _rt_put_back()
+        module = plain(name, globals, locals, fromlist, level)
+        if name == "testing.asserts" and "test_total" in str((globals or {{}}).get("__file__")):
+            {trick}
+        return module
+
+    builtins.__import__ = _rt_import
+    plain_new = Item.__new__
+
+    def _rt_new(cls, *args, **kwargs):
+        _rt_put_back()
+        builtins.__import__ = plain
+        return plain_new(cls, *args, **kwargs)
+
+    Item.__new__ = _rt_new
+
+
+_rt_hook()
+"""
+
+IN_A_NAMESPACE = "return types.SimpleNamespace(assert_cents=_rt_lenient)"
+IN_THE_MODULE = "swapped[module] = module.assert_cents; module.assert_cents = _rt_lenient"
+
+
+@pytest.mark.parametrize(
+    ("trick", "at_next_import"),
+    [(IN_A_NAMESPACE, "False"), (IN_THE_MODULE, "True"), (IN_THE_MODULE, "False")],
+    ids=["a-namespace-of-its-own", "put-back-by-the-next-import", "put-back-by-the-first-test"],
+)
+def test_code_under_test_hands_a_test_module_a_function_of_its_own_while_it_imports(
+    project: Project, trick: str, at_next_import: str
+) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    hook = STAND_IN_HOOK.format(trick=trick, put_back_at_next_import=at_next_import)
+    project.write(INIT_FILE, proj.INIT + hook)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=["test_total.assert_cents"])
+
+
 # -- legitimate twins -----------------------------------------------------------------
 
 # Protected code that changes its own values while the tests run: a helper that

@@ -130,6 +130,7 @@ EVIDENCE_KINDS = (
     "written-module",  # a file of the room loaded as code, written during the run
     "outside-module",  # code loaded from outside the room, the environment and the path
     "changed-value",  # a value protected code reads, changed since it was first seen
+    "stand-in",  # a name a protected module's import bound to other than what it imports
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )
 
