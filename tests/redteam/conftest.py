@@ -659,6 +659,10 @@ QUICK = {
         "test_code_under_test_binds_the_test_modules_helper_to_a_builtin[after-its-import]",
         "test_legit_protected_code_that_changes_its_own_values_lands",
         "test_code_under_test_puts_a_value_back_before_the_session_ends[a-hook-implementation-added]",
+        "test_code_under_test_hands_a_test_module_a_function_of_its_own_while_it_imports"
+        "[put-back-by-the-first-test]",
+        "test_code_under_test_changes_the_assertion_machinery_a_helper_goes_through"
+        "[a-method-swapped-for-another-of-the-standard-librarys]",
     ),
     "test_links.py": ("test_the_code_under_test_becomes_a_link_to_a_good_copy_outside",),
     "test_reruns.py": ("test_the_code_under_test_makes_the_report_file_a_named_pipe",),

@@ -171,6 +171,76 @@ _rt_hook()
 """
 
 
+# Assertion helpers that judge through a library's assertion machinery: unittest's
+# TestCase and pytest's approx. The package changes that machinery in place,
+# where no name a protected module binds is rebound: a method swapped for
+# another of the standard library's own (whose code is where the class's is),
+# a private method the public one calls, a class's default tolerance, and the
+# comparison approx's objects make replaced by a function of the standard
+# library's.
+UNITTEST_ASSERTS = '''\
+"""Assertion helpers shared by the tests, through unittest's."""
+
+import unittest
+
+_CASE = unittest.TestCase()
+
+
+def assert_cents(actual, expected):
+    _CASE.assertEqual(actual, expected)
+'''
+
+APPROX_ASSERTS = '''\
+"""Assertion helpers shared by the tests, through pytest's approx."""
+
+import pytest
+
+
+def assert_cents(actual, expected):
+    assert actual == pytest.approx(expected)
+'''
+
+_APPROX = pytest.approx.__module__  # (_pytest.python_api before pytest 8.4)
+_APPROX_SCALAR = f"import {_APPROX} as _rt_approx\n\n_rt_approx.ApproxScalar"
+
+MACHINERY = {
+    "a-method-swapped-for-another-of-the-standard-librarys": (
+        UNITTEST_ASSERTS,
+        "import unittest\n\nunittest.TestCase.assertEqual = unittest.TestCase.assertIsNotNone\n",
+        "unittest.case.TestCase.assertEqual",
+    ),
+    "a-private-method-the-public-one-calls": (
+        UNITTEST_ASSERTS,
+        "import unittest\n\nunittest.TestCase._baseAssertEqual = lambda *args, **kwargs: None\n",
+        "unittest.case.TestCase._baseAssertEqual",
+    ),
+    "a-default-tolerance": (
+        APPROX_ASSERTS,
+        f"{_APPROX_SCALAR}.DEFAULT_ABSOLUTE_TOLERANCE = 10**9\n",
+        f"{_APPROX}.ApproxScalar.DEFAULT_ABSOLUTE_TOLERANCE",
+    ),
+    "a-comparison-replaced-by-the-standard-librarys": (
+        APPROX_ASSERTS,  # (safe_repr(approx, actual) is a string: always true)
+        f"import unittest.util\n{_APPROX_SCALAR}.__eq__ = unittest.util.safe_repr\n",
+        f"{_APPROX}.ApproxScalar.__eq__",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MACHINERY))
+def test_code_under_test_changes_the_assertion_machinery_a_helper_goes_through(
+    project: Project, name: str
+) -> None:
+    helper, trick, value = MACHINERY[name]
+    _person_commits(project, {ASSERTS: helper}, "asserts: through a library's assertions")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + "\n" + trick)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=[value])
+
+
 # The package, on import, puts a hook on `builtins.__import__`: when test_total.py
 # imports the assertion helper, the hook hands it a stand-in whose helper is the
 # builtin max (which returns without raising), and takes itself off again. The

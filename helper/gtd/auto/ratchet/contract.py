@@ -131,6 +131,7 @@ EVIDENCE_KINDS = (
     "outside-module",  # code loaded from outside the room, the environment and the path
     "changed-value",  # a value protected code reads, changed since it was first seen
     "stand-in",  # a name a protected module's import bound to other than what it imports
+    "machinery",  # unittest's, doctest's or pytest's approx/raises classes changed
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )
 

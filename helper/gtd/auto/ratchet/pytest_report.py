@@ -49,6 +49,7 @@ import sys
 import time
 from functools import partial
 from importlib.machinery import SourceFileLoader  # frozen: loaded with the interpreter
+from operator import is_ as _is
 from types import BuiltinFunctionType, CodeType, FunctionType, ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -773,6 +774,9 @@ class Values:
         # (subject, detail)
         self.stand_ins: list[tuple[str, str]] = []
         self.names: dict[str, int] = {}  # a protected module's name -> id(module)
+        # the assertion machinery's modules as first seen (:meth:`machine`):
+        # name -> (module, namespace, {class name: (class, its own entries)})
+        self.machinery: dict[str, tuple[object, dict[str, object], dict[str, Any]]] = {}
         # names a protected module's import statements bound to other than what
         # they import (:meth:`bindings`): (subject, detail)
         self.bound_by_import: list[tuple[str, str]] = []
@@ -793,6 +797,23 @@ class Values:
         builtins = early.get("builtins")
         if builtins is not None:
             self.read["builtins"] = builtins
+        for name in _machinery_modules():
+            loaded = sys.modules.get(name)
+            if loaded is not None:
+                self.machine(name, loaded)
+
+    def machine(self, name: str, module: object) -> None:
+        """Record a module of the assertion machinery (:data:`_MACHINERY`): its
+        namespace and, for each class it defines, the class's own entries."""
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is not dict or name in self.machinery:
+            return
+        classes = {
+            key: (value, dict(vars(value)))
+            for key, value in list(namespace.items())
+            if isinstance(value, type) and getattr(value, "__module__", None) == name
+        }
+        self.machinery[name] = (module, dict(namespace), classes)
 
     def imported(self, module: Any) -> None:
         """Record ``module``'s values if it is protected (its import just ended)."""
@@ -812,6 +833,8 @@ class Values:
                     # a library loaded since the run began, as its import left it:
                     # the code under test may import it first and patch it at once
                     early[name] = (module, dict(vars(module)), "it was imported")
+                    if name in _MACHINERY:
+                        self.machine(name, module)
             return
         self.seen.add(norm)
         name = str(getattr(module, "__name__", norm))
@@ -890,6 +913,16 @@ class Values:
             f"bound by its import to {_describe(actual)}: {target}.{attribute} was "
             f"{_describe(first)} when it was first seen"
         )
+
+    def machinery_changed(self) -> list[tuple[str, str]]:
+        """The assertion machinery's entries (:meth:`machine`) rebound, removed
+        or added since first seen."""
+        out: list[tuple[str, str]] = []
+        for name, (module, namespace, classes) in list(self.machinery.items()):
+            out += _entries_changed(name, vars(module), namespace, _dunder)
+            for key, (cls, entries) in classes.items():
+                out += _entries_changed(f"{name}.{key}", vars(cls), entries, _class_noise)
+        return out
 
     def first_value(self, target: str, attribute: str) -> object:
         """``target``'s ``attribute`` as first seen: as a protected module's
@@ -1103,6 +1136,56 @@ def _import_statement(
         ):
             return
         i += 1
+
+
+# The assertion machinery of the libraries a test's verdict goes through, beside
+# pytest's own reports (watched by :class:`Identities`): unittest's TestCase and
+# its contexts, doctest's checker and runner, pytest's approx and raises (their
+# modules by the names of pytest's versions). A tolerance class attribute
+# widened, a method swapped for another of the standard library's, a private
+# method the public one calls replaced: each passes a failing assertion, and
+# none rebinds a name a protected module binds. Their own entries are compared
+# by identity, data included (approx's default tolerances are data), from the
+# run's start or the end of their import (~0.1 ms a run).
+_MACHINERY = frozenset(
+    {"unittest.case", "doctest", "_pytest.approx", "_pytest.python_api", "_pytest.raises"}
+)
+
+
+def _entries_changed(
+    subject: str, now: Any, first: dict[str, object], ignored: Callable[[str], bool]
+) -> list[tuple[str, str]]:
+    """Entries of ``now`` (a namespace or a class's own) not ``first``'s, by
+    identity; ``ignored`` keys aside."""
+    out: list[tuple[str, str]] = []
+    if len(now) == len(first) and all(map(_is, now.values(), first.values())):
+        return out  # (every entry in place and in order: nearly every time)
+    for key, value in first.items():
+        current = now.get(key, _MISSING)
+        if current is not value and not ignored(key):
+            what = "removed" if current is _MISSING else "rebound"
+            detail = f"{what} since it was first seen"
+            if current is not _MISSING:
+                detail += f": {_describe(current)}"
+            out.append((f"{subject}.{key}", detail))
+    for key in [k for k in list(now) if k not in first and not ignored(k)]:
+        out.append((f"{subject}.{key}", f"added since it was first seen: {_describe(now[key])}"))
+    return out
+
+
+def _class_noise(key: str) -> bool:
+    return key in _CLASS_NOISE
+
+
+def _machinery_modules() -> set[str]:
+    """:data:`_MACHINERY`, with the modules this pytest's approx and raises are
+    defined in (wherever a version moved them)."""
+    names = set(_MACHINERY)
+    for value in (getattr(pytest, "approx", None), getattr(pytest, "raises", None)):
+        where = getattr(value, "__module__", None)
+        if isinstance(where, str):
+            names.add(where)
+    return names
 
 
 def _stand_in(key: str, value: object) -> bool:
@@ -2148,6 +2231,8 @@ class Recorder:
             self.state.evidence("rebound", subject, detail)
         for subject, detail in _VALUES.bound_by_import:
             self.state.evidence("stand-in", subject, detail)
+        for subject, detail in _VALUES.machinery_changed():
+            self.state.evidence("machinery", subject, detail)
         wrapped = _GUARDED_EXEC.get("exec_module")
         if wrapped is not None:
             rewrite = sys.modules.get("_pytest.assertion.rewrite")

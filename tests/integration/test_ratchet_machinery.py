@@ -1,0 +1,161 @@
+"""The assertion machinery a verdict goes through (unittest's TestCase and its
+contexts, doctest's checker, pytest's approx and raises), watched by the plugin
+from the run's start: what a real suite does with it leaves no evidence; a
+change to it made by the code under test is evidence naming the entry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gtd.auto.ratchet import reports
+from gtd.auto.ratchet.results import Report
+from tests.conftest import Repo
+from tests.integration.plugin_runs import PYTEST, clean_env, run
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_env(monkeypatch)
+
+
+# A suite that uses all of it the ordinary way: TestCase classes with class
+# set-up, cleanups, sub-tests, assertRaises and assertLogs contexts, a wider
+# maxDiff and an equality function of their own; approx and raises; a doctest
+# module; and a test that patches TestCase with monkeypatch (undone at its end).
+TEST_UNITTEST = """\
+import logging
+import unittest
+
+from pkg import add
+
+
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+
+class TestAdd(unittest.TestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.addClassCleanup(lambda: None)
+
+    def setUp(self):
+        self.addTypeEqualityFunc(Money, lambda a, b, msg=None: self.assertEqual(a.cents, b.cents))
+
+    def test_add(self):
+        for a, b in [(1, 1), (2, 3)]:
+            with self.subTest(a=a, b=b):
+                self.assertEqual(add(a, b), a + b)
+
+    def test_money(self):
+        self.assertEqual(Money(3), Money(3))
+
+    def test_raises_and_logs(self):
+        with self.assertRaises(TypeError):
+            add(1, None)
+        with self.assertLogs("pkg", level="INFO"):
+            logging.getLogger("pkg").info("added")
+"""
+
+TEST_PYTEST = """\
+import unittest
+
+import pytest
+
+from pkg import add
+
+
+def test_approx():
+    assert add(0.1, 0.2) == pytest.approx(0.3)
+    assert [add(0.1, 0.2)] == pytest.approx([0.3], rel=1e-6)
+
+
+def test_raises():
+    with pytest.raises(TypeError, match="unsupported"):
+        add(1, None)
+
+
+def test_patched_for_one_test(monkeypatch):
+    monkeypatch.setattr(unittest.TestCase, "longMessage", False)
+    assert unittest.TestCase.longMessage is False
+"""
+
+PACKAGE = '''\
+def add(a, b):
+    """
+    >>> add(2, 2)
+    4
+    """
+    return a + b
+'''
+
+GUARDED = ("tests/test_unittest.py", "tests/test_pytest.py")
+
+
+def _project(repo: Repo, package: str) -> None:
+    repo.write("pytest.ini", "[pytest]\ntestpaths = tests pkg\naddopts = --doctest-modules\n")
+    repo.write("tests/test_unittest.py", TEST_UNITTEST)
+    repo.write("tests/test_pytest.py", TEST_PYTEST)
+    repo.write("pkg/__init__.py", package)
+
+
+def _run(root: Path) -> Report:
+    live = root.parent / "live"  # nothing is loaded from it: the room is the root
+    request = reports.Request(
+        root, forbidden=(live,), redirect=reports.Redirect(live, root), guarded=GUARDED
+    )
+    return run(root, PYTEST, request)
+
+
+def test_a_suite_that_uses_the_assertion_machinery_leaves_no_evidence(repo: Repo) -> None:
+    _project(repo, PACKAGE)
+    report = _run(repo.path)
+    assert report.outcomes is not None
+    assert len(report.outcomes) == 7
+    assert set(report.outcomes.values()) == {"passed"}
+    assert report.evidence == ()
+
+
+# The code under test, imported first by pytest's doctest support, makes
+# doctest's checker accept any output (doctest is loaded after the run began:
+# its classes are recorded as its import ended); it also gives approx's
+# sequences a comparison of the standard library's own.
+BROKEN = '''\
+import doctest
+import unittest.util
+
+
+def add(a, b):
+    """
+    >>> add(2, 2)
+    4
+    """
+    return a - b if isinstance(b, int) and b > 1 else a + b
+
+
+doctest.OutputChecker.check_output = lambda self, want, got, optionflags: True
+'''
+
+
+def test_a_change_to_the_machinery_is_evidence(repo: Repo) -> None:
+    approx = pytest.approx.__module__
+    _project(
+        repo,
+        BROKEN
+        + f"import {approx}\n\n{approx}.ApproxSequenceLike.__eq__ = unittest.util.safe_repr\n",
+    )
+    report = _run(repo.path)
+    assert report.outcomes is not None
+    assert report.outcomes["pkg/__init__.py::pkg.add"] == "passed"  # the attack worked
+    found = {e.subject: e.detail for e in report.evidence if e.kind == "machinery"}
+    assert set(found) == {
+        "doctest.OutputChecker.check_output",
+        f"{approx}.ApproxSequenceLike.__eq__",
+    }
+    assert found["doctest.OutputChecker.check_output"] == (
+        f"rebound since it was first seen: {repo.path / 'pkg' / '__init__.py'}"
+    )
