@@ -22,8 +22,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # A suite that uses all of it the ordinary way: TestCase classes with class
 # set-up, cleanups, sub-tests, assertRaises and assertLogs contexts, a wider
-# maxDiff and an equality function of their own; approx and raises; a doctest
-# module; and a test that patches TestCase with monkeypatch (undone at its end).
+# maxDiff and an equality function of their own; approx and raises; a mock's
+# call assertion; a doctest module; and a test that patches TestCase with
+# monkeypatch (undone at its end).
 TEST_UNITTEST = """\
 import logging
 import unittest
@@ -63,6 +64,7 @@ class TestAdd(unittest.TestCase):
 
 TEST_PYTEST = """\
 import unittest
+from unittest.mock import Mock
 
 import pytest
 
@@ -79,17 +81,25 @@ def test_raises():
         add(1, None)
 
 
+def test_mock_calls():
+    sink = Mock()
+    add(1, 2, sink)
+    sink.assert_called_once_with(3)
+
+
 def test_patched_for_one_test(monkeypatch):
     monkeypatch.setattr(unittest.TestCase, "longMessage", False)
     assert unittest.TestCase.longMessage is False
 """
 
 PACKAGE = '''\
-def add(a, b):
+def add(a, b, sink=None):
     """
     >>> add(2, 2)
     4
     """
+    if sink is not None:
+        sink(a + b)
     return a + b
 '''
 
@@ -115,29 +125,35 @@ def test_a_suite_that_uses_the_assertion_machinery_leaves_no_evidence(repo: Repo
     _project(repo, PACKAGE)
     report = _run(repo.path)
     assert report.outcomes is not None
-    assert len(report.outcomes) == 7
+    assert len(report.outcomes) == 8
     assert set(report.outcomes.values()) == {"passed"}
     assert report.evidence == ()
 
 
 # The code under test, imported first by pytest's doctest support, makes
 # doctest's checker accept any output (doctest is loaded after the run began:
-# its classes are recorded as its import ended); it also gives approx's
-# sequences a comparison of the standard library's own.
+# its classes are recorded as its import ended), makes a mock's call assertion
+# accept any call, and gives approx's sequences a comparison of the standard
+# library's own.
 BROKEN = '''\
 import doctest
+import unittest.mock
 import unittest.util
 
 
-def add(a, b):
+def add(a, b, sink=None):
     """
     >>> add(2, 2)
     4
     """
-    return a - b if isinstance(b, int) and b > 1 else a + b
+    total = a - b if isinstance(b, int) and b > 1 else a + b
+    if sink is not None:
+        sink(total)
+    return total
 
 
 doctest.OutputChecker.check_output = lambda self, want, got, optionflags: True
+unittest.mock.NonCallableMock.assert_called_once_with = lambda self, *args, **kwargs: None
 '''
 
 
@@ -150,10 +166,12 @@ def test_a_change_to_the_machinery_is_evidence(repo: Repo) -> None:
     )
     report = _run(repo.path)
     assert report.outcomes is not None
-    assert report.outcomes["pkg/__init__.py::pkg.add"] == "passed"  # the attack worked
+    assert report.outcomes["pkg/__init__.py::pkg.add"] == "passed"  # the attacks worked
+    assert report.outcomes["tests/test_pytest.py::test_mock_calls"] == "passed"
     found = {e.subject: e.detail for e in report.evidence if e.kind == "machinery"}
     assert set(found) == {
         "doctest.OutputChecker.check_output",
+        "unittest.mock.NonCallableMock.assert_called_once_with",
         f"{approx}.ApproxSequenceLike.__eq__",
     }
     assert found["doctest.OutputChecker.check_output"] == (

@@ -1140,15 +1140,27 @@ def _import_statement(
 
 # The assertion machinery of the libraries a test's verdict goes through, beside
 # pytest's own reports (watched by :class:`Identities`): unittest's TestCase and
-# its contexts, doctest's checker and runner, pytest's approx and raises (their
-# modules by the names of pytest's versions). A tolerance class attribute
-# widened, a method swapped for another of the standard library's, a private
-# method the public one calls replaced: each passes a failing assertion, and
-# none rebinds a name a protected module binds. Their own entries are compared
-# by identity, data included (approx's default tolerances are data), from the
-# run's start or the end of their import (~0.1 ms a run).
+# its contexts, unittest.mock's call assertions, doctest's checker and runner,
+# pytest's approx and raises (their modules by the names of pytest's versions),
+# and the comparisons behind numpy's, pandas' and torch's testing functions
+# where a suite loads them. A tolerance class attribute widened, a method
+# swapped for another of the standard library's, a private function the public
+# one calls replaced: each passes a failing assertion, and none rebinds a name
+# a protected module binds. Their own entries are compared by identity, data
+# included (approx's default tolerances are data), from the run's start or the
+# end of their import (~0.1 ms a run).
 _MACHINERY = frozenset(
-    {"unittest.case", "doctest", "_pytest.approx", "_pytest.python_api", "_pytest.raises"}
+    {
+        "unittest.case",
+        "unittest.mock",
+        "doctest",
+        "_pytest.approx",
+        "_pytest.python_api",
+        "_pytest.raises",
+        "numpy.testing._private.utils",
+        "pandas._testing.asserters",
+        "torch.testing._comparison",
+    }
 )
 
 
