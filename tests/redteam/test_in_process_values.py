@@ -135,16 +135,40 @@ LATE_LIBRARY_ASSERTS = TOLERANT_ASSERTS.replace("import math\n", "import statist
 assert LATE_LIBRARY_ASSERTS.count("statistics") == 2
 
 
-def test_code_under_test_changes_a_library_loaded_after_the_run_began(project: Project) -> None:
+# The same with a compiled extension no one had loaded (cmath: the import system
+# loads it with another loader than a source module's).
+LATE_EXTENSION_ASSERTS = TOLERANT_ASSERTS.replace("import math\n", "import cmath\n").replace(
+    "math.isclose(actual, expected)", "cmath.isclose(actual, expected)"
+)
+assert LATE_EXTENSION_ASSERTS.count("cmath") == 2
+
+LATE = {
+    "a-source-module": (
+        LATE_LIBRARY_ASSERTS,
+        "import statistics\n\nstatistics.fmean = lambda data: 0\n",
+        "statistics.fmean",
+    ),
+    "a-compiled-extension": (
+        LATE_EXTENSION_ASSERTS,
+        "import cmath\n\ncmath.isclose = lambda *args, **kwargs: True\n",
+        "cmath.isclose",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(LATE))
+def test_code_under_test_changes_a_library_loaded_after_the_run_began(
+    project: Project, kind: str
+) -> None:
     """Compared with what it was when its own import ended: no earlier look exists."""
-    _person_commits(project, {ASSERTS: LATE_LIBRARY_ASSERTS}, "asserts: the gap as a mean")
+    helper, trick, name = LATE[kind]
+    _person_commits(project, {ASSERTS: helper}, "asserts: through a library loaded late")
     before = project.state()
     project.begin()
     project.break_total()
-    trick = "import statistics\n\nstatistics.fmean = lambda data: 0\n"
     project.write(INIT_FILE, proj.INIT + "\n" + trick)
     project.assert_hidden()
-    judge_attack(project, project.end(), before, names=["statistics.fmean"])
+    judge_attack(project, project.end(), before, names=[name])
 
 
 # The package's Item, which the tests' fixture and helpers build before any

@@ -48,7 +48,9 @@ import stat
 import sys
 import time
 from functools import partial
-from importlib.machinery import SourceFileLoader  # frozen: loaded with the interpreter
+
+# (frozen: loaded with the interpreter)
+from importlib.machinery import ExtensionFileLoader, SourceFileLoader, SourcelessFileLoader
 from operator import is_ as _is
 from types import BuiltinFunctionType, CodeType, FunctionType, ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
@@ -578,6 +580,32 @@ class _NoFreshBytecode(SourceFileLoader):
 _GET_DATA = _NoFreshBytecode.__dict__["get_data"]
 
 
+class _WatchedExtension(ExtensionFileLoader):
+    """The import system's loader of a compiled extension, which tells
+    :data:`_VALUES` what it loaded: a library first loaded during the run (cmath,
+    say) is recorded as its import left it, before the code under test that
+    imported it can patch it."""
+
+    def exec_module(self, module: Any) -> None:
+        super().exec_module(module)
+        _VALUES.imported(module)
+
+
+class _WatchedSourceless(SourcelessFileLoader):
+    """The same for a module shipped as bytecode only."""
+
+    def exec_module(self, module: Any) -> None:
+        super().exec_module(module)
+        _VALUES.imported(module)
+
+
+_WATCHED_LOADERS = {
+    ExtensionFileLoader: _WatchedExtension,
+    SourcelessFileLoader: _WatchedSourceless,
+}
+_WATCHED_EXEC = {kind: kind.__dict__["exec_module"] for kind in _WATCHED_LOADERS.values()}
+
+
 def _known_loaders() -> frozenset[type]:
     """The loaders whose work on a file of the room is what the file holds: the
     source loader (replaced by :class:`_NoFreshBytecode`, which keeps what it
@@ -585,7 +613,6 @@ def _known_loaders() -> frozenset[type]:
     assertion rewriter — as this process had them before any code of the project
     ran. A finder the code under test puts on ``sys.meta_path`` can answer for a
     module of the room with a loader that runs any text under the file's name."""
-    from importlib.machinery import ExtensionFileLoader, SourcelessFileLoader
     from zipimport import zipimporter
 
     known: set[type] = {
@@ -593,6 +620,7 @@ def _known_loaders() -> frozenset[type]:
         _NoFreshBytecode,
         SourcelessFileLoader,
         ExtensionFileLoader,
+        *_WATCHED_LOADERS.values(),
         zipimporter,
     }
     rewrite = sys.modules.get("_pytest.assertion.rewrite")
@@ -608,9 +636,12 @@ _EXEC_MODULE = _NoFreshBytecode.__dict__["exec_module"]
 
 
 def _no_fresh_bytecode(spec: Any) -> Any:
-    loader = getattr(spec, "loader", None)
-    if type(loader) is SourceFileLoader and _NoFreshBytecode.since_ns:
+    loader: Any = getattr(spec, "loader", None)
+    kind = type(loader)
+    if kind is SourceFileLoader and _NoFreshBytecode.since_ns:
         spec.loader = _NoFreshBytecode(loader.name, loader.path)
+    elif kind in _WATCHED_LOADERS and _VALUES.files is not None:
+        spec.loader = _WATCHED_LOADERS[kind](loader.name, loader.path)
     return spec
 
 
@@ -708,6 +739,9 @@ def _bytecode_guard_undone(settings: Settings) -> list[str]:
         or loader.since_ns != settings.since_ns
     ):
         out.append("gtd_ratchet_report._NoFreshBytecode")
+    for kind, method in _WATCHED_EXEC.items():
+        if kind.__dict__.get("exec_module") is not method:
+            out.append(f"gtd_ratchet_report.{kind.__name__}")
     return out
 
 
