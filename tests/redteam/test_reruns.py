@@ -106,6 +106,43 @@ def test_the_code_under_test_leaves_a_conftest_for_the_run_again(project: Projec
     assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": attacked})
 
 
+# Appended to the broken module: `total` is right only where pytest runs with the
+# stock tests not collected, which is how a failing test is run again (alone).
+# The whole suite fails, as does any program that calls it outside pytest; the
+# failing tests run on their own pass.
+RIGHT_WHEN_ALONE = """
+
+_broken_total = total
+
+
+def total(items):
+    import sys
+
+    alone = "_pytest" in sys.modules and not any(
+        name.rpartition(".")[2] == "test_stock" for name in list(sys.modules)
+    )
+    if alone:
+        return sum(item.cents * item.qty for item in items)
+    return _broken_total(items)
+"""
+
+
+def test_the_code_under_test_is_right_only_when_its_tests_run_alone(project: Project) -> None:
+    """A test that fails with the suite and passes alone is no flaky test: the run
+    again that excuses it is made in the first run's company too."""
+    before = project.state()
+    project.begin()
+    attacked = proj.BROKEN_CORE + RIGHT_WHEN_ALONE
+    project.write("inventory/core.py", attacked)
+    project.assert_suite_fails()
+    alone = subprocess.run(
+        [*project.command, TOTAL], cwd=project.path, capture_output=True, text=True, timeout=120
+    )
+    assert alone.returncode == 0, alone.stdout[-2000:]
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL], kept={"inventory/core.py": attacked})
+
+
 # Appended to the good module (the twin): `total` fails the first time any process
 # calls it until a marker file outside the repository exists: a test that fails,
 # then passes when run again.

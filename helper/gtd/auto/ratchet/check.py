@@ -415,6 +415,7 @@ def judge_candidate(
             flaky = _flaky(
                 git, rm, config, env, snapshot, first.result, tolerated, judged, submodules,
                 excusable=lambda: _excusable(environment, found), guarded=protected,
+                company=only_old,
             )  # fmt: skip
         second: runner.Run | None = None
         new_files = _new_test_candidates(changes, snapshot)
@@ -687,27 +688,60 @@ def _flaky(
     submodules: frozenset[str],
     excusable: Callable[[], bool] = lambda: True,
     guarded: tuple[str, ...] | None = None,
+    company: tuple[str, ...] | None = None,
 ) -> tuple[str, ...]:
     """Tests that passed at the baseline, failed now, and passed when run again
-    (alone, in the same room) — at most ``ratchet.rerun_failures`` times.
+    — alone, then in the first run's company (``company``: the files its
+    session collected, None for the whole command) — each at most
+    ``ratchet.rerun_failures`` times.
 
-    Each run again starts from the judged ``tree`` synced afresh: what the run
-    before left in the checkout (an untracked conftest.py, bytecode the code under
-    test forged for itself: nothing the stat check of tracked files sees) would
-    otherwise decide the next run. A run again whose report is not trustworthy, or
-    that wrote a file of the judged tree, passes nothing."""
+    Alone first, where a real flake costs least; a test that passes alone and
+    fails beside the rest of the suite again depends on its company — an
+    order or state dependence the change brought, or code under test that
+    knows when its tests run alone — and is no flake. Each run again starts
+    from the judged ``tree`` synced afresh: what the run before left in the
+    checkout (an untracked conftest.py, bytecode the code under test forged for
+    itself: nothing the stat check of tracked files sees) would otherwise
+    decide the next run. A run again whose report is not trustworthy, or that
+    wrote a file of the judged tree, passes nothing."""
     suspects = _failing_now(snapshot, run, tolerated)
+    alone = _passing_again(
+        git, rm, config, env, snapshot, tree, submodules, suspects, excusable,
+        lambda tests: _run(rm, config, env, only_ids=tuple(tests), only=_TEST, guarded=guarded),
+    )  # fmt: skip
+    return _passing_again(
+        git, rm, config, env, snapshot, tree, submodules, list(alone), excusable,
+        lambda _: _run(rm, config, env, only_files=company, only=_TEST, guarded=guarded),
+    )  # fmt: skip
+
+
+_TEST = frozenset({"test"})  # of the configured commands, only the test command
+
+
+def _passing_again(
+    git: Git,
+    rm: room.Room,
+    config: AutoConfig,
+    env: dict[str, str],
+    snapshot: Snapshot,
+    tree: str,
+    submodules: frozenset[str],
+    suspects: list[str],
+    excusable: Callable[[], bool],
+    again: Callable[[list[str]], runner.Run],
+) -> tuple[str, ...]:
+    """Of ``suspects``, those that pass in one of up to ``ratchet.rerun_failures``
+    runs ``again`` makes of the ones still failing, each from ``tree`` synced
+    afresh; an untrustworthy run ends the search."""
     flipped: list[str] = []
     for _ in range(config.rerun_failures):
         if not suspects or not excusable():
             break
         room.sync(git, rm, tree, config.links)
-        again = _run(
-            rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}), guarded=guarded
-        )
-        if _untrusted(git, rm, snapshot, again.report, submodules):
+        ran = again(suspects)
+        if _untrusted(git, rm, snapshot, ran.report, submodules):
             break
-        passed = [t for t in suspects if (again.result.tests or {}).get(t) in _PASSING]
+        passed = [t for t in suspects if (ran.result.tests or {}).get(t) in _PASSING]
         flipped.extend(passed)
         suspects = [t for t in suspects if t not in passed]
     return tuple(sorted(flipped))
