@@ -589,6 +589,7 @@ class _WatchedExtension(ExtensionFileLoader):
     def exec_module(self, module: Any) -> None:
         super().exec_module(module)
         _VALUES.imported(module)
+        _plain_loader(module, self, ExtensionFileLoader)
 
 
 class _WatchedSourceless(SourcelessFileLoader):
@@ -597,6 +598,21 @@ class _WatchedSourceless(SourcelessFileLoader):
     def exec_module(self, module: Any) -> None:
         super().exec_module(module)
         _VALUES.imported(module)
+        _plain_loader(module, self, SourcelessFileLoader)
+
+
+def _plain_loader(module: Any, loader: Any, kind: type[Any]) -> None:
+    """The module's loader made the import system's own again once it is
+    recorded: one of this plugin's classes, held by a module that outlives
+    the session (readline's, a single-phase extension, is kept to the end of
+    the interpreter's shutdown), keeps every object of the session reachable
+    until the shutdown clears modules by hand (~13 M instructions a run)."""
+    plain = kind(loader.name, loader.path)
+    spec = getattr(module, "__spec__", None)
+    if spec is not None and spec.loader is loader:
+        spec.loader = plain
+    if getattr(module, "__loader__", None) is loader:
+        module.__loader__ = plain
 
 
 _WATCHED_LOADERS = {
