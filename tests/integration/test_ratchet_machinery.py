@@ -52,6 +52,9 @@ class TestAdd(unittest.TestCase):
             with self.subTest(a=a, b=b):
                 self.assertEqual(add(a, b), a + b)
 
+    def test_add_plain(self):
+        self.assertEqual(add(2, 2), 4)
+
     def test_money(self):
         self.assertEqual(Money(3), Money(3))
 
@@ -125,7 +128,7 @@ def test_a_suite_that_uses_the_assertion_machinery_leaves_no_evidence(repo: Repo
     _project(repo, PACKAGE)
     report = _run(repo.path)
     assert report.outcomes is not None
-    assert len(report.outcomes) == 8
+    assert len(report.outcomes) == 9
     assert set(report.outcomes.values()) == {"passed"}
     assert report.evidence == ()
 
@@ -177,3 +180,72 @@ def test_a_change_to_the_machinery_is_evidence(repo: Repo) -> None:
     assert found["doctest.OutputChecker.check_output"] == (
         f"rebound since it was first seen: {repo.path / 'pkg' / '__init__.py'}"
     )
+
+
+# pytest's own adapters between a test and its report, changed by the code under
+# test at import: the unittest adapter's addFailure made to drop the failure,
+# pytest.warns' check made to pass without the warning, and the checker class
+# pytest's doctest support makes lazily supplied ahead of it, accepting anything.
+ADAPTERS = '''\
+import doctest
+import warnings
+
+import _pytest.doctest
+import _pytest.recwarn
+import _pytest.unittest
+
+
+def add(a, b, sink=None):
+    """
+    >>> add(2, 2)
+    4
+    """
+    total = a - b if isinstance(b, int) and b > 1 else a + b
+    if sink is not None:
+        sink(total)
+    return total
+
+
+_pytest.unittest.TestCaseFunction.addFailure = lambda self, testcase, rawexcinfo: None
+_pytest.recwarn.WarningsChecker.__exit__ = lambda self, *exc: None
+
+
+class _Lenient(doctest.OutputChecker):
+    def check_output(self, want, got, optionflags):
+        return True
+
+
+_pytest.doctest.CHECKER_CLASS = _Lenient
+'''
+
+TEST_WARNS = """\
+import warnings
+
+import pytest
+
+from pkg import add
+
+
+def test_warns():
+    with pytest.warns(UserWarning):
+        if add(2, 2) != 4:
+            return
+        warnings.warn("adding", UserWarning)
+"""
+
+
+def test_a_change_to_pytests_own_adapters_is_evidence(repo: Repo) -> None:
+    _project(repo, ADAPTERS)
+    repo.write("tests/test_warns.py", TEST_WARNS)
+    report = _run(repo.path)
+    assert report.outcomes is not None
+    # The attacks worked: the broken add passes a TestCase, a warns and a doctest.
+    assert report.outcomes["tests/test_unittest.py::TestAdd::test_add_plain"] == "passed"
+    assert report.outcomes["tests/test_warns.py::test_warns"] == "passed"
+    assert report.outcomes["pkg/__init__.py::pkg.add"] == "passed"
+    found = {e.subject for e in report.evidence if e.kind in ("machinery", "patched")}
+    assert {
+        "_pytest.unittest.TestCaseFunction.addFailure",
+        "_pytest.recwarn.WarningsChecker.__exit__",
+        "_pytest.doctest.CHECKER_CLASS",
+    } <= found, report.evidence

@@ -969,7 +969,8 @@ class Values:
         or added since first seen."""
         out: list[tuple[str, str]] = []
         for name, (module, namespace, classes) in list(self.machinery.items()):
-            out += _entries_changed(name, vars(module), namespace, _dunder)
+            file = getattr(module, "__file__", None)
+            out += _entries_changed(name, vars(module), namespace, _dunder, file)
             for key, (cls, entries) in classes.items():
                 out += _entries_changed(f"{name}.{key}", vars(cls), entries, _class_noise)
         return out
@@ -1192,13 +1193,16 @@ def _import_statement(
 # pytest's own reports (watched by :class:`Identities`): unittest's TestCase and
 # its contexts, unittest.mock's call assertions, doctest's checker and runner,
 # pytest's approx and raises (their modules by the names of pytest's versions),
-# and the comparisons behind numpy's, pandas' and torch's testing functions
-# where a suite loads them. A tolerance class attribute widened, a method
-# swapped for another of the standard library's, a private function the public
-# one calls replaced: each passes a failing assertion, and none rebinds a name
-# a protected module binds. Their own entries are compared by identity, data
-# included (approx's default tolerances are data), from the run's start or the
-# end of their import (~0.1 ms a run).
+# pytest's adapters between a test and its report (the unittest item that
+# takes a TestCase's failures, warns' check, the doctest item and the checker
+# and runner classes it makes on first use), and the comparisons behind
+# numpy's, pandas' and torch's testing functions where a suite loads them. A
+# tolerance class attribute widened, a method swapped for another of the
+# standard library's, a private function the public one calls replaced: each
+# passes a failing assertion, and none rebinds a name a protected module binds.
+# Their own entries are compared by identity, data included (approx's default
+# tolerances are data), from the run's start or the end of their import (~0.1
+# ms a run).
 _MACHINERY = frozenset(
     {
         "unittest.case",
@@ -1207,6 +1211,9 @@ _MACHINERY = frozenset(
         "_pytest.approx",
         "_pytest.python_api",
         "_pytest.raises",
+        "_pytest.unittest",
+        "_pytest.recwarn",
+        "_pytest.doctest",
         "numpy.testing._private.utils",
         "pandas._testing.asserters",
         "torch.testing._comparison",
@@ -1215,15 +1222,23 @@ _MACHINERY = frozenset(
 
 
 def _entries_changed(
-    subject: str, now: Any, first: dict[str, object], ignored: Callable[[str], bool]
+    subject: str,
+    now: Any,
+    first: dict[str, object],
+    ignored: Callable[[str], bool],
+    home: object = None,
 ) -> list[tuple[str, str]]:
     """Entries of ``now`` (a namespace or a class's own) not ``first``'s, by
-    identity; ``ignored`` keys aside."""
+    identity; ``ignored`` keys aside, and in a module whose file is ``home`` a
+    name first None now bound to a class that module's own code made (pytest's
+    doctest support makes its checker and runner classes on first use)."""
     out: list[tuple[str, str]] = []
     if len(now) == len(first) and all(map(_is, now.values(), first.values())):
         return out  # (every entry in place and in order: nearly every time)
     for key, value in first.items():
         current = now.get(key, _MISSING)
+        if value is None and home is not None and _made_by(current, home):
+            continue
         if current is not value and not ignored(key):
             what = "removed" if current is _MISSING else "rebound"
             detail = f"{what} since it was first seen"
@@ -1235,8 +1250,19 @@ def _entries_changed(
     return out
 
 
+def _made_by(value: object, home: object) -> bool:
+    """Whether ``value`` is a class whose own functions (one at least) all come
+    from the file ``home``."""
+    if not isinstance(value, type) or not isinstance(home, str):
+        return False
+    files = {_code_file(v) for v in list(vars(value).values()) if callable(v)}
+    files.discard(None)
+    return bool(files) and files == {_abs(home)}
+
+
 def _class_noise(key: str) -> bool:
-    return key in _CLASS_NOISE
+    # (and the flags pytest sets on its node classes once it has warned)
+    return key in _CLASS_NOISE or key.startswith("_pytest_")
 
 
 def _machinery_modules() -> set[str]:
