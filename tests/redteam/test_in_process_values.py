@@ -265,6 +265,95 @@ def test_code_under_test_changes_the_assertion_machinery_a_helper_goes_through(
     judge_attack(project, project.end(), before, names=[value])
 
 
+# The code of a library function swapped in place (`f.__code__ = ...`): the
+# function object is the one first seen, so no namespace looks rebound. Through
+# the assertion machinery (TestCase.assertEqual, with code compiled under
+# unittest's own file name) and through a library the helper binds (loaded
+# before the run began, or after; under its own file name too); and
+# pytest.fail (an instance whose class's __call__ is replaced, so that it
+# returns instead of failing).
+FAIL_ASSERTS = '''\
+"""Assertion helpers shared by the tests, through pytest.fail."""
+
+import pytest
+
+
+def assert_cents(actual, expected):
+    if actual != expected:
+        pytest.fail(f"{actual} cents != {expected} cents")
+'''
+
+
+# (textwrap is loaded with pytest, before the plugin: its functions are taken as
+# the run begins)
+TEXT_ASSERTS = '''\
+"""Assertion helpers shared by the tests, as printed amounts would be compared."""
+
+import textwrap
+
+
+def assert_cents(actual, expected):
+    assert textwrap.dedent(str(actual)) == textwrap.dedent(str(expected))
+'''
+
+
+def _compiled(source: str, file: str) -> str:
+    """An expression for the code of the one function ``source`` defines,
+    compiled under the file name ``file`` (an expression too)."""
+    return (
+        f"next(c for c in compile({source!r}, {file}, 'exec').co_consts if hasattr(c, 'co_code'))"
+    )
+
+
+_LENIENT_ASSERT_EQUAL = _compiled(
+    "def assertEqual(self, first, second, msg=None):\n    return None\n", "unittest.case.__file__"
+)
+_LENIENT_FMEAN = _compiled("def fmean(data, weights=None):\n    return 0\n", "statistics.__file__")
+
+CODE_SWAPS = {
+    "an-assertion-method-under-its-own-file-name": (
+        UNITTEST_ASSERTS,
+        "import unittest.case\n\n"
+        f"unittest.TestCase.assertEqual.__code__ = {_LENIENT_ASSERT_EQUAL}\n",
+        ["unittest.case.TestCase.assertEqual"],
+    ),
+    "pytest-fail": (
+        FAIL_ASSERTS,
+        "import pytest\n\n"
+        "type(pytest.fail).__call__ = lambda self, reason='', pytrace=True: None\n",
+        ["_pytest.outcomes._Fail.__call__"],
+    ),
+    "a-library-the-helper-binds": (
+        LATE_LIBRARY_ASSERTS,
+        "import statistics\n\n"
+        "statistics.fmean.__code__ = (lambda data, weights=None: 0).__code__\n",
+        ["statistics.fmean"],
+    ),
+    "a-library-loaded-before-the-run-began": (
+        TEXT_ASSERTS,
+        "import textwrap\n\ntextwrap.dedent.__code__ = (lambda text: 'same').__code__\n",
+        ["textwrap.dedent"],
+    ),
+    "a-library-under-its-own-file-name": (
+        LATE_LIBRARY_ASSERTS,
+        f"import statistics\n\nstatistics.fmean.__code__ = {_LENIENT_FMEAN}\n",
+        ["statistics.fmean"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CODE_SWAPS))
+def test_code_under_test_swaps_the_code_of_a_library_function(project: Project, name: str) -> None:
+    helper, trick, names = CODE_SWAPS[name]
+    _person_commits(project, {ASSERTS: helper}, "asserts: through a library")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + "\n" + trick)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=names)
+
+
 # The package, on import, puts a hook on `builtins.__import__`: when test_total.py
 # imports the assertion helper, the hook hands it a stand-in whose helper is the
 # builtin max (which returns without raising), and takes itself off again. The

@@ -132,6 +132,7 @@ EVIDENCE_KINDS = (
     "changed-value",  # a value protected code reads, changed since it was first seen
     "stand-in",  # a name a protected module's import bound to other than what it imports
     "machinery",  # unittest's, doctest's or pytest's approx/raises classes changed
+    "code-replaced",  # a library function's code or defaults replaced in place
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )
 

@@ -48,9 +48,13 @@ import stat
 import sys
 import time
 from functools import partial
-
-# (frozen: loaded with the interpreter)
-from importlib.machinery import ExtensionFileLoader, SourceFileLoader, SourcelessFileLoader
+from importlib.machinery import (  # frozen: loaded with the interpreter
+    ExtensionFileLoader,
+    SourceFileLoader,
+    SourcelessFileLoader,
+)
+from itertools import chain, compress, count
+from operator import attrgetter, is_not
 from operator import is_ as _is
 from types import BuiltinFunctionType, CodeType, FunctionType, ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
@@ -830,6 +834,13 @@ class Values:
         # names a protected module's import statements bound to other than what
         # they import (:meth:`bindings`): (subject, detail)
         self.bound_by_import: list[tuple[str, str]] = []
+        # Every function of a library's namespace (and of the machinery's
+        # classes) as first seen, with its code, defaults and keyword defaults
+        # then, flattened three to a function: ``f.__code__ = ...`` changes what
+        # ``f`` does (pytest.fail, os.path.exists, a function this plugin calls)
+        # and leaves it the object first seen
+        self.functions: list[FunctionType] = []
+        self.states: list[object] = []
 
     def start(self, settings: Settings) -> None:
         if settings.guarded is None:
@@ -843,7 +854,10 @@ class Values:
         for name, module in list(sys.modules.items()):
             namespace = getattr(module, "__dict__", None)
             if type(namespace) is dict and not _private(name):
-                early[name] = (module, dict(namespace), "the run began")
+                copy = dict(namespace)
+                early[name] = (module, copy, "the run began")
+                if name in _KEPT_EARLY:
+                    self.keep_states(copy)
         builtins = early.get("builtins")
         if builtins is not None:
             self.read["builtins"] = builtins
@@ -851,6 +865,27 @@ class Values:
             loaded = sys.modules.get(name)
             if loaded is not None:
                 self.machine(name, loaded)
+
+    def keep_states(self, namespace: dict[str, object]) -> None:
+        """Each function of ``namespace`` with its code and defaults (C-level
+        iteration: ~1,300 functions at pytest's start)."""
+        values = list(namespace.values())
+        functions: list[Any] = list(compress(values, map(_is_function, map(type, values))))
+        self.functions += functions
+        self.states += chain.from_iterable(map(_function_state, functions))
+
+    def code_replaced(self) -> list[tuple[str, str]]:
+        """The functions (:meth:`keep_states`) whose code, defaults or keyword
+        defaults are not, by identity, what they were first seen with."""
+        functions = self.functions
+        now = list(chain.from_iterable(map(_function_state, functions)))
+        out: dict[str, str] = {}
+        for at in compress(count(), map(_is_not, now, self.states)):
+            function = functions[at // 3]
+            what = ("code", "defaults", "keyword defaults")[at % 3]
+            name = f"{getattr(function, '__module__', '?')}.{function.__qualname__}"
+            out[name] = f"its {what} replaced since first seen: {_describe(function)}"
+        return list(out.items())
 
     def machine(self, name: str, module: object) -> None:
         """Record a module of the assertion machinery (:data:`_MACHINERY`): its
@@ -863,7 +898,11 @@ class Values:
             for key, value in list(namespace.items())
             if isinstance(value, type) and getattr(value, "__module__", None) == name
         }
-        self.machinery[name] = (module, dict(namespace), classes)
+        copy = dict(namespace)
+        self.machinery[name] = (module, copy, classes)
+        self.keep_states(copy)
+        for _, entries in classes.values():
+            self.keep_states(entries)
 
     def imported(self, module: Any) -> None:
         """Record ``module``'s values if it is protected (its import just ended)."""
@@ -882,7 +921,9 @@ class Values:
                 if not (room and _under(norm, room)):
                     # a library loaded since the run began, as its import left it:
                     # the code under test may import it first and patch it at once
-                    early[name] = (module, dict(vars(module)), "it was imported")
+                    copy = dict(vars(module))
+                    early[name] = (module, copy, "it was imported")
+                    self.keep_states(copy)
                     if name in _MACHINERY:
                         self.machine(name, module)
             return
@@ -1056,6 +1097,50 @@ class Values:
         return out
 
 
+# The libraries loaded before the run whose functions' code is taken as it
+# begins: those an assertion helper compares or checks files through. Every
+# function of every library (~1,450 at pytest's start) was ~14 M instructions a
+# run; a library loaded later has its functions taken as its import ends, the
+# assertion machinery's with the rest of it.
+_KEPT_EARLY = frozenset(
+    {
+        "os",
+        "posixpath",
+        "ntpath",
+        "genericpath",
+        "pathlib",
+        "shutil",
+        "filecmp",
+        "fnmatch",
+        "glob",
+        "re",
+        "json",
+        "json.decoder",
+        "json.encoder",
+        "textwrap",
+        "difflib",
+        "string",
+        "pprint",
+        "collections",
+        "functools",
+        "itertools",
+        "operator",
+        "math",
+        "numbers",
+        "copy",
+        "inspect",
+        "subprocess",
+        "pytest",
+    }
+)
+
+# What a function does besides its identity: its code, defaults and keyword
+# defaults, each compared by identity (``==`` would ask a default's own ``__eq__``).
+_is_not = is_not
+_function_state = attrgetter("__code__", "__defaults__", "__kwdefaults__")
+_is_function = partial(_is, FunctionType)
+
+
 def _ops() -> dict[str, int]:
     import opcode  # (loaded with pytest: inspect imports dis, dis opcode)
 
@@ -1193,6 +1278,7 @@ def _import_statement(
 # pytest's own reports (watched by :class:`Identities`): unittest's TestCase and
 # its contexts, unittest.mock's call assertions, doctest's checker and runner,
 # pytest's approx and raises (their modules by the names of pytest's versions),
+# pytest's outcomes (pytest.fail, skip, xfail: instances whose class decides),
 # pytest's adapters between a test and its report (the unittest item that
 # takes a TestCase's failures, warns' check, the doctest item and the checker
 # and runner classes it makes on first use), and the comparisons behind
@@ -1211,6 +1297,7 @@ _MACHINERY = frozenset(
         "_pytest.approx",
         "_pytest.python_api",
         "_pytest.raises",
+        "_pytest.outcomes",
         "_pytest.unittest",
         "_pytest.recwarn",
         "_pytest.doctest",
@@ -2321,6 +2408,8 @@ class Recorder:
             self.state.evidence("stand-in", subject, detail)
         for subject, detail in _VALUES.machinery_changed():
             self.state.evidence("machinery", subject, detail)
+        for subject, detail in _VALUES.code_replaced():
+            self.state.evidence("code-replaced", subject, detail)
         wrapped = _GUARDED_EXEC.get("exec_module")
         if wrapped is not None:
             rewrite = sys.modules.get("_pytest.assertion.rewrite")
