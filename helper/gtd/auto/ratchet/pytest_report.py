@@ -856,7 +856,7 @@ class Values:
             if type(namespace) is dict and not _private(name):
                 copy = dict(namespace)
                 early[name] = (module, copy, "the run began")
-                if name in _KEPT_EARLY:
+                if name in _KEPT:
                     self.keep_states(copy)
         builtins = early.get("builtins")
         if builtins is not None:
@@ -923,7 +923,8 @@ class Values:
                     # the code under test may import it first and patch it at once
                     copy = dict(vars(module))
                     early[name] = (module, copy, "it was imported")
-                    self.keep_states(copy)
+                    if name in _KEPT:
+                        self.keep_states(copy)
                     if name in _MACHINERY:
                         self.machine(name, module)
             return
@@ -1097,13 +1098,25 @@ class Values:
         return out
 
 
-# The libraries loaded before the run whose functions' code is taken as it
-# begins: those an assertion helper compares or checks files through. Every
-# function of every library (~1,450 at pytest's start) was ~14 M instructions a
-# run; a library loaded later has its functions taken as its import ends, the
-# assertion machinery's with the rest of it.
-_KEPT_EARLY = frozenset(
+# The libraries whose functions' code is taken as the run begins (or as their
+# import ends): those an assertion helper compares, computes or checks files
+# through. Every function of every library (~1,450 at pytest's start, more as
+# the run imports others) was ~14 M instructions a run; the assertion
+# machinery's are taken with the rest of it.
+_KEPT = frozenset(
     {
+        "statistics",
+        "fractions",
+        "decimal",
+        "cmath",
+        "random",
+        "datetime",
+        "csv",
+        "hashlib",
+        "base64",
+        "zlib",
+        "tempfile",
+        "io",
         "os",
         "posixpath",
         "ntpath",
