@@ -354,6 +354,60 @@ def test_code_under_test_swaps_the_code_of_a_library_function(project: Project, 
     judge_attack(project, project.end(), before, names=names)
 
 
+# The plugin lives in the same process as the code under test, which can find
+# it (the module holding the records) and take its checks apart before it
+# changes what the helper reads: a method of its record class replaced, a
+# function of its module rebound, the code of one of its functions swapped.
+_FIND_PLUGIN = """
+
+import math
+import sys
+
+_rt_plugin = next(
+    (m for m in list(sys.modules.values()) if hasattr(m, "_VALUES") and hasattr(m, "Recorder")),
+    None,
+)
+if _rt_plugin is not None:  # (a direct run has no plugin)
+    _rt_values = type(_rt_plugin._VALUES)
+"""
+
+NEUTER = {
+    "a-method-of-its-record-class": "    _rt_values.changed = lambda self: []\n",
+    "a-function-of-its-module": "    _rt_plugin._watchable = lambda value: False\n",
+    "the-code-of-one-of-its-functions": (
+        "    _rt_values.changed.__code__ = (lambda self: []).__code__\n"
+    ),
+    # and the check of its own code with it (Identities watches the name it is
+    # reached through)
+    "and-its-own-check": "    _rt_values.changed = lambda self: []\n"
+    "    _rt_plugin.Recorder._own_check = staticmethod(lambda: [])\n",
+}
+
+
+def _take_the_plugin_apart(project: Project, neuter: str) -> None:
+    _person_commits(project, {ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    trick = _FIND_PLUGIN + neuter + "math.isclose = lambda *args, **kwargs: True\n"
+    project.write(INIT_FILE, proj.INIT + trick)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=["math.isclose", "gtd_ratchet_report"])
+
+
+@pytest.mark.parametrize("name", list(NEUTER))
+def test_code_under_test_takes_the_plugins_own_check_apart(project: Project, name: str) -> None:
+    _take_the_plugin_apart(project, NEUTER[name])
+
+
+@open_route("the plugin's own check and the identity watch that guards it, both taken apart")
+def test_code_under_test_takes_apart_the_plugins_check_and_its_guard(project: Project) -> None:
+    _take_the_plugin_apart(
+        project,
+        NEUTER["and-its-own-check"] + "    _rt_plugin.Identities.changed = lambda self: []\n",
+    )
+
+
 # The package, on import, puts a hook on `builtins.__import__`: when test_total.py
 # imports the assertion helper, the hook hands it a stand-in whose helper is the
 # builtin max (which returns without raising), and takes itself off again. The

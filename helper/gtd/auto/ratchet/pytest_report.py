@@ -1971,6 +1971,9 @@ class Recorder:
     report. In an xdist worker it checks but writes no test lines: the controller
     receives every report and writes them."""
 
+    # this module's own check (set once the module is made, at its end)
+    _own_check: Callable[[], list[tuple[str, str]]]
+
     def __init__(self, state: State, config: pytest.Config, worker: str | None) -> None:
         from _pytest.reports import TestReport
 
@@ -2229,6 +2232,8 @@ class Recorder:
         state = self.state
         fields: dict[str, object] = {"exit": _int(exitstatus)}
         try:
+            for label, detail in self._own_check():
+                state.evidence("patched", f"gtd_ratchet_report.{label}", detail)
             self.check_identities()
             self.check_modules()
             self.check_planted()
@@ -2764,3 +2769,61 @@ def _restore_environment(settings: Settings) -> None:
                 os.environ["PYTEST_ADDOPTS"] = rest
             else:
                 del os.environ["PYTEST_ADDOPTS"]
+
+
+# -- the plugin's own code ------------------------------------------------------------
+# The code under test runs in this process and can find this module (it holds
+# the records) and take its checks apart before it changes what the tests read:
+# a method of a record class replaced, a function of the module rebound, the
+# code of one of its functions swapped. The module's names, its classes' own
+# entries and its functions' code and defaults are taken once the module is
+# made, and compared first thing at the session's end; the check's own helpers
+# are bound in its closure, and it is reached through a name of Recorder's,
+# which Identities watches. Code that takes this check apart too, and
+# Identities with it, is beyond it (docs/auto-mode.md, the threat model).
+
+
+def _own_check_made() -> Callable[[], list[tuple[str, str]]]:
+    here = globals()
+    name = __name__
+    missing = _MISSING
+    same = _is
+    state_of = _function_state
+
+    def _own_check() -> list[tuple[str, str]]:
+        out = [(k, "rebound") for k, v in first.items() if here.get(k, missing) is not v]
+        out += [(k, "added") for k in list(here) if k not in first]
+        for label, (cls, entries) in classes.items():
+            now = vars(cls)
+            out += [
+                (f"{label}.{k}", "rebound")
+                for k, v in entries.items()
+                if now.get(k, missing) is not v
+            ]
+            out += [(f"{label}.{k}", "added") for k in list(now) if k not in entries]
+        for function, state in zip(functions, states):  # noqa: B905 (3.7's zip)
+            if not all(map(same, state_of(function), state)):
+                out.append((function.__qualname__, "its code or defaults replaced"))
+        return out
+
+    Recorder._own_check = staticmethod(_own_check)
+    first = dict(here)
+    classes = {
+        k: (v, dict(vars(v)))
+        for k, v in first.items()
+        if isinstance(v, type) and v.__module__ == name
+    }
+    functions: list[Any] = [
+        v for v in first.values() if type(v) is FunctionType and v.__module__ == name
+    ]
+    for _, entries in classes.values():
+        for value in entries.values():
+            inner = getattr(value, "__func__", None) or getattr(value, "fget", None) or value
+            if type(inner) is FunctionType:
+                functions.append(inner)
+    functions.append(_own_check)
+    states = [state_of(function) for function in functions]
+    return _own_check
+
+
+_own_check_made()
