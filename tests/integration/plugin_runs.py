@@ -28,6 +28,15 @@ def run(root: Path, command: str, request: reports.Request | None = None) -> Rep
     return listener.finish()
 
 
+def in_room(root: Path, guarded: tuple[str, ...]) -> reports.Request:
+    """A run as the clean room's, with ``root`` the room (nothing is loaded from
+    the live folder beside it) and ``guarded`` the protected Python files."""
+    live = root.parent / "live"
+    return reports.Request(
+        root, forbidden=(live,), redirect=reports.Redirect(live, root), guarded=guarded
+    )
+
+
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No setting of the outer pytest run reaches the inner one."""
     for name in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTHONPATH"):

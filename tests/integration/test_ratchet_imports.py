@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto.ratchet import reports
 from gtd.auto.ratchet.results import Report
 from tests.conftest import Repo
-from tests.integration.plugin_runs import PYTEST, clean_env, run
+from tests.integration.plugin_runs import PYTEST, clean_env, in_room, run
 
 
 @pytest.fixture(autouse=True)
@@ -135,14 +134,7 @@ def _project(repo: Repo, package: str) -> None:
 
 
 def _run(root: Path) -> Report:
-    live = root.parent / "live"  # nothing is loaded from it: the room is the root
-    request = reports.Request(
-        root,
-        forbidden=(live,),
-        redirect=reports.Redirect(live, root),
-        guarded=(*GUARDED, "tests/conftest.py"),
-    )
-    return run(root, PYTEST, request)
+    return run(root, PYTEST, in_room(root, (*GUARDED, "tests/conftest.py")))
 
 
 def _stand_ins(report: Report) -> dict[str, str]:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto.ratchet import reports
 from gtd.auto.ratchet.results import Report
 from tests.conftest import Repo
-from tests.integration.plugin_runs import PYTEST, clean_env, run
+from tests.integration.plugin_runs import PYTEST, clean_env, in_room, run
 
 
 @pytest.fixture(autouse=True)
@@ -117,11 +116,7 @@ def _project(repo: Repo, package: str) -> None:
 
 
 def _run(root: Path) -> Report:
-    live = root.parent / "live"  # nothing is loaded from it: the room is the root
-    request = reports.Request(
-        root, forbidden=(live,), redirect=reports.Redirect(live, root), guarded=GUARDED
-    )
-    return run(root, PYTEST, request)
+    return run(root, PYTEST, in_room(root, GUARDED))
 
 
 def test_a_suite_that_uses_the_assertion_machinery_leaves_no_evidence(repo: Repo) -> None:
@@ -138,12 +133,8 @@ def test_a_suite_that_uses_the_assertion_machinery_leaves_no_evidence(repo: Repo
 # its classes are recorded as its import ended), makes a mock's call assertion
 # accept any call, and gives approx's sequences a comparison of the standard
 # library's own.
-BROKEN = '''\
-import doctest
-import unittest.mock
-import unittest.util
-
-
+# The broken add (2 + 2 is 0), which every attack below hides.
+BROKEN_ADD = '''
 def add(a, b, sink=None):
     """
     >>> add(2, 2)
@@ -153,11 +144,22 @@ def add(a, b, sink=None):
     if sink is not None:
         sink(total)
     return total
+'''
 
+BROKEN = (
+    """\
+import doctest
+import unittest.mock
+import unittest.util
+
+"""
+    + BROKEN_ADD
+    + """
 
 doctest.OutputChecker.check_output = lambda self, want, got, optionflags: True
 unittest.mock.NonCallableMock.assert_called_once_with = lambda self, *args, **kwargs: None
-'''
+"""
+)
 
 
 def test_a_change_to_the_machinery_is_evidence(repo: Repo) -> None:
@@ -186,7 +188,8 @@ def test_a_change_to_the_machinery_is_evidence(repo: Repo) -> None:
 # test at import: the unittest adapter's addFailure made to drop the failure,
 # pytest.warns' check made to pass without the warning, and the checker class
 # pytest's doctest support makes lazily supplied ahead of it, accepting anything.
-ADAPTERS = '''\
+ADAPTERS = (
+    """\
 import doctest
 import warnings
 
@@ -194,17 +197,9 @@ import _pytest.doctest
 import _pytest.recwarn
 import _pytest.unittest
 
-
-def add(a, b, sink=None):
-    """
-    >>> add(2, 2)
-    4
-    """
-    total = a - b if isinstance(b, int) and b > 1 else a + b
-    if sink is not None:
-        sink(total)
-    return total
-
+"""
+    + BROKEN_ADD
+    + """
 
 _pytest.unittest.TestCaseFunction.addFailure = lambda self, testcase, rawexcinfo: None
 _pytest.recwarn.WarningsChecker.__exit__ = lambda self, *exc: None
@@ -216,7 +211,8 @@ class _Lenient(doctest.OutputChecker):
 
 
 _pytest.doctest.CHECKER_CLASS = _Lenient
-'''
+"""
+)
 
 TEST_WARNS = """\
 import warnings

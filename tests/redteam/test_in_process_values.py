@@ -107,18 +107,25 @@ def _person_commits(project: Project, files: dict[str, str], message: str) -> No
     assert ran.returncode == 0, ran.stdout[-2000:]
 
 
-@pytest.mark.parametrize("name", list(ATTACKS))
-def test_code_under_test_changes_a_value_the_assertion_helper_reads(
-    project: Project, name: str
-) -> None:
-    _person_commits(project, {ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
-    trick, value = ATTACKS[name]
+def _attack_over(project: Project, helper: str, trick: str, names: list[str]) -> None:
+    """The standard break, with ``trick`` added to the package's __init__.py,
+    over a person's commit of the assertion helper ``helper``: refused, naming
+    one of ``names``."""
+    _person_commits(project, {ASSERTS: helper}, "asserts: a helper of their own")
     before = project.state()
     project.begin()
     project.break_total()
     project.write(INIT_FILE, proj.INIT + "\n" + trick)
     project.assert_hidden()
-    judge_attack(project, project.end(), before, names=[value])
+    judge_attack(project, project.end(), before, names=names)
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_code_under_test_changes_a_value_the_assertion_helper_reads(
+    project: Project, name: str
+) -> None:
+    trick, value = ATTACKS[name]
+    _attack_over(project, TOLERANT_ASSERTS, trick, [value])
 
 
 # The same helper judging with a library no one had loaded when the test process
@@ -162,13 +169,7 @@ def test_code_under_test_changes_a_library_loaded_after_the_run_began(
 ) -> None:
     """Compared with what it was when its own import ended: no earlier look exists."""
     helper, trick, name = LATE[kind]
-    _person_commits(project, {ASSERTS: helper}, "asserts: through a library loaded late")
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write(INIT_FILE, proj.INIT + "\n" + trick)
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=[name])
+    _attack_over(project, helper, trick, [name])
 
 
 # The package's Item, which the tests' fixture and helpers build before any
@@ -256,13 +257,7 @@ def test_code_under_test_changes_the_assertion_machinery_a_helper_goes_through(
     project: Project, name: str
 ) -> None:
     helper, trick, value = MACHINERY[name]
-    _person_commits(project, {ASSERTS: helper}, "asserts: through a library's assertions")
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write(INIT_FILE, proj.INIT + "\n" + trick)
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=[value])
+    _attack_over(project, helper, trick, [value])
 
 
 # The code of a library function swapped in place (`f.__code__ = ...`): the
@@ -345,13 +340,7 @@ CODE_SWAPS = {
 @pytest.mark.parametrize("name", list(CODE_SWAPS))
 def test_code_under_test_swaps_the_code_of_a_library_function(project: Project, name: str) -> None:
     helper, trick, names = CODE_SWAPS[name]
-    _person_commits(project, {ASSERTS: helper}, "asserts: through a library")
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write(INIT_FILE, proj.INIT + "\n" + trick)
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=names)
+    _attack_over(project, helper, trick, names)
 
 
 # The plugin lives in the same process as the code under test, which can find
@@ -385,14 +374,8 @@ NEUTER = {
 
 
 def _take_the_plugin_apart(project: Project, neuter: str) -> None:
-    _person_commits(project, {ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
-    before = project.state()
-    project.begin()
-    project.break_total()
     trick = _FIND_PLUGIN + neuter + "math.isclose = lambda *args, **kwargs: True\n"
-    project.write(INIT_FILE, proj.INIT + trick)
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=["math.isclose", "gtd_ratchet_report"])
+    _attack_over(project, TOLERANT_ASSERTS, trick, ["math.isclose", "gtd_ratchet_report"])
 
 
 @pytest.mark.parametrize("name", list(NEUTER))
