@@ -149,6 +149,14 @@ LATE_EXTENSION_ASSERTS = TOLERANT_ASSERTS.replace("import math\n", "import cmath
 )
 assert LATE_EXTENSION_ASSERTS.count("cmath") == 2
 
+# The same mean bound by name (`from statistics import fmean`): the helper binds
+# a function, not the module, and the package changes what that function calls
+# through its module's globals (fmean sums with statistics.fsum).
+FUNCTION_BOUND_ASSERTS = LATE_LIBRARY_ASSERTS.replace(
+    "import statistics\n", "from statistics import fmean\n"
+).replace("statistics.fmean(", "fmean(")
+assert FUNCTION_BOUND_ASSERTS.count("fmean") == 2
+
 LATE = {
     "a-source-module": (
         LATE_LIBRARY_ASSERTS,
@@ -159,6 +167,11 @@ LATE = {
         LATE_EXTENSION_ASSERTS,
         "import cmath\n\ncmath.isclose = lambda *args, **kwargs: True\n",
         "cmath.isclose",
+    ),
+    "what-a-function-it-binds-calls": (
+        FUNCTION_BOUND_ASSERTS,
+        "import statistics\n\nstatistics.fsum = lambda data: 0.0\n",
+        "statistics.fsum",
     ),
 }
 

@@ -940,7 +940,15 @@ class Values:
             values[key] = (value, _shape(value, name, [_WALK_BUDGET], _WALK_DEPTH, keep))
             if type(value) is ModuleType:
                 self.library(value, name)
-            elif _stand_in(key, value):
+                continue
+            home = getattr(value, "__module__", None) if callable(value) else None
+            if type(home) is str and home != name:
+                # a function or class bound by name (`from statistics import
+                # fmean`): what it calls through its module's globals is read too
+                source = sys.modules.get(home)
+                if type(source) is ModuleType:
+                    self.library(source, name)
+            if _stand_in(key, value):
                 what = getattr(value, "__name__", "?")
                 detail = f"bound by its module's import to the builtin {what}, a name not its own"
                 self.stand_ins.append((f"{name}.{key}", detail))
