@@ -459,6 +459,12 @@ def _junit_files(root: Path) -> None:
     (root / "build/cache.xml").write_text('<?xml version="1.0"?>\n<cache built="yes"/>\n')
 
 
+def _golden_files(root: Path) -> None:
+    for rel, text in proj.GOLDEN_FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
 SPECS = {
     "full": Spec(),
     "bare": Spec(variant="bare"),
@@ -466,6 +472,8 @@ SPECS = {
     # A test command that puts the repository on the import path (`env PYTHONPATH=.
     # pytest`, a common way to import a package not installed).
     "pythonpath": Spec(command=f"env PYTHONPATH=. {proj.PYTEST}"),
+    # Golden data outside the test folders, `fixtures/` declared protected.
+    "golden": Spec(config_extra="  protect: [fixtures/]\n", extra=_golden_files),
 }
 
 

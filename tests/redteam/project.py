@@ -300,3 +300,48 @@ def files(variant: str = "full") -> dict[str, str]:
 
 def suite_command(variant: str = "full") -> str:
     return PYTEST + (" tests" if variant == "bare" else "")
+
+
+# -- golden data (the `golden` template) --------------------------------------------
+# Expected outputs the tests compare with, outside every test folder: a golden file
+# at the top (`fixtures/`, which the template's config declares in
+# `ratchet.protect`) and a snapshot beside the code (`__snapshots__/`, a test
+# folder by name, as jest, vitest and syrupy keep them).
+
+REPORT = '''\
+"""Stock reports."""
+
+
+def render(stock: dict[str, int]) -> str:
+    """One line per item, by name."""
+    return "".join(f"{name}: {qty}\\n" for name, qty in sorted(stock.items()))
+
+
+def label(name: str, qty: int) -> str:
+    return f"{name.upper()} x{qty}\\n"
+'''
+GOLDEN_REPORT = "apples: 3\npears: 5\n"
+GOLDEN_LABEL = "APPLES x3\n"
+TEST_REPORT = """\
+from pathlib import Path
+
+from inventory.report import label, render
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_report_matches_the_golden_file():
+    expected = (ROOT / "fixtures/report.txt").read_text()
+    assert render({"pears": 5, "apples": 3}) == expected
+
+
+def test_label_matches_its_snapshot():
+    expected = (ROOT / "inventory/__snapshots__/label.txt").read_text()
+    assert label("apples", 3) == expected
+"""
+GOLDEN_FILES = {
+    "inventory/report.py": REPORT,
+    "fixtures/report.txt": GOLDEN_REPORT,
+    "inventory/__snapshots__/label.txt": GOLDEN_LABEL,
+    "tests/test_report.py": TEST_REPORT,
+}

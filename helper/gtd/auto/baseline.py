@@ -52,7 +52,9 @@ def take(git: Git, config: AutoConfig, head: str, accepted: str | None = None) -
     tree = check.tree_of(git, head)
     listing = git.ls_tree(tree)  # one read for the baseline's run and the snapshot
     base = check.run_baseline(git, config, tree, listing)
-    return check.snapshot_of(git, head, tree, base, accepted=accepted, listing=listing)
+    return check.snapshot_of(
+        git, head, tree, base, accepted=accepted, listing=listing, declared=config.protect
+    )
 
 
 def seal(

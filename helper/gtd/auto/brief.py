@@ -21,6 +21,7 @@ def render_task(
     failures: Sequence[tuple[int, str]],
     learnings: Sequence[str],
     test_command: str,
+    declared: tuple[str, ...] = (),
 ) -> str:
     from gtd.auto.readable import readable
 
@@ -44,7 +45,7 @@ def render_task(
             "history": "".join("\n" + section for section in sections),
             "test_command": test_command,
             "spike_rule": templates.template("partials/brief-spike.md") if task.spike else "",
-            "rules": rules.task_rules(),
+            "rules": rules.task_rules(declared),
         },
     )
 

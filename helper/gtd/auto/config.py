@@ -64,6 +64,24 @@ _LINK = schema.Text(
     ),
     clean=lambda p: p.strip().strip("/"),
 )
+
+
+def _pattern_rule(pattern: str) -> tuple[str, str | None] | None:
+    if ".." in pattern.lstrip("!").split("/"):
+        return f"must stay inside the repository, not {pattern!r}", None
+    from gtd.auto.ratchet.protect import declared
+
+    try:
+        declared([pattern])
+    except ValueError as exc:
+        return f"is not a gitignore pattern: {exc}", "see `man gitignore`"
+    return None
+
+
+# Golden data outside the test folders, in gitignore's pattern language.
+_PROTECT = schema.Text(
+    "a gitignore-style pattern", nonempty=True, rule=_pattern_rule, hint=_QUOTE_IT, clean=str.strip
+)
 _MEGABYTES = schema.Number(0, inclusive=False, below=1e9, unit="megabytes")
 _SCHEMA = schema.Fields(
     {
@@ -76,6 +94,9 @@ _SCHEMA = schema.Fields(
                     _LINK, "a list of paths", hint="e.g. `link: [.venv, node_modules]`"
                 ),
                 "rerun_failures": schema.Integer(0, 100),
+                "protect": schema.Each(
+                    _PROTECT, "a list of patterns", hint="e.g. `protect: [fixtures/, golden/]`"
+                ),
                 "wait_seconds": schema.Number(0, inclusive=True, below=1e9),
             }
         ),
@@ -111,6 +132,9 @@ class AutoConfig(NamedTuple):
     test_command_reason: str | None = None
     # The largest file a cycle may add or change (MB): a larger one refuses it.
     max_file_mb: float = defaults.MAX_FILE_MB
+    # Golden data kept outside the test folders (gitignore patterns): its files
+    # join the snapshot's test files, and are held like them.
+    protect: tuple[str, ...] = ()
 
 
 def template_text() -> str:
@@ -176,6 +200,7 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         commit_hooks=values.get("commit", {}).get("hooks", "skip"),
         test_command_reason=reason,
         max_file_mb=float(values.get("commit", {}).get("max_file_mb", defaults.MAX_FILE_MB)),
+        protect=tuple(dict.fromkeys(ratchet.get("protect", ()))),
     )
 
 
@@ -186,8 +211,9 @@ def to_json(config: AutoConfig) -> dict[str, Any]:
 
 def from_json(data: dict[str, Any]) -> AutoConfig:
     known = {k: v for k, v in data.items() if k in AutoConfig._fields}
-    if "links" in known:
-        known["links"] = tuple(known["links"])
+    for key in ("links", "protect"):
+        if key in known:
+            known[key] = tuple(known[key])
     return AutoConfig(**known)
 
 

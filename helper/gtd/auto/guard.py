@@ -17,7 +17,8 @@ unattended night at its second tick.
 What is refused while a cycle's implementer works (journal phase ``agent``):
 
 - ``Edit``, ``Write``, ``MultiEdit``, ``NotebookEdit`` of anything under ``.git/`` or
-  ``.deepflow/``, ``PLAN.md``, a test in the ratchet's snapshot, a ``conftest.py``,
+  ``.deepflow/``, ``PLAN.md``, a test in the ratchet's snapshot (golden data that
+  ``ratchet.protect`` declares among them), a ``conftest.py``,
   pytest's or a JavaScript runner's configuration, a file a configured command
   names, a task runner's files when a command may run one, and an existing file
   under a test folder (new files there are fine); and git's configuration outside

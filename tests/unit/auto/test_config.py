@@ -36,8 +36,14 @@ def test_template_is_valid_and_states_the_defaults(tmp_path: Path) -> None:
         "circuit_breaker_threshold: 3",
         "agent_timeout_minutes: 45",
         "max_file_mb: 100",
+        "protect: []",
     ):
         assert key in text
+
+
+def test_protect_patterns_are_kept_in_order_once(tmp_path: Path) -> None:
+    write(tmp_path, "ratchet:\n  protect: [fixtures/, '*.golden', fixtures/, ' /top.json ']\n")
+    assert load_auto_config(tmp_path).protect == ("fixtures/", "*.golden", "/top.json")
 
 
 def test_full_config(tmp_path: Path) -> None:
@@ -117,6 +123,11 @@ def test_detected_when_unset(tmp_path: Path) -> None:
         ("circuit_breaker_threshold: 3\ncircuit_breaker_threshold: 4\n", 2, "duplicate key"),
         ("? [a, b]\n: 1\n", 1, "YAML error: while constructing a mapping found unhashable key"),
         ("1: x\n", 1, "unknown key 1"),
+        ("ratchet:\n  protect: fixtures/\n", 2, "must be a list of patterns"),
+        ("ratchet:\n  protect:\n    - golden/\n    - ../up\n", 3, "protect[1] must stay inside"),
+        ("ratchet:\n  protect: ['a\\']\n", 2, "is not a gitignore pattern"),
+        ("ratchet:\n  protect: ['!']\n", 2, "is not a gitignore pattern"),
+        ("ratchet:\n  protect: [5]\n", 2, "must be a gitignore-style pattern"),
     ],
 )
 def test_errors_name_the_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:

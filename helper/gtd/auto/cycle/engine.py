@@ -382,6 +382,7 @@ class Cycle:
                 failures=memory.failures_for(mem, task.id),
                 learnings=[f"{item.spike}: {item.insight}" for item in memory.learnings(mem)],
                 test_command=test_command,
+                declared=config.protect,
             )
             entry = Journal(task=task.id, title=task.title, kind="task", spike=task.spike, **common)
             shown = list(task.files)

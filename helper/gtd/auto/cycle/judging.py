@@ -206,7 +206,9 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
     if verdict.passed:
         modules = tuple(sorted({*snapshot.doctests, *judged.doctest_modules}))
         baseline = check.Baseline(judged.run, snapshot.environment, judged.collected, modules)
-        advanced = check.snapshot_of(git, current.base, candidate, baseline)
+        advanced = check.snapshot_of(
+            git, current.base, candidate, baseline, declared=config.protect
+        )
         pending = snapshot_codec.dumps(advanced._replace(accepted=snapshot.accepted))
     return Decision(
         verdict.passed,

@@ -901,20 +901,28 @@ def snapshot_of(
     *,
     accepted: str | None = None,
     listing: Mapping[str, TreeEntry] | None = None,
+    declared: Sequence[str] = (),
 ) -> Snapshot:
     """The snapshot of ``tree`` (to be, or being, ``commit``'s; ``listing``: its
     files, where the caller has them) with ``baseline``: its test files (by name,
-    and as the runner collected them) with their blob ids, the doctests of modules
+    and as the runner collected them) and the files ``declared`` (the config's
+    ``ratchet.protect`` patterns) with their blob ids, the doctests of modules
     whose only tests are doctests, and its protected configuration."""
     from gtd.auto.ratchet import doctests
 
     if listing is None:
         listing = git.ls_tree(tree)
     collected = set(baseline.collected)
+    golden = protect.declared(declared)
     files = {
         p: e.oid
         for p, e in listing.items()
-        if e.kind == "blob" and (files_mod.is_test_file(p) or p in collected)
+        if e.kind == "blob"
+        and (
+            files_mod.is_test_file(p)
+            or p in collected
+            or (golden(p) and not protect.is_protected_path(p))
+        )
     }
     modules = [p for p in baseline.doctest_modules if p in listing and p not in files]
     packages = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
@@ -951,7 +959,7 @@ def snapshot_head(root: Path, config: AutoConfig) -> Snapshot:
     tree = tree_of(git, head)
     listing = git.ls_tree(tree)
     base = run_baseline(git, config, tree, listing)
-    return snapshot_of(git, head, tree, base, listing=listing)
+    return snapshot_of(git, head, tree, base, listing=listing, declared=config.protect)
 
 
 def check_worktree(
@@ -970,11 +978,14 @@ def check_worktree(
     return judged.verdict, judged.run
 
 
-def advance(root: Path, snapshot: Snapshot, run: RunResult) -> Snapshot:
-    """The snapshot after a passing check of the working tree: its test files now
-    protected, ``run`` the baseline (the head stays until the work is committed)."""
+def advance(
+    root: Path, snapshot: Snapshot, run: RunResult, declared: Sequence[str] = ()
+) -> Snapshot:
+    """The snapshot after a passing check of the working tree: its test files (and
+    the files ``declared`` names) now protected, ``run`` the baseline (the head
+    stays until the work is committed)."""
     git = Git(root, hardened=True)
     with room.acquire(git) as rm:
         candidate = git.worktree_tree(room.candidate_index(rm), git.head())
     base = Baseline(run, snapshot.environment, (), tuple(snapshot.doctests))
-    return snapshot_of(git, snapshot.head, candidate, base)
+    return snapshot_of(git, snapshot.head, candidate, base, declared=declared)

@@ -7,10 +7,10 @@ misses common layouts (it anchors ``test_`` and ``tests/`` at the top level only
 - ``*.test.*``, ``*.spec.*``            (JS/TS: foo.test.ts, foo.spec.js)
 - ``test_*`` anywhere, ``*_test.*``     (pytest, Go: foo_test.go)
 - ``*_spec.*``                          (RSpec: user_spec.rb)
-- anything under a ``tests/``, ``test/``, ``__tests__/`` or ``testdata/`` (Go)
-  folder at any depth, or a ``testing/`` folder at the top (the test folders of
-  gtd.auto.ratchet.protect), fixtures and helpers included: they decide what the
-  tests check.
+- anything under a ``tests/``, ``test/``, ``__tests__/``, ``testdata/`` (Go) or
+  ``__snapshots__/`` (jest, vitest, syrupy) folder at any depth, or a ``testing/``
+  folder at the top (the test folders of gtd.auto.ratchet.protect), fixtures and
+  helpers included: they decide what the tests check.
 
 Never tests: helper state in ``.deepflow/``, caches and build output (a
 ``__pycache__`` file changes on every run and would fail the check), and protected
@@ -29,7 +29,7 @@ TEST_FILE_RE = re.compile(
     r"\.(test|spec)\.[^/]+$"
     r"|(^|/)test_[^/]*$"
     r"|_(test|spec)\.[^/]+$"
-    r"|(^|/)(tests?|__tests__|testdata)/"
+    r"|(^|/)(tests?|__tests__|testdata|__snapshots__)/"
     r"|^testing/"
 )
 _HELPER_OR_BYTECODE_RE = re.compile(r"^\.deepflow/|\.py[co]$")

@@ -9,11 +9,17 @@ configs, the shared files whose sections govern tests (``pyproject.toml``,
 may run a task runner, files a configured command names, ``PLAN.md`` and
 ``.deepflow/config.yaml``, the snapshot's test files, and everything under a test
 folder. A folder counts as a test folder when it is named ``tests``, ``test``,
-``__tests__`` or ``testdata`` at any depth (the names :mod:`files` has always
-treated as tests), or ``testing`` at the top of the repository only: pytest and
-other projects keep their suite there, while a nested ``testing`` package
-(``numpy/testing``, ``pandas/_testing``...) is usually product code shipped for
-users, which an agent must be free to change.
+``__tests__``, ``testdata`` or ``__snapshots__`` at any depth (the names
+:mod:`files` treats as tests; jest, vitest and syrupy keep their snapshots in
+``__snapshots__``, often beside the code), or ``testing`` at the top of the
+repository only: pytest and other projects keep their suite there, while a
+nested ``testing`` package (``numpy/testing``, ``pandas/_testing``...) is
+usually product code shipped for users, which an agent must be free to change.
+
+Golden data a project keeps elsewhere (``fixtures/expected.json`` at the top)
+is declared with ``ratchet.protect``: gitignore-style patterns
+(:func:`declared`), whose files join the snapshot's test files
+(gtd.auto.ratchet.check.snapshot_of) and are held like them.
 
 Digests (:func:`digests`) map a *key* to a sha256:
 
@@ -51,7 +57,7 @@ on every ``cycle begin``, which only digests PLAN.md and the gtd config.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from gtd import digest as sha
 from gtd.auto.ratchet.rules import WHY, Category
@@ -86,7 +92,7 @@ RUNNER_FILES_TOP = (
 # ...and make's, at any depth (recursive make, included fragments).
 MAKE_FILES = ("Makefile", "makefile", "GNUmakefile")
 MAKE_SUFFIX = ".mk"
-TEST_DIRS = ("tests", "test", "__tests__", "testdata")
+TEST_DIRS = ("tests", "test", "__tests__", "testdata", "__snapshots__")
 TOP_TEST_DIRS = ("testing",)
 
 UNPARSABLE = "(unparsable)"
@@ -157,6 +163,28 @@ def _runner_name(name: str) -> str:
 
 
 _TASKFILE = re.compile(r"taskfile(\.dist)?\.ya?ml")
+
+
+def declared(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """Whether a repository path is one ``ratchet.protect`` declares: gitignore's
+    patterns (pathspec's implementation, imported only where a project declares
+    any: ~35 ms of imports), the helper's own files and caches never. Raises
+    ValueError for a pattern gitignore cannot read."""
+    if not patterns:
+        return lambda _: False
+    from pathspec import GitIgnoreSpec
+
+    try:
+        spec = GitIgnoreSpec.from_lines(patterns)
+    except Exception as exc:  # (pathspec's own error kinds differ between versions)
+        raise ValueError(str(exc)) from None
+
+    def match(path: str) -> bool:
+        if path in OWNED or path.startswith(".deepflow/") or CACHE_DIRS_RE.search(path):
+            return False
+        return bool(spec.match_file(path))
+
+    return match
 
 
 def enclosing_test_folder(path: str) -> str | None:

@@ -53,9 +53,9 @@ WORDS: Mapping[Category, str] = {
     "docstring). Never rewrite a test or its expected output to match new behaviour: "
     "fix the code.",
     "test-folder": "Never change or delete a file that is already under a test folder "
-    "(`tests/`, `test/`, `__tests__/` or `testdata/` at any depth, `testing/` at the top "
-    "of the repository): fixtures, helpers and data decide what the tests check. New "
-    "files there are fine.",
+    "(`tests/`, `test/`, `__tests__/`, `testdata/` or `__snapshots__/` at any depth, "
+    "`testing/` at the top of the repository): fixtures, helpers, data and snapshots "
+    "decide what the tests check. New files there are fine.",
     "conftest": "Never add, edit or delete a `conftest.py`, at any depth.",
     "pytest-config": "Never change pytest's configuration: `pytest.ini`, `.pytest.ini`, "
     "`pytest.toml`, `.pytest.toml`, the `[pytest]` section of `tox.ini`, the "
@@ -110,9 +110,20 @@ TASK_ORDER: tuple[Category, ...] = (
 )
 
 
-def task_rules() -> str:
-    """The Rules bullets of a task brief."""
-    return _bullets((GIT, *(WORDS[c] for c in TASK_ORDER), _TESTS, _CONSEQUENCE))
+def task_rules(declared: tuple[str, ...] = ()) -> str:
+    """The Rules bullets of a task brief; ``declared``: the config's
+    ``ratchet.protect`` patterns, told where a project has any."""
+    golden = (declared_words(declared),) if declared else ()
+    return _bullets((GIT, *(WORDS[c] for c in TASK_ORDER), *golden, _TESTS, _CONSEQUENCE))
+
+
+def declared_words(patterns: tuple[str, ...]) -> str:
+    """The rule for golden data a project declares (``ratchet.protect``)."""
+    shown = ", ".join(f"`{p}`" for p in patterns)
+    return (
+        f"Never change or delete an existing file matching {shown} (gitignore patterns): "
+        "the project's golden data, what the tests compare with. New files there are fine."
+    )
 
 
 def bootstrap_rules() -> str:

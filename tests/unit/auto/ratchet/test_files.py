@@ -24,6 +24,8 @@ from tests.conftest import Repo
         ("src/__tests__/api.js", True),
         ("pkg/server_test.go", True),
         ("pkg/testdata/golden.txt", True),
+        ("src/components/__snapshots__/Button.test.js.snap", True),  # jest, beside the code
+        ("pkg/__snapshots__/label.txt", True),
         ("spec/models/user_spec.rb", True),
         ("src/api.py", False),
         ("src/contest.py", False),

@@ -10,6 +10,7 @@ import pytest
 
 from gtd.auto.ratchet.protect import (
     Protection,
+    declared,
     digest,
     digests,
     enclosing_test_folder,
@@ -425,6 +426,7 @@ def test_is_runner_file(path: str, expected: bool) -> None:
         ("pkg/tests/helpers.py", "pkg/tests"),
         ("src/__tests__/a.js", "src/__tests__"),
         ("go/pkg/testdata/golden.txt", "go/pkg/testdata"),
+        ("src/ui/__snapshots__/a.snap", "src/ui/__snapshots__"),
         ("test/a/test/b.py", "test"),
         ("testing/test_x.py", "testing"),
         ("numpy/testing/utils.py", None),  # a nested `testing` package is product code
@@ -610,6 +612,7 @@ def test_loading_protect_imports_no_parser() -> None:
         "pkg/test/data.bin",
         "web/__tests__/x.js",
         "go/testdata/in.txt",
+        "src/__snapshots__/a.snap",
         "testing/util.py",
         "numpy/testing/util.py",
         "src/latest/x.py",
@@ -620,3 +623,44 @@ def test_the_snapshot_and_protection_agree_on_test_folders(path: str) -> None:
     from gtd.auto.ratchet.files import TEST_FILE_RE
 
     assert (enclosing_test_folder(path) is not None) is (TEST_FILE_RE.search(path) is not None)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("fixtures/report.txt", True),
+        ("fixtures/deep/a.json", True),
+        ("pkg/fixtures/b.json", True),  # no slash but the last: any depth, as gitignore
+        ("data/x.golden", True),
+        ("top.json", True),
+        ("sub/top.json", False),  # anchored by its leading slash
+        ("fixtures/scratch.txt", False),  # negated
+        ("fixtures.py", False),
+        ("src/report.py", False),
+        ("PLAN.md", False),  # the helper's own, and protected already
+        (".deepflow/config.yaml", False),
+        ("fixtures/__pycache__/x.pyc", False),  # caches never
+    ],
+)
+def test_declared_reads_gitignore_patterns(path: str, expected: bool) -> None:
+    patterns = ["fixtures/", "*.golden", "/top.json", "!fixtures/scratch.txt", "PLAN.md"]
+    patterns.append(".deepflow/")
+    match = declared(patterns)
+    assert match(path) is expected
+
+
+def test_declared_without_patterns_matches_nothing_and_imports_nothing() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gtd.auto.ratchet.protect as p; m = p.declared(());"
+        "print(m('fixtures/a'), 'pathspec' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_pattern_gitignore_cannot_read_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="Invalid git pattern"):
+        declared(["a\\"])

@@ -125,6 +125,14 @@ def test_the_task_brief_renders_every_rule() -> None:
     assert "$" not in text  # every placeholder filled
 
 
+def test_declared_patterns_are_told_only_where_a_project_has_any() -> None:
+    plain = rules.task_rules()
+    told = rules.task_rules(("fixtures/", "*.golden"))
+    assert "golden data" not in plain
+    assert "`fixtures/`, `*.golden`" in _flat(told)
+    assert _flat(plain.split("- Every existing test")[0]) in _flat(told)
+
+
 def test_the_bootstrap_brief_renders_the_shared_rules() -> None:
     text = brief.render_bootstrap(
         template("brief-bootstrap.md"), cycle=1, files=["calc.py"], test_command="pytest"
