@@ -646,6 +646,11 @@ QUICK = {
         "test_agent_hooks_undo_the_revert",
         "test_agent_checks_out_another_branch_and_fails",
     ),
+    "test_golden_data.py": (
+        "test_golden_file_rewritten_to_match_broken_code",
+        "test_new_golden_file_for_new_code_passes_and_is_then_held",
+        "test_brief_and_hook_tell_the_agent_before_it_tries",
+    ),
     "test_helper_files.py": ("test_check_log_made_a_folder_is_set_aside_and_good_work_lands",),
     "test_helper_state.py": (
         "test_snapshot_deleted",
