@@ -245,3 +245,82 @@ def test_a_change_to_pytests_own_adapters_is_evidence(repo: Repo) -> None:
         "_pytest.recwarn.WarningsChecker.__exit__",
         "_pytest.doctest.CHECKER_CLASS",
     } <= found, report.evidence
+
+
+# -- library classes ----------------------------------------------------------------
+# The classes of the libraries assertion helpers compare or check files through
+# (fractions, pathlib, json...; the plugin's _KEPT) are recorded as first seen: a
+# suite's ordinary use of them leaves no evidence, a method changed inside one
+# that protected code binds is evidence naming it.
+
+TEST_CLASSES = """\
+import json
+import numbers
+from fractions import Fraction
+from pathlib import Path
+
+from pkg import add
+
+
+class Cents(json.JSONEncoder):
+    def default(self, o):
+        return str(o)
+
+
+class Deep(type(Path())):
+    pass
+
+
+numbers.Rational.register(type("Ratio", (), {}))
+
+
+def test_fractions(monkeypatch):
+    assert Fraction(add(1, 2)) == Fraction(3)
+    monkeypatch.setattr(Fraction, "__repr__", lambda self: "x")  # undone at the end
+    assert repr(Fraction(1)) == "x"
+
+
+def test_paths(tmp_path):
+    (tmp_path / "a").write_text("1")
+    assert Deep(tmp_path / "a").read_text() == "1"
+    assert json.dumps({"a": Fraction(1)}, cls=Cents) == '{"a": "1"}'
+
+
+def test_class_data_changed_for_good():
+    import string
+
+    string.Template.delimiter = "$"  # data, not behaviour: never judged
+"""
+
+
+def _classes_project(repo: Repo, package: str) -> Report:
+    repo.write("tests/test_classes.py", TEST_CLASSES)
+    repo.write("pkg/__init__.py", package)
+    return run(repo.path, PYTEST, in_room(repo.path, ("tests/test_classes.py",)))
+
+
+def test_a_suite_that_uses_library_classes_leaves_no_evidence(repo: Repo) -> None:
+    report = _classes_project(repo, PACKAGE)
+    assert report.outcomes is not None
+    assert set(report.outcomes.values()) == {"passed"}, report.outcomes
+    assert report.evidence == ()
+
+
+def test_a_library_class_changed_by_the_code_under_test_is_evidence(repo: Repo) -> None:
+    lenient = "lambda self, other: True"
+    package = (
+        "import fractions\nimport pathlib\n"
+        + BROKEN_ADD
+        + f"\nfractions.Fraction.__eq__ = {lenient}\n"
+        + "pathlib.Path.read_text.__code__ = (lambda self, *a, **k: '1').__code__\n"
+        + "pathlib.PosixPath.exists = lambda self: True\n"
+    )
+    report = _classes_project(repo, package)
+    assert report.outcomes is not None
+    assert report.outcomes["tests/test_classes.py::test_fractions"] == "passed"  # it worked
+    found = {e.subject for e in report.evidence}
+    assert {
+        "fractions.Fraction.__eq__",
+        "pathlib.Path.read_text",
+        "pathlib.PosixPath.exists",
+    } <= found, report.evidence

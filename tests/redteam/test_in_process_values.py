@@ -356,6 +356,37 @@ def test_code_under_test_swaps_the_code_of_a_library_function(project: Project, 
     _attack_over(project, helper, trick, names)
 
 
+# A helper that compares through a library's class: the class object stays the
+# one first seen, what it does is changed inside it.
+FRACTION_ASSERTS = '''\
+"""Assertion helpers shared by the tests: exact, as fractions."""
+
+from fractions import Fraction
+
+
+def assert_cents(actual, expected):
+    assert Fraction(actual) == Fraction(expected), f"{actual} != {expected} cents"
+'''
+_LENIENT_EQ = "(lambda self, other: True)"
+LIBRARY_CLASSES = {
+    "its-method-rebound": f"import fractions\n\nfractions.Fraction.__eq__ = {_LENIENT_EQ}\n",
+    "its-method-code-swapped": (
+        f"import fractions\n\nfractions.Fraction.__eq__.__code__ = {_LENIENT_EQ}.__code__\n"
+    ),
+    "its-method-deleted-for-a-bases-lenient-one": (
+        f"import fractions\nimport numbers\n\nnumbers.Rational.__eq__ = {_LENIENT_EQ}\n"
+        "del fractions.Fraction.__eq__\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LIBRARY_CLASSES))
+def test_code_under_test_changes_a_library_class_the_helper_goes_through(
+    project: Project, name: str
+) -> None:
+    _attack_over(project, FRACTION_ASSERTS, LIBRARY_CLASSES[name], ["fractions.Fraction"])
+
+
 # The plugin lives in the same process as the code under test, which can find
 # it (the module holding the records) and take its checks apart before it
 # changes what the helper reads: a method of its record class replaced, a
