@@ -319,13 +319,17 @@ def render(stock: dict[str, int]) -> str:
 
 def label(name: str, qty: int) -> str:
     return f"{name.upper()} x{qty}\\n"
+
+
+def summary(stock: dict[str, int]) -> str:
+    return f"{len(stock)} items, {sum(stock.values())} units\\n"
 '''
 GOLDEN_REPORT = "apples: 3\npears: 5\n"
 GOLDEN_LABEL = "APPLES x3\n"
 TEST_REPORT = """\
 from pathlib import Path
 
-from inventory.report import label, render
+from inventory.report import label, render, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -338,10 +342,16 @@ def test_report_matches_the_golden_file():
 def test_label_matches_its_snapshot():
     expected = (ROOT / "inventory/__snapshots__/label.txt").read_text()
     assert label("apples", 3) == expected
+
+
+def test_summary_matches_the_latest_golden_version():
+    latest = max((ROOT / "fixtures").glob("summary-v*.txt"))
+    assert summary({"pears": 5, "apples": 3}) == latest.read_text()
 """
 GOLDEN_FILES = {
     "inventory/report.py": REPORT,
     "fixtures/report.txt": GOLDEN_REPORT,
+    "fixtures/summary-v1.txt": "2 items, 8 units\n",
     "inventory/__snapshots__/label.txt": GOLDEN_LABEL,
     "tests/test_report.py": TEST_REPORT,
 }

@@ -68,6 +68,23 @@ def test_golden_file_deleted_with_its_test_left_to_fail_quietly(golden: Project)
     )
 
 
+def test_new_golden_version_that_the_test_picks_over_the_old_one(golden: Project) -> None:
+    """A test that compares with the latest version of its golden file: a new
+    version matching the broken code is a new file, which the declared folder
+    welcomes. The snapshot's tests are judged without the files the change adds
+    under a declared pattern, as without those it adds to a test folder."""
+    before = golden.state()
+    golden.begin()
+    broken = proj.REPORT.replace("sum(stock.values())", "max(stock.values())")
+    golden.write("inventory/report.py", broken)
+    golden.write("fixtures/summary-v2.txt", "2 items, 5 units\n")
+    golden.assert_hidden()
+    answer = golden.end()
+    assert_refused(
+        golden, answer, before, names=["tests/test_report.py"], kept={"inventory/report.py": broken}
+    )
+
+
 # -- legitimate twins -----------------------------------------------------------------
 
 NEW_GOLDEN = "fixtures/bulk.txt"

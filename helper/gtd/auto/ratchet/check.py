@@ -371,7 +371,10 @@ def judge_candidate(
         if violations:
             return Judgement(judge(snapshot.baseline, RunResult(), violations), RunResult(), 0.0)
         guarded = protect.protection(
-            {*base_listing, *listing}, commands_of(snapshot.baseline), snapshot.files
+            {*base_listing, *listing},
+            commands_of(snapshot.baseline),
+            snapshot.files,
+            config.protect,
         )
         expected = {
             p: e.oid
@@ -837,7 +840,7 @@ def run_baseline(
         env = room.environment(rm)
         if listing is None:
             listing = git.ls_tree(tree)
-        guarded = protect.protection(listing, config_commands(config))
+        guarded = protect.protection(listing, config_commands(config), patterns=config.protect)
         run = _run(rm, config, env, guarded=guarded_files(guarded, listing))
         result, report = run.result, run.report
         failing = sorted(t for t, o in (result.tests or {}).items() if o in ("failed", "error"))

@@ -215,27 +215,36 @@ def protection(
     paths: Iterable[str],
     commands: Sequence[str] | None,
     snapshot_tests: Collection[str] = (),
+    patterns: Sequence[str] = (),
 ) -> dict[str, Protection]:
     """The protected paths among ``paths`` (repository-relative), and why.
 
     ``commands`` are the configured commands (build, test, typecheck, lint; None
     when unknown, which protects the most); ``snapshot_tests`` the snapshot's test
-    files. The one answer to "which files must come from the base commit".
+    files (the existing files ``patterns`` declares among them); ``patterns``:
+    ``ratchet.protect``'s, whose new files the snapshot's tests are judged
+    without, as without new files under a test folder. The one answer to "which
+    files must come from the base commit".
     """
     from gtd.auto.ratchet import invocation
 
     seen = invocation.read(commands)
     named = named_paths(seen.named)
+    golden = declared(patterns)
     out: dict[str, Protection] = {}
     for path in paths:
-        category = _category(path, seen.plain, named, snapshot_tests)
+        category = _category(path, seen.plain, named, snapshot_tests, golden)
         if category is not None:
             out[path] = Protection(category, category != "shared-config", WHY[category])
     return out
 
 
 def _category(
-    path: str, plain: bool, named: Collection[str], snapshot_tests: Collection[str]
+    path: str,
+    plain: bool,
+    named: Collection[str],
+    snapshot_tests: Collection[str],
+    golden: Callable[[str], bool] = lambda _: False,
 ) -> Category | None:
     if path in OWNED:
         return "plan"
@@ -254,6 +263,8 @@ def _category(
         return "named"
     if enclosing_test_folder(path) is not None:
         return "test-folder"
+    if golden(path):
+        return "declared"
     if not plain and is_runner_file(path):
         return "task-runner"
     if name in SHARED_FILES:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         "shared-config",
         "task-runner",
         "named",
+        "declared",
     ]
 else:
     Category = str
@@ -42,6 +43,7 @@ WHY: Mapping[Category, str] = {
     "shared-config": "its sections that govern tests are protected, the rest is not",
     "task-runner": "a task runner's configuration, and a command may run that runner",
     "named": "a configured command names it (a script it runs or a config it reads)",
+    "declared": "golden data the project declares (ratchet.protect): what tests compare with",
 }
 
 # What the agent is told, per category (markdown; one bullet each).
@@ -77,6 +79,10 @@ WORDS: Mapping[Category, str] = {
     "program it runs (`./run-tests.sh`), the script an interpreter runs, a config file "
     "given with `-c`, `-f`, `--config`, `--config-file`, `--rcfile`, `--file`, "
     "`--makefile`, `--noxfile`, `--justfile` or `--taskfile`.",
+    # (told only where a project declares patterns: ``{patterns}`` is their list)
+    "declared": "Never change or delete an existing file matching {patterns} (`ratchet.protect` "
+    "in the gtd config, gitignore patterns): the project's golden data, what the tests "
+    "compare with. New files there are fine.",
     "shared-config": "The other parts of `pyproject.toml`, `setup.cfg`, `tox.ini` and "
     "`package.json` (dependencies, other tools' settings) are yours to change when the "
     "task needs it.",
@@ -96,7 +102,8 @@ _CONSEQUENCE = (
     "earlier failures, take a different approach."
 )
 
-# The order the categories are told in a task brief.
+# The order the categories are told in a task brief ("declared" after them all,
+# where a project declares any).
 TASK_ORDER: tuple[Category, ...] = (
     "plan",
     "snapshot-test",
@@ -119,11 +126,7 @@ def task_rules(declared: tuple[str, ...] = ()) -> str:
 
 def declared_words(patterns: tuple[str, ...]) -> str:
     """The rule for golden data a project declares (``ratchet.protect``)."""
-    shown = ", ".join(f"`{p}`" for p in patterns)
-    return (
-        f"Never change or delete an existing file matching {shown} (gitignore patterns): "
-        "the project's golden data, what the tests compare with. New files there are fine."
-    )
+    return WORDS["declared"].replace("{patterns}", ", ".join(f"`{p}`" for p in patterns))
 
 
 def bootstrap_rules() -> str:

@@ -70,6 +70,7 @@ def code_names() -> dict[Category, set[str]]:
         "test-folder": {f"{d}/" for d in (*protect.TEST_DIRS, *protect.TOP_TEST_DIRS)},
         "named": set(invocation.CONFIG_OPTIONS),
         "snapshot-test": {"test_*.py", "doctest"},
+        "declared": {"ratchet.protect"},
     }
 
 
@@ -82,7 +83,8 @@ def test_every_category_has_words_and_a_reason() -> None:
     categories = set(CATEGORIES)
     assert set(rules.WORDS) == categories
     assert set(rules.WHY) == categories
-    assert set(rules.TASK_ORDER) == categories
+    # (golden data a project declares is told after the others, where it has any)
+    assert set(rules.TASK_ORDER) == categories - {"declared"}
     assert set(code_names()) == categories
 
 
@@ -97,12 +99,14 @@ def test_protection_answers_only_with_categories_that_have_words() -> None:
         "PLAN.md", "conftest.py", "pytest.ini", "jest.config.js", "pyproject.toml",
         "Makefile", "run.sh", "tests/data.json", "src/test_x.py",
     ]  # fmt: skip
-    got = protection_categories(paths)
+    got = protection_categories([*paths, "fixtures/new.json"])
     assert got == set(CATEGORIES)
 
 
 def protection_categories(paths: list[str]) -> set[str]:
-    answer = protect.protection(paths, ["make", "sh run.sh"], snapshot_tests={"src/test_x.py"})
+    answer = protect.protection(
+        paths, ["make", "sh run.sh"], snapshot_tests={"src/test_x.py"}, patterns=["fixtures/"]
+    )
     return {p.category for p in answer.values()}
 
 
@@ -119,8 +123,9 @@ def test_the_task_brief_renders_every_rule() -> None:
         template("brief.md"), cycle=3, task=task, failures=[], learnings=[], test_command="pytest"
     )
     rules_part = _flat(text.split("## Rules", 1)[1])
-    for words in (rules.GIT, *rules.WORDS.values()):
+    for words in (rules.GIT, *(rules.WORDS[c] for c in rules.TASK_ORDER)):
         assert _flat(words) in rules_part
+    assert "ratchet.protect" not in rules_part  # told only where a project declares any
     assert "`pytest`" in rules_part
     assert "$" not in text  # every placeholder filled
 
@@ -129,7 +134,7 @@ def test_declared_patterns_are_told_only_where_a_project_has_any() -> None:
     plain = rules.task_rules()
     told = rules.task_rules(("fixtures/", "*.golden"))
     assert "golden data" not in plain
-    assert "`fixtures/`, `*.golden`" in _flat(told)
+    assert "`fixtures/`, `*.golden` (`ratchet.protect`" in _flat(told)
     assert _flat(plain.split("- Every existing test")[0]) in _flat(told)
 
 
