@@ -47,6 +47,7 @@ class Journal(NamedTuple):
     build_ok: bool | None = None
     duration_s: float | None = None
     flaky: tuple[str, ...] = ()
+    env_skipped: tuple[str, ...] = ()  # excused skips: the base commit's code skips them too
     candidate: str | None = None  # the tree that was judged
     head_at_check: str | None = None  # HEAD when the check began (the branch may have moved)
     checked_epoch: float | None = None  # when the candidate was taken (files after: not ours)
@@ -81,7 +82,7 @@ def loads(text: str) -> Journal:
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
-    for key in ("details", "flaky"):
+    for key in ("details", "flaky", "env_skipped"):
         if key in data and isinstance(data[key], list):
             data[key] = tuple(data[key])
     return Journal(**data)

@@ -50,6 +50,9 @@ class CycleRecord(NamedTuple):
     agent_exit: int | None = None  # the headless agent's exit status, when known
     agent_tail: str | None = None  # the end of its output, when it failed
     flaky: tuple[str, ...] = ()  # tests that failed, then passed on a re-run
+    # baseline-passing tests skipped in the cycle's run that the base commit's code
+    # skips too when run again: the environment changed, not the code
+    env_skipped: tuple[str, ...] = ()
 
 
 class TaskResult(NamedTuple):

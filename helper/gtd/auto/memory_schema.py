@@ -119,6 +119,7 @@ CYCLE = schema.Fields(
         "agent_exit": schema.Integer(-(2**31)),
         "agent_tail": TEXT,
         "flaky": schema.Each(TEXT),
+        "skipped_by_environment": schema.Each(TEXT),
     },
     required=("cycle", "task", "status", "at"),
     closed=False,
@@ -220,6 +221,7 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         agent_exit=e.get("agent_exit"),
         agent_tail=e.get("agent_tail"),
         flaky=tuple(e.get("flaky", ())),
+        env_skipped=tuple(e.get("skipped_by_environment", ())),
     )
 
 
@@ -267,6 +269,7 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("agent_exit", rec.agent_exit),
         ("agent_tail", rec.agent_tail),
         ("flaky", list(rec.flaky) or None),
+        ("skipped_by_environment", list(rec.env_skipped) or None),
     ]
 
 

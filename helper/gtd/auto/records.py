@@ -108,6 +108,7 @@ def _decode_line(number: int, line: str) -> Record:
         if data.get("status") not in CYCLE_STATUSES:
             raise RecordError(number, f"unknown cycle status {data.get('status')!r}")
         data["flaky"] = tuple(data.get("flaky") or ())
+        data["env_skipped"] = tuple(data.get("env_skipped") or ())
     try:
         return cls(**data)  # type: ignore[no-any-return]
     except TypeError as exc:  # pragma: no cover - the field checks above cover it

@@ -379,6 +379,9 @@ def _cycle_row(run: _Run, rec: CycleRecord) -> str:
         outcome, reason = DASH, short(rec.reason or "", _MAX_REASON)
     if rec.flaky:
         notes.append(f"flaky, tolerated: {short(', '.join(rec.flaky), _MAX_TEST_ID)}")
+    if rec.env_skipped:
+        skipped = short(", ".join(rec.env_skipped), _MAX_TEST_ID)
+        notes.append(f"skipped, as the base commit's code is now (environment): {skipped}")
     if rec.agent_exit:
         notes.append(f"agent exited {rec.agent_exit} (see Agent Output)")
     reason = "; ".join(part for part in (reason, *notes) if part)

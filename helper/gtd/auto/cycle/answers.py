@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         pid: int
         duration_s: float
         flaky: list[str]
+        skipped_by_environment: list[str]
         recovered: str
         previous: str
         message: str
@@ -246,6 +247,10 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         from gtd.auto.readable import word
 
         answer["flaky"] = [word(t) for t in rec.flaky]
+    if rec.env_skipped:
+        from gtd.auto.readable import word
+
+        answer["skipped_by_environment"] = [word(t) for t in rec.env_skipped]
     if rec.duration_s is not None:
         answer["duration_s"] = rec.duration_s
     if trip is not None:

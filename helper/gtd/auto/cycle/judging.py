@@ -52,6 +52,7 @@ class Decision(NamedTuple):
     pending: bytes | None = None  # the snapshot a pass advances to
     taken_epoch: float | None = None  # when the candidate was taken
     flaky: tuple[str, ...] = ()  # failed, then passed when run again
+    env_skipped: tuple[str, ...] = ()  # skipped now, as the base commit's code is
     objects_checked: float | None = None  # when the object files' check began
 
     def journal(self, current: Journal) -> Journal:
@@ -72,6 +73,7 @@ class Decision(NamedTuple):
             halt=self.halt,
             checked_epoch=self.taken_epoch,
             flaky=self.flaky,
+            env_skipped=self.env_skipped,
             objects_checked=self.objects_checked,
         )
 
@@ -220,6 +222,7 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
         pending=pending,
         taken_epoch=taken,
         flaky=judged.flaky,
+        env_skipped=judged.env_skipped,
     )
 
 

@@ -57,6 +57,9 @@ class Judgement(NamedTuple):
     flaky: tuple[str, ...] = ()
     collected: tuple[str, ...] = ()  # test files the runner collected, both sessions
     doctest_modules: tuple[str, ...] = ()
+    # baseline-passing tests skipped now that the base commit's code, run now,
+    # skips too (the environment changed): excused, and named
+    env_skipped: tuple[str, ...] = ()
 
 
 class Baseline(NamedTuple):
@@ -450,7 +453,8 @@ def judge_candidate(
             # What a pass advances the baseline to: a test that passed when run again
             # is a passing test (recorded as failed, it would lose its protection).
             merged = merged._replace(tests={**merged.tests, **dict.fromkeys(flaky, "passed")})
-        return Judgement(verdict, merged, round(time.monotonic() - start, 3), flaky, whole, modules)
+        elapsed = round(time.monotonic() - start, 3)
+        return Judgement(verdict, merged, elapsed, flaky, whole, modules, tuple(environmental))
 
 
 def _excusable(environment: Callable[[], list[str]] | None, found: list[str]) -> bool:
