@@ -159,3 +159,27 @@ def test_brief_and_hook_tell_the_agent_before_it_tries(golden: Project) -> None:
         assert rel in answer, (rel, answer)
     assert _hook(golden, NEW_GOLDEN) == ""
     assert _hook(golden, "inventory/report.py") == ""
+
+
+def _ratchet_run_imports(project: Project) -> tuple[dict[str, object], str]:
+    res = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "gtd", "ratchet", "run", "--json"],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return json.loads(res.stdout), res.stderr
+
+
+@pytest.mark.slow
+def test_the_patterns_cost_a_run_nothing_until_a_change_adds_files(golden: Project) -> None:
+    """pathspec (~35 ms of imports) is loaded only where the candidate adds
+    files: the base's declared files are the snapshot's tests already."""
+    answer, imports = _ratchet_run_imports(golden)
+    assert answer["passed"], answer
+    assert "pathspec" not in imports
+    golden.write(NEW_GOLDEN, "900\n")
+    answer, imports = _ratchet_run_imports(golden)
+    assert answer["passed"], answer
+    assert "| pathspec" in imports

@@ -377,7 +377,7 @@ def judge_candidate(
             {*base_listing, *listing},
             commands_of(snapshot.baseline),
             snapshot.files,
-            config.protect,
+            protect.new_paths_declared(config.protect, base_listing, listing),
         )
         expected = {
             p: e.oid

@@ -187,6 +187,19 @@ def declared(patterns: Sequence[str]) -> Callable[[str], bool]:
     return match
 
 
+def new_paths_declared(
+    patterns: Sequence[str], base: Collection[str], now: Iterable[str]
+) -> Sequence[str]:
+    """The patterns a verdict needs for a candidate whose files are ``now`` over
+    a base whose files are ``base``: the base's declared files are the
+    snapshot's tests already, so only files the candidate adds are matched —
+    none added (a `gtd ratchet run` of the tree as committed), no patterns and
+    no pathspec import on the run's path."""
+    if not patterns or all(p in base for p in now):
+        return ()
+    return patterns
+
+
 def enclosing_test_folder(path: str) -> str | None:
     """The test folder ``path`` is under (the outermost), or None."""
     parts = path.split("/")[:-1]
