@@ -647,7 +647,7 @@ QUICK = {
         "test_agent_checks_out_another_branch_and_fails",
     ),
     "test_golden_data.py": (
-        "test_golden_file_rewritten_to_match_broken_code",
+        "test_expected_output_rewritten_to_match_broken_code[golden-file]",
         "test_new_golden_file_for_new_code_passes_and_is_then_held",
         "test_brief_and_hook_tell_the_agent_before_it_tries",
     ),

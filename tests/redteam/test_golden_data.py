@@ -29,29 +29,23 @@ def golden(make_project: Callable[[str], Project]) -> Project:
     return make_project("golden")
 
 
-def test_golden_file_rewritten_to_match_broken_code(golden: Project) -> None:
-    before = golden.state()
-    golden.begin()
-    golden.write("inventory/report.py", BROKEN_RENDER)
-    golden.write(GOLDEN, "pears: 5\napples: 3\n")
-    golden.assert_hidden()
-    answer = golden.end()
-    assert_refused(
-        golden, answer, before, names=[GOLDEN], kept={"inventory/report.py": BROKEN_RENDER}
-    )
+# name -> (the broken report module, the expected output it rewrites, its text)
+REWRITES = {
+    "golden-file": (BROKEN_RENDER, GOLDEN, "pears: 5\napples: 3\n"),
+    "snapshot-beside-the-code": (BROKEN_LABEL, SNAPSHOT, "apples x3\n"),
+}
 
 
-@pytest.mark.slow
-def test_snapshot_beside_the_code_updated_to_match(golden: Project) -> None:
+@pytest.mark.parametrize("name", list(REWRITES))
+def test_expected_output_rewritten_to_match_broken_code(golden: Project, name: str) -> None:
+    broken, rel, text = REWRITES[name]
     before = golden.state()
     golden.begin()
-    golden.write("inventory/report.py", BROKEN_LABEL)
-    golden.write(SNAPSHOT, "apples x3\n")
+    golden.write("inventory/report.py", broken)
+    golden.write(rel, text)
     golden.assert_hidden()
     answer = golden.end()
-    assert_refused(
-        golden, answer, before, names=[SNAPSHOT], kept={"inventory/report.py": BROKEN_LABEL}
-    )
+    assert_refused(golden, answer, before, names=[rel], kept={"inventory/report.py": broken})
 
 
 @pytest.mark.slow
