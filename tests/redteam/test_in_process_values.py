@@ -795,3 +795,81 @@ def test_legit_conftest_that_registers_a_plugin_late_lands(project: Project) -> 
     project.write("inventory/pricing.py", proj.PRICING_WITH_BULK)
     project.write("tests/test_pricing.py", proj.TEST_PRICING)
     assert_passed(project, project.end())
+
+
+# A person's property test over restock, and a break only large quantities show:
+# a hundred examples find it; one (the smallest) does not.
+TEST_PROPS = """\
+from hypothesis import given, settings, strategies as st
+
+from inventory import restock
+
+
+@settings(database=None, derandomize=True)
+@given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=10**6))
+def test_restock_adds(start, qty):
+    assert restock({"a": start}, "a", qty)["a"] == start + qty
+"""
+BROKEN_RESTOCK = proj.CORE.replace(
+    "out[name] = out.get(name, 0) + qty", "out[name] = out.get(name, 0) + min(qty, 1000)"
+)
+FEWER_EXAMPLES = {
+    "a-profile-loaded": (
+        "from hypothesis import settings as _rt_s\n\n"
+        '_rt_s.register_profile("rt", max_examples=1)\n'
+        '_rt_s.load_profile("rt")\n'
+    ),
+    # registering the current profile's name again takes effect at once
+    "the-default-profile-replaced": (
+        "from hypothesis import settings as _rt_s\n\n"
+        '_rt_s.register_profile("default", max_examples=1)\n'
+    ),
+    "generation-phase-dropped": (
+        "from hypothesis import Phase, settings as _rt_s\n\n"
+        '_rt_s.register_profile("rt", phases=[Phase.explicit])\n'
+        '_rt_s.load_profile("rt")\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(FEWER_EXAMPLES))
+def test_code_under_test_makes_hypothesis_try_fewer_examples(project: Project, name: str) -> None:
+    _person_commits(project, {"tests/test_props.py": TEST_PROPS}, "a property test")
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", BROKEN_RESTOCK)
+    project.assert_suite_fails()
+    project.write(INIT_FILE, proj.INIT + "\n" + FEWER_EXAMPLES[name])
+    project.assert_hidden()
+    names = ["hypothesis", "tests/test_props.py"]
+    judge_attack(
+        project, project.end(), before, names=names, kept={"inventory/core.py": BROKEN_RESTOCK}
+    )
+
+
+# The twin: a project's own conftest loads a faster profile (fewer examples in CI
+# is common), and the code under test ships strategies of its own.
+CI_PROFILE = """\
+from hypothesis import settings
+
+settings.register_profile("ci", max_examples=10)
+settings.load_profile("ci")
+"""
+
+
+def test_legit_profile_the_project_loads_and_strategies_the_code_ships_land(
+    project: Project,
+) -> None:
+    conftest = proj.TESTS_CONFTEST + "\n" + CI_PROFILE
+    _person_commits(
+        project,
+        {"tests/test_props.py": TEST_PROPS, "tests/conftest.py": conftest},
+        "property tests, fewer examples",
+    )
+    project.begin()
+    project.do_t1()
+    strategies = (
+        "from hypothesis import strategies as _rt_st\n\nquantities = _rt_st.integers(0, 10)\n"
+    )
+    project.write(INIT_FILE, proj.INIT + "\n" + strategies)
+    assert_passed(project, project.end())

@@ -558,9 +558,11 @@ class _NoFreshBytecode(SourceFileLoader):
         return code
 
     def exec_module(self, module: Any) -> None:
+        before = _hypothesis_strength()
         super().exec_module(module)
         _PROVENANCE.executed(module)
         _VALUES.imported(module)
+        _VALUES.examples_after(module, before)
 
     def get_data(self, path: str) -> bytes:
         if path == self.path:
@@ -847,6 +849,10 @@ class Values:
         # entries)}. ``Fraction.__eq__ = ...`` leaves the module's namespace as
         # it was, and the class the one first seen.
         self.classes: dict[str, dict[str, tuple[type, dict[str, object]]]] = {}
+        # hypothesis made to try fewer examples while a module of the code under
+        # test was imported: (module, (examples, phases) after, before)
+        self.weakened: list[tuple[str, _Strength, _Strength]] = []
+        self.examples_first: _Strength | None = None  # as hypothesis's import left it
 
     def start(self, settings: Settings) -> None:
         if settings.guarded is None:
@@ -895,6 +901,29 @@ class Values:
                 found[key] = (value, entries)
                 self.keep_states(entries)
         self.classes[name] = found
+
+    def examples_after(self, module: Any, before: _Strength | None) -> None:
+        """Note hypothesis's default settings left weaker (fewer examples, fewer
+        phases) by the import of ``module``, if it is the code under test: a
+        property test then tries one example, the smallest, and misses what a
+        hundred would find. A project's own conftest or test module may load
+        any profile; the code under test has no say."""
+        loaded = sys.modules.get("hypothesis._settings")
+        if self.files is None or loaded is None:
+            return
+        if self.examples_first is None:
+            # (hypothesis loaded before the run began, or its import just ended)
+            self.examples_first = before if before is not None else _hypothesis_strength()
+            if module is loaded:
+                return
+        file = getattr(module, "__file__", None)
+        norm = _PROVENANCE.in_room(file)
+        if norm is None or norm in self.files or _under(norm, _environment_roots()):
+            return
+        now = _hypothesis_strength()
+        was = before if before is not None else self.examples_first
+        if now is not None and was is not None and _weaker(now, was):
+            self.weakened.append((str(getattr(module, "__name__", norm)), now, was))
 
     def code_replaced(self) -> list[tuple[str, str]]:
         """The functions (:meth:`keep_states`) whose code, defaults or keyword
@@ -1407,6 +1436,42 @@ def _entries_changed(
     for key in [k for k in list(now) if k not in first and not ignored(k)]:
         out.append((f"{subject}.{key}", f"added since it was first seen: {_describe(now[key])}"))
     return out
+
+
+if TYPE_CHECKING:  # (a type only: the plugin runs on Python 3.7 too)
+    _Strength = tuple[int, frozenset[str]]  # hypothesis: (max_examples, phases)
+
+
+def _hypothesis_strength() -> _Strength | None:
+    """How hard hypothesis's default settings try, where hypothesis is loaded:
+    its examples and its phases."""
+    module = sys.modules.get("hypothesis._settings")
+    if module is None:
+        return None
+    try:
+        current = module.settings.default
+        return (int(current.max_examples), frozenset(str(p) for p in current.phases))
+    except Exception:  # (another hypothesis: what it cannot tell is not judged)
+        return None
+
+
+def _weaker(now: _Strength, was: _Strength) -> bool:
+    return now[0] < was[0] or now[1] < was[1]
+
+
+def _strength_change(was: _Strength, now: _Strength) -> str:
+    out = []
+    if now[0] != was[0]:
+        out.append(f"max_examples {was[0]} -> {now[0]}")
+    dropped = sorted(was[1] - now[1])
+    if dropped:
+        out.append(f"phases without {', '.join(dropped)}")
+    return "hypothesis made weaker: " + "; ".join(out)
+
+
+def _environment_roots() -> tuple[str, ...]:
+    prefixes = {sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", sys.prefix)}
+    return tuple(sorted(_norm(p) for p in prefixes))
 
 
 def _behaviour_changed(subject: str, now: Any, first: dict[str, object]) -> list[tuple[str, str]]:
@@ -2063,6 +2128,8 @@ class Recorder:
         self.root = str(config.rootpath)  # pytest >= 6.1
         self.tests: dict[str, str] = {}  # node id -> worst outcome written
         self.deselected: list[pytest.Item] = []
+        # hypothesis's strength once collection imported every test module
+        self.examples_at_collection: _Strength | None = None
         self.checked_modules: dict[str, object] = {}
         self.identities: Identities | None = None
         self.report_class: type = TestReport
@@ -2264,6 +2331,7 @@ class Recorder:
             self.write_items(self.deselected, deselected=True)
             self.check_modules()
             self.record_late()
+            self.examples_at_collection = _hypothesis_strength()
         except Exception as exc:
             self.state.evidence("internal", "collection report", type(exc).__name__)
 
@@ -2508,6 +2576,14 @@ class Recorder:
             self.state.evidence("machinery", subject, detail)
         for subject, detail in _VALUES.code_replaced():
             self.state.evidence("code-replaced", subject, detail)
+        for name, now, was in _VALUES.weakened:
+            detail = f"{_strength_change(was, now)} while {name} was imported"
+            self.state.evidence("changed-value", "hypothesis.settings.default", detail)
+        at_collection = self.examples_at_collection
+        at_end = _hypothesis_strength()
+        if at_collection is not None and at_end is not None and _weaker(at_end, at_collection):
+            detail = f"{_strength_change(at_collection, at_end)} while the tests ran"
+            self.state.evidence("changed-value", "hypothesis.settings.default", detail)
         wrapped = _GUARDED_EXEC.get("exec_module")
         if wrapped is not None:
             rewrite = sys.modules.get("_pytest.assertion.rewrite")
