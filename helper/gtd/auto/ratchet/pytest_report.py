@@ -1450,9 +1450,16 @@ def _hypothesis_strength() -> _Strength | None:
         return None
     try:
         current = module.settings.default
-        return (int(current.max_examples), frozenset(str(p) for p in current.phases))
+        if current is _STRENGTH[0]:  # (asked after every import: settings never change)
+            return cast("_Strength", _STRENGTH[1])
+        strength = (int(current.max_examples), frozenset(str(p) for p in current.phases))
     except Exception:  # (another hypothesis: what it cannot tell is not judged)
         return None
+    _STRENGTH[:] = [current, strength]
+    return strength
+
+
+_STRENGTH: list[object] = [_MISSING, None]  # the settings object last measured, its strength
 
 
 def _weaker(now: _Strength, was: _Strength) -> bool:
