@@ -949,6 +949,79 @@ def test_a_file_over_the_size_limit_is_never_committed_nor_hashed(project: Proje
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
 
 
+# -- dependency folders git does not ignore ------------------------------------------------
+
+# What `npm install` or `python -m venv venv` leaves in a project whose
+# .gitignore does not name it: thousands of files on a real install.
+DEPENDENCIES = {
+    "node_modules": {
+        "node_modules/left-pad/package.json": '{"name": "left-pad"}\n',
+        "node_modules/left-pad/index.js": "module.exports = (s) => s;\n",
+    },
+    "venv": {
+        "venv/pyvenv.cfg": "home = /usr/bin\ninclude-system-site-packages = false\n",
+        "venv/lib/python3.11/site-packages/six.py": "# six\n",
+    },
+}
+
+
+@pytest.mark.parametrize("folder", list(DEPENDENCIES))
+def test_a_dependency_folder_git_does_not_ignore_is_never_committed(
+    project: Project, folder: str
+) -> None:
+    """The tests pass, and the cycle would commit a dependency folder or a
+    virtualenv into the branch's history. Refused naming it and what to do (the
+    brief of the next try shows it); the folder is set aside in the git
+    directory whole (a rename: nothing copied, nothing lost), not kept in the
+    kept commit, and the loop goes on."""
+    before = project.state()
+    project.begin()
+    project.do_t1()
+    for rel, text in DEPENDENCIES[folder].items():
+        project.write(rel, text)
+    answer = project.end()
+    kept = {"inventory/pricing.py": proj.PRICING_WITH_BULK}
+    assert_refused(project, answer, before, names=[f"{folder}/"], kept=kept)
+    assert ".gitignore" in answer["reason"], answer
+    aside = project.path / f".git/gtd/litter/cycle-{answer['cycle']}/{folder}"
+    for rel, text in DEPENDENCIES[folder].items():
+        assert (aside.parent / rel).read_text() == text
+    listed = project.observe("ls-tree", "-r", "--name-only", answer["kept"]).split("\n")
+    assert not [p for p in listed if p.startswith(f"{folder}/")], listed
+    assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
+
+
+@pytest.mark.slow
+def test_a_dependency_folder_the_change_ignores_lands_without_it(project: Project) -> None:
+    """The twin: the same install, with the folder added to .gitignore by the
+    change itself: the work lands, the folder stays out of the commit."""
+    project.begin()
+    project.do_t1()
+    for rel, text in DEPENDENCIES["node_modules"].items():
+        project.write(rel, text)
+    project.write(".gitignore", proj.GITIGNORE + "node_modules/\n")
+    assert_passed(project, project.end())
+    listed = project.observe("ls-tree", "-r", "--name-only", "HEAD").split("\n")
+    assert ".gitignore" in listed
+    assert not [p for p in listed if p.startswith("node_modules/")], listed
+
+
+@pytest.mark.slow
+def test_a_vendored_dependency_folder_is_the_projects_own(project: Project) -> None:
+    """The twin: a project that commits its node_modules (vendored) may see a
+    cycle add to it, judged like any other change."""
+    for rel, text in DEPENDENCIES["node_modules"].items():
+        project.write(rel, text)
+    project.git("add", "-A")
+    project.git("commit", "-q", "-m", "vendored dependencies")
+    project.base = project.head()
+    project.begin()
+    project.do_t1()
+    project.write("node_modules/right-pad/index.js", "module.exports = (s) => s;\n")
+    assert_passed(project, project.end())
+    assert "node_modules/right-pad/index.js" in project.observe("ls-tree", "-r", "HEAD")
+
+
 # -- folders nested deeper than Python's recursion -----------------------------------------
 
 

@@ -668,7 +668,7 @@ class Cycle:
     # -- finishing (shared by end and recovery; every step idempotent) ---------------
 
     def _finish(self, st: State) -> tuple[State, CycleRecord, breaker.Trip | None]:
-        from gtd.auto.cycle import finish, large, seals
+        from gtd.auto.cycle import finish, large, litter, seals
 
         current = st.journal
         assert current is not None
@@ -692,6 +692,7 @@ class Cycle:
             if seals.outside_changes(git, current.seals or {}):
                 git = git.without_outside_config()  # the agent's filters write nothing
             large.set_aside(git, current.cycle, sealed_config(st).max_file_mb)
+            litter.set_aside(git, current.cycle)
             kept = finish.keep(git, current, self._scratch())
             made = git.rev(kept)
             if made != current.kept_commit:  # sealed: a later finish knows it as ours

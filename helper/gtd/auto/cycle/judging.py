@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from gtd.auto import records, state
-from gtd.auto.cycle import forged, large, seals
+from gtd.auto.cycle import forged, large, litter, seals
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.ratchet import check, room
@@ -163,6 +163,10 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
     if found:
         aside = large.where(git, current.cycle)
         why = large.reason(found, config.max_file_mb, aside, root)
+        return Decision(False, why, head=tree.head)
+    folders = litter.untracked_only(git, litter.found(tree.entries))
+    if folders:
+        why = litter.reason(folders, litter.where(git, current.cycle), root)
         return Decision(False, why, head=tree.head)
     if config.commit_hooks == "run":
         failed = run_pre_commit(root, config.timeout_s)
