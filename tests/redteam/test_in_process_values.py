@@ -380,6 +380,30 @@ LIBRARY_CLASSES = {
 }
 
 
+# A helper that reaches a function through a library's submodule: the module
+# it binds stays, the submodule it names is swapped for a stand-in.
+CHAIN_ASSERTS = '''\
+"""Assertion helpers shared by the tests: exact, as JSON writes the numbers."""
+
+import json
+
+
+def assert_cents(actual, expected):
+    quote = json.encoder.encode_basestring
+    assert quote(str(actual)) == quote(str(expected)), f"{actual} != {expected} cents"
+'''
+SUBMODULE_SWAPPED = (
+    "import json\nimport types\n\n"
+    '_rt_fake = types.ModuleType("json.encoder")\n'
+    "_rt_fake.encode_basestring = lambda text: '\"\"'\n"
+    "json.encoder = _rt_fake\n"
+)
+
+
+def test_code_under_test_swaps_a_submodule_the_helper_reaches_through(project: Project) -> None:
+    _attack_over(project, CHAIN_ASSERTS, SUBMODULE_SWAPPED, ["json.encoder"])
+
+
 @pytest.mark.parametrize("name", list(LIBRARY_CLASSES))
 def test_code_under_test_changes_a_library_class_the_helper_goes_through(
     project: Project, name: str

@@ -1150,7 +1150,9 @@ class Values:
                     continue  # (nearly every name: looked at first)
                 if key[:1] == "_" and not (builtins and key in _BUILTIN_HOOKS):
                     continue
-                if _watchable(value) and f"{name}.{key}" not in _UNWATCHED_NAMES:
+                # (a submodule too: ``json.encoder = stand_in`` keeps ``json``)
+                watched = _watchable(value) or type(value) is ModuleType
+                if watched and f"{name}.{key}" not in _UNWATCHED_NAMES:
                     what = "removed" if current is _MISSING else "rebound"
                     detail = f"{what} since {since}"
                     if current is not _MISSING:
@@ -1846,6 +1848,8 @@ def _watchable(value: object) -> bool:
 
 
 def _describe(value: object) -> str:
+    if isinstance(value, ModuleType):
+        return f"the module {value.__name__} ({getattr(value, '__file__', None) or 'no file'})"
     file = _code_file(value)
     if file:
         return file
