@@ -848,6 +848,28 @@ def test_code_under_test_imports_a_good_copy_outside_the_repository(
     assert "outside the repository" in str(answer.get("reason")), answer
 
 
+# The plugin's own path checks take os.path's functions at call time: code under
+# test that rebinds one for its own file makes that file "relative", "inside".
+BLIND_THE_PATH_CHECKS = (
+    "import os.path as _rt_p\n\n"
+    "_rt_isabs = _rt_p.isabs\n"
+    "_rt_p.isabs = lambda path: False if 'rt_good' in str(path) else _rt_isabs(path)\n"
+)
+
+
+def test_code_under_test_blinds_the_plugins_path_checks_then_imports_a_copy_outside(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    stash = tmp_path_factory.mktemp("stash")
+    (stash / "rt_good_core.py").write_text(proj.CORE)
+    init = BLIND_THE_PATH_CHECKS + (
+        f"import sys as _rt_sys\n\n_rt_sys.path.insert(0, {str(stash)!r})\n"
+        "from rt_good_core import Item, restock, total  # noqa: E402\n\n"
+        '__all__ = ["Item", "restock", "total"]\n'
+    )
+    _attack_from_init(project, init, names=["posixpath.isabs", str(stash / "rt_good_core.py")])
+
+
 def test_code_under_test_execs_a_good_copy_from_a_file_outside(
     project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -74,14 +74,29 @@ _lstat = os.lstat
 _quote = json.encoder.encode_basestring_ascii
 _dumps = json.dumps
 _now = time.monotonic
-_PLUGIN_FILE = os.path.abspath(__file__)
+# The same for the path functions every check here decides with: code that
+# rebinds ``os.path.isabs`` for its own file cannot make it "relative" to the
+# check that looks for code from outside (a rebinding of what they call inside
+# is evidence: the path modules are compared as libraries, Values.start).
+_isabs = os.path.isabs
+_abspath = os.path.abspath
+_realpath = os.path.realpath
+_normcase = os.path.normcase
+_dirname = os.path.dirname
+_basename = os.path.basename
+_join = os.path.join
+_split = os.path.split
+_isdir = os.path.isdir
+_islink = os.path.islink
+_exists = os.path.exists
+_PLUGIN_FILE = _abspath(__file__)
 
 
 def _load_contract() -> Any:
     """contract.py from beside this file: the same names the helper imports."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(_PLUGIN_FILE), "contract.py")
+    path = _join(_dirname(_PLUGIN_FILE), "contract.py")
     spec = importlib.util.spec_from_file_location("gtd_ratchet_contract", path)
     assert spec is not None
     assert spec.loader is not None
@@ -113,7 +128,7 @@ _POSIX = os.path.__name__ == "posixpath"
 
 
 def _abs(text: str) -> str:
-    """``os.path.abspath(text)``, without its work where ``text`` is already in
+    """``_abspath(text)``, without its work where ``text`` is already in
     that form: nearly every path here is (a module's origin, a test's file), and
     the plugin asks a few thousand times a run (~7,000 instructions each). A
     hidden folder's name (``/.cache``, where the clean room lives) is no "." or
@@ -129,7 +144,7 @@ def _abs(text: str) -> str:
         )
     ):
         return text
-    return os.path.abspath(text)
+    return _abspath(text)
 
 
 _NORMS: dict[str, str] = {}  # an absolute path as given -> _norm of it
@@ -142,7 +157,7 @@ def _norm(path: object) -> str:
     text = path if type(path) is str else str(path)
     known = _NORMS.get(text)
     if known is None:
-        known = os.path.normcase(_abs(text))
+        known = _normcase(_abs(text))
         if text[:1] == os.sep:
             _NORMS[text] = known
     return known
@@ -154,17 +169,17 @@ def _both(path: str, folders: dict[str, str] | None = None) -> tuple[str, ...]:
     caller that resolves many files of the same folders (a selection of every test
     file): realpath walks each part of a path with an lstat, ~5 M instructions for
     a 500-test suite's files one by one."""
-    return (_norm(path), os.path.normcase(_real(path, folders)))
+    return (_norm(path), _normcase(_real(path, folders)))
 
 
 def _real(path: str, folders: dict[str, str] | None) -> str:
-    parent, name = os.path.split(path)
-    if folders is None or name in ("", ".", "..") or os.path.islink(path):
-        return os.path.realpath(path)
+    parent, name = _split(path)
+    if folders is None or name in ("", ".", "..") or _islink(path):
+        return _realpath(path)
     real = folders.get(parent)
     if real is None:
-        real = folders[parent] = os.path.realpath(parent)
-    return os.path.join(real, name)
+        real = folders[parent] = _realpath(parent)
+    return _join(real, name)
 
 
 def _editable_folders() -> list[str]:
@@ -179,9 +194,9 @@ def _editable_folders() -> list[str]:
                 table = getattr(source, attr, None)
                 if isinstance(table, dict):
                     for path in table.values():
-                        if isinstance(path, str) and os.path.isabs(path):
+                        if isinstance(path, str) and _isabs(path):
                             # a package's folder, or a module's file
-                            out.append(path if os.path.isdir(path) else os.path.dirname(path))
+                            out.append(path if _isdir(path) else _dirname(path))
     return out
 
 
@@ -223,9 +238,7 @@ class Settings:
             None
             if guarded is None
             else frozenset(
-                form
-                for rel in guarded
-                for form in _both(os.path.join(self.root, str(rel)), folders)
+                form for rel in guarded for form in _both(_join(self.root, str(rel)), folders)
             )
         )
 
@@ -319,17 +332,17 @@ class Selection:
             for node_id in settings.ids:
                 file, _, rest = node_id.partition("::")
                 rel_files.append(file)
-                self.ids.update((p, rest) for p in _both(os.path.join(root, file), folders))
+                self.ids.update((p, rest) for p in _both(_join(root, file), folders))
         self.files: set[str] = set()
         self.dirs: set[str] = set()
         self._paths: dict[int, tuple[object, str]] = {}
         for rel in rel_files:
-            for path in _both(os.path.join(root, rel), folders):
+            for path in _both(_join(root, rel), folders):
                 self.files.add(path)
-                parent = os.path.dirname(path)
+                parent = _dirname(path)
                 while parent not in self.dirs:
                     self.dirs.add(parent)
-                    parent, previous = os.path.dirname(parent), parent
+                    parent, previous = _dirname(parent), parent
                     if parent == previous:
                         break
 
@@ -369,7 +382,7 @@ def _guard_conftests(state: State, pm: Any) -> None:
 
     def guarded(path: object, *args: object, **kwargs: object) -> object:
         text = _norm(path)
-        directory = text if os.path.isdir(text) else os.path.dirname(text)
+        directory = text if _isdir(text) else _dirname(text)
         if directory in selection.dirs:
             return original(path, *args, **kwargs)
         return None if loads_only else []
@@ -403,14 +416,14 @@ def _cache_in_place(source: object, cache: object) -> bool:
     folder's ``__pycache__``, or under the prefix the run began with."""
     text = cache if type(cache) is str else str(cache)
     if _PYCACHE_PREFIX:
-        return _under(_norm(os.path.dirname(_abs(text))), (_norm(_PYCACHE_PREFIX),))
+        return _under(_norm(_dirname(_abs(text))), (_norm(_PYCACHE_PREFIX),))
     origin = source if type(source) is str else str(source)
     if _abs(text) is text and _abs(origin) is origin:
         # (both in abspath's form already, as nearly every module's are: their
         # folders compared as they are, without dirname and join, ~100 times a run)
         return text.rpartition(os.sep)[0] == origin.rpartition(os.sep)[0] + _IN_PYCACHE
-    folder = os.path.dirname(_abs(text))
-    return folder == os.path.join(os.path.dirname(_abs(origin)), "__pycache__")
+    folder = _dirname(_abs(text))
+    return folder == _join(_dirname(_abs(origin)), "__pycache__")
 
 
 _IN_PYCACHE = os.sep + "__pycache__"
@@ -458,7 +471,7 @@ class Provenance:
         known = self.where.get(file, _MISSING)
         if known is _MISSING:
             known = None
-            if os.path.isabs(file):
+            if _isabs(file):
                 norm = _norm(file)
                 known = norm if _under(norm, self.room) else None
             self.where[file] = known
@@ -496,7 +509,7 @@ class Provenance:
         archive (``x.zip/m.py``) by the archive."""
         if not own and path in self.chains:
             return self.chains[path]
-        folder = os.path.dirname(path)
+        folder = _dirname(path)
         how: str | None = None
         try:
             st = _lstat(path)
@@ -840,7 +853,7 @@ class Values:
         # Every function of a library's namespace (and of the machinery's
         # classes) as first seen, with its code, defaults and keyword defaults
         # then, flattened three to a function: ``f.__code__ = ...`` changes what
-        # ``f`` does (pytest.fail, os.path.exists, a function this plugin calls)
+        # ``f`` does (pytest.fail, _exists, a function this plugin calls)
         # and leaves it the object first seen
         self.functions: list[FunctionType] = []
         self.states: list[object] = []
@@ -875,6 +888,12 @@ class Values:
         builtins = early.get("builtins")
         if builtins is not None:
             self.read["builtins"] = builtins
+        # and the path modules this plugin's own checks decide with (their
+        # functions are bound at its import; what those call is looked up here)
+        for name in ("os", os.path.__name__, "genericpath"):
+            held = early.get(name)
+            if held is not None:
+                self.read.setdefault(name, held)
         for name in _machinery_modules():
             loaded = sys.modules.get(name)
             if loaded is not None:
@@ -1670,7 +1689,7 @@ class ImportWatch:
         code the commit does not hold."""
         import site
 
-        roots = [self.room, os.path.dirname(os.path.abspath(__file__))]
+        roots = [self.room, _dirname(_abspath(__file__))]
         roots += [sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", sys.prefix)]
         roots.append(getattr(sys, "base_exec_prefix", sys.exec_prefix))
         user_site = getattr(site, "getusersitepackages", None)  # absent in some venvs
@@ -1688,7 +1707,7 @@ class ImportWatch:
         if (
             self.home
             and isinstance(file, str)
-            and os.path.isabs(file)
+            and _isabs(file)
             and top not in self.outside
             and not _under(_norm(file), self.home)
         ):
@@ -1699,7 +1718,7 @@ class ImportWatch:
         norm = _norm(path)
         for live in self.live:
             if norm == live or norm.startswith(live + os.sep):
-                return os.path.join(self.room, norm[len(live) :].lstrip(os.sep))
+                return _join(self.room, norm[len(live) :].lstrip(os.sep))
         return None
 
     def rewrite_sys_path(self) -> None:
@@ -1752,11 +1771,11 @@ class ImportWatch:
     def redirected(self, name: str, spec: Any) -> Any:
         origin = getattr(spec, "origin", None)
         locations = getattr(spec, "submodule_search_locations", None)
-        if isinstance(origin, str) and os.path.isabs(origin):
+        if isinstance(origin, str) and _isabs(origin):
             moved = self.room_path(origin)
             if moved is None:
                 return spec
-            if not os.path.exists(moved):
+            if not _exists(moved):
                 self.state.evidence("redirect-missing", name, origin)
                 return spec
             import importlib.util  # here: most imports are not the live root's
@@ -1872,9 +1891,7 @@ class Identities:
         homes = [sys.modules["_pytest"], pytest, pluggy, os]
         if "attr" in sys.modules:
             homes.append(sys.modules["attr"])
-        self.homes = tuple(
-            os.path.normcase(os.path.dirname(os.path.abspath(str(m.__file__)))) for m in homes
-        )
+        self.homes = tuple(_normcase(_dirname(_abspath(str(m.__file__)))) for m in homes)
         self.snapshot = self.take()
         # Every hook's implementations, each with its function as first seen: when
         # this plugin registered (before any conftest's code ran) or, for a plugin
@@ -1920,7 +1937,7 @@ class Identities:
             if label.startswith(("gtd_ratchet_report.", "os.")) or " of " in label:
                 continue
             file = _code_file(value)
-            if file and not _under(os.path.normcase(file), self.homes):
+            if file and not _under(_normcase(file), self.homes):
                 out.append((label, file))
         return out
 
@@ -1954,7 +1971,7 @@ class Identities:
             if isinstance(cls, type):
                 for key, value in list(vars(cls).items()):
                     file = _code_file(value) if _watchable(value) else None
-                    if file and not _under(os.path.normcase(file), self.homes):
+                    if file and not _under(_normcase(file), self.homes):
                         out.append((f"{module_name}.{attr}.{key}", file))
         return out
 
@@ -1995,7 +2012,7 @@ def _plugin_file(plugin: object) -> str | None:
 
 
 def _is_conftest(file: str | None) -> bool:
-    return file is not None and os.path.basename(file) == "conftest.py"
+    return file is not None and _basename(file) == "conftest.py"
 
 
 def _report_hooks(pm: Any, plugin: object) -> list[str]:
@@ -2027,7 +2044,7 @@ def _environment() -> dict[str, object]:
             names = sorted(n for n in os.listdir(directory) if n.endswith(".pth"))
         except OSError:
             continue
-        pth.extend(os.path.join(directory, n) for n in names)
+        pth.extend(_join(directory, n) for n in names)
     return {
         C.ENV_EXECUTABLE: sys.executable,
         C.ENV_PREFIX: sys.prefix,
@@ -2036,8 +2053,8 @@ def _environment() -> dict[str, object]:
         C.ENV_PATH: list(sys.path),
         C.ENV_SITE: sites,
         C.ENV_PTH: pth,
-        C.ENV_PYTEST: os.path.abspath(str(pytest.__file__)),
-        C.ENV_PLUGGY: os.path.abspath(str(pluggy.__file__)),
+        C.ENV_PYTEST: _abspath(str(pytest.__file__)),
+        C.ENV_PLUGGY: _abspath(str(pluggy.__file__)),
     }
 
 
@@ -2297,7 +2314,7 @@ class Recorder:
                 file = _abs(str(_item_path(collector)))
                 self.state.emit(C.COLLECTING, {"file": file})
                 if _VALUES.files is not None:
-                    _VALUES.tests.add(os.path.normcase(file))
+                    _VALUES.tests.add(_normcase(file))
             except Exception:  # never fail the run from here
                 return
 
@@ -2556,7 +2573,7 @@ class Recorder:
         if file == given or file[:1] == "<" or not hasattr(function, "__wrapped__"):
             return None
         norm = _norm(file)
-        if not os.path.isabs(file):
+        if not _isabs(file):
             return None
         if norm not in reached:
             home = next(
@@ -2618,7 +2635,7 @@ class Recorder:
 
     def tracer(self, label: str, value: object) -> None:
         file, homes = _code_file(value), self.identities.homes if self.identities else ()
-        if file is not None and _under(os.path.normcase(file), homes):
+        if file is not None and _under(_normcase(file), homes):
             return  # the standard library's own, pytest's or pluggy's
         self.state.evidence("tracer", f"{label} {_tracer_name(value)}", _describe(value))
 
@@ -2630,7 +2647,7 @@ class Recorder:
         selection = self.state.selection
         if selection is not None:
             for file in self.state.conftests:
-                if _norm(os.path.dirname(file)) not in selection.dirs:
+                if _norm(_dirname(file)) not in selection.dirs:
                     self.state.evidence("conftest-outside", file)
 
     def report_plugins(self) -> list[list[object]]:
