@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gtd.auto.cycle.litter import found
-from gtd.git import StatusEntry
+from gtd.auto.cycle.litter import found, untracked_only
+from gtd.git import Git, StatusEntry
+from tests.conftest import Repo
 
 
 def _untracked(*paths: str) -> list[StatusEntry]:
@@ -35,3 +36,18 @@ def test_tracked_changes_are_never_litter() -> None:
     """A change to a file git tracks (a vendored node_modules) is the project's."""
     entries = [StatusEntry(" M", "node_modules/left-pad/index.js")]
     assert found(entries) == []
+
+
+def test_a_folder_the_project_tracks_is_its_own_and_names_are_literal(repo: Repo) -> None:
+    """Real git: a tracked node_modules (vendored) is no litter; an untracked one
+    whose parent's name is a glob (`a*b`) is, whatever `a*b` would match."""
+    repo.write("aXb/node_modules/x.js", "1\n")
+    repo.write("vendored/node_modules/y.js", "1\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "vendored")
+    repo.write("vendored/node_modules/z.js", "1\n")
+    repo.write("a*b/node_modules/w.js", "1\n")
+    git = Git(repo.path)
+    folders = found(git.changes())
+    assert folders == [("a*b/node_modules", 1), ("vendored/node_modules", 1)]
+    assert untracked_only(git, folders) == [("a*b/node_modules", 1)]

@@ -54,7 +54,9 @@ def untracked_only(git: Git, folders: list[tuple[str, int]]) -> list[tuple[str, 
     """``folders`` without those the project tracks files in (vendored)."""
     if not folders:
         return []
-    raw = git.run("ls-files", "-z", "--", *(f"{folder}/" for folder, _ in folders))
+    # (literal: a folder named `a*b` names itself, not every folder it would match)
+    paths = [f"{folder}/" for folder, _ in folders]
+    raw = git.run("ls-files", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
     tracked = {p for p in raw.split("\0") if p}
     return [(f, n) for f, n in folders if not any(p.startswith(f + "/") for p in tracked)]
 
