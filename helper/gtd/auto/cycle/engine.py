@@ -691,8 +691,9 @@ class Cycle:
             git = self.git
             if seals.outside_changes(git, current.seals or {}):
                 git = git.without_outside_config()  # the agent's filters write nothing
-            large.set_aside(git, current.cycle, sealed_config(st).max_file_mb)
-            litter.set_aside(git, current.cycle)
+            changes = git.changes()  # one status for both (the folders stay where they are)
+            large.set_aside(git, current.cycle, sealed_config(st).max_file_mb, changes)
+            litter.set_aside(git, current.cycle, changes)
             kept = finish.keep(git, current, self._scratch())
             made = git.rev(kept)
             if made != current.kept_commit:  # sealed: a later finish knows it as ours

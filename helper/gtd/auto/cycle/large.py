@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gtd.fsio import unsafe_path
-from gtd.git import PRIVATE_DIR, Git
+from gtd.git import PRIVATE_DIR, Git, StatusEntry
 from gtd.names import readable
 
 _MB = 1 << 20
@@ -53,12 +53,12 @@ def reason(found: list[tuple[str, int]], limit_mb: float, aside: Path, root: Pat
     )
 
 
-def set_aside(git: Git, cycle: int, limit_mb: float) -> list[str]:
-    """Move the cycle's files over ``limit_mb`` (changed or new, not ignored) out
-    of the working tree, before its work is kept; their names."""
+def set_aside(git: Git, cycle: int, limit_mb: float, changes: Iterable[StatusEntry]) -> list[str]:
+    """Move the cycle's files over ``limit_mb`` (among ``changes``: changed or new,
+    not ignored) out of the working tree, before its work is kept; their names."""
     # A name a forged tree put in the listing (`..`, a folder now a link) would
     # move a file from outside the tree: left to the revert, which names it.
-    changed = [e.path for e in git.changes() if unsafe_path(git.root, e.path) is None]
+    changed = [e.path for e in changes if unsafe_path(git.root, e.path) is None]
     found = too_large(git.root, changed, limit_mb)
     if not found:
         return []

@@ -77,10 +77,10 @@ def reason(folders: list[tuple[str, int]], aside: Path, root: Path) -> str:
     )
 
 
-def set_aside(git: Git, cycle: int) -> list[str]:
-    """Move the cycle's dependency folders out of the working tree, before its work
-    is kept; their names."""
-    folders = untracked_only(git, found(git.changes()))
+def set_aside(git: Git, cycle: int, changes: Iterable[StatusEntry]) -> list[str]:
+    """Move the cycle's dependency folders (among ``changes``) out of the working
+    tree, before its work is kept; their names."""
+    folders = untracked_only(git, found(changes))
     target = where(git, cycle)
     moved = []
     for folder, _files in folders:

@@ -2481,8 +2481,7 @@ class Recorder:
         if watch is None or not watch.room:
             return
         room = _both(watch.room)
-        prefixes = {sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", sys.prefix)}
-        env = tuple(_norm(p) for p in prefixes)
+        env = _environment_roots()
         project: dict[str, tuple[object, str, str]] = {}
         for name, module in list(sys.modules.items()):
             file = getattr(module, "__file__", None)
