@@ -446,6 +446,7 @@ def test_the_settings_file_is_the_contract(tmp_path: Path) -> None:
         forbidden=(tmp_path / "live",),
         redirect=reports.Redirect(tmp_path / "live", tmp_path),
         guarded=("tests/conftest.py", "tests/helpers.py"),
+        env_since_ns=1_764_000_000_000_000_000,
     )
     listener = reports.start(request)
     try:
@@ -467,4 +468,5 @@ def test_the_settings_file_is_the_contract(tmp_path: Path) -> None:
         contract.SETTING_LIVE: str(tmp_path / "live"),
         contract.SETTING_ROOM: str(tmp_path),
         contract.SETTING_GUARDED: ["tests/conftest.py", "tests/helpers.py"],
+        contract.SETTING_ENV_SINCE: 1_764_000_000_000_000_000,
     }

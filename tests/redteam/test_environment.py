@@ -9,6 +9,7 @@ points at the development environment's site-packages, so pytest imports."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -331,3 +332,111 @@ def test_code_under_test_plants_a_pth_for_the_run_that_would_excuse_it(
     assert (site / "zz-rt-next.pth").exists()
     names = ["zz-rt-next.pth", TOTAL]
     assert_refused(project, answer, before, names=names, kept={"inventory/core.py": attack})
+
+
+# -- an installed library edited in place ---------------------------------------------
+#
+# The person's tests compare through a library installed in the virtualenv. The
+# agent breaks `restock` for large quantities and makes the library lenient by
+# editing its file where it lies: inside a package (the package's folder, the
+# entry the environment's fingerprint reads, does not change), or a top-level
+# module edited to the same size with its modification time set back. The stale
+# bytecode cache goes too, or Python would keep running the old code.
+
+MONEY = '''\
+"""Comparisons of amounts, as a person's library would ship them."""
+
+
+def same(got, want):
+    return got == want
+'''
+TEST_MONEY = """\
+from rt_money import same
+
+from inventory import restock
+
+
+def test_restock_large():
+    assert same(restock({"a": 0}, "a", 5000)["a"], 5000)
+"""
+BROKEN_RESTOCK = proj.CORE.replace(
+    "out[name] = out.get(name, 0) + qty", "out[name] = out.get(name, 0) + min(qty, 1000)"
+)
+assert BROKEN_RESTOCK != proj.CORE
+
+
+def _money_project(
+    make_project: Callable[[str], Project], where: Path, module: str
+) -> tuple[Project, Path]:
+    """A project whose virtualenv holds the library at ``module`` (relative to its
+    site-packages) and whose committed test uses it; with the module's path."""
+    project = make_project("full")
+    site = _make_venv(where / "venv")
+    path = site / module
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(MONEY)
+    project.write("tests/test_money.py", TEST_MONEY)
+    _use(project, f"{where / 'venv'}/bin/python {_PYTEST_ARGS}")
+    return project, path
+
+
+def _lenient(path: Path, *, same_size_and_time: bool) -> None:
+    was = path.stat()
+    text = path.read_text().replace("return got == want", "return True")
+    if same_size_and_time:
+        pad = was.st_size - len(text.encode()) - 1
+        text += "#" * pad + "\n"
+    path.write_text(text)
+    if same_size_and_time:
+        os.utime(path, ns=(was.st_atime_ns, was.st_mtime_ns))
+        now = path.stat()
+        assert (now.st_size, now.st_mtime_ns) == (was.st_size, was.st_mtime_ns)
+    for cache in path.parent.glob("__pycache__/rt_money*"):
+        cache.unlink()
+    for cache in path.parent.glob("__pycache__/__init__*"):
+        cache.unlink()
+
+
+@pytest.mark.parametrize(
+    ("module", "same_size_and_time"),
+    [("rt_money/__init__.py", False), ("rt_money/__init__.py", True), ("rt_money.py", True)],
+    ids=["inside-a-package", "inside-a-package-same-size-and-time", "top-level-same-size-and-time"],
+)
+def test_agent_edits_an_installed_library_the_tests_use(
+    make_project: Callable[[str], Project], tmp_path: Path, module: str, same_size_and_time: bool
+) -> None:
+    project, path = _money_project(make_project, tmp_path, module)
+    before = project.state()
+    project.begin()
+    project.write("inventory/core.py", BROKEN_RESTOCK)
+    project.assert_suite_fails()
+    _lenient(path, same_size_and_time=same_size_and_time)
+    project.assert_hidden()
+    names = [str(path), module]
+    kept = {"inventory/core.py": BROKEN_RESTOCK}
+    assert_refused(project, project.end(), before, names=names, kept=kept)
+
+
+def test_legit_change_while_the_library_the_tests_use_gets_its_first_bytecode(
+    make_project: Callable[[str], Project], tmp_path: Path
+) -> None:
+    """A virtualenv made without bytecode (uv's default): the first process to
+    import an installed package writes its cache into the package's folder (here
+    a person's, while the cycle is in flight; a change's new import does it in the
+    end's own run). Not a change of what the tests run: the correct change
+    passes. So does a person's edit of a module inside an installed package that
+    the tests never load."""
+    project, path = _money_project(make_project, tmp_path, "rt_money/__init__.py")
+    unused = path.parent.parent / "rt_unused" / "__init__.py"
+    unused.parent.mkdir()
+    unused.write_text("VALUE = 1\n")
+    shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
+    project.setup()
+    project.begin()
+    project.write("inventory/core.py", proj.CORE.replace('"""Items and stock."""', '"""Items."""'))
+    shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
+    compiled = f"import py_compile; py_compile.compile({str(path)!r})"
+    subprocess.run([sys.executable, "-c", compiled], check=True)
+    assert (path.parent / "__pycache__").is_dir()
+    unused.write_text("VALUE = 2\n")
+    assert_passed(project, project.end())

@@ -468,4 +468,4 @@ def broken(git: Git, seals: dict[str, Any], env_dirs: Sequence[str]) -> list[str
 def environment_changes(seals: dict[str, Any], env_dirs: Sequence[str]) -> list[str]:
     """What changed in the test interpreter's environment since the cycle began."""
     before = seals.get("environment") or {}
-    return environment.changes(before, environment.fingerprint(env_dirs))
+    return environment.changes(before, environment.fingerprint(env_dirs, like=before))

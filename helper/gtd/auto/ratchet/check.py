@@ -342,6 +342,8 @@ def judge_candidate(
     interpreter's environment since the cycle began (none where nothing is
     sealed), asked before each run made only to excuse a result."""
     start = time.monotonic()
+    if trust_until is not None:
+        rm = rm._replace(began=trust_until)
     if held is None:
         held = hold(rm, config, room.environment(rm))
     # A candidate refused before its run: the held process ends at the gate.
@@ -549,6 +551,7 @@ def _run(
         forbidden=(rm.live,),
         redirect=reports.Redirect(rm.live, rm.tree),
         guarded=guarded,
+        env_since_ns=None if rm.began is None else int(rm.began * 1e9),
     )
     return runner.run_all(
         rm.tree,
@@ -612,6 +615,11 @@ def _report_problems(
             out.append(
                 "the tests ran code from outside the repository and the test "
                 f"environment: {ev.subject}{where}"
+            )
+        elif ev.kind == "environment-file":
+            out.append(
+                f"test environment changed since the cycle began: {ev.detail} "
+                f"(module {ev.subject}), run as code by the tests"
             )
         else:
             out.append(f"test reporting tampered with: {ev.subject}{where}")

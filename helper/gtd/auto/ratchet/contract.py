@@ -80,6 +80,9 @@ SETTING_ROOM = "room"
 # Root-relative Python files whose modules' values are guarded (the protected
 # ones the judged tree takes from the base), or null: none.
 SETTING_GUARDED = "guarded"
+# A cycle's end: when its agent began, in nanoseconds since the epoch (or null):
+# a file of the test environment run as code that changed since is evidence.
+SETTING_ENV_SINCE = "env_since"
 
 # Line kinds and keys.
 KIND = "k"
@@ -133,6 +136,8 @@ EVIDENCE_KINDS = (
     "stand-in",  # a name a protected module's import bound to other than what it imports
     "machinery",  # unittest's, doctest's or pytest's approx/raises classes changed
     "code-replaced",  # a library function's code or defaults replaced in place
+    "environment-file",  # a file of the test environment run as code changed since the
+    # cycle began (SETTING_ENV_SINCE)
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )
 

@@ -4,10 +4,17 @@ An agent can change what the tests run with without touching the repository: a
 ``.pth`` file or a plugin dropped into the virtualenv's site-packages runs inside
 every later test process. The baseline run names the directories on the test
 interpreter's import path that lie outside the repository (the plugin reports
-them); `cycle begin` records a fingerprint of each — every top-level entry with its
-type, size and modification time, the content of ``.pth`` files, and every file of
-the packages that carry pytest's reporting (pytest, _pytest, pluggy) — and `cycle
-end` compares. A difference is a revert naming the entry.
+them); `cycle begin` records a fingerprint of each — every top-level entry: a
+file by its inode, size and modification time, a folder by its inode and its
+modification time (or the names in it, see ``_folder``), the content of
+``.pth`` files, and every file of the packages that
+carry pytest's reporting (pytest, _pytest, pluggy) — and `cycle end` compares. A difference is
+a revert naming the entry. A file edited inside an installed package keeps every
+top-level entry as it was, and a top-level file can be given back its size and
+modification time: the end's test runs judge what they run instead, every
+module file of the environment whose change time is later than the cycle's
+begin (gtd.auto.ratchet.pytest_report.EnvironmentFiles; a change time cannot be
+set back).
 
 Hidden entries (a name that starts with a dot) are not watched, except the kinds
 the interpreter reads whatever their name: ``.pth`` files (``site`` runs a hidden
@@ -18,15 +25,16 @@ folder they run in (``.hypothesis``, ``.mypy_cache``, ``.pytest_cache``): a fold
 the import path that is also a person's working folder changed the "environment"
 of a correct cycle (the kill harness met it, through a ``PYTHONPATH`` entry).
 
-Not covered (written in the threat model): an edit deep inside another installed
-package that keeps the size and modification time of every top-level entry; and
-bytecode caches (``__pycache__``, at the top level as inside the watched
-packages). Any Python process writes those when it first imports a module (pytest
-writes its assertion-rewrite caches of plugins there), so a person's own test run
-in the same virtualenv, or a first import by the tests themselves, changed the
-"environment" of a correct cycle and reverted it (the kill harness met it). A
-forged cache with a valid header is therefore among what the threat model says
-the loop cannot guarantee.
+Not covered (written in the threat model): bytecode caches (``__pycache__``, at
+the top level as inside the watched packages). Any Python process writes those
+when it first imports a module (pytest writes its assertion-rewrite caches of
+plugins there), so a person's own test run in the same virtualenv, or a first
+import by the tests themselves, changed the "environment" of a correct cycle and
+reverted it (the kill harness met it; a package folder's modification time
+moves with its first cache, which is why one with no cache yet is read by its
+names). A forged cache
+with a valid header is therefore among what the threat model says the loop
+cannot guarantee; so is a file the tests read as data, not code.
 """
 
 from __future__ import annotations
@@ -42,10 +50,14 @@ from gtd.fsio import read_bytes, walk
 _DEEP = frozenset({"pytest", "_pytest", "pluggy", "py.py"})
 # Hidden entries the interpreter still reads (see the module's docstring).
 _READ_HIDDEN = (".pth", ".dist-info", ".egg-info", ".egg-link")
+# Package metadata: no module, so never a bytecode cache folder.
+_METADATA = (".dist-info", ".egg-info")
 
 
-def fingerprint(dirs: Iterable[str]) -> dict[str, str]:
-    """entry path → a short description that changes when the entry does."""
+def fingerprint(dirs: Iterable[str], like: Mapping[str, str] | None = None) -> dict[str, str]:
+    """entry path → a short description that changes when the entry does;
+    ``like``: an earlier fingerprint, whose form each folder's description takes
+    (see :func:`_folder`)."""
     out: dict[str, str] = {}
     for folder in dirs:
         try:
@@ -60,8 +72,13 @@ def fingerprint(dirs: Iterable[str]) -> dict[str, str]:
                 continue  # bytecode caches: see the module's docstring
             if name.startswith(".") and not name.endswith(_READ_HIDDEN):
                 continue  # a tool's folder: no import can name it
-            out[entry.path] = _describe(entry.path)
-            if name in _DEEP and entry.is_dir(follow_symlinks=False):
+            is_dir = entry.is_dir(follow_symlinks=False)
+            path = entry.path
+            if is_dir:
+                out[path] = _folder(path, None if like is None else like.get(path, ""))
+            else:
+                out[path] = _describe(path)
+            if name in _DEEP and is_dir:
                 for parent, _dirs, names in walk(entry.path):
                     if "__pycache__" in parent:
                         continue
@@ -77,13 +94,42 @@ def _describe(path: str) -> str:
     except OSError:
         return "missing"
     kind = "d" if os.path.isdir(path) and not os.path.islink(path) else "f"
-    text = f"{kind}:{st.st_size}:{st.st_mtime_ns}"
+    text = f"{kind}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
     if path.endswith(".pth") and kind == "f":
         try:  # a named pipe in a .pth's place would wait for a writer forever
             text += ":" + sha.sha256(read_bytes(Path(path))).hexdigest()[:16]
         except OSError:
             text += ":unreadable"
     return text
+
+
+def _folder(path: str, was: str | None) -> str:
+    """A top-level folder by its inode and its modification time, which an entry
+    added, removed or renamed moves; another folder moved into its place (an
+    older copy of the package, whose files keep their old change times) is
+    another inode. A file edited where it lies changes neither (the end's runs
+    judge the files they run, gtd.auto.ratchet.pytest_report.EnvironmentFiles).
+
+    A first import writes a package's first bytecode cache folder into it (a
+    virtualenv made without bytecode, as uv makes them), which moves the time:
+    a package folder with no cache folder yet is read by the names in it instead
+    (``was``: the form the earlier description took, kept at the end whatever
+    the folder holds now)."""
+    try:
+        st = os.lstat(path)
+        if was is None:
+            named = not path.endswith(_METADATA) and not os.path.isdir(
+                os.path.join(path, "__pycache__")
+            )
+        else:
+            named = was.startswith("n:")
+        if not named:
+            return f"d:{st.st_ino}:{st.st_mtime_ns}"
+        names = sorted(n for n in os.listdir(path) if n != "__pycache__")
+    except OSError:
+        return "d:unreadable"
+    digest = sha.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+    return f"n:{st.st_ino}:{digest[:16]}"
 
 
 def changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:

@@ -232,6 +232,8 @@ class Settings:
         )
         live, room = data.get(C.SETTING_LIVE), data.get(C.SETTING_ROOM)
         self.redirect = (str(live), str(room)) if live and room else None
+        since = data.get(C.SETTING_ENV_SINCE)
+        self.env_since: int | None = since if type(since) is int else None
         guarded = data.get(C.SETTING_GUARDED)
         folders: dict[str, str] = {}
         self.guarded = (
@@ -1679,6 +1681,11 @@ class ImportWatch:
         self.before = set(sys.modules)  # loaded before the watch: not its to judge
         self.home: tuple[str, ...] = ()  # where the session's code may come from
         self.outside: set[str] = set()  # modules already reported as from elsewhere
+        # (name, origin) of every import, where the environment's files are judged:
+        # a module taken out of sys.modules again still ran
+        self.origins: list[tuple[str, str]] | None = (
+            [] if state.settings.env_since is not None else None
+        )
 
     def settle(self) -> None:
         """Where code may legitimately come from, fixed once ``sys.path`` is the
@@ -1750,6 +1757,8 @@ class ImportWatch:
             origin = getattr(spec, "origin", None)
             if isinstance(origin, str):
                 _PROVENANCE.written(origin)
+                if self.origins is not None:
+                    self.origins.append((name, origin))
             loader = getattr(spec, "loader", None)
             if (
                 loader is not None
@@ -1796,6 +1805,56 @@ class ImportWatch:
                 made.submodule_search_locations = [self.room_path(p) or p for p in paths]
                 return made
         return spec
+
+
+class EnvironmentFiles:
+    """The test environment's files the session ran as code (a module's file: the
+    virtualenv's, the interpreter's own library, a folder on the import path),
+    judged at a cycle's end by their change time against the moment its agent
+    began. The environment's fingerprint (gtd.auto.ratchet.environment) reads the
+    top-level entries of its folders: an installed library edited where it lies
+    (a file inside a package, or one given back its size and modification time)
+    keeps them all as they were, and the tests run the edit. A change time
+    cannot be set back, and a file renamed or linked into place gets a new one.
+    Bytecode caches are not judged (any first import writes one); a module's
+    source is."""
+
+    def __init__(self, state: State, since: int, watch: ImportWatch) -> None:
+        self.state = state
+        self.since = since
+        site = state.settings.site
+        # the run's own files (the plugin's entry point, written for this run)
+        self.own = _both(_dirname(site)) if site else ()
+        self.prefixes = tuple(f for p in _environment_roots() for f in _both(p))
+        self.room = _PROVENANCE.room
+        self.home = watch.home
+        self.seen: set[str] = set()
+
+    @classmethod
+    def asked(cls, state: State) -> EnvironmentFiles | None:
+        since, watch = state.settings.env_since, state.watch
+        if since is None or watch is None or not watch.home:
+            return None
+        return cls(state, since, watch)
+
+    def ran(self, name: str, file: str) -> None:
+        """``file`` (normalised), the code of module ``name``."""
+        if file in self.seen:
+            return
+        self.seen.add(file)
+        if (self.own and _under(file, self.own)) or not _under(file, self.home):
+            return  # a module a test wrote and imports: outside-module's to judge
+        if _under(file, self.room) and not _under(file, self.prefixes):
+            return  # the candidate's own (an in-room virtualenv is the environment)
+        try:
+            st = _lstat(file)
+            changed = st.st_ctime_ns
+            if stat.S_ISLNK(st.st_mode):
+                changed = max(changed, _stat(file).st_ctime_ns)
+        except OSError:
+            return  # gone, or inside an archive (whose own entry is fingerprinted)
+        if changed >= self.since:
+            self.state.evidence("environment-file", name, file)
 
 
 # -- tamper evidence: identities -------------------------------------------------------
@@ -2159,6 +2218,7 @@ class Recorder:
         # hypothesis's strength once collection imported every test module
         self.examples_at_collection: _Strength | None = None
         self.checked_modules: dict[str, object] = {}
+        self.environment_files = EnvironmentFiles.asked(state)
         self.identities: Identities | None = None
         self.report_class: type = TestReport
         self.classes_seen: set[type] = {TestReport}
@@ -2442,14 +2502,24 @@ class Recorder:
         forbidden = self.state.settings.forbidden
         if not forbidden:
             return
+        env = self.environment_files
         checked = self.checked_modules
         for name, module in list(sys.modules.items()):
             if checked.get(name) is module:
                 continue  # seen at the end of collection, and not replaced since
             checked[name] = module
             file = getattr(module, "__file__", None)
-            if isinstance(file, str) and _under(_norm(file), forbidden):
-                self.state.module(name, file)
+            if isinstance(file, str):
+                norm = _norm(file)
+                if _under(norm, forbidden):
+                    self.state.module(name, file)
+                elif env is not None:
+                    env.ran(name, norm)
+        watch = self.state.watch
+        if env is not None and watch is not None and watch.origins:
+            origins, watch.origins = watch.origins, []
+            for name, origin in origins:
+                env.ran(name, _norm(origin))
 
     def check_planted(self) -> None:
         """Modules put into ``sys.modules`` by hand under the name of a file of the

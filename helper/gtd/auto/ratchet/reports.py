@@ -97,6 +97,7 @@ class Request(NamedTuple):
     forbidden: tuple[Path, ...] = ()
     redirect: Redirect | None = None
     guarded: tuple[str, ...] | None = None  # root-relative protected Python files
+    env_since_ns: int | None = None  # a cycle's end: when its agent began
 
     @property
     def selects(self) -> bool:
@@ -541,6 +542,7 @@ def _settings(request: Request, files: RunFiles) -> dict[str, object]:
         c.SETTING_LIVE: None if redirect is None else str(redirect.live),
         c.SETTING_ROOM: None if redirect is None else str(redirect.room),
         c.SETTING_GUARDED: None if request.guarded is None else list(request.guarded),
+        c.SETTING_ENV_SINCE: request.env_since_ns,
     }
 
 

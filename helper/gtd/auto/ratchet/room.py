@@ -63,6 +63,9 @@ class Room(NamedTuple):
     # Since when the slot's files are not trusted, fixed by the holder's first sync
     # (a list: the one mutable part, filled in place).
     since: list[float | None]
+    # A cycle's end: when its agent began (epoch seconds). The runs then report the
+    # test environment's files run as code that changed since (check._run).
+    began: float | None = None
 
 
 def rooms_home() -> Path:
