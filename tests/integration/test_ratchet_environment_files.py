@@ -139,6 +139,23 @@ def test_a_module_taken_out_of_sys_modules_is_still_judged(room: tuple[Path, Pat
     assert _files(_run(root, since)) == [str(lib / "rt_hidden.py")]
 
 
+def test_a_module_from_an_archive_made_since_is_evidence_naming_the_archive(
+    room: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An archive on the path (the interpreter's own ``pythonXY.zip`` comes
+    before its library): its modules are judged by the archive's change time."""
+    import os
+    import zipfile
+
+    root, lib = room
+    archive = lib.parent / "vendor.zip"
+    monkeypatch.setenv("PYTHONPATH", f"{archive}{os.pathsep}{lib}")
+    since = _after_now()
+    with zipfile.ZipFile(archive, "w") as made:
+        made.writestr("rt_old.py", "VALUE = 1\n")  # before the folder's on the path
+    assert _files(_run(root, since)) == [str(archive)]
+
+
 def test_nothing_is_judged_outside_a_cycle_or_outside_the_environment(
     room: tuple[Path, Path],
 ) -> None:

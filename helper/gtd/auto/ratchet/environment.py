@@ -63,7 +63,10 @@ def fingerprint(dirs: Iterable[str], like: Mapping[str, str] | None = None) -> d
         try:
             entries = list(os.scandir(folder))
         except OSError:
-            out[folder] = "missing"
+            # An archive on the path, or no entry at all yet: the interpreter's
+            # own ``pythonXY.zip`` comes before its library, so one made during
+            # the cycle would shadow any module of it.
+            out[folder] = _describe(folder)
             continue
         out[folder] = "dir"
         for entry in entries:
@@ -152,7 +155,9 @@ def outside(paths: Sequence[str], roots: Sequence[str], keep: Sequence[str] = ()
     real_keep = [os.path.realpath(k) for k in keep]
     out: list[str] = []
     for path in paths:
-        if not path or not os.path.isdir(path):
+        # Entries that are no folder are kept too: an archive, or a path with
+        # nothing there yet (see fingerprint).
+        if not path or not os.path.isabs(path):
             continue
         real = os.path.realpath(path)
         kept = any(real == k or real.startswith(k + os.sep) for k in real_keep)

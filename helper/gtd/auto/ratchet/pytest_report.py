@@ -1846,15 +1846,23 @@ class EnvironmentFiles:
             return  # a module a test wrote and imports: outside-module's to judge
         if _under(file, self.room) and not _under(file, self.prefixes):
             return  # the candidate's own (an in-room virtualenv is the environment)
-        try:
-            st = _lstat(file)
-            changed = st.st_ctime_ns
-            if stat.S_ISLNK(st.st_mode):
-                changed = max(changed, _stat(file).st_ctime_ns)
-        except OSError:
-            return  # gone, or inside an archive (whose own entry is fingerprinted)
+        path = file
+        while True:
+            try:
+                st = _lstat(path)
+                changed = st.st_ctime_ns
+                if stat.S_ISLNK(st.st_mode):
+                    changed = max(changed, _stat(path).st_ctime_ns)
+                break
+            except NotADirectoryError:  # inside an archive: the archive is the file
+                parent = _dirname(path)
+                if parent == path:
+                    return
+                path = parent
+            except OSError:
+                return  # gone by the end
         if changed >= self.since:
-            self.state.evidence("environment-file", name, file)
+            self.state.evidence("environment-file", name, path)
 
 
 # -- tamper evidence: identities -------------------------------------------------------

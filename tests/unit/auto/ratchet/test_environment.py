@@ -95,3 +95,21 @@ def test_a_package_folder_swapped_for_a_copy_with_the_same_names_is_a_change(
     (site / "lib").rmdir()
     old.rename(site / "lib")
     assert _again(site, before) == [f"{site / 'lib'} modified"]
+
+
+def test_a_path_entry_with_nothing_there_yet_is_watched(tmp_path: Path) -> None:
+    """The interpreter's own ``pythonXY.zip`` is on the path before its library,
+    and usually absent: an archive made there during the cycle would shadow any
+    module of the standard library."""
+    import zipfile
+
+    from gtd.auto.ratchet.environment import outside
+
+    site, archive = _site(tmp_path), tmp_path / "python311.zip"
+    dirs = outside([str(archive), str(site), "relative"], [str(tmp_path / "repo")])
+    assert dirs == [str(archive), str(site)]
+    before = fingerprint(dirs)
+    assert before[str(archive)] == "missing"
+    with zipfile.ZipFile(archive, "w") as made:
+        made.writestr("statistics.py", "def fmean(values): return 0.0\n")
+    assert changes(before, fingerprint(dirs, like=before)) == [f"{archive} modified"]
