@@ -324,3 +324,57 @@ def test_a_library_class_changed_by_the_code_under_test_is_evidence(repo: Repo) 
         "pathlib.Path.read_text",
         "pathlib.PosixPath.exists",
     } <= found, report.evidence
+
+
+# A library of the machinery whose module has a private name, first imported
+# during the run (pandas' asserters, as numpy's and torch's): a stand-in with
+# pandas' layout, on the path outside the room. Its comparison helper, which the
+# public function calls through the module's globals, made lenient by the code
+# under test.
+PANDAS_ASSERTERS = """\
+def _equal(left, right):
+    return left == right
+
+
+def assert_series_equal(left, right):
+    assert _equal(left, right), f"{left!r} != {right!r}"
+"""
+TEST_SERIES = """\
+from pandas.testing import assert_series_equal
+
+from pkg import add
+
+
+def test_series():
+    assert_series_equal(add(2, 2), 4)
+"""
+LENIENT_ASSERTERS = """\
+import pandas._testing.asserters as _asserters
+
+_asserters._equal = lambda left, right: True
+
+
+def add(a, b):
+    return a - b
+"""
+
+
+def test_a_machinery_module_with_a_private_name_is_watched_once_loaded(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = repo.path.parent / "site-lib"
+    (lib / "pandas" / "_testing").mkdir(parents=True)
+    (lib / "pandas" / "__init__.py").write_text("")
+    (lib / "pandas" / "_testing" / "__init__.py").write_text("")
+    (lib / "pandas" / "_testing" / "asserters.py").write_text(PANDAS_ASSERTERS)
+    (lib / "pandas" / "testing.py").write_text(
+        "from pandas._testing.asserters import assert_series_equal\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(lib))
+    repo.write("tests/test_series.py", TEST_SERIES)
+    repo.write("pkg/__init__.py", LENIENT_ASSERTERS)
+    guarded = ("tests/test_series.py",)
+    report = run(repo.path, f"{PYTEST} tests", in_room(repo.path, guarded))
+    assert report.outcomes == {"tests/test_series.py::test_series": "passed"}  # it worked
+    found = {e.subject: e.detail for e in report.evidence if e.kind == "machinery"}
+    assert set(found) == {"pandas._testing.asserters._equal"}, report.evidence

@@ -849,6 +849,27 @@ FEWER_EXAMPLES = {
         "from hypothesis import settings as _rt_s\n\n"
         "_rt_s.register_profile(_rt_s.get_current_profile_name(), max_examples=1)\n"
     ),
+    # hypothesis's engine made to try its first (simplest) example only
+    "the-engine-tries-one": (
+        "from hypothesis.internal.conjecture import engine as _rt_e\n\n"
+        "_rt_e.ConjectureRunner.generate_new_test_cases = lambda self: (\n"
+        '    self.cached_test_function((_rt_e.ChoiceTemplate("simplest", count=None),))\n'
+        ")\n"
+    ),
+    # the same, by the function's code swapped in place (it runs with the
+    # engine's globals, where ChoiceTemplate is defined)
+    "the-engine-code-swapped": (
+        "from hypothesis.internal.conjecture import engine as _rt_e\n\n\n"
+        "def _rt_one(self):\n"
+        '    self.cached_test_function((ChoiceTemplate("simplest", count=None),))\n\n\n'
+        "_rt_e.ConjectureRunner.generate_new_test_cases.__code__ = _rt_one.__code__\n"
+    ),
+    # every integer drawn kept small: a hundred examples that never reach the break
+    "integers-kept-small": (
+        "from hypothesis.strategies._internal import numbers as _rt_n\n\n"
+        "_rt_draw = _rt_n.IntegersStrategy.do_draw\n"
+        "_rt_n.IntegersStrategy.do_draw = lambda self, data: min(_rt_draw(self, data), 1000)\n"
+    ),
     "generation-phase-dropped": (
         "from hypothesis import Phase, settings as _rt_s\n\n"
         '_rt_s.register_profile("rt", phases=[Phase.explicit])\n'
@@ -870,6 +891,93 @@ def test_code_under_test_makes_hypothesis_try_fewer_examples(project: Project, n
     judge_attack(
         project, project.end(), before, names=names, kept={"inventory/core.py": BROKEN_RESTOCK}
     )
+
+
+# The twin of the engine and strategy attacks: a property suite that uses much
+# of hypothesis (a state machine, composite and interactive data, filters,
+# targets, recursion, explicit examples) changes none of hypothesis's own
+# functions and classes as it runs.
+TEST_PROPS_RICH = """\
+from fractions import Fraction
+
+from hypothesis import assume, example, given, note, settings, target, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from inventory import restock
+
+
+@st.composite
+def stocks(draw):
+    names = draw(st.lists(st.text(min_size=1, max_size=3), max_size=4, unique=True))
+    return {n: draw(st.integers(0, 10**6)) for n in names}
+
+
+@settings(database=None, deadline=None)
+@given(stocks(), st.text(min_size=1, max_size=3), st.integers(0, 10**6), st.data())
+@example({}, "a", 0, None)
+def test_restock_keeps_the_rest(stock, name, qty, data):
+    out = restock(stock, name, qty)
+    if data is not None:
+        other = data.draw(st.sampled_from(sorted(stock) or [name]))
+        note(other)
+        assume(other != name)
+        assert out.get(other) == stock.get(other)
+    target(float(qty))
+    assert out[name] == stock.get(name, 0) + qty
+
+
+@settings(database=None, deadline=None, max_examples=30)
+@given(
+    st.recursive(st.integers(0, 9), lambda inner: st.lists(inner, max_size=3), max_leaves=5),
+    st.fractions(0, 10),
+    st.decimals(0, 10, allow_nan=False),
+    st.from_regex(r"[a-z]{1,3}", fullmatch=True),
+    st.builds(dict, a=st.integers(0, 3)),
+    st.floats(0, 1),
+    st.one_of(st.none(), st.booleans()),
+)
+def test_many_strategies(tree, fraction, decimal, word, built, number, maybe):
+    assert Fraction(fraction) >= 0 and decimal >= 0 and word.isalpha()
+    assert 0 <= number <= 1 and built["a"] <= 3 and tree is not None
+    assert maybe in (None, True, False)
+
+
+class Stock(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.stock = {}
+        self.total = 0
+
+    @rule(name=st.sampled_from("abc"), qty=st.integers(0, 100))
+    def add(self, name, qty):
+        self.stock = restock(self.stock, name, qty)
+        self.total += qty
+
+    @invariant()
+    def adds_up(self):
+        assert sum(self.stock.values()) == self.total
+
+
+Stock.TestCase.settings = settings(max_examples=20, stateful_step_count=10, deadline=None)
+TestStock = Stock.TestCase
+"""
+
+
+@pytest.mark.parametrize("plugin", [False, True], ids=["plain", "hypothesis-pytest-plugin"])
+def test_legit_change_under_a_property_suite_that_uses_much_of_hypothesis_lands(
+    project: Project, plugin: bool
+) -> None:
+    files = {"tests/test_props_rich.py": TEST_PROPS_RICH}
+    if plugin:  # as most projects run it: hypothesis's pytest plugin sets its flags
+        command = proj.PYTEST.replace(" -p no:hypothesispytest", "")
+        files[".deepflow/config.yaml"] = f"ratchet:\n  test_command: {command}\n"
+    _person_commits(project, files, "property tests")
+    if plugin:
+        project.setup()
+        project.command = command.split()
+    project.begin()
+    project.do_t1()
+    assert_passed(project, project.end())
 
 
 # The twin: a project's own conftest loads a faster profile (fewer examples in CI

@@ -849,6 +849,9 @@ class Values:
         # the assertion machinery's modules as first seen (:meth:`machine`):
         # name -> (module, namespace, {class name: (class, its own entries)})
         self.machinery: dict[str, tuple[object, dict[str, object], dict[str, Any]]] = {}
+        # hypothesis's modules as first seen (:meth:`property_machine`): name ->
+        # (module, its functions and classes, {class name: (class, own entries)})
+        self.properties: dict[str, tuple[object, dict[str, object], dict[str, Any]]] = {}
         # names a protected module's import statements bound to other than what
         # they import (:meth:`bindings`): (subject, detail)
         self.bound_by_import: list[tuple[str, str]] = []
@@ -900,6 +903,9 @@ class Values:
             loaded = sys.modules.get(name)
             if loaded is not None:
                 self.machine(name, loaded)
+        for name, module in list(sys.modules.items()):
+            if _property_module(name):
+                self.property_machine(name, module)
 
     def keep_states(self, namespace: dict[str, object]) -> None:
         """Each function of ``namespace`` with its code and defaults (C-level
@@ -988,19 +994,24 @@ class Values:
         if norm not in files and norm not in self.tests:
             name = getattr(module, "__name__", None)
             early = self.early
-            if isinstance(name, str) and name not in early and not _private(name):
+            if isinstance(name, str) and name not in early:
                 room = _PROVENANCE.room
                 if not (room and _under(norm, room)):
                     # a library loaded since the run began, as its import left it:
                     # the code under test may import it first and patch it at once
-                    copy = dict(vars(module))
-                    early[name] = (module, copy, "it was imported")
-                    if name in _KEPT:
-                        self.keep_states(copy)
-                        if name in _CLASSES_KEPT:
-                            self.library_classes(name, copy)
+                    if not _private(name):
+                        copy = dict(vars(module))
+                        early[name] = (module, copy, "it was imported")
+                        if name in _KEPT:
+                            self.keep_states(copy)
+                            if name in _CLASSES_KEPT:
+                                self.library_classes(name, copy)
+                    # (the machinery's modules often have private names:
+                    # numpy.testing._private.utils, hypothesis's internals)
                     if name in _MACHINERY:
                         self.machine(name, module)
+                    elif _property_module(name):
+                        self.property_machine(name, module)
             return
         self.seen.add(norm)
         name = str(getattr(module, "__name__", norm))
@@ -1088,13 +1099,52 @@ class Values:
             f"{_describe(first)} when it was first seen"
         )
 
+    def property_machine(self, name: str, module: object) -> None:
+        """Record a module of hypothesis, which decides how many examples a
+        property test tries and what they are (its engine, its strategies): the
+        functions and classes it defines, and each class's own entries. Its
+        modules keep data of their own that changes as tests run (caches,
+        counters, submodules bound as they load): that is not judged."""
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is not dict or name in self.properties:
+            return
+        made: dict[str, object] = {
+            key: value
+            for key, value in list(namespace.items())
+            if type(value) is FunctionType or isinstance(value, type)
+            if getattr(value, "__module__", None) == name
+        }
+        classes = {
+            key: (value, dict(vars(value)))
+            for key, value in made.items()
+            if type(value) is not FunctionType
+        }
+        self.properties[name] = (module, made, classes)
+        self.keep_states(made)
+        for _, entries in classes.values():
+            self.keep_states(entries)
+
     def machinery_changed(self) -> list[tuple[str, str]]:
         """The assertion machinery's entries (:meth:`machine`) rebound, removed
-        or added since first seen."""
+        or added since first seen; hypothesis's functions and classes
+        (:meth:`property_machine`) rebound or removed, their classes' entries
+        rebound, removed or added."""
         out: list[tuple[str, str]] = []
         for name, (module, namespace, classes) in list(self.machinery.items()):
             file = getattr(module, "__file__", None)
             out += _entries_changed(name, vars(module), namespace, _dunder, file)
+            for key, (cls, entries) in classes.items():
+                out += _entries_changed(f"{name}.{key}", vars(cls), entries, _class_noise)
+        for name, (module, made, classes) in list(self.properties.items()):
+            now = vars(module)
+            for key, value in made.items():
+                current = now.get(key, _MISSING)
+                if current is not value:
+                    what = "removed" if current is _MISSING else "rebound"
+                    detail = f"{what} since it was first seen"
+                    if current is not _MISSING:
+                        detail += f": {_describe(current)}"
+                    out.append((f"{name}.{key}", detail))
             for key, (cls, entries) in classes.items():
                 out += _entries_changed(f"{name}.{key}", vars(cls), entries, _class_noise)
         return out
@@ -1538,6 +1588,11 @@ def _made_by(value: object, home: object) -> bool:
 def _class_noise(key: str) -> bool:
     # (and the flags pytest sets on its node classes once it has warned)
     return key in _CLASS_NOISE or key.startswith("_pytest_")
+
+
+def _property_module(name: str) -> bool:
+    """A module of hypothesis (:meth:`Values.property_machine`)."""
+    return name[:10] == "hypothesis" and (len(name) == 10 or name[10] == ".")
 
 
 def _machinery_modules() -> set[str]:
