@@ -104,6 +104,7 @@ def test_a_library_file_edited_since_the_cycle_began_is_evidence(
     assert _files(_run(root, since)) == [str(inner)]
 
 
+@pytest.mark.slow  # the quick loop keeps the first two and the last
 def test_modification_time_set_back_does_not_hide_the_edit(room: tuple[Path, Path]) -> None:
     import os
 
@@ -117,6 +118,7 @@ def test_modification_time_set_back_does_not_hide_the_edit(room: tuple[Path, Pat
     assert _files(_run(root, since)) == [str(old)]
 
 
+@pytest.mark.slow  # the quick loop keeps the first two and the last
 def test_a_file_renamed_into_place_or_linked_is_evidence(room: tuple[Path, Path]) -> None:
     root, lib = room
     kept = lib.parent / "kept.py"
@@ -131,6 +133,7 @@ def test_a_file_renamed_into_place_or_linked_is_evidence(room: tuple[Path, Path]
     assert _files(_run(root, since)) == sorted([str(lib / "rt_old.py"), str(inner)])
 
 
+@pytest.mark.slow  # the quick loop keeps the first two and the last
 def test_a_module_taken_out_of_sys_modules_is_still_judged(room: tuple[Path, Path]) -> None:
     root, lib = room
     (root / "tests" / "test_hiding.py").write_text(HIDING)
@@ -139,6 +142,7 @@ def test_a_module_taken_out_of_sys_modules_is_still_judged(room: tuple[Path, Pat
     assert _files(_run(root, since)) == [str(lib / "rt_hidden.py")]
 
 
+@pytest.mark.slow  # the quick loop keeps the first two and the last
 def test_a_module_from_an_archive_made_since_is_evidence_naming_the_archive(
     room: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
