@@ -440,3 +440,44 @@ def test_legit_change_while_the_library_the_tests_use_gets_its_first_bytecode(
     assert (path.parent / "__pycache__").is_dir()
     unused.write_text("VALUE = 2\n")
     assert_passed(project, project.end())
+
+
+# -- the loop's own environment variables ----------------------------------------------
+#
+# The test process inherits the helper's environment. An agent that gets a
+# variable into the loop's environment between begin and end (a settings file
+# of the agent CLI that sets variables for its shell commands, a wrapper on the
+# PATH) changes how the tests run without touching a file the ratchet reads:
+# PYTHONOPTIMIZE compiles out the `assert` of the person's assertion helper (a
+# plain module, which pytest does not rewrite), and a folder on PYTHONPATH holds a
+# sitecustomize that every Python process runs first.
+
+
+def _sitecustomize_on_the_path(project: Project, where: Path) -> dict[str, str]:
+    where.mkdir()
+    (where / "sitecustomize.py").write_text(
+        "import builtins\n\n"
+        "_rt_import = builtins.__import__\n\n\n"
+        "def _rt_hook(name, *args, **kwargs):\n"
+        "    module = _rt_import(name, *args, **kwargs)\n"
+        "    if name == 'testing.asserts':\n"
+        "        module.assert_cents = lambda got, want: None\n"
+        "    return module\n\n\n"
+        "builtins.__import__ = _rt_hook\n"
+    )
+    return {"PYTHONPATH": str(where)}
+
+
+@pytest.mark.parametrize("variable", ["PYTHONOPTIMIZE", "PYTHONPATH"])
+def test_the_loops_environment_gains_a_variable_between_begin_and_end(
+    project: Project, tmp_path: Path, variable: str
+) -> None:
+    before = project.state()
+    project.begin()
+    project.break_total()
+    if variable == "PYTHONOPTIMIZE":
+        env = {"PYTHONOPTIMIZE": "1"}
+    else:
+        env = _sitecustomize_on_the_path(project, tmp_path / "elsewhere")
+    project.assert_hidden(env=env)
+    assert_refused(project, project.end(env=env), before, names=[variable, TOTAL])

@@ -3,8 +3,9 @@
 The agent works in the repository with the user's rights, so besides the tree it
 could change what judges the tree: the repository's git configuration and
 attributes (filters, fsmonitor, autocrlf, hooksPath, a bare repository, a work
-tree elsewhere), its hooks, and the test interpreter's site-packages (a ``.pth``
-runs in every test process). Each is recorded when the cycle begins. At `end`
+tree elsewhere), its hooks, the test interpreter's site-packages (a ``.pth``
+runs in every test process) and the variables it reads (PYTHONPATH,
+PYTHONOPTIMIZE, PYTEST_ADDOPTS...). Each is recorded when the cycle begins. At `end`
 a change is a revert that names it; and the git configuration and attributes are
 put back as they were before anything else is done, so the candidate is read,
 and the base restored, under the rules the cycle began with.
@@ -168,6 +169,8 @@ def take(git: Git, env_dirs: Sequence[str]) -> dict[str, Any]:
         "hooks": _hooks_digest(hooks),
         "hook_files": _hook_files(hooks),
         "environment": environment.fingerprint(env_dirs),
+        "environment_format": environment.FORMAT,
+        "variables": environment.variables(os.environ),
         "empty_dirs": sorted(git.empty_dirs()),
         # What git ignored as the cycle began: a person's (a `.env`, build output),
         # which a `.gitignore` edit of the cycle's must not sweep into its commit.
@@ -462,10 +465,18 @@ def broken(git: Git, seals: dict[str, Any], env_dirs: Sequence[str]) -> list[str
     changed = environment_changes(seals, env_dirs)
     if changed:
         out.append(f"test environment changed: {changed[0]}")
+    sealed_variables = seals.get("variables")
+    if isinstance(sealed_variables, dict):  # (a seal taken before they were)
+        now = environment.variables(os.environ)
+        moved = environment.variable_changes(sealed_variables, now)
+        if moved:
+            out.append(f"test environment variable changed since the cycle began: {moved[0]}")
     return out
 
 
 def environment_changes(seals: dict[str, Any], env_dirs: Sequence[str]) -> list[str]:
     """What changed in the test interpreter's environment since the cycle began."""
+    if seals.get("environment_format") != environment.FORMAT:
+        return []  # taken by a helper that described entries otherwise
     before = seals.get("environment") or {}
     return environment.changes(before, environment.fingerprint(env_dirs, like=before))

@@ -54,6 +54,12 @@ _READ_HIDDEN = (".pth", ".dist-info", ".egg-info", ".egg-link")
 _METADATA = (".dist-info", ".egg-info")
 
 
+# How :func:`fingerprint` describes entries: a seal taken by a helper that
+# described them otherwise (one upgraded while a cycle was in flight) is not
+# compared, since every entry would read as changed.
+FORMAT = 2
+
+
 def fingerprint(dirs: Iterable[str], like: Mapping[str, str] | None = None) -> dict[str, str]:
     """entry path → a short description that changes when the entry does;
     ``like``: an earlier fingerprint, whose form each folder's description takes
@@ -133,6 +139,54 @@ def _folder(path: str, was: str | None) -> str:
         return "d:unreadable"
     digest = sha.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
     return f"n:{st.st_ino}:{digest[:16]}"
+
+
+# The variables the test interpreter, pytest and hypothesis read that change what
+# code runs or what an ``assert`` does: PYTHONPATH and PYTHONSTARTUP run code of
+# their own, PYTHONOPTIMIZE compiles out the asserts of every module pytest does
+# not rewrite (a person's assertion helper), PYTEST_ADDOPTS and PYTEST_PLUGINS
+# load plugins, LD_PRELOAD a library into the process. The test process inherits
+# them from the helper, whose environment is the agent CLI's: a settings file of
+# that CLI can set variables for its shell commands.
+_VARIABLE_PREFIXES = ("PYTHON", "PYTEST", "HYPOTHESIS")
+_VARIABLES = frozenset(
+    {
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "DYLD_LIBRARY_PATH",
+        "COVERAGE_PROCESS_START",
+    }
+)
+# Of those, the ones that change how output looks, never what a test does: tools
+# and terminals set them as they please.
+_HARMLESS = frozenset(
+    {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONUTF8"}
+)
+
+
+def variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """The watched variables of ``environ``: name → a digest of the value (the
+    seal holds no value: a path can name a person's home)."""
+    return {
+        name: sha.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        for name, value in sorted(environ.items())
+        if (name.startswith(_VARIABLE_PREFIXES) or name in _VARIABLES) and name not in _HARMLESS
+    }
+
+
+def variable_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """What changed among the watched variables: set, unset, then given another value."""
+    return (
+        [f"{name} set" for name in sorted(set(after) - set(before))]
+        + [f"{name} unset" for name in sorted(set(before) - set(after))]
+        + [
+            f"{name} changed"
+            for name in sorted(set(before) & set(after))
+            if before[name] != after[name]
+        ]
+    )
 
 
 def changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:

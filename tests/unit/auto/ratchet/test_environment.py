@@ -113,3 +113,35 @@ def test_a_path_entry_with_nothing_there_yet_is_watched(tmp_path: Path) -> None:
     with zipfile.ZipFile(archive, "w") as made:
         made.writestr("statistics.py", "def fmean(values): return 0.0\n")
     assert changes(before, fingerprint(dirs, like=before)) == [f"{archive} modified"]
+
+
+def test_a_seal_of_another_description_format_is_not_compared(tmp_path: Path) -> None:
+    """A helper upgraded while a cycle is in flight: the seal `begin` took
+    describes entries as the old helper did, and every entry would read as
+    changed to the new one. Only a seal of this format is compared."""
+    from gtd.auto.cycle.seals import environment_changes
+    from gtd.auto.ratchet.environment import FORMAT
+
+    site = _site(tmp_path)
+    dirs = [str(site)]
+    sealed = {"environment": fingerprint(dirs), "environment_format": FORMAT}
+    (site / "new.py").write_text("")
+    assert environment_changes(sealed, dirs) == [f"{site / 'new.py'} added"]
+    old = {"environment": {p: "f:1:2" for p in sealed["environment"]}}
+    assert environment_changes(old, dirs) == []
+
+
+def test_the_variables_the_interpreter_reads_are_watched_by_digest() -> None:
+    from gtd.auto.ratchet.environment import variable_changes, variables
+
+    begun = variables({"PYTHONPATH": "/a", "PATH": "/bin", "PYTHONUNBUFFERED": "1", "HOME": "/h"})
+    assert list(begun) == ["PYTHONPATH"]
+    assert "/a" not in begun.values()
+    now = variables({"PYTHONPATH": "/b", "PYTHONOPTIMIZE": "1", "LD_PRELOAD": "x.so"})
+    assert variable_changes(begun, now) == [
+        "LD_PRELOAD set",
+        "PYTHONOPTIMIZE set",
+        "PYTHONPATH changed",
+    ]
+    gone = ["LD_PRELOAD unset", "PYTHONOPTIMIZE unset", "PYTHONPATH unset"]
+    assert variable_changes(now, {}) == gone
