@@ -194,3 +194,25 @@ def test_the_loops_tick_runs_without_asking_once_auto_mode_is_set_up(repo: Repo)
     gtd_json(repo, "cycle", "begin")
     assert answer is not None
     assert decision(repo, "Skill", skill="gtd:auto-cycle") == ("allow", answer[1])
+
+
+def test_the_agent_clis_settings_are_refused(in_cycle: Repo) -> None:
+    """Claude Code's settings decide the hooks (this one among them), the
+    permissions and the variables every shell command gets (the test process
+    inherits them: `PYTHONOPTIMIZE` there compiles out an assertion helper's
+    `assert`): the project's, the person's local ones and the user's."""
+    home = Path(os.environ["HOME"])
+    targets = [
+        in_cycle.path / ".claude" / "settings.json",
+        in_cycle.path / ".claude" / "settings.local.json",
+        home / ".claude" / "settings.json",
+    ]
+    for target in targets:
+        edit = '{"env": {"PYTHONOPTIMIZE": "1"}}'
+        reason = hook(in_cycle, "Write", file_path=str(target), content=edit)
+        assert reason is not None, target
+        assert "settings" in reason
+    command = "echo '{}' > .claude/settings.local.json"
+    assert hook(in_cycle, "Bash", command=command) is not None
+    other = in_cycle.path / ".claude" / "commands" / "deploy.md"
+    assert hook(in_cycle, "Write", file_path=str(other), content="x") is None

@@ -21,9 +21,11 @@ What is refused while a cycle's implementer works (journal phase ``agent``):
   ``ratchet.protect`` declares among them), a ``conftest.py``,
   pytest's or a JavaScript runner's configuration, a file a configured command
   names, a task runner's files when a command may run one, and an existing file
-  under a test folder (new files there are fine); and git's configuration outside
-  the repository (``~/.gitconfig``, the XDG ``git/`` folder), whose change halts
-  the loop;
+  under a test folder (new files there are fine); Claude Code's settings
+  (``.claude/settings.json``, ``.claude/settings.local.json``, the user's
+  ``~/.claude/settings.json``: the hooks, permissions and variables the tests
+  inherit); and git's configuration outside the repository (``~/.gitconfig``,
+  the XDG ``git/`` folder), whose change halts the loop;
 - ``Bash`` commands that write such a path as far as the text shows (a redirection,
   ``rm``, ``mv``, ``cp``, ``sed -i``, ``tee``, ``truncate``...), and the git commands
   the implementer must never run (commit, stash, reset, checkout, restore, clean,
@@ -127,6 +129,8 @@ class _Protected:
     def why(self, rel: str) -> str | None:
         if rel in ("", ".git") or rel.startswith((".git/", ".deepflow/")) or rel == ".deepflow":
             return "the helper's and git's own files: only the helper and a person change them"
+        if rel in _CLAUDE_SETTINGS:
+            return _SETTINGS_WHY
         from gtd.auto.ratchet import protect
 
         found = protect.protection([rel], self.commands, self.tests).get(rel)
@@ -137,12 +141,28 @@ class _Protected:
         return found.why
 
 
+# Claude Code's settings files in the repository: they decide the hooks (this one
+# among them), the permissions and the variables every shell command gets, which
+# the test process inherits (PYTHONOPTIMIZE there compiles out an assertion
+# helper's `assert`; gtd.auto.cycle.seals compares those variables too).
+_CLAUDE_SETTINGS = frozenset({".claude/settings.json", ".claude/settings.local.json"})
+_SETTINGS_WHY = (
+    "the agent CLI's settings: its hooks, its permissions and the variables the tests inherit"
+)
+
+
 def _outside(target: str, cwd: object) -> str | None:
     """A refusal for git's own configuration outside the repository (the global
-    and system files, the files of the XDG git folder), else None."""
+    and system files, the files of the XDG git folder) and for the user's Claude
+    Code settings, else None."""
     base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
     full = os.path.normpath(os.path.join(base, os.path.expanduser(target)))
     folder, name = os.path.split(full)
+    if folder == os.path.expanduser("~/.claude") and name in (
+        "settings.json",
+        "settings.local.json",
+    ):
+        return f"gtd: {full} is protected while a cycle is in flight ({_SETTINGS_WHY})."
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     if name in (".gitconfig", "gitconfig") or folder == os.path.join(xdg, "git"):
         return (

@@ -124,10 +124,11 @@ def test_a_seal_of_another_description_format_is_not_compared(tmp_path: Path) ->
 
     site = _site(tmp_path)
     dirs = [str(site)]
-    sealed = {"environment": fingerprint(dirs), "environment_format": FORMAT}
+    begun = fingerprint(dirs)
+    sealed = {"environment": begun, "environment_format": FORMAT}
     (site / "new.py").write_text("")
     assert environment_changes(sealed, dirs) == [f"{site / 'new.py'} added"]
-    old = {"environment": {p: "f:1:2" for p in sealed["environment"]}}
+    old = {"environment": {p: "f:1:2" for p in begun}}
     assert environment_changes(old, dirs) == []
 
 
