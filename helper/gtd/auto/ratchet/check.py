@@ -411,9 +411,10 @@ def judge_candidate(
         except BaseException:
             written.wait()  # a git call at work in the room ends before the room is let go
             raise
-        found = _report_problems(first.report, rm, snapshot) + _new_plugins(
-            first.report, rm, snapshot
-        )
+        # (a new site folder first: it is the cause of what its `.pth` files did)
+        found = _new_site_folders(first.report, rm, snapshot, config.links)
+        found += _report_problems(first.report, rm, snapshot)
+        found += _new_plugins(first.report, rm, snapshot)
         found += written.result()
         if split and not found:
             found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
@@ -888,6 +889,30 @@ def _environment_dirs(report: Report, rm: room.Room, links: Sequence[str]) -> li
     return outside(
         paths, [str(rm.tree), str(rm.live), str(rm.slot)], [str(rm.live / p) for p in links]
     )
+
+
+def _new_site_folders(
+    report: Report, rm: room.Room, snapshot: Snapshot, links: Sequence[str]
+) -> list[str]:
+    """Site folders the candidate's interpreter read that the baseline's did not:
+    a virtualenv switched to include the interpreter's own site-packages (and
+    with it the user's site folder), whose ``.pth`` files run in every test
+    process. No entry of a folder the baseline ran with changes; the path does."""
+    known = set(snapshot.environment.dirs)
+    if not known:
+        return []  # a snapshot taken before the folders were recorded
+    sites = [
+        s for session in report.sessions if session.environment for s in session.environment.site
+    ]
+    from gtd.auto.ratchet.environment import outside
+
+    roots = [str(rm.tree), str(rm.live), str(rm.slot)]
+    now = outside(sites, roots, [str(rm.live / p) for p in links])
+    return [
+        f"test environment changed: {folder} is a new site folder of the test interpreter"
+        for folder in now
+        if folder not in known and os.path.isdir(folder)
+    ][:1]
 
 
 def _module_names(dirs: Sequence[str]) -> set[str]:
