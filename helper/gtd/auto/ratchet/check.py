@@ -412,7 +412,7 @@ def judge_candidate(
             written.wait()  # a git call at work in the room ends before the room is let go
             raise
         # (a new site folder first: it is the cause of what its `.pth` files did)
-        found = _new_site_folders(first.report, rm, snapshot, config.links)
+        found = _new_site_folders(first.report, rm, snapshot)
         found += _report_problems(first.report, rm, snapshot)
         found += _new_plugins(first.report, rm, snapshot)
         found += written.result()
@@ -891,9 +891,7 @@ def _environment_dirs(report: Report, rm: room.Room, links: Sequence[str]) -> li
     )
 
 
-def _new_site_folders(
-    report: Report, rm: room.Room, snapshot: Snapshot, links: Sequence[str]
-) -> list[str]:
+def _new_site_folders(report: Report, rm: room.Room, snapshot: Snapshot) -> list[str]:
     """Site folders the candidate's interpreter read that the baseline's did not:
     a virtualenv switched to include the interpreter's own site-packages (and
     with it the user's site folder), whose ``.pth`` files run in every test
@@ -906,8 +904,11 @@ def _new_site_folders(
     ]
     from gtd.auto.ratchet.environment import outside
 
+    # (only folders outside the repository: a virtualenv of its own, linked into
+    # the room, is named by the repository's path, which moves with the
+    # repository while the snapshot keeps the path it was taken at)
     roots = [str(rm.tree), str(rm.live), str(rm.slot)]
-    now = outside(sites, roots, [str(rm.live / p) for p in links])
+    now = outside(sites, roots)
     return [
         f"test environment changed: {folder} is a new site folder of the test interpreter"
         for folder in now
