@@ -453,7 +453,7 @@ def test_legit_change_while_the_library_the_tests_use_gets_its_first_bytecode(
 # sitecustomize that every Python process runs first.
 
 
-def _sitecustomize_on_the_path(project: Project, where: Path) -> dict[str, str]:
+def _sitecustomize_on_the_path(where: Path) -> dict[str, str]:
     where.mkdir()
     (where / "sitecustomize.py").write_text(
         "import builtins\n\n"
@@ -478,7 +478,7 @@ def test_the_loops_environment_gains_a_variable_between_begin_and_end(
     if variable == "PYTHONOPTIMIZE":
         env = {"PYTHONOPTIMIZE": "1"}
     else:
-        env = _sitecustomize_on_the_path(project, tmp_path / "elsewhere")
+        env = _sitecustomize_on_the_path(tmp_path / "elsewhere")
     project.assert_hidden(env=env)
     assert_refused(project, project.end(env=env), before, names=[variable, TOTAL])
 

@@ -882,6 +882,8 @@ class Values:
         # ``email._parseaddr``) is no API the tests call; pytest's internals are
         # watched by :class:`Identities`.
         for name, module in list(sys.modules.items()):
+            if _property_module(name):
+                self.property_machine(name, module)
             namespace = getattr(module, "__dict__", None)
             if type(namespace) is dict and not _private(name):
                 copy = dict(namespace)
@@ -903,9 +905,6 @@ class Values:
             loaded = sys.modules.get(name)
             if loaded is not None:
                 self.machine(name, loaded)
-        for name, module in list(sys.modules.items()):
-            if _property_module(name):
-                self.property_machine(name, module)
 
     def keep_states(self, namespace: dict[str, object]) -> None:
         """Each function of ``namespace`` with its code and defaults (C-level
@@ -1136,15 +1135,10 @@ class Values:
             for key, (cls, entries) in classes.items():
                 out += _entries_changed(f"{name}.{key}", vars(cls), entries, _class_noise)
         for name, (module, made, classes) in list(self.properties.items()):
-            now = vars(module)
-            for key, value in made.items():
-                current = now.get(key, _MISSING)
-                if current is not value:
-                    what = "removed" if current is _MISSING else "rebound"
-                    detail = f"{what} since it was first seen"
-                    if current is not _MISSING:
-                        detail += f": {_describe(current)}"
-                    out.append((f"{name}.{key}", detail))
+            # only what the module first made: the names it adds as tests run are data
+            namespace = vars(module)
+            now = {key: namespace[key] for key in made if key in namespace}
+            out += _entries_changed(name, now, made, _dunder)
             for key, (cls, entries) in classes.items():
                 out += _entries_changed(f"{name}.{key}", vars(cls), entries, _class_noise)
         return out
