@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import Repo, run_gtd
 from tests.integration.calc_project import CALC, MUL, MUL_TEST, TESTS, gtd_json, make_project
 
@@ -65,11 +67,16 @@ def test_auto_modes_files_are_ignored_on_every_branch(repo: Repo) -> None:
     assert tracked == [".deepflow/config.yaml"]
 
 
-def test_a_snapshot_an_older_gtd_took_is_taken_again_before_the_next_task(repo: Repo) -> None:
+@pytest.mark.parametrize("recorded", ["evidence_kinds", "plugin_hooks"])
+def test_a_snapshot_an_older_gtd_took_is_taken_again_before_the_next_task(
+    repo: Repo, recorded: str
+) -> None:
     """A snapshot sealed by a gtd whose test plugin looked for fewer kinds of tamper
-    evidence (its summary names none: before they were recorded) is taken again by
-    the next `begin`: the project's own suite may show a new kind at its baseline
-    (a conftest filling a cache), which must not be held against the agent."""
+    evidence (its summary names none: before they were recorded), or did not
+    record the hooks of the baseline's plugins, is taken again by the next
+    `begin`: the project's own suite may show a new kind at its baseline (a
+    conftest filling a cache), which must not be held against the agent, and a
+    baseline without hooks would judge none."""
     from gtd.auto import state
     from gtd.fsio import locked, state_lock
     from gtd.git import Git
@@ -79,8 +86,8 @@ def test_a_snapshot_an_older_gtd_took_is_taken_again_before_the_next_task(repo: 
     with locked(state_lock(repo.path)):
         st = state.read(git)
         assert st.summary is not None
-        assert st.summary["evidence_kinds"]
-        older = {k: v for k, v in st.summary.items() if k != "evidence_kinds"}
+        assert st.summary[recorded]
+        older = {k: v for k, v in st.summary.items() if k != recorded}
         st = state.write(git, st, "sealed as an older gtd sealed it", summary=older)
         state.write_mirrors(repo.path, st)
     answer = gtd_json(repo, "cycle", "begin")

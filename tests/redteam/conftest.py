@@ -666,6 +666,7 @@ QUICK = {
     "test_in_process_reach.py": (
         "test_code_under_test_rebinds_the_assertion_helper",
         "test_code_under_test_imports_a_good_copy_outside_the_repository",
+        "test_code_under_test_swaps_what_the_items_of_other_tests_run[its-function]",
     ),
     "test_in_process_values.py": (
         "test_code_under_test_changes_a_value_the_assertion_helper_reads[keyword-default-in-place]",
@@ -678,6 +679,10 @@ QUICK = {
         "[a-method-swapped-for-another-of-the-standard-librarys]",
     ),
     "test_links.py": ("test_the_code_under_test_becomes_a_link_to_a_good_copy_outside",),
+    "test_plugin_code.py": (
+        "test_support_module_a_conftest_loads_gains_a_hook[star-import-pyfunc-call-answers]",
+        "test_legit_change_to_the_support_modules_fixture_and_hook_lands[star-import]",
+    ),
     "test_reruns.py": (
         "test_the_code_under_test_makes_the_report_file_a_named_pipe",
         "test_the_code_under_test_is_right_only_when_its_tests_run_alone",

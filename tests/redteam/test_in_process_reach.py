@@ -694,6 +694,98 @@ def test_code_under_test_swaps_a_hook_implementations_function(project: Project)
     _attack_from_init(project, proj.INIT + HOOKIMPL_FUNCTION_SWAPPED, names=[INIT_FILE, TOTAL])
 
 
+# The code under test, called by test_stock.py's tests (which run first), finds
+# test_total.py's items through the garbage collector and hands each a function
+# of its own to run, or replaces how the item runs: no hook, no class of
+# pytest's and no module's function is touched, only the items themselves.
+def _swaps_items(swap: str) -> str:
+    return f"""
+
+def _rt_swap_items():
+    import gc
+
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "Function" and "test_total" in getattr(obj, "nodeid", ""):
+            obj.{swap} = lambda *args, **kwargs: None
+
+
+_rt_restock = restock
+
+
+def restock(stock, name, qty):
+    _rt_swap_items()
+    return _rt_restock(stock, name, qty)
+"""
+
+
+@pytest.mark.parametrize("swap", ["obj", "runtest"], ids=["its-function", "its-runtest"])
+def test_code_under_test_swaps_what_the_items_of_other_tests_run(
+    project: Project, swap: str
+) -> None:
+    _attack_from_init(project, proj.INIT + _swaps_items(swap), names=[INIT_FILE, TOTAL])
+
+
+# Tests of every shape pytest runs through a function it collected: methods of a
+# class (bound to a new instance for each test), parametrized ones, a staticmethod,
+# a decorated one whose wrapper is what the module holds, and a unittest case
+# (a runtest of its own), all in the person's suite before the cycle.
+TESTS_OF_EVERY_SHAPE = """\
+import functools
+import unittest
+
+import pytest
+
+from inventory import Item, total
+
+
+def logged(test):
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        return test(*args, **kwargs)
+
+    return wrapper
+
+
+class TestTotals:
+    def test_empty(self):
+        assert total([]) == 0
+
+    @staticmethod
+    def test_static():
+        assert total([Item("a", 1, 1)]) == 1
+
+    @pytest.mark.parametrize("qty", [1, 2, 3])
+    def test_quantities(self, qty):
+        assert total([Item("a", 5, qty)]) == 5 * qty
+
+
+@logged
+def test_decorated():
+    assert total([Item("b", 2, 2)]) == 4
+
+
+@pytest.mark.parametrize("cents", [0, 7])
+def test_cents(cents):
+    assert total([Item("c", cents, 1)]) == cents
+
+
+class TotalCase(unittest.TestCase):
+    def test_one(self):
+        self.assertEqual(total([Item("d", 3, 1)]), 3)
+"""
+
+
+def test_legit_change_over_tests_of_every_shape_lands(project: Project) -> None:
+    project.write("tests/test_shapes.py", TESTS_OF_EVERY_SHAPE)
+    project.git("add", "-A")
+    project.git("commit", "-q", "-m", "tests: totals in every shape")
+    project.base = project.head()
+    assert project.run_suite().returncode == 0
+    project.begin()
+    project.do_t1()
+    assert_passed(project, project.end())
+
+
 def test_code_under_test_registers_a_collection_hook_plugin(project: Project) -> None:
     _attack_from_init(project, proj.INIT + REGISTERS_COLLECTION_PLUGIN, names=[INIT_FILE, TOTAL])
 

@@ -44,6 +44,9 @@ def summary(
         "reverted_before_setup": reverted_before or [],
         # what `begin` compares with this gtd's plugin (Environment.kinds)
         "evidence_kinds": list(snap.environment.kinds or ()),
+        # whether the baseline's plugins' hooks are recorded where a plugin
+        # reported (Environment.hooks): a snapshot before they were is taken again
+        "plugin_hooks": snap.environment.plugins is None or snap.environment.hooks is not None,
     }
 
 

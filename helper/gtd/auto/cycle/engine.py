@@ -322,7 +322,10 @@ class Cycle:
             return self._refresh(st, tree.head, tree.branch)
         from gtd.auto.ratchet.contract import EVIDENCE_KINDS
 
-        if st.summary.get("evidence_kinds") != list(EVIDENCE_KINDS):
+        if (
+            st.summary.get("evidence_kinds") != list(EVIDENCE_KINDS)
+            or st.summary.get("plugin_hooks") is not True
+        ):
             return self._refresh(st, tree.head, tree.branch, upgraded=True)
         state.mend_snapshot_mirror(self.root, self.git, st)
         pick = plan.pick(the_plan)

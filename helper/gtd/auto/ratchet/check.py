@@ -411,10 +411,11 @@ def judge_candidate(
         except BaseException:
             written.wait()  # a git call at work in the room ends before the room is let go
             raise
-        # (a new site folder first: it is the cause of what its `.pth` files did)
+        # (a new site folder first, and a plugin's new hooks: they are the cause
+        # of what its `.pth` files, or the hooks, did to the reports)
         found = _new_site_folders(first.report, rm, snapshot)
-        found += _report_problems(first.report, rm, snapshot)
         found += _new_plugins(first.report, rm, snapshot)
+        found += _report_problems(first.report, rm, snapshot)
         found += written.result()
         if split and not found:
             found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
@@ -595,6 +596,13 @@ def _new_test_candidates(changes: Sequence[Change], snapshot: Snapshot) -> tuple
     )
 
 
+# Evidence a new test may make of itself in its session, which the old tests' is
+# not: code loaded from outside (a test of a plugin loader writes a module to its
+# temporary folder), its own item handed another function to run (a project's
+# conftest may wrap the tests it collects).
+_NEW_TESTS_OWN = frozenset({"outside-module", "replaced-test"})
+
+
 def _report_problems(
     report: Report, rm: room.Room, snapshot: Snapshot, *, new_tests: bool = False
 ) -> list[str]:
@@ -609,7 +617,7 @@ def _report_problems(
     # time a person reads the reason.
     room_tree, live = f"{rm.tree}{os.sep}", f"{rm.live}{os.sep}"
     for ev in report.evidence:
-        if f"{ev.kind}|{ev.subject}" in known or (new_tests and ev.kind == "outside-module"):
+        if f"{ev.kind}|{ev.subject}" in known or (new_tests and ev.kind in _NEW_TESTS_OWN):
             continue
         where = f" ({ev.detail.replace(room_tree, live)})" if ev.detail else ""
         if ev.kind == "outside-module":
@@ -638,42 +646,93 @@ def _new_plugins(report: Report, rm: room.Room, snapshot: Snapshot) -> list[str]
     test environment for this run (by a process the agent left running, say, and
     taken away again after), declared by a new ``*.dist-info`` the import path
     reaches, or registered by the code under test. Any hook can change what a
-    test does, not only the report hooks."""
+    test does, not only the report hooks. Then the hooks a plugin of the
+    checkout's own files implements that it did not at the baseline: a support
+    module of the product's that a protected conftest loads (``pytest_plugins``,
+    a star import) is code the change may edit."""
     known = snapshot.environment.plugins
     if known is None or report.source != "plugin":
         return []
-    new = sorted(_plugin_labels(report, rm) - set(known))
-    if not new:
+    labels, hooks = _plugin_hooks(report, rm)
+    new = sorted(labels - set(known))
+    if new:
+        if new[0].startswith("./"):  # from the candidate's own files
+            why = "the change's files load or register it"
+        else:
+            why = "installed since? take the baseline again: `gtd ratchet snapshot`"
+        return [f"a pytest plugin the baseline did not load: {new[0]} ({why})"]
+    had = snapshot.environment.hooks
+    if had is None:
         return []
-    if new[0].startswith("./"):  # from the candidate's own files
-        why = "the change's files load or register it"
-    else:
-        why = "installed since? take the baseline again: `gtd ratchet snapshot`"
-    return [f"a pytest plugin the baseline did not load: {new[0]} ({why})"]
+    gained = sorted(set(hooks) - set(had))
+    if not gained:
+        return []
+    label = gained[0].split(" ", 1)[1]
+    names = [h.split(" ", 1)[0] for h in gained if h.split(" ", 1)[1] == label]
+    where = hooks[gained[0]]
+    made = "" if where == label else f", its function from {where}"
+    return [
+        f"a pytest plugin implements hooks it did not at the baseline: {label} "
+        f"({', '.join(names)}{made}: the change's code runs as a plugin of the old tests)"
+    ]
 
 
-def _plugin_labels(report: Report, rm: room.Room) -> set[str]:
+# Hooks that cannot change which tests run or how they end: options declared,
+# lines added to the terminal's header and summary, an assertion's message.
+_HARMLESS_HOOKS = frozenset(
+    {
+        "pytest_addoption",
+        "pytest_addhooks",
+        "pytest_report_header",
+        "pytest_report_collectionfinish",
+        "pytest_terminal_summary",
+        "pytest_assertrepr_compare",
+        "pytest_assertion_pass",
+        "pytest_warning_recorded",
+        "pytest_enter_pdb",
+        "pytest_leave_pdb",
+    }
+)
+
+
+def _plugin_hooks(report: Report, rm: room.Room) -> tuple[set[str], dict[str, str]]:
     """The plugins the sessions loaded, early or late, by file: "./"-relative
     inside the room's checkout (which moves) or the repository (a virtualenv in
-    it, linked into the room: the repository may move too)."""
+    it, linked into the room: the repository may move too); and, for those of
+    the checkout's own files, each hook they implement that could change a test
+    ("<hook> <label>"), with the file its function comes from. Installed plugins
+    are left to the environment's own checks: their files cannot change, and
+    some register objects by what the run meets."""
     bases = [os.path.realpath(rm.tree), os.path.realpath(rm.live)]
     folders: dict[str, str] = {}  # most plugins share a few folders: each resolved once
+
+    def label_of(file: str) -> tuple[str, str | None]:
+        folder, name = os.path.split(file)
+        if name in ("", ".", "..") or os.path.islink(file):
+            real = os.path.realpath(file)
+        else:
+            if folder not in folders:
+                folders[folder] = os.path.realpath(folder)
+            real = os.path.join(folders[folder], name)
+        base = next((b for b in bases if real.startswith(b + os.sep)), None)
+        return (real if base is None else "./" + os.path.relpath(real, base)), base
+
     out: set[str] = set()
+    hooks: dict[str, str] = {}
     for session in report.sessions:
         for plugin in session.plugins:
             if plugin.file is None:
                 out.add(f"plugin {plugin.name}")
                 continue
-            folder, name = os.path.split(plugin.file)
-            if name in ("", ".", "..") or os.path.islink(plugin.file):
-                real = os.path.realpath(plugin.file)
-            else:
-                if folder not in folders:
-                    folders[folder] = os.path.realpath(folder)
-                real = os.path.join(folders[folder], name)
-            base = next((b for b in bases if real.startswith(b + os.sep)), None)
-            out.add(real if base is None else "./" + os.path.relpath(real, base))
-    return out
+            label, base = label_of(plugin.file)
+            out.add(label)
+            if base is not bases[0]:
+                continue
+            for entry in plugin.implements:
+                hook, _, file = entry.partition("\t")
+                if hook not in _HARMLESS_HOOKS:
+                    hooks.setdefault(f"{hook} {label}", label_of(file)[0] if file else label)
+    return out, hooks
 
 
 def _stopped_at(report: Report) -> str:
@@ -866,12 +925,14 @@ def run_baseline(
             if not failing:
                 break
         dirs = _environment_dirs(report, rm, config.links)
+    labels, hooks = _plugin_hooks(report, rm)
     environment = Environment(
         dirs=tuple(dirs),
         shadowable=tuple(sorted(_module_names(dirs))),
         plugin=report.source == "plugin" and result.tests is not None,
         evidence=tuple(sorted({f"{ev.kind}|{ev.subject}" for ev in report.evidence})),
-        plugins=(tuple(sorted(_plugin_labels(report, rm))) if report.source == "plugin" else None),
+        plugins=(tuple(sorted(labels)) if report.source == "plugin" else None),
+        hooks=(tuple(sorted(hooks)) if report.source == "plugin" else None),
         kinds=tuple(contract.EVIDENCE_KINDS),
     )
     whole, doctest_modules = _collected(report.items)

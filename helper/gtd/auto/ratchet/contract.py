@@ -53,8 +53,9 @@ writes whole, holds whole lines); a reader groups them by ``s`` and skips what i
 ``end``     ``exit`` pytest's exit status, ``counts`` {outcome: number of distinct
             tests the session recorded with that outcome}, ``conftests`` (absolute
             files), ``plugins`` [[name, file or null, [REPORT_HOOKS it
-            implements], late]] for every plugin that implements a hook and each
-            one registered and removed again, ``env`` (ENV_* keys)
+            implements], late, [every hook it implements]]] for every plugin
+            that implements a hook and each one registered and removed again,
+            ``env`` (ENV_* keys)
 
 A session whose ``end`` is missing, or whose counts disagree with its ``t`` lines,
 did not finish as the plugin wrote it; lines naming a session that never started
@@ -138,6 +139,8 @@ EVIDENCE_KINDS = (
     "code-replaced",  # a library function's code or defaults replaced in place
     "environment-file",  # a file of the test environment run as code changed since the
     # cycle began (SETTING_ENV_SINCE)
+    "replaced-test",  # a test item handed another function to run, or a runtest of its
+    # own (the item itself changed, by code that found it)
     "internal",  # a check of the plugin itself failed (its error, not the tests')
 )
 

@@ -110,6 +110,11 @@ class Environment(NamedTuple):
     # were recorded. (Snapshots before 2026-12 kept only those with report hooks,
     # as ``report_plugins``: that narrower list is not read.)
     plugins: tuple[str, ...] | None = None
+    # Each hook a plugin from the checkout's own files implemented ("<hook>
+    # <label>", the label as in ``plugins``): the product's support module a
+    # conftest loads is code the change may edit, and a hook it gains reaches
+    # every old test. None: a snapshot taken before they were recorded.
+    hooks: tuple[str, ...] | None = None
     # The tamper-evidence kinds the baseline's plugin could report (contract.py):
     # a later gtd's plugin may report kinds this baseline never looked for (the
     # project's own suite shows them too), so `begin` takes a new baseline when

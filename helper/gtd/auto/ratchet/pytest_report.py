@@ -2255,6 +2255,62 @@ except Exception:  # the run goes on without a report
     _STATE = None
 
 
+class OutcomeWatch:
+    """What each test raised, against the report every hook made of it: a
+    failure reported as a pass is evidence. A plugin of the project's (a support
+    module a conftest loads, whose code the change may edit) can turn a failing
+    call's report into a pass, or swallow what the test raised in a wrapper of
+    its call. The innermost wrapper of ``pytest_runtest_call`` sees the test's
+    own exception; the outermost of ``pytest_runtest_makereport`` sees the call
+    before any other wrapper and the report after all of them. Kept only where
+    a plugin other than pytest's own implements either hook (two more wrappers
+    a test cost ~2 µs)."""
+
+    def __init__(self, state: State) -> None:
+        from _pytest.outcomes import Skipped, XFailed
+
+        self.state = state
+        self.not_failures = (Skipped, XFailed)  # pytest.skip(), pytest.xfail()
+        self.raised: set[str] = set()  # node ids whose call raised, until reported
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        outcome = yield
+        excinfo = outcome.excinfo
+        if excinfo is not None and not isinstance(excinfo[1], self.not_failures):
+            self.raised.add(item.nodeid)
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Generator[None, Any, None]:
+        excinfo = call.excinfo
+        raised = excinfo is not None and not isinstance(excinfo.value, self.not_failures)
+        if call.when == "call" and item.nodeid in self.raised:
+            self.raised.discard(item.nodeid)
+            raised = True
+        outcome = yield
+        if raised:
+            try:
+                report = outcome.get_result()
+            except BaseException:
+                return  # the hook failed: pytest reports that itself
+            if getattr(report, "outcome", None) == "passed":
+                self.state.evidence("passed-with-failure", item.nodeid, f"{call.when}, raised")
+
+    @staticmethod
+    def needed(pm: Any) -> bool:
+        """Whether a plugin other than pytest's own implements either hook."""
+        import _pytest
+
+        home = _dirname(_abs(_pytest.__file__)) + os.sep
+        for name in ("pytest_runtest_makereport", "pytest_runtest_call"):
+            caller = getattr(pm.hook, name, None)
+            for impl in caller.get_hookimpls() if caller is not None else ():
+                file = _plugin_file(impl.plugin)
+                if file is None or not file.startswith(home):
+                    return True
+        return False
+
+
 class Recorder:
     """The session's hooks, registered at configure when the helper asked for a
     report. In an xdist worker it checks but writes no test lines: the controller
@@ -2277,6 +2333,10 @@ class Recorder:
         self.checked_modules: dict[str, object] = {}
         self.environment_files = EnvironmentFiles.asked(state)
         self.identities: Identities | None = None
+        self.watch: OutcomeWatch | None = None
+        # node id -> (the item, what it was collected to run, that one's function)
+        self.runs: dict[str, tuple[pytest.Item, object, object]] = {}
+        self.plain_runtest = _item_kinds()[0].__dict__.get("runtest")  # Function's
         self.report_class: type = TestReport
         self.classes_seen: set[type] = {TestReport}
         # What makes each report, looked at again with every report: the end of
@@ -2329,12 +2389,16 @@ class Recorder:
                 self.tracer("sys.settrace", self.traced)
         if outcome == "passed":
             if when != "call":
-                return  # a setup or teardown that passed says nothing more (xpass: a call's)
+                # (a setup or teardown that passed says nothing more; xpass: a call's)
+                if when == "setup" and report.nodeid in self.runs:
+                    self.check_run(report.nodeid)
+                return
+            node_id = report.nodeid
             if hasattr(report, "wasxfail"):
                 outcome = "xpassed"
             elif report.longrepr is not None:
-                self.state.evidence("passed-with-failure", report.nodeid, when)
-            self.note(report.nodeid, outcome, when)
+                self.state.evidence("passed-with-failure", node_id, when)
+            self.note(node_id, outcome, when)
         elif outcome == "skipped":
             if hasattr(report, "wasxfail"):
                 self.note(report.nodeid, "xfailed", when, reason=_xfail_reason(report))
@@ -2436,8 +2500,12 @@ class Recorder:
                 return
 
     @pytest.hookimpl(tryfirst=True)
+    # First: what each item was collected to run, before any other hook sees it.
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.outcome == "failed":
+        if report.outcome == "passed":
+            self.record_runs(report.result)
+        elif report.outcome == "failed":
             lines = str(report.longrepr).strip().splitlines()
             self.note(report.nodeid, "error", "collect", reason=lines[-1] if lines else "")
         elif report.outcome == "skipped":
@@ -2474,11 +2542,63 @@ class Recorder:
         try:
             self.write_items(session.items, deselected=False)
             self.write_items(self.deselected, deselected=True)
+            self.watch_outcomes()
             self.check_modules()
             self.record_late()
             self.examples_at_collection = _hypothesis_strength()
         except Exception as exc:
             self.state.evidence("internal", "collection report", type(exc).__name__)
+
+    def record_runs(self, nodes: list[Any]) -> None:
+        """The function each test item of pytest's own kind was collected to run
+        (its ``runtest`` is ``Function.runtest``, which calls it through
+        ``pytest_pyfunc_call``), as its collector reported it: before the
+        collection hooks run. The item itself is reachable from the code under
+        test (``gc``) and from those hooks, which can hand it a function of their
+        own or a ``runtest`` that calls nothing: :meth:`check_run` compares once
+        the test is set up."""
+        plain = self.plain_runtest
+        runs = self.runs
+        for item in nodes:
+            if getattr(type(item), "runtest", None) is plain:  # (not a collector, nor
+                # an item kind with a runtest of its own)
+                obj = vars(item).get("_obj")
+                if obj is None:  # a method: bound to each test's instance at its setup
+                    obj = _member(getattr(item.parent, "obj", None), item.originalname)
+                if obj is not None:
+                    runs[item.nodeid] = (item, obj, _function_in(obj))
+
+    def check_run(self, node_id: str) -> None:
+        """After the test's setup, before its call: the item still runs the
+        function it was collected to run (a method's, bound to each test's
+        instance, compared by its function) with pytest's ``runtest``. Code of
+        the project's that swaps them must do so before this point: the only code
+        between here and the call is the hooks of the call."""
+        item, raw, collected = self.runs[node_id]
+        own = vars(item)
+        if "runtest" in own:
+            self.state.evidence("replaced-test", node_id, "its runtest replaced")
+        obj = own.get("_obj")
+        if obj is None or obj is raw or _function_in(obj) is collected:
+            return
+        file = _code_file(obj)
+        if file is not None and _PROVENANCE.in_room(file) is None:
+            return  # an installed plugin's wrapper (pytest-asyncio runs coroutines so)
+        name = getattr(obj, "__qualname__", None)
+        what = f"{name} from {file}" if file and name else _describe(obj)
+        self.state.evidence("replaced-test", node_id, f"runs {what} instead")
+
+    def watch_outcomes(self) -> None:
+        """:class:`OutcomeWatch` registered once every conftest is loaded, where
+        a plugin other than pytest's own implements the hooks it checks (known
+        to the registration hook first: it is not a late plugin)."""
+        pm = self.config.pluginmanager
+        if self.watch is not None or not OutcomeWatch.needed(pm):
+            return
+        self.watch = watch = OutcomeWatch(self.state)
+        name = "gtd-ratchet-outcomes"
+        self.state.registered[id(watch)] = (name, _PLUGIN_FILE, [], False)
+        pm.register(watch, name)
 
     def record_late(self) -> None:
         """Test modules whose import was not seen ending (imported by a loader of
@@ -2778,9 +2898,10 @@ class Recorder:
 
     def report_plugins(self) -> list[list[object]]:
         """Every plugin that implements a hook, and every one registered and
-        removed again; its report hooks named. Any hook can change what a test
-        does (a collection hook can swap each item's ``runtest``): the helper
-        compares the whole list with the baseline's."""
+        removed again; its report hooks named, and every hook it implements. Any
+        hook can change what a test does (a collection hook can swap each item's
+        ``runtest``): the helper compares the whole list with the baseline's, and
+        each plugin's hooks with those it implemented there."""
         pm = self.config.pluginmanager
         acting = _acting_plugins(pm)
         site = self.state.settings.site
@@ -2791,27 +2912,64 @@ class Recorder:
             if plugin is None:
                 continue
             listed.add(id(plugin))
-            if id(plugin) not in acting:
+            impls = acting.get(id(plugin))
+            if impls is None:
                 continue
             file = _plugin_file(plugin)
             if file is not None and own and _under(_norm(file), own):
                 continue  # the loader the helper wrote for this run, in a fresh folder
+            if plugin is self.watch:
+                continue  # this plugin's own, registered only where it is needed
             late = self.state.registered.get(id(plugin), ("", None, [], False))[3]
-            out.append([str(name), file, _report_hooks(pm, plugin), late])
+            # a hook of a plugin of the room whose function another file defines
+            # (a conftest's star import) is named with that file: the one changed
+            if _PROVENANCE.in_room(file) is None:
+                implements = sorted(h for h, _ in impls)
+            else:
+                implements = sorted(
+                    h if f is None or f == file else f"{h}\t{f}"
+                    for h, f in ((h, _code_file(impl.function)) for h, impl in impls)
+                )
+            out.append([str(name), file, _report_hooks(pm, plugin), late, implements])
         for key, (name, file, hooks, late) in self.state.registered.items():
-            if key not in listed:  # registered, then removed again
-                out.append([name, file, hooks, late])
+            if key not in listed and key != id(self.watch):  # registered, then removed again
+                out.append([name, file, hooks, late, hooks])
         return out
 
 
-def _acting_plugins(pm: Any) -> set[int]:
-    """The plugins (by id) with at least one hook implementation: one pass over
-    pluggy's hook callers, at the end of the session."""
-    out: set[int] = set()
-    for caller in vars(pm.hook).values():
+def _function_in(obj: object) -> object:
+    """A method's function; any other callable itself. (A plain function is
+    asked nothing: ``getattr`` with a default raises and catches inside, ~2 µs,
+    once per test.)"""
+    if type(obj) is FunctionType:
+        return obj
+    return getattr(obj, "__func__", obj)
+
+
+def _member(owner: object, name: str) -> object:
+    """What a class (or a module) holds under ``name``, as its body made it: no
+    descriptor run, no instance made (a staticmethod's function)."""
+    if not isinstance(owner, (type, ModuleType)):
+        return None
+    value = vars(owner).get(name)
+    if value is None and isinstance(owner, type):
+        from inspect import getattr_static  # an inherited test: rare
+
+        value = getattr_static(owner, name, None)
+    return _function_in(value)
+
+
+def _acting_plugins(pm: Any) -> dict[int, list[tuple[str, Any]]]:
+    """The plugins (by id) with at least one hook implementation, each with the
+    hooks it implements (by the hook's name, whatever its function's) and the
+    implementations: one pass over pluggy's hook callers, at the end of the
+    session."""
+    out: dict[int, list[tuple[str, Any]]] = {}
+    for name, caller in vars(pm.hook).items():
         get = getattr(caller, "get_hookimpls", None)
         if get is not None:
-            out.update(id(impl.plugin) for impl in get())
+            for impl in get():
+                out.setdefault(id(impl.plugin), []).append((name, impl))
     return out
 
 
@@ -3045,8 +3203,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state = _STATE
     if state is None or state.recorder is None:
         return
-    if not session.config.pluginmanager.is_registered(state.recorder):
+    pm = session.config.pluginmanager
+    if not pm.is_registered(state.recorder):
         state.evidence("unregistered", "gtd-ratchet-recorder", "removed during the session")
+    watch = state.recorder.watch
+    if watch is not None and not pm.is_registered(watch):
+        state.evidence("unregistered", "gtd-ratchet-outcomes", "removed during the session")
 
 
 def pytest_unconfigure() -> None:

@@ -280,14 +280,15 @@ def _items(record: dict[str, Any], ids: _Ids) -> list[Item]:
 def _plugins(value: object) -> list[Plugin]:
     out: list[Plugin] = []
     for entry in value if isinstance(value, list) else []:
-        if isinstance(entry, list) and len(entry) == 4:
-            name, file, hooks, late = entry
+        if isinstance(entry, list) and len(entry) in (4, 5):
+            name, file, hooks, late = entry[:4]
             out.append(
                 Plugin(
                     str(name),
                     file if isinstance(file, str) else None,
                     tuple(_strs(hooks)),
                     late is True,
+                    tuple(_strs(entry[4])) if len(entry) == 5 else (),
                 )
             )
     return out

@@ -71,6 +71,7 @@ class Plugin(NamedTuple):
     file: str | None
     hooks: tuple[str, ...]
     late: bool
+    implements: tuple[str, ...] = ()  # every hook it implements, by the hook's name
 
 
 class Environment(NamedTuple):

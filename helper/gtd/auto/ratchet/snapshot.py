@@ -85,6 +85,7 @@ def loads(data: bytes, name: str) -> Snapshot:
         plugin=bool(env.get("plugin")),
         evidence=tuple(str(e) for e in env.get("evidence") or ()),
         plugins=_optional_strs(env.get("plugins")),
+        hooks=_optional_strs(env.get("hooks")),
         kinds=_optional_strs(env.get("kinds")),
     )
     accepted = doc.get("accepted")

@@ -238,6 +238,20 @@ def test_evidence_plugins_and_environment_are_read(tmp_path: Path) -> None:
     assert session.environment.path == ("/room", "/venv/lib/site-packages")
 
 
+def test_every_hook_a_plugin_implements_is_read_with_the_file_of_its_function(
+    tmp_path: Path,
+) -> None:
+    hooks = ["pytest_configure", "pytest_pyfunc_call\t/room/pkg/testing.py"]
+    lines = Lines(tmp_path).end(
+        plugins=[
+            ["conftest", "/room/tests/conftest.py", ["pytest_pyfunc_call"], False, hooks],
+            ["older", "/room/old.py", [], False],  # a plugin line without the list
+        ]
+    )
+    (session,) = parse(lines, str(tmp_path)).sessions
+    assert [p.implements for p in session.plugins] == [tuple(hooks), ()]
+
+
 def test_a_selection_that_a_session_did_not_apply_is_a_problem(tmp_path: Path) -> None:
     lines = Lines(tmp_path).test("t.py::a", "passed").end()
     assert parse(lines, str(tmp_path), selection=True).problems == (

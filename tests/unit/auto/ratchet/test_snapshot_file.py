@@ -24,7 +24,13 @@ SNAP = Snapshot(
     ),
     doctests={"src/m.py": {"m.f": "dd"}},
     collected=True,
-    environment=Environment(dirs=("/venv/site",), shadowable=("pytest",), plugin=True),
+    environment=Environment(
+        dirs=("/venv/site",),
+        shadowable=("pytest",),
+        plugin=True,
+        plugins=("./tests/conftest.py",),
+        hooks=("pytest_configure ./tests/conftest.py",),
+    ),
     accepted="2 test files could not be collected (accepted at setup)",
 )
 NAME = "refs/gtd/state:snapshot.json"
