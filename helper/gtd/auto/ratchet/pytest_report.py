@@ -2262,9 +2262,9 @@ class OutcomeWatch:
     call's report into a pass, or swallow what the test raised in a wrapper of
     its call. The innermost wrapper of ``pytest_runtest_call`` sees the test's
     own exception; the outermost of ``pytest_runtest_makereport`` sees the call
-    before any other wrapper and the report after all of them. Kept only where
-    a plugin other than pytest's own implements either hook (two more wrappers
-    a test cost ~2 µs)."""
+    before any other wrapper and the report after all of them. Registered
+    only where a plugin of the project's implements either hook (:meth:`needed`:
+    four generator wrappers a test, ~30 M instructions on 500 tests)."""
 
     def __init__(self, state: State) -> None:
         from _pytest.outcomes import Skipped, XFailed
@@ -2510,7 +2510,6 @@ class Recorder:
             except Exception:  # never fail the run from here
                 return
 
-    @pytest.hookimpl(tryfirst=True)
     # First: what each item was collected to run, before any other hook sees it.
     @pytest.hookimpl(tryfirst=True)
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -2601,8 +2600,8 @@ class Recorder:
 
     def watch_outcomes(self) -> None:
         """:class:`OutcomeWatch` registered once every conftest is loaded, where
-        a plugin other than pytest's own implements the hooks it checks (known
-        to the registration hook first: it is not a late plugin)."""
+        a plugin of the project's implements the hooks it checks (known to the
+        registration hook first: it is not a late plugin)."""
         pm = self.config.pluginmanager
         if self.watch is not None or not OutcomeWatch.needed(pm):
             return
@@ -2949,9 +2948,9 @@ class Recorder:
 
 
 def _function_in(obj: object) -> object:
-    """A method's function; any other callable itself. (A plain function is
-    asked nothing: ``getattr`` with a default raises and catches inside, ~2 µs,
-    once per test.)"""
+    """A method's function; any other callable itself. (A plain function, nearly
+    every test's, is asked nothing: ``getattr`` with a default makes and clears
+    an AttributeError inside.)"""
     if type(obj) is FunctionType:
         return obj
     return getattr(obj, "__func__", obj)
