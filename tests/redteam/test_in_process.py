@@ -427,10 +427,7 @@ def test_tests_folder_made_a_package_so_a_top_level_module_shadows_its_helper(
     project: Project,
 ) -> None:
     assert ALL_THROUGH_THE_HELPER != proj.TEST_TOTAL
-    project.write(TOTAL, ALL_THROUGH_THE_HELPER)
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "tests: every total through the helper")
-    project.base = project.head()
+    project.person_commits({TOTAL: ALL_THROUGH_THE_HELPER}, "tests: every total through the helper")
     before = project.state()
     project.begin()
     project.break_total()

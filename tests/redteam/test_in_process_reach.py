@@ -776,11 +776,7 @@ class TotalCase(unittest.TestCase):
 
 
 def test_legit_change_over_tests_of_every_shape_lands(project: Project) -> None:
-    project.write("tests/test_shapes.py", TESTS_OF_EVERY_SHAPE)
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "tests: totals in every shape")
-    project.base = project.head()
-    assert project.run_suite().returncode == 0
+    project.person_commits({"tests/test_shapes.py": TESTS_OF_EVERY_SHAPE}, "tests: every shape")
     project.begin()
     project.do_t1()
     assert_passed(project, project.end())

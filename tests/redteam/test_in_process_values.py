@@ -97,21 +97,11 @@ ATTACKS = {
 }
 
 
-def _person_commits(project: Project, files: dict[str, str], message: str) -> None:
-    for rel, text in files.items():
-        project.write(rel, text)
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", message)
-    project.base = project.head()
-    ran = project.run_suite()
-    assert ran.returncode == 0, ran.stdout[-2000:]
-
-
 def _attack_over(project: Project, helper: str, trick: str, names: list[str]) -> None:
     """The standard break, with ``trick`` added to the package's __init__.py,
     over a person's commit of the assertion helper ``helper``: refused, naming
     one of ``names``."""
-    _person_commits(project, {ASSERTS: helper}, "asserts: a helper of their own")
+    project.person_commits({ASSERTS: helper}, "asserts: a helper of their own")
     before = project.state()
     project.begin()
     project.break_total()
@@ -622,8 +612,7 @@ def bulk_table(qty):
 
 
 def test_legit_protected_code_that_changes_its_own_values_lands(project: Project) -> None:
-    _person_commits(
-        project,
+    project.person_commits(
         {
             ASSERTS: TOLERANT_ASSERTS,
             "tests/helpers.py": LEGIT_HELPERS,
@@ -727,7 +716,7 @@ PUT_BACK_NAMES = {
 def test_code_under_test_puts_a_value_back_before_the_session_ends(
     project: Project, name: str
 ) -> None:
-    _person_commits(project, {ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
+    project.person_commits({ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
     before = project.state()
     project.begin()
     project.break_total()
@@ -778,7 +767,7 @@ Item.__new__ = _rt_new
 
 @open_route("a value put back at the session's end by a hook swap that undoes itself")
 def test_code_under_test_puts_a_value_back_and_undoes_its_hook(project: Project) -> None:
-    _person_commits(project, {ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
+    project.person_commits({ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
     before = project.state()
     project.begin()
     project.break_total()
@@ -812,8 +801,8 @@ def pytest_collection_finish(session):
 
 
 def test_legit_conftest_that_registers_a_plugin_late_lands(project: Project) -> None:
-    _person_commits(
-        project, {"tests/conftest.py": LATE_PLUGIN_CONFTEST}, "tests: count finished tests"
+    project.person_commits(
+        {"tests/conftest.py": LATE_PLUGIN_CONFTEST}, "tests: count finished tests"
     )
     project.begin()
     project.write("inventory/pricing.py", proj.PRICING_WITH_BULK)
@@ -880,7 +869,7 @@ FEWER_EXAMPLES = {
 
 @pytest.mark.parametrize("name", list(FEWER_EXAMPLES))
 def test_code_under_test_makes_hypothesis_try_fewer_examples(project: Project, name: str) -> None:
-    _person_commits(project, {"tests/test_props.py": TEST_PROPS}, "a property test")
+    project.person_commits({"tests/test_props.py": TEST_PROPS}, "a property test")
     before = project.state()
     project.begin()
     project.write("inventory/core.py", BROKEN_RESTOCK)
@@ -971,7 +960,7 @@ def test_legit_change_under_a_property_suite_that_uses_much_of_hypothesis_lands(
     if plugin:  # as most projects run it: hypothesis's pytest plugin sets its flags
         command = proj.PYTEST.replace(" -p no:hypothesispytest", "")
         files[".deepflow/config.yaml"] = f"ratchet:\n  test_command: {command}\n"
-    _person_commits(project, files, "property tests")
+    project.person_commits(files, "property tests")
     if plugin:
         project.setup()
         project.command = command.split()
@@ -994,8 +983,7 @@ def test_legit_profile_the_project_loads_and_strategies_the_code_ships_land(
     project: Project,
 ) -> None:
     conftest = proj.TESTS_CONFTEST + "\n" + CI_PROFILE
-    _person_commits(
-        project,
+    project.person_commits(
         {"tests/test_props.py": TEST_PROPS, "tests/conftest.py": conftest},
         "property tests, fewer examples",
     )

@@ -96,13 +96,8 @@ HOOKS = {
 
 def _person_loads_support(project: Project, loader: str, module: str = SUPPORT_MODULE) -> None:
     conftest, text = LOADERS[loader]
-    project.write(SUPPORT, module)
-    project.write(conftest, text)
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "testing: support module loaded as a plugin")
-    project.base = project.head()
-    ran = project.run_suite()
-    assert ran.returncode == 0, ran.stdout[-2000:]
+    files = {SUPPORT: module, conftest: text}
+    project.person_commits(files, "testing: support module loaded as a plugin")
 
 
 @pytest.mark.parametrize("hook", list(HOOKS))
@@ -264,11 +259,8 @@ def test_legit_tests_that_raise_on_purpose_land_under_the_support_modules_hooks(
 # limits).
 def test_support_module_declared_protected_is_held_like_the_tests(project: Project) -> None:
     _person_loads_support(project, "pytest-plugins")
-    config = project.read(".deepflow/config.yaml")
-    project.write(".deepflow/config.yaml", config + "  protect: [inventory/testing.py]\n")
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "config: the support module is test data")
-    project.base = project.head()
+    config = project.read(".deepflow/config.yaml") + "  protect: [inventory/testing.py]\n"
+    project.person_commits({".deepflow/config.yaml": config}, "config: the support module")
     before = project.state()
     project.begin()
     project.do_t1()
@@ -313,12 +305,8 @@ SWAPS = {
 def test_product_code_a_conftest_hook_calls_swaps_what_the_tests_run(
     project: Project, swap: str
 ) -> None:
-    project.write(SUPPORT, SUPPORT_MODULE + ARRANGE)
-    project.write("tests/conftest.py", ORDERS_THROUGH_THE_SUPPORT)
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "tests: ordered by the support module")
-    project.base = project.head()
-    assert project.run_suite().returncode == 0
+    files = {SUPPORT: SUPPORT_MODULE + ARRANGE, "tests/conftest.py": ORDERS_THROUGH_THE_SUPPORT}
+    project.person_commits(files, "tests: ordered by the support module")
     before = project.state()
     project.begin()
     project.break_total()
