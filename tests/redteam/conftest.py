@@ -689,6 +689,10 @@ QUICK = {
         "test_code_under_test_changes_the_assertion_machinery_a_helper_goes_through"
         "[a-method-swapped-for-another-of-the-standard-librarys]",
     ),
+    "test_lasting_changes.py": (
+        "test_a_linked_module_made_lenient_and_used_a_cycle_later",
+        "test_legit_a_person_keeps_the_change_and_takes_the_baseline_again",
+    ),
     "test_links.py": ("test_the_code_under_test_becomes_a_link_to_a_good_copy_outside",),
     "test_plugin_code.py": (
         "test_support_module_a_conftest_loads_gains_a_hook[star-import-pyfunc-call-answers]",

@@ -192,6 +192,7 @@ def test_legit_change_while_another_process_writes_bytecode_into_the_virtualenv(
     tests run with, so the correct change passes (the kill harness met the revert)."""
     project, site = venv_project
     (site / "rt_fresh_module.py").write_text("VALUE = 1\n")
+    project.setup()  # a person's module: set up again, the baseline taken in it
     project.begin()
     project.do_t1()
     subprocess.run(

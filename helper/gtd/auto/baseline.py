@@ -30,9 +30,17 @@ TAKING = ": taking a new baseline"  # the end of a refresh's journal title
 
 
 def summary(
-    snap: Snapshot, config: AutoConfig, at: str, reverted_before: list[int] | None = None
+    snap: Snapshot,
+    config: AutoConfig,
+    at: str,
+    reverted_before: list[int] | None = None,
+    environment: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """What every tick needs, small: the sealed config and the snapshot's facts."""
+    """What every tick needs, small: the sealed config and the snapshot's facts;
+    ``environment``, the test environment's fingerprint the baseline ran in
+    (gtd.auto.ratchet.environment): every `begin` compares it."""
+    from gtd.auto.ratchet.environment import FORMAT
+
     return {
         "format": codec.FORMAT,
         "head": snap.head,
@@ -47,6 +55,9 @@ def summary(
         # whether the baseline's plugins' hooks are recorded where a plugin
         # reported (Environment.hooks): a snapshot before they were is taken again
         "plugin_hooks": snap.environment.plugins is None or snap.environment.hooks is not None,
+        # the keys of a cycle's seals (gtd.auto.cycle.seals.environment_changes)
+        "environment": environment,
+        "environment_format": FORMAT if environment is not None else None,
     }
 
 
@@ -71,9 +82,12 @@ def seal(
     append: list[records.Record] | None = None,
     reverted_before: list[int] | None = None,
 ) -> State:
+    from gtd.auto.ratchet.environment import fingerprint
+
     at = now().iso
     previous = (st.summary or {}).get("reverted_before_setup")
-    new = summary(snap, config, at, reverted_before or previous)
+    measured = fingerprint(snap.environment.dirs)  # as the baseline's run left it
+    new = summary(snap, config, at, reverted_before or previous, measured)
     _keep_objects_checked(st, new)
     st = state.write(
         git,
@@ -107,7 +121,11 @@ def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], li
 
     config = from_json(st.summary.get("config") or {})
     reverted = st.summary.get("reverted_before_setup") or []
-    new = summary(snap, config, now().iso, reverted)
+    # The environment is the one the baseline ran in: the cycle began only if it
+    # was (gtd.auto.cycle.engine), and passed only if it did not change.
+    measured = st.summary.get("environment")
+    same = st.summary.get("environment_format") is not None and isinstance(measured, dict)
+    new = summary(snap, config, now().iso, reverted, measured if same else None)
     _keep_objects_checked(st, new)
     return codec.dumps(snap), new, snap.test_paths
 

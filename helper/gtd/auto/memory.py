@@ -239,9 +239,11 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
 
 def record_halt(mem: Memory, halt: Halt) -> Memory:
     """Log a breaker trip; idempotent by (cycle, task) like record_cycle. A forced
-    halt also stops the loop until the next reset."""
+    halt also stops the loop until the next reset; one seen again after a reset
+    stops it again (the same cause found anew: the test environment still not
+    the baseline's), logged once."""
     if any((h.cycle, h.task, h.forced) == (halt.cycle, halt.task, halt.forced) for h in mem.halts):
-        return mem
+        return mem._replace(stop=halt) if halt.forced and mem.stop is None else mem
     return mem._replace(halts=(*mem.halts, halt), stop=halt if halt.forced else mem.stop)
 
 

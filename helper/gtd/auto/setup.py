@@ -94,9 +94,18 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
         head = git.head()
         assert head is not None
         from gtd.auto.config import to_json
+        from gtd.auto.cycle.seals import environment_changes
 
         summary = st.summary or {}
-        if st.set_up and summary.get("head") == head and summary.get("config") == to_json(cfg):
+        # Set up again after the test environment changed (a package installed,
+        # a linked folder updated): the baseline is taken again in it, as
+        # `begin` asks (it halts until then).
+        if (
+            st.set_up
+            and summary.get("head") == head
+            and summary.get("config") == to_json(cfg)
+            and not environment_changes(summary, summary.get("environment_dirs") or [])
+        ):
             return _ready(root, git, st, plan, cfg, created=created, committed=committed)
         from gtd.auto.cycle.engine import _fork
         from gtd.auto.journal import Journal

@@ -97,6 +97,12 @@ _TESTS = (
     "Every existing test must still pass and none may be skipped. Add tests for the "
     "new behaviour in new test files, and make them pass."
 )
+_ENVIRONMENT = (
+    "Never install, upgrade or remove packages in the test environment (`pip`, `uv`, "
+    "`npm install`), nor edit files there: the cycle is reverted and the loop stops "
+    "for a person. If the task needs a new dependency, declare it where the project "
+    "does and say so when you finish."
+)
 _CONSEQUENCE = (
     "Breaking any of these rules reverts the whole cycle. If this brief lists "
     "earlier failures, take a different approach."
@@ -121,7 +127,9 @@ def task_rules(declared: tuple[str, ...] = ()) -> str:
     """The Rules bullets of a task brief; ``declared``: the config's
     ``ratchet.protect`` patterns, told where a project has any."""
     golden = (declared_words(declared),) if declared else ()
-    return _bullets((GIT, *(WORDS[c] for c in TASK_ORDER), *golden, _TESTS, _CONSEQUENCE))
+    return _bullets(
+        (GIT, *(WORDS[c] for c in TASK_ORDER), *golden, _TESTS, _ENVIRONMENT, _CONSEQUENCE)
+    )
 
 
 def declared_words(patterns: tuple[str, ...]) -> str:
