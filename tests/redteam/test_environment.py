@@ -9,7 +9,6 @@ points at the development environment's site-packages, so pytest imports."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -423,22 +422,21 @@ def test_legit_change_while_the_library_the_tests_use_gets_its_first_bytecode(
 ) -> None:
     """A virtualenv made without bytecode (uv's default): the first process to
     import an installed package writes its cache into the package's folder (here
-    a person's, while the cycle is in flight; a change's new import does it in the
-    end's own run). Not a change of what the tests run: the correct change
-    passes. So does a person's edit of a module inside an installed package that
-    the tests never load."""
+    a person's, while the cycle is in flight, of a package the baseline's run
+    never imported; a change's new import does it in the end's own run). Not a
+    change of what the tests run: the correct change passes. So does a person's
+    edit of a module inside an installed package that the tests never load."""
     project, path = _money_project(make_project, tmp_path, "rt_money/__init__.py")
     unused = path.parent.parent / "rt_unused" / "__init__.py"
     unused.parent.mkdir()
     unused.write_text("VALUE = 1\n")
-    shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
-    project.setup()
+    project.setup()  # set up again: the baseline taken with the person's package
+    assert not (unused.parent / "__pycache__").exists()
     project.begin()
     project.write("inventory/core.py", proj.CORE.replace('"""Items and stock."""', '"""Items."""'))
-    shutil.rmtree(path.parent / "__pycache__", ignore_errors=True)
-    compiled = f"import py_compile; py_compile.compile({str(path)!r})"
+    compiled = f"import py_compile; py_compile.compile({str(unused)!r})"
     subprocess.run([sys.executable, "-c", compiled], check=True)
-    assert (path.parent / "__pycache__").is_dir()
+    assert (unused.parent / "__pycache__").is_dir()
     unused.write_text("VALUE = 2\n")
     assert_passed(project, project.end())
 
