@@ -123,8 +123,10 @@ def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], li
     reverted = st.summary.get("reverted_before_setup") or []
     # The environment is the one the baseline ran in: the cycle began only if it
     # was (gtd.auto.cycle.engine), and passed only if it did not change.
+    from gtd.auto.ratchet.environment import FORMAT
+
     measured = st.summary.get("environment")
-    same = st.summary.get("environment_format") is not None and isinstance(measured, dict)
+    same = st.summary.get("environment_format") == FORMAT and isinstance(measured, dict)
     new = summary(snap, config, now().iso, reverted, measured if same else None)
     _keep_objects_checked(st, new)
     return codec.dumps(snap), new, snap.test_paths

@@ -324,7 +324,7 @@ class Cycle:
         # would be measured in the changed environment, and accept it unseen.
         moved = seals.environment_changes(st.summary, st.summary.get("environment_dirs") or [])
         if moved:
-            return self._halt_on_environment(st, moved[0], pending), None
+            return self._halt_on_environment(st, mem, moved[0], pending), None
         if tree.head != st.summary.get("head"):
             return self._refresh(st, tree.head, tree.branch)
         from gtd.auto.ratchet.contract import EVIDENCE_KINDS
@@ -344,28 +344,29 @@ class Cycle:
         assert pick.task is not None
         return self._start(st, the_plan, pick.task, mem, where=(tree.head, tree.branch)), None
 
-    def _halt_on_environment(self, st: State, change: str, pending: list[str]) -> Answer:
+    def _halt_on_environment(
+        self, st: State, mem: Memory, change: str, pending: list[str]
+    ) -> Answer:
         """The loop halted: the test environment is not the one the baseline ran
         in. A change a cycle made to it (a `.pth`, a library edited where it lies,
         a linked folder) is not the repository's, so its revert leaves it in
         place, and every later cycle would be judged under it; so would one a
         process left running made between cycles. A person decides: undo it, or
         keep it and take the baseline again."""
-        from gtd.auto import plan_file
+        from gtd.auto import memory, plan_file
 
         reason = (
             f"test environment changed since the baseline was taken: {change} (put the "
             "environment as you want it, then take the baseline again: `gtd ratchet snapshot`)"
         )
-        from gtd.auto import memory
-
-        last = memory.next_cycle_number(records.fold(st.records)) - 1
+        last = memory.next_cycle_number(mem) - 1
         halt = breaker.forced_halt("baseline", last, reason, self.now.iso)
         st = state.write(self.git, st, "halted: the test environment changed", append=[halt])
         state.write_mirrors(self.root, st)
         render(self.root, st, plan_file.load(self.root)[1], self.now)
-        mem = records.fold(st.records)
-        trip = breaker.check(mem, sealed_config(st).circuit_breaker_threshold, pending)
+        trip = breaker.check(
+            records.apply(mem, halt), sealed_config(st).circuit_breaker_threshold, pending
+        )
         assert trip is not None
         return answers.halted(trip)
 
