@@ -45,6 +45,9 @@ _KILL_GRACE_S = 3.0
 # never looked at, so the watch costs the quick calls nothing.
 _WATCH_S = 0.5
 _CHUNK = 32768
+# The first pause before a child is looked at again, where no pidfd tells when it
+# ends (see _ended_by).
+_POLL_S = 0.0005
 # What /proc/<pid>/wchan says of a process asleep in the kernel's pipe code: opening
 # a named pipe that has no other end yet, or reading one that has no data.
 _OPEN_WAIT = b"wait_for_partner"
@@ -258,20 +261,34 @@ class Started:
 
 
 class Spawned:
-    """A child started without :func:`start` (``os.posix_spawn``: the held test
-    process of gtd.auto.ratchet.early, begun before ``subprocess`` is loaded),
-    in a session of its own, stdin /dev/null, stdout and stderr into the pipes
-    whose reading ends are ``out`` and ``err``. The same calls as
-    :class:`Started` (without ``stuck``), and the same :class:`Result`: output
-    decoded as text mode does (the locale's encoding, newlines translated)."""
+    """A child whose output goes to a file (gtd.output), not pipes: started by
+    :func:`start_logged`, or through ``os.posix_spawn`` (the held test process of
+    gtd.auto.ratchet.early, begun before ``subprocess`` is loaded; ``popen`` is
+    then None), in a session of its own, stdin /dev/null, stdout and stderr into
+    the file open as ``output``. The same calls as :class:`Started` (without
+    ``stuck``), and the same :class:`Result`: the output's end (gtd.output.tail)
+    decoded as text mode does, all of it as ``stdout``.
 
-    def __init__(self, pid: int, args: tuple[str, ...], out: int, err: int, begun: float) -> None:
+    :meth:`finish` waits for the child itself, not for every process that
+    inherited its output: what the command left running in its process group
+    (a server a test started and never stopped) is ended with SIGKILL as soon as
+    the child has ended, while its pid is still held (not yet reaped), so that
+    the group's id names no other process."""
+
+    def __init__(
+        self,
+        pid: int,
+        args: tuple[str, ...],
+        output: int,
+        begun: float,
+        popen: subprocess.Popen[bytes] | None = None,
+    ) -> None:
         self.pid = pid
         self.args = args
         self.begun = begun
         self.returncode: int | None = None
-        self._pipes = (out, err)
-        self._read_so_far: dict[int, list[bytes]] = {out: [], err: []}
+        self._output = output
+        self._popen = popen
         self._closed = False
 
     def restart_clock(self) -> None:
@@ -283,62 +300,39 @@ class Spawned:
         self._close()
 
     def finish(self, timeout: float | None = None) -> Result:
-        """Wait for the child: its output until both pipes close, then the child;
-        at ``timeout`` (counted from :meth:`restart_clock`) its group is ended."""
+        """Wait for the child; at ``timeout`` (counted from :meth:`restart_clock`)
+        its group is ended."""
+        from gtd import output
+
         try:
             deadline = None if timeout is None else self.begun + timeout
-            timed_out = not (self._read(deadline) and self._wait(deadline))
+            timed_out = not _ended_by(self.pid, deadline)
             if timed_out:
                 self._end_group()
-                self._read(time.monotonic() + _DRAIN_S)  # what it wrote before
+            else:
+                with contextlib.suppress(OSError):  # none left: the usual case
+                    os.killpg(self.pid, signal.SIGKILL)
+                self._wait(None)
+            data = output.tail(self._output)
         except BaseException:
             # Ctrl-C or a kill of the helper: never leave the child group running.
             self._end_group()
             self._close()
             raise
         self._close()
-        out, err = (b"".join(self._read_so_far[fd]) for fd in self._pipes)
         code = self.returncode if self.returncode is not None else -signal.SIGKILL
         duration = time.monotonic() - self.begun
-        return Result(self.args, code, _text(out), _text(err), duration, timed_out)
-
-    def _read(self, deadline: float | None) -> bool:
-        """Read both pipes until they close (True) or ``deadline`` (False)."""
-        import select
-
-        if self._closed:
-            return True
-        poll = select.poll()
-        left_open = list(self._pipes)
-        for fd in left_open:
-            poll.register(fd, select.POLLIN)
-        while left_open:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return False
-            for fd, _ in poll.poll(None if left is None else left * 1000):
-                data = os.read(fd, _CHUNK)
-                if data:
-                    self._read_so_far[fd].append(data)
-                    continue
-                poll.unregister(fd)
-                left_open.remove(fd)
-        return True
+        return Result(self.args, code, _text(data), "", duration, timed_out)
 
     def _wait(self, deadline: float | None) -> bool:
         """Reap the child, by ``deadline`` (False where it still runs then)."""
-        pause = _POLL_S
-        while self.returncode is None:
-            flags = 0 if deadline is None else os.WNOHANG
-            done, status = os.waitpid(self.pid, flags)
-            if done:
-                self.returncode = os.waitstatus_to_exitcode(status)
-            elif deadline is not None and time.monotonic() >= deadline:
-                return False
+        if self.returncode is None and _ended_by(self.pid, deadline):
+            if self._popen is not None:
+                self.returncode = self._popen.wait()
             else:
-                time.sleep(pause)  # as Popen.wait: short at first (it is ending)
-                pause = min(pause * 2, 0.05)
-        return True
+                _, status = os.waitpid(self.pid, 0)
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode is not None
 
     def _end_group(self) -> None:
         """SIGTERM to the group, SIGKILL after the grace period; the child reaped."""
@@ -356,16 +350,88 @@ class Spawned:
     def _close(self) -> None:
         if not self._closed:
             self._closed = True
-            for fd in self._pipes:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            with contextlib.suppress(OSError):
+                os.close(self._output)
 
 
-# After a timeout, what a killed child left in its pipes is read for this long at
-# most: a process that escaped its group may hold them open.
-_DRAIN_S = 2.0
-# The first pause before a child whose pipes closed is looked at again.
-_POLL_S = 0.0005
+def start_logged(
+    argv: Sequence[str],
+    cwd: str | Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    pass_fds: Sequence[int] = (),
+) -> Spawned | Result:
+    """:func:`start` for a long command whose output is read once it has ended
+    (a test suite, a build): stdout and stderr into one unnamed file
+    (gtd.output), in the order they were written; stdin /dev/null. See
+    :class:`Spawned` for how it is waited for."""
+    from gtd import output
+
+    args = tuple(argv)
+    full_env = None if env is None else {**os.environ, **env}
+    if args and which(args[0], (full_env or os.environ).get("PATH")) is None:
+        return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
+    try:
+        out = output.unnamed()
+    except OSError as exc:
+        why = f"could not make a file for the output of {args[0]}: {exc}"[:500]
+        return Result(args, 1, "", why, 0.0)
+    begun = time.monotonic()
+    try:
+        popen = subprocess.Popen(
+            args,
+            cwd=str(cwd),
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+        )
+    except BaseException as exc:
+        os.close(out)
+        if isinstance(exc, FileNotFoundError):
+            return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
+        if isinstance(exc, PermissionError):
+            return Result(args, 126, "", f"cannot execute {args[0]}: {exc}", 0.0, not_found=True)
+        if isinstance(exc, subprocess.SubprocessError):  # see start()
+            why = f"could not start {args[0]}, or not tell: {exc}"[:500]
+            return Result(args, 1, "", why, time.monotonic() - begun)
+        raise
+    return Spawned(popen.pid, args, out, begun, popen)
+
+
+def _ended_by(pid: int, deadline: float | None) -> bool:
+    """Whether child ``pid`` has ended by ``deadline`` (None: waits as long as it
+    takes), without reaping it. Linux tells through a pidfd at once; elsewhere
+    the child is looked at in sleeps (0.5 ms at first, 50 ms at most)."""
+    import select
+
+    opener = getattr(os, "pidfd_open", None)
+    fd = -1
+    if opener is not None:
+        with contextlib.suppress(OSError):  # a kernel before 5.3
+            fd = opener(pid)
+    if fd >= 0:
+        try:
+            poll = select.poll()
+            poll.register(fd, select.POLLIN)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic()) * 1000
+            return bool(poll.poll(left))
+        finally:
+            os.close(fd)
+    pause = _POLL_S
+    while True:
+        try:
+            seen = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True  # reaped already
+        if seen is not None:
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _text(data: bytes) -> str:

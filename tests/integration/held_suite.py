@@ -23,6 +23,7 @@ def make_project(
     monkeypatch: pytest.MonkeyPatch,
     probe: str,
     command: str = PYTEST,
+    ratchet: str = "",
 ) -> Repo:
     """``repo`` with the project committed and set up; the probe writes
     ``tmp_path/probe.json``, the conftest appends to ``probe.json.conftest``."""
@@ -35,13 +36,16 @@ def make_project(
         "conftest.py",
         "import os\nopen(os.environ['GTD_TEST_PROBE'] + '.conftest', 'a').write('loaded\\n')\n",
     )
-    return set_up(repo, command)
+    return set_up(repo, command, ratchet)
 
 
-def set_up(repo: Repo, command: str) -> Repo:
-    """``repo``'s files committed with ``command`` as the test command, a
-    one-task plan and bytecode ignored; then `gtd auto setup` (the baseline)."""
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(command)}\n")
+def set_up(repo: Repo, command: str, ratchet: str = "") -> Repo:
+    """``repo``'s files committed with ``command`` as the test command (and the
+    lines ``ratchet`` of that section), a one-task plan and bytecode ignored;
+    then `gtd auto setup` (the baseline)."""
+    repo.write(
+        ".deepflow/config.yaml", f"ratchet:\n  test_command: {json.dumps(command)}\n{ratchet}"
+    )
     repo.write(".gitignore", "__pycache__/\n")
     repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: more\n")
     repo.commit_all("init")

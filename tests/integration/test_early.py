@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd import proc
+from gtd import output, proc
 from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import early, held, reports, room
 from gtd.git import Git
@@ -283,7 +283,8 @@ def test_hold_adopts_the_early_process_only_for_the_same_command_and_environment
         monkeypatch.setenv("GTD_SOMETHING_NEW", "1")  # set since the early start
         fresh = held.hold(rm, config, room.environment(rm))
         assert fresh is not None
-        assert isinstance(fresh.child, proc.Started)
+        assert isinstance(fresh.child, proc.Spawned)
+        assert fresh.child.pid != changed.pid  # started anew
         with pytest.raises(ChildProcessError):
             os.waitpid(changed.pid, os.WNOHANG)  # ended and reaped already
         assert not os.path.exists(changed.folder)
@@ -346,12 +347,11 @@ def test_no_process_of_the_user_can_reopen_a_waiting_runs_channels(
         monkeypatch.setattr(early, "_STARTED", [])  # not adopted: hold starts its own
         fresh = held.hold(rm, config, room.environment(rm))
         assert fresh is not None
-        assert isinstance(fresh.child, proc.Started)
         try:
             ours = [started.fds[k] for k in ("gate", "came", "report_r", "report_w")]
             paths = [
                 *_channels(started.pid),
-                *_channels(fresh.child.popen.pid),
+                *_channels(fresh.child.pid),
                 *(f"/proc/{os.getpid()}/fd/{fd}" for fd in ours),
             ]
             tried = subprocess.run(
@@ -386,29 +386,28 @@ def test_only_gtd_ratchet_run_starts_early(
 
 
 def _spawn(code: str) -> proc.Spawned:
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
+    """As the early start spawns: through ``posix_spawn``, its output in an
+    unnamed file."""
+    written = output.unnamed()
     pid = os.posix_spawn(
         sys.executable,
         [sys.executable, "-c", code],
         dict(os.environ),
-        file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+        file_actions=[(os.POSIX_SPAWN_DUP2, written, 1), (os.POSIX_SPAWN_DUP2, written, 2)],
         setsid=True,
     )
-    os.close(out_w)
-    os.close(err_w)
-    return proc.Spawned(pid, ("python", "-c"), out_r, err_r, time.monotonic())
+    return proc.Spawned(pid, ("python", "-c"), written, time.monotonic())
 
 
-def test_a_spawned_child_reads_as_text_mode_does() -> None:
+def test_a_spawned_child_reads_as_text_mode_does_its_output_in_the_order_written() -> None:
     child = _spawn(
-        "import sys; sys.stdout.buffer.write(b'a\\r\\nb\\rc\\xff\\n'); "
-        "sys.stderr.write('warn\\n'); sys.exit(3)"
+        "import sys; sys.stdout.buffer.write(b'a\\r\\nb\\rc\\xff\\n'); sys.stdout.flush(); "
+        "sys.stderr.write('warn\\n'); sys.stderr.flush(); print('last'); sys.exit(3)"
     )
     result = child.finish(60)
     assert result.returncode == 3
-    assert result.stdout == "a\nb\nc\ufffd\n"
-    assert result.stderr == "warn\n"
+    assert result.stdout == "a\nb\nc\ufffd\nwarn\nlast\n"
+    assert result.stderr == ""
     assert not result.timed_out
 
 
@@ -426,6 +425,43 @@ def test_a_spawned_child_past_its_timeout_is_ended_with_its_group() -> None:
     while not _gone(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _gone(grandchild)
+
+
+def test_a_process_left_running_holding_the_output_neither_holds_the_run_nor_outlives_it() -> None:
+    """A test that starts a server and never stops it, its output not captured
+    (``pytest -s``): the server holds the run's output open. The run ends with
+    the child, and the server with it."""
+    child = _spawn(
+        "import subprocess, sys; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        "print(p.pid, flush=True)"
+    )
+    started = time.monotonic()
+    result = child.finish(30.0)
+    assert time.monotonic() - started < 10
+    assert not result.timed_out
+    assert result.returncode == 0
+    left = int(result.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while not _gone(left) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(left)
+
+
+def test_only_the_end_of_a_long_output_is_kept() -> None:
+    child = _spawn(
+        "import sys\n"
+        "for i in range(200000): sys.stdout.write(f'line {i:07d} ' + 'x' * 40 + '\\n')\n"
+        "print('the end')"
+    )
+    result = child.finish(60)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "the end"
+    assert lines[-2].startswith("line 0199999 ")
+    assert lines[0].startswith("line ")  # from a line's start, though cut
+    assert len(result.stdout.encode()) <= output.TAIL_BYTES
+    assert len(lines) < 200000
 
 
 def _gone(pid: int) -> bool:

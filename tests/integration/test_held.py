@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import gate, held, reports, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
-from tests.integration.held_suite import make_project
+from tests.integration.held_suite import PYTEST, make_project
+
+PYTEST_S = f"{PYTEST} -s"
 
 # What a test of the project under judgement writes where the test asks it to:
 # whether pytest came in before the room did, the gate's variable, and which
@@ -403,12 +406,12 @@ def test_a_process_that_never_stops_at_the_gate_fails_the_run(
         listener = reports.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
         gate_r, gate_w = os.pipe()
         came_r, came_w = os.pipe()
-        child = proc.start(
+        child = proc.start_logged(
             [sys.executable, "-c", "open('ran-early', 'w').close()"],
             rm.tree,
             pass_fds=(gate_r, came_w),
         )
-        assert isinstance(child, proc.Started)
+        assert isinstance(child, proc.Spawned)
         os.close(gate_r)
         os.close(came_w)
         waiting = held.Held(child, listener, "cmd", gate_w, came_r)
@@ -418,3 +421,51 @@ def test_a_process_that_never_stops_at_the_gate_fails_the_run(
         assert "did not wait at the gate" in released.result.stderr
         assert not released.report.complete
         assert (rm.tree / "ran-early").exists()  # it did run: hence the failure
+
+
+# -- a process the tests leave running --------------------------------------------------
+
+SERVER = """\
+import os, subprocess, sys
+
+def test_starts_a_server_and_never_stops_it():
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    with open(os.environ["GTD_TEST_PROBE"], "a") as handle:
+        handle.write(f"{server.pid}\\n")
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see processes")
+@pytest.mark.parametrize("held_run", [True, False], ids=["held", "not-held"])
+def test_a_server_the_tests_leave_running_neither_holds_the_run_nor_outlives_it(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held_run: bool
+) -> None:
+    """`pytest -s` (output not captured, as many projects configure it): the
+    server inherits the test process's output. The run ends when the tests do
+    (not at the timeout, which made the baseline red and failed every cycle),
+    and the server it left in the clean room ends with it."""
+    command = PYTEST_S if held_run else f"{PYTEST_S} && true"  # a shell: never held
+    make_project(repo, tmp_path, monkeypatch, SERVER, command, "  timeout_seconds: 30\n")
+    probe = tmp_path / "probe.json"
+    for _ in range(2):  # the first run held as it starts, the second from the hint
+        started = time.monotonic()
+        res = run_gtd(repo.path, "ratchet", "run", "--json")
+        assert res.code == 0, res.stderr
+        assert res.json["passed"] is True, res.json
+        assert res.json["tests_total"] == 2
+        assert time.monotonic() - started < 20
+        server = int(probe.read_text().split()[-1])
+        assert _ended(server)
+
+
+def _ended(pid: int) -> bool:
+    """Gone within ten seconds (or a zombie its new parent has yet to reap)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if ") Z " in Path(f"/proc/{pid}/stat").read_text():
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False

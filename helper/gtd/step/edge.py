@@ -220,7 +220,10 @@ def run_test_command(ctx: Context) -> TestRun:
     argv = argv_of(command)
     if ctx.config.test_command_source != "config":
         _say_test_command(ctx)
-    result = proc.run(argv, ctx.root)
+    # Output into a file (gtd.output): a server a test leaves running holding it
+    # would otherwise hold the step until it ends.
+    child = proc.start_logged(argv, ctx.root)
+    result = child if isinstance(child, proc.Result) else child.finish()
     if result.not_found:
         raise TestCommandNotFound(f"test command not found: {command}")
     if result.returncode == 0:

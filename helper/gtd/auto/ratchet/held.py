@@ -85,7 +85,7 @@ class Held:
 
     def __init__(
         self,
-        child: proc.Started | proc.Spawned,
+        child: proc.Spawned,
         listener: reports.Listener,
         command: str,
         gate_fd: int,
@@ -226,7 +226,7 @@ def _hold(
     came_r, came_w = early.channel()
     run = early.held_env(str(listener.files.site), listener.env, f"{gate_r}:{came_w}", os.environ)
     try:
-        child = proc.start(
+        child = proc.start_logged(
             argv,
             listener.files.folder,  # the gate enters the room once it is ready
             env={**env, **run},
@@ -255,7 +255,7 @@ def _adopt(guess: early.Early, rm: room.Room, command: str) -> Held:
     listener = reports.Listener.adopt(
         reports.Request(rm.tree), guess.folder, (fds["report_r"], fds["report_w"]), guess.since_ns
     )
-    child = proc.Spawned(guess.pid, tuple(guess.argv), fds["out"], fds["err"], guess.begun)
+    child = proc.Spawned(guess.pid, tuple(guess.argv), fds["output"], guess.begun)
     return Held(child, listener, command, fds["gate"], fds["came"])
 
 
