@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from gtd import executables
+from gtd import executables, pipes
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -46,8 +46,13 @@ _KILL_GRACE_S = 3.0
 _WATCH_S = 0.5
 _CHUNK = 32768
 # The first pause before a child is looked at again, where no pidfd tells when it
-# ends (see _ended_by).
+# ends (see _Exit).
 _POLL_S = 0.0005
+# A long command's pipes (Spawned, gtd.pipes): how often they are drained, how
+# much one read takes, and how much of each is kept (its end).
+_DRAIN_S = 0.1
+_DRAIN_CHUNK = 1 << 16
+_KEPT_BYTES = 1 << 20
 # What /proc/<pid>/wchan says of a process asleep in the kernel's pipe code: opening
 # a named pipe that has no other end yet, or reading one that has no data.
 _OPEN_WAIT = b"wait_for_partner"
@@ -261,25 +266,35 @@ class Started:
 
 
 class Spawned:
-    """A child whose output goes to a file (gtd.output), not pipes: started by
-    :func:`start_logged`, or through ``os.posix_spawn`` (the held test process of
-    gtd.auto.ratchet.early, begun before ``subprocess`` is loaded; ``popen`` is
-    then None), in a session of its own, stdin /dev/null, stdout and stderr into
-    the file open as ``output``. The same calls as :class:`Started` (without
-    ``stuck``), and the same :class:`Result`: the output's end (gtd.output.tail)
-    decoded as text mode does, all of it as ``stdout``.
+    """A long command (a test suite, a build) whose output is read while it runs
+    only now and then: started by :func:`start_logged`, or through
+    ``os.posix_spawn`` (the held test process of gtd.auto.ratchet.early, begun
+    before ``subprocess`` is loaded; ``popen`` is then None), in a session of its
+    own, stdin /dev/null, stdout and stderr into the pipes whose reading ends are
+    ``out`` and ``err``. The same calls as :class:`Started` (without ``stuck``),
+    and the same :class:`Result`: the output's last MiB of each pipe, decoded as
+    text mode does.
 
-    :meth:`finish` waits for the child itself, not for every process that
-    inherited its output: what the command left running in its process group
-    (a server a test started and never stopped) is ended with SIGKILL as soon as
-    the child has ended, while its pid is still held (not yet reaped), so that
-    the group's id names no other process."""
+    - The child's exit is waited for (a pidfd on Linux), and its pipes are
+      drained every :data:`_DRAIN_S` (at once again while they come full): a
+      pipe read as data arrives wakes this process at every write, which on the
+      reference machine cost a 500-test run (a dot and a flush a test) ~14 ms
+      (docs/performance.md). Pipes, not a file, because a reader that is gone
+      ends a writer: the helper killed mid-run, its test process dies at its
+      next write rather than run on in a clean room the next run takes over.
+    - The run is over when the child ends, not when every process that
+      inherited its pipes has closed them: a test that starts a server and
+      never stops it, its output not captured (``pytest -s``), held the run
+      until its timeout. What the child left running in its process group is
+      ended with SIGKILL as soon as the child has ended, while its pid is still
+      held (not yet reaped), so that the group's id names no other process."""
 
     def __init__(
         self,
         pid: int,
         args: tuple[str, ...],
-        output: int,
+        out: int,
+        err: int,
         begun: float,
         popen: subprocess.Popen[bytes] | None = None,
     ) -> None:
@@ -287,9 +302,12 @@ class Spawned:
         self.args = args
         self.begun = begun
         self.returncode: int | None = None
-        self._output = output
+        self._pipes = (out, err)
+        self._kept: dict[int, list[bytes]] = {out: [], err: []}
         self._popen = popen
         self._closed = False
+        for fd in self._pipes:
+            os.set_blocking(fd, False)
 
     def restart_clock(self) -> None:
         self.begun = time.monotonic()
@@ -300,39 +318,73 @@ class Spawned:
         self._close()
 
     def finish(self, timeout: float | None = None) -> Result:
-        """Wait for the child; at ``timeout`` (counted from :meth:`restart_clock`)
-        its group is ended."""
-        from gtd import output
-
+        """Wait for the child, draining its pipes; at ``timeout`` (counted from
+        :meth:`restart_clock`) its group is ended."""
+        exit_ = _Exit(self.pid)
         try:
             deadline = None if timeout is None else self.begun + timeout
-            timed_out = not _ended_by(self.pid, deadline)
-            if timed_out:
-                self._end_group()
-            else:
+            pause = _DRAIN_S
+            while True:
+                until = time.monotonic() + pause
+                ended = exit_.by(until if deadline is None else min(until, deadline))
+                pause = 0.0 if self._drain() else _DRAIN_S
+                if ended or (deadline is not None and time.monotonic() >= deadline):
+                    break
+            if ended:
                 with contextlib.suppress(OSError):  # none left: the usual case
                     os.killpg(self.pid, signal.SIGKILL)
                 self._wait(None)
-            data = output.tail(self._output)
+            else:
+                self._end_group()
+            self._drain()
         except BaseException:
             # Ctrl-C or a kill of the helper: never leave the child group running.
             self._end_group()
             self._close()
             raise
+        finally:
+            exit_.close()
         self._close()
+        out, err = (_joined(self._kept[fd]) for fd in self._pipes)
         code = self.returncode if self.returncode is not None else -signal.SIGKILL
         duration = time.monotonic() - self.begun
-        return Result(self.args, code, _text(data), "", duration, timed_out)
+        return Result(self.args, code, _text(out), _text(err), duration, not ended)
+
+    def _drain(self) -> bool:
+        """Read what the pipes hold now; whether they held much (a writer may be
+        waiting for room)."""
+        much = False
+        for fd in self._pipes:
+            got = 0
+            while True:
+                try:
+                    data = os.read(fd, _DRAIN_CHUNK)
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError:  # closed under us: nothing more to read
+                    break
+                if not data:
+                    break
+                got += len(data)
+                _keep(self._kept[fd], data)
+            much = much or got >= _DRAIN_CHUNK
+        return much
 
     def _wait(self, deadline: float | None) -> bool:
         """Reap the child, by ``deadline`` (False where it still runs then)."""
-        if self.returncode is None and _ended_by(self.pid, deadline):
+        if self.returncode is None:
+            exit_ = _Exit(self.pid)
+            try:
+                if not exit_.by(deadline):
+                    return False
+            finally:
+                exit_.close()
             if self._popen is not None:
                 self.returncode = self._popen.wait()
             else:
                 _, status = os.waitpid(self.pid, 0)
                 self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode is not None
+        return True
 
     def _end_group(self) -> None:
         """SIGTERM to the group, SIGKILL after the grace period; the child reaped."""
@@ -350,8 +402,71 @@ class Spawned:
     def _close(self) -> None:
         if not self._closed:
             self._closed = True
+            for fd in self._pipes:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def _keep(chunks: list[bytes], data: bytes) -> None:
+    """``data`` added to ``chunks``, whose oldest go once the rest holds
+    :data:`_KEPT_BYTES` (only the output's end is ever shown)."""
+    chunks.append(data)
+    total = sum(map(len, chunks))
+    while len(chunks) > 1 and total - len(chunks[0]) >= _KEPT_BYTES:
+        total -= len(chunks.pop(0))
+
+
+def _joined(chunks: list[bytes]) -> bytes:
+    """The kept output, from a line's start where the oldest was let go."""
+    data = b"".join(chunks)
+    if len(data) > _KEPT_BYTES:
+        data = data[-_KEPT_BYTES:]
+        cut = data.find(b"\n")
+        data = data[cut + 1 :] if cut >= 0 else data
+    return data
+
+
+class _Exit:
+    """When child ``pid`` ends (without reaping it): a pidfd on Linux, which
+    says at once; elsewhere the child is looked at in sleeps (0.5 ms at first,
+    50 ms at most)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.fd = -1
+        opener = getattr(os, "pidfd_open", None)
+        if opener is not None:
+            with contextlib.suppress(OSError):  # a kernel before 5.3
+                self.fd = opener(pid)
+
+    def by(self, deadline: float | None) -> bool:
+        """Whether it has ended by ``deadline`` (None: waits as long as it takes)."""
+        if self.fd >= 0:
+            import select
+
+            poll = select.poll()
+            poll.register(self.fd, select.POLLIN)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic()) * 1000
+            return bool(poll.poll(left))
+        pause = _POLL_S
+        while True:
+            try:
+                seen = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return True  # reaped already
+            if seen is not None:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            time.sleep(pause if left is None else min(pause, left))
+            pause = min(pause * 2, 0.05)
+
+    def close(self) -> None:
+        if self.fd >= 0:
             with contextlib.suppress(OSError):
-                os.close(self._output)
+                os.close(self.fd)
+            self.fd = -1
 
 
 def start_logged(
@@ -361,21 +476,15 @@ def start_logged(
     env: Mapping[str, str] | None = None,
     pass_fds: Sequence[int] = (),
 ) -> Spawned | Result:
-    """:func:`start` for a long command whose output is read once it has ended
-    (a test suite, a build): stdout and stderr into one unnamed file
-    (gtd.output), in the order they were written; stdin /dev/null. See
-    :class:`Spawned` for how it is waited for."""
-    from gtd import output
-
+    """:func:`start` for a long command whose output is read only now and then
+    (a test suite, a build): stdin /dev/null, stdout and stderr into
+    :func:`gtd.pipes.long_pipe` s. See :class:`Spawned` for how it is waited for."""
     args = tuple(argv)
     full_env = None if env is None else {**os.environ, **env}
     if args and which(args[0], (full_env or os.environ).get("PATH")) is None:
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
-    try:
-        out = output.unnamed()
-    except OSError as exc:
-        why = f"could not make a file for the output of {args[0]}: {exc}"[:500]
-        return Result(args, 1, "", why, 0.0)
+    out_r, out_w = pipes.long_pipe()
+    err_r, err_w = pipes.long_pipe()
     begun = time.monotonic()
     try:
         popen = subprocess.Popen(
@@ -383,13 +492,14 @@ def start_logged(
             cwd=str(cwd),
             env=full_env,
             stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            stdout=out_w,
+            stderr=err_w,
             start_new_session=True,
             pass_fds=tuple(pass_fds),
         )
     except BaseException as exc:
-        os.close(out)
+        for fd in (out_r, err_r):
+            os.close(fd)
         if isinstance(exc, FileNotFoundError):
             return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
         if isinstance(exc, PermissionError):
@@ -398,40 +508,10 @@ def start_logged(
             why = f"could not start {args[0]}, or not tell: {exc}"[:500]
             return Result(args, 1, "", why, time.monotonic() - begun)
         raise
-    return Spawned(popen.pid, args, out, begun, popen)
-
-
-def _ended_by(pid: int, deadline: float | None) -> bool:
-    """Whether child ``pid`` has ended by ``deadline`` (None: waits as long as it
-    takes), without reaping it. Linux tells through a pidfd at once; elsewhere
-    the child is looked at in sleeps (0.5 ms at first, 50 ms at most)."""
-    import select
-
-    opener = getattr(os, "pidfd_open", None)
-    fd = -1
-    if opener is not None:
-        with contextlib.suppress(OSError):  # a kernel before 5.3
-            fd = opener(pid)
-    if fd >= 0:
-        try:
-            poll = select.poll()
-            poll.register(fd, select.POLLIN)
-            left = None if deadline is None else max(0.0, deadline - time.monotonic()) * 1000
-            return bool(poll.poll(left))
-        finally:
-            os.close(fd)
-    pause = _POLL_S
-    while True:
-        try:
-            seen = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True  # reaped already
-        if seen is not None:
-            return True
-        if deadline is not None and time.monotonic() >= deadline:
-            return False
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    return Spawned(popen.pid, args, out_r, err_r, begun, popen)
 
 
 def _text(data: bytes) -> str:

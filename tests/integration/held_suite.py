@@ -24,10 +24,14 @@ def make_project(
     probe: str,
     command: str = PYTEST,
     ratchet: str = "",
+    autoload: bool = False,
 ) -> Repo:
     """``repo`` with the project committed and set up; the probe writes
-    ``tmp_path/probe.json``, the conftest appends to ``probe.json.conftest``."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the venv's plugins: slow
+    ``tmp_path/probe.json``, the conftest appends to ``probe.json.conftest``.
+    ``autoload``: the environment's pytest plugins load (the reporting plugin
+    among them), as in a user's runs."""
+    if not autoload:  # the venv's plugins: slow
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     monkeypatch.setenv("GTD_TEST_PROBE", str(tmp_path / "probe.json"))
     repo.write("tests/test_probe.py", probe)

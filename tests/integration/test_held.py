@@ -16,7 +16,7 @@ import pytest
 
 from gtd import proc
 from gtd.auto.config import load_auto_config
-from gtd.auto.ratchet import gate, held, reports, room
+from gtd.auto.ratchet import early, gate, held, reports, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
 from tests.integration.held_suite import PYTEST, make_project
@@ -458,9 +458,9 @@ def test_a_server_the_tests_leave_running_neither_holds_the_run_nor_outlives_it(
         assert _ended(server)
 
 
-def _ended(pid: int) -> bool:
-    """Gone within ten seconds (or a zombie its new parent has yet to reap)."""
-    deadline = time.monotonic() + 10
+def _ended(pid: int, within: float = 10.0) -> bool:
+    """Gone ``within`` seconds (or a zombie its new parent has yet to reap)."""
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
             if ") Z " in Path(f"/proc/{pid}/stat").read_text():
@@ -469,3 +469,46 @@ def _ended(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+SLOW = """\
+import os, time
+
+def pause():
+    if os.path.exists(os.environ["GTD_TEST_PROBE"] + ".slow"):
+        time.sleep(0.2)
+""" + "".join(f"\ndef test_slow_{i}():\n    pause()\n" for i in range(150))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see processes")
+@pytest.mark.parametrize("quiet", [False, True], ids=["its-output", "the-plugin-alone"])
+def test_a_helper_killed_while_its_tests_run_leaves_no_test_process_in_the_room(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quiet: bool
+) -> None:
+    """`kill -9` of `gtd ratchet run` while the suite runs (~30 s of tests): its
+    test process must not go on in the clean room, which the next run takes
+    over, writing there while that run syncs and judges it. It ends at its next
+    write into a pipe the helper read: its output (a dot a test), or, where it
+    writes none (`-p no:terminal`), the plugin's next report line."""
+    # (-q is the terminal plugin's option: without that plugin it is a usage error)
+    command = f"{PYTEST.replace(' -q', '')} -p no:terminal" if quiet else PYTEST
+    make_project(repo, tmp_path, monkeypatch, SLOW, command, autoload=quiet)
+    (tmp_path / "probe.json.slow").touch()  # slow from now on: the baseline was quick
+    helper = subprocess.Popen(
+        [sys.executable, "-m", "gtd", "ratchet", "run", "--json"],
+        cwd=repo.path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    tree = Path(early.rooms_home()) / early.repo_key(str(repo.path / ".git"), "repo") / "0" / "tree"
+    deadline = time.monotonic() + 30
+    while not [p for p in room_processes(tree) if p != helper.pid]:
+        assert time.monotonic() < deadline, "the test process never started"
+        time.sleep(0.05)
+    time.sleep(1.5)  # into the tests
+    running = [p for p in room_processes(tree) if p != helper.pid]
+    assert running
+    helper.kill()
+    helper.wait()
+    for pid in running:
+        assert _ended(pid, within=5.0), f"test process {pid} still runs in the room"

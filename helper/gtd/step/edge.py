@@ -220,8 +220,8 @@ def run_test_command(ctx: Context) -> TestRun:
     argv = argv_of(command)
     if ctx.config.test_command_source != "config":
         _say_test_command(ctx)
-    # Output into a file (gtd.output): a server a test leaves running holding it
-    # would otherwise hold the step until it ends.
+    # Waited for as a long command (gtd.proc.Spawned): a server a test leaves
+    # running, holding the output, would otherwise hold the step until it ends.
     child = proc.start_logged(argv, ctx.root)
     result = child if isinstance(child, proc.Result) else child.finish()
     if result.not_found:

@@ -17,8 +17,8 @@ first lines of the package (gtd/__init__.py), before anything else is loaded:
 - It starts as every held process does: in a folder of its own (here
   ``early/ratchet-<pid>.0`` beside the rooms, with the run's plugin entry point
   and gate), held at the gate (gtd.auto.ratchet.gate), through ``posix_spawn``
-  (no ``subprocess`` to import), in a session of its own, its output in a file
-  without a name (gtd.output).
+  (no ``subprocess`` to import), in a session of its own, its output in pipes
+  (gtd.pipes).
 - gtd.auto.ratchet.held adopts it (:func:`claim`) only where the sealed config
   asks for that very command, in the same environment, in the same repository:
   the run is then exactly the one it would have started. Anything else is ended
@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import os
 
-from gtd import output
 from gtd.auto.ratchet import contract, gate
 from gtd.executables import which
+from gtd.pipes import long_pipe
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -265,7 +265,7 @@ def hint_bytes(argv: Sequence[str]) -> bytes:
 class Early:
     """The test process :func:`start` began from the hint, waiting at the gate
     until gtd.auto.ratchet.held adopts it, or :meth:`cancel` ends it. The
-    descriptors are the helper's ends of its channels, and its output file."""
+    descriptors are the helper's ends of its pipes."""
 
     def __init__(
         self,
@@ -285,7 +285,7 @@ class Early:
         self.exe = exe  # the path it was started from
         self.environ = environ  # the environment it was given, before the run's own
         self.pid = pid
-        self.fds = fds  # "gate", "came", "output", "report_r", "report_w"
+        self.fds = fds  # "gate", "came", "out", "err", "report_r", "report_w"
         self.since_ns = since_ns  # when its run's files were made (time.time_ns)
         self.begun = begun  # time.monotonic() when it started
         self.adopted = False  # gtd.auto.ratchet.held took it over
@@ -401,17 +401,18 @@ def _spawn(
     if not (os.path.isfile(PLUGIN_SOURCE) and os.path.isfile(CONTRACT_SOURCE)):
         raise OSError("the plugin is not installed as plain files")  # reports copies it
     write_site(site, PLUGIN_SOURCE, gate.SOURCE)
-    # The channels' pairs (ours, theirs), and the file its output goes to.
-    pipes = {name: channel() for name in ("gate", "came", "report")}
-    written = output.unnamed()
+    # (ours, theirs) each: the output pipes (read, write), the channels' pairs.
+    pipes = {name: long_pipe() for name in ("out", "err")}
+    pipes.update((name, channel()) for name in ("gate", "came", "report"))
     ours = {
         "gate": pipes["gate"][0],
         "came": pipes["came"][0],
-        "output": written,
+        "out": pipes["out"][0],
+        "err": pipes["err"][0],
         "report_r": pipes["report"][0],
         "report_w": pipes["report"][1],
     }
-    theirs = (pipes["gate"][1], pipes["came"][1])
+    theirs = (pipes["gate"][1], pipes["came"][1], pipes["out"][1], pipes["err"][1])
     passed = (pipes["gate"][1], pipes["came"][1], pipes["report"][1])
     try:
         report_w = pipes["report"][1]
@@ -419,12 +420,11 @@ def _spawn(
         run = run_env(folder, f"{report_w}:{st.st_dev}:{st.st_ino}", environ)
         env = {**environ, **held_env(site, run, f"{pipes['gate'][1]}:{pipes['came'][1]}", environ)}
         env.pop("PWD", None)  # the gate says where it runs, once it knows
-        pid = _posix_spawn(exe, argv, env, folder, top, passed, written)
+        pid = _posix_spawn(exe, argv, env, folder, top, passed, pipes["out"][1], pipes["err"][1])
     except BaseException:
         for pair in pipes.values():
             for fd in pair:
                 os.close(fd)
-        os.close(written)
         raise
     for fd in theirs:
         os.close(fd)
@@ -439,17 +439,18 @@ def _posix_spawn(
     folder: str,
     top: str,
     passed: tuple[int, ...],
-    written: int,
+    out: int,
+    err: int,
 ) -> int:
     """``exe`` started as ``subprocess.Popen`` would (``start_new_session``, every
     descriptor but ``passed`` closed, SIGPIPE and SIGXFSZ at their defaults),
-    in ``folder``; stdin is /dev/null, stdout and stderr the file ``written``."""
+    in ``folder``; stdin is /dev/null, stdout and stderr ``out`` and ``err``."""
     import _signal  # type: ignore[import-not-found]  # the numbers, without signal's enums
 
     actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_DUP2, written, 1),
-        (os.POSIX_SPAWN_DUP2, written, 2),
+        (os.POSIX_SPAWN_DUP2, out, 1),
+        (os.POSIX_SPAWN_DUP2, err, 2),
     ]
     # Descriptors this process inherited open across exec: Popen closes them.
     for name in os.listdir("/proc/self/fd"):

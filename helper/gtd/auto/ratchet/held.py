@@ -255,7 +255,7 @@ def _adopt(guess: early.Early, rm: room.Room, command: str) -> Held:
     listener = reports.Listener.adopt(
         reports.Request(rm.tree), guess.folder, (fds["report_r"], fds["report_w"]), guess.since_ns
     )
-    child = proc.Spawned(guess.pid, tuple(guess.argv), fds["output"], guess.begun)
+    child = proc.Spawned(guess.pid, tuple(guess.argv), fds["out"], fds["err"], guess.begun)
     return Held(child, listener, command, fds["gate"], fds["came"])
 
 

@@ -272,7 +272,13 @@ class Output:
     a pipe writes atomically or a quarter of a second after the last write; every
     other line goes out at once, with what waits before it. One write per ~40
     fast passing tests instead of one each: each write wakes the reader, and that
-    costs more than the rest of the plugin's work per test together."""
+    costs more than the rest of the plugin's work per test together.
+
+    The pipe found closed means the helper that started the run is gone (killed:
+    it reads until the run has ended): nobody will read what the tests do, and
+    they would go on in a clean room the next run takes over. The run's process
+    group ends then (:func:`_abandon`). Its output goes to a file, not a pipe
+    that would break under it (gtd.output), so this is how it learns."""
 
     def __init__(self, settings: Settings) -> None:
         self.fd = -1
@@ -314,8 +320,25 @@ class Output:
         try:
             while data:
                 data = data[_write(self.fd, data) :]
-        except OSError:
+        except OSError as exc:
             self.fd = -1
+            if self.via == "pipe" and exc.errno in _GONE:
+                _abandon()
+
+
+_GONE = (32, 104)  # EPIPE, ECONNRESET: the helper's end of the pipe is closed
+
+
+def _abandon() -> None:
+    """End this run: its process group where this process leads it (the helper
+    starts it in a session of its own: the tests' subprocesses go too), else this
+    process alone."""
+    try:
+        if os.getpgid(0) == os.getpid():
+            os.killpg(0, 9)  # SIGKILL
+    except OSError:
+        pass
+    os._exit(1)
 
 
 # -- selection -------------------------------------------------------------------------

@@ -165,8 +165,8 @@ def run_command(
         ) from None
     if not argv:
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
-    # Its output into a file, read at its end: see gtd.output (a run is not held
-    # up by a process it left running, and no pipe wakes this one at every write).
+    # A long command (gtd.proc.Spawned): the run is not held up by a process it
+    # left running, and its output does not wake this one at every write.
     child = proc.start_logged(argv, cwd, env=env, pass_fds=pass_fds)
     result = child if isinstance(child, proc.Result) else child.finish(timeout_s)
     return _command_run(kind, command, timeout_s, argv, via_shell, result)

@@ -1,0 +1,24 @@
+"""The pipes a long command's output goes through (gtd.proc.Spawned). Imports
+nothing but ``os``: gtd.auto.ratchet.early makes them before anything else of
+the helper is loaded."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+# As large as Linux lets an unprivileged process make one (/proc/sys/fs/pipe-max-size).
+SIZE = 1 << 20
+_F_SETPIPE_SZ = 1031  # fcntl's, Linux only
+
+
+def long_pipe() -> tuple[int, int]:
+    """A pipe (read end, write end) for a long command's output, made as large as
+    the system allows: its reader drains it only now and then (gtd.proc), and a
+    writer that finds it full waits."""
+    read, write = os.pipe()
+    with contextlib.suppress(ImportError, OSError):
+        import fcntl
+
+        fcntl.fcntl(write, getattr(fcntl, "F_SETPIPE_SZ", _F_SETPIPE_SZ), SIZE)
+    return read, write
