@@ -158,12 +158,12 @@ def _coverage(root: Path, config: AutoConfig) -> VerifyResult:
     tmp = Path(tempfile.mkdtemp(prefix="gtd-coverage-"))
     try:
         env = {"COVERAGE_FILE": str(tmp / ".coverage")}
-        run = proc.run(
-            [python, "-m", "coverage", "run", "-m", "pytest", *pytest_args],
-            root,
-            timeout=config.timeout_s,
-            env=env,
+        # the whole suite: a long command (gtd.proc.Spawned), not held up by a
+        # server a test left running
+        child = proc.start_logged(
+            [python, "-m", "coverage", "run", "-m", "pytest", *pytest_args], root, env=env
         )
+        run = child if isinstance(child, proc.Result) else child.finish(config.timeout_s)
         if not run.ok:
             detail = "coverage run failed: " + _why(None, run.timed_out, run.returncode)
             return VerifyResult("L2", "warning", "coverage", detail)
