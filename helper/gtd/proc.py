@@ -170,19 +170,28 @@ def start(
     elif raw and input_text is not None:
         feed = input_text.encode("utf-8", errors="surrogateescape" if names else "strict")
     begun = time.monotonic()
+    popen = _popen(
+        args,
+        begun,
+        cwd=str(cwd),
+        env=full_env,
+        stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=not raw,
+        errors=None if raw else "replace",
+        pass_fds=tuple(pass_fds),
+    )
+    if isinstance(popen, Result):
+        return popen
+    return Started(popen, args, feed, binary, names, begun)
+
+
+def _popen(args: tuple[str, ...], begun: float, **how: Any) -> subprocess.Popen[Any] | Result:
+    """``args`` started in a session of its own, or the Result of a command that
+    could not start."""
     try:
-        popen = subprocess.Popen(
-            args,
-            cwd=str(cwd),
-            env=full_env,
-            stdin=subprocess.PIPE if feed is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=not raw,
-            errors=None if raw else "replace",
-            start_new_session=True,
-            pass_fds=tuple(pass_fds),
-        )
+        return subprocess.Popen(args, start_new_session=True, **how)
     except FileNotFoundError:
         return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
     except PermissionError as exc:
@@ -194,7 +203,6 @@ def start(
         # reaped it), but what it did is unknown. A failed command, never a crash.
         why = f"could not start {args[0]}, or not tell: {exc}"[:500]
         return Result(args, 1, "", why, time.monotonic() - begun)
-    return Started(popen, args, feed, binary, names, begun)
 
 
 class Started:
@@ -486,31 +494,26 @@ def start_logged(
     out_r, out_w = pipes.long_pipe()
     err_r, err_w = pipes.long_pipe()
     begun = time.monotonic()
+    popen: subprocess.Popen[Any] | Result | None = None
     try:
-        popen = subprocess.Popen(
+        popen = _popen(
             args,
+            begun,
             cwd=str(cwd),
             env=full_env,
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=err_w,
-            start_new_session=True,
             pass_fds=tuple(pass_fds),
         )
-    except BaseException as exc:
-        for fd in (out_r, err_r):
-            os.close(fd)
-        if isinstance(exc, FileNotFoundError):
-            return Result(args, 127, "", f"command not found: {args[0]}", 0.0, not_found=True)
-        if isinstance(exc, PermissionError):
-            return Result(args, 126, "", f"cannot execute {args[0]}: {exc}", 0.0, not_found=True)
-        if isinstance(exc, subprocess.SubprocessError):  # see start()
-            why = f"could not start {args[0]}, or not tell: {exc}"[:500]
-            return Result(args, 1, "", why, time.monotonic() - begun)
-        raise
     finally:
         os.close(out_w)
         os.close(err_w)
+        if not isinstance(popen, subprocess.Popen):
+            os.close(out_r)
+            os.close(err_r)
+    if isinstance(popen, Result):
+        return popen
     return Spawned(popen.pid, args, out_r, err_r, begun, popen)
 
 
