@@ -1,5 +1,7 @@
 """The one subprocess seam. Every external command (git, test runners, agents) runs
-through :func:`run`, which owns timeouts, process groups and output capture."""
+through :func:`run`, which owns timeouts, process groups and output capture; a
+long command whose output is read only now and then (a test suite) through
+:func:`start_logged` (see :class:`Spawned`)."""
 
 from __future__ import annotations
 
