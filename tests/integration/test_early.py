@@ -401,6 +401,15 @@ def _spawn(code: str) -> proc.Spawned:
     return proc.Spawned(pid, ("python", "-c"), out_r, err_r, time.monotonic())
 
 
+@pytest.fixture(params=["pidfd", "no-pidfd"])
+def exits(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child's end seen through a pidfd (Linux), and as elsewhere (macOS: no
+    pidfd_open, the child looked at in sleeps without being reaped)."""
+    if request.param == "no-pidfd":
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+
+
+@pytest.mark.usefixtures("exits")
 def test_a_spawned_child_reads_as_text_mode_does() -> None:
     child = _spawn(
         "import sys; sys.stdout.buffer.write(b'a\\r\\nb\\rc\\xff\\n'); "
@@ -413,6 +422,7 @@ def test_a_spawned_child_reads_as_text_mode_does() -> None:
     assert not result.timed_out
 
 
+@pytest.mark.usefixtures("exits")
 def test_a_spawned_child_past_its_timeout_is_ended_with_its_group() -> None:
     child = _spawn(
         "import subprocess, sys, time; "
@@ -429,6 +439,7 @@ def test_a_spawned_child_past_its_timeout_is_ended_with_its_group() -> None:
     assert _gone(grandchild)
 
 
+@pytest.mark.usefixtures("exits")
 def test_a_process_left_running_holding_the_output_neither_holds_the_run_nor_outlives_it() -> None:
     """A test that starts a server and never stops it, its output not captured
     (``pytest -s``): the server holds the run's output open. The run ends with
@@ -450,6 +461,7 @@ def test_a_process_left_running_holding_the_output_neither_holds_the_run_nor_out
     assert _gone(left)
 
 
+@pytest.mark.usefixtures("exits")
 def test_only_the_end_of_a_long_output_is_kept() -> None:
     child = _spawn(
         "import sys\n"
