@@ -184,6 +184,23 @@ def make_suite(repo: Path, setup: list[str]) -> None:
     sh(setup, repo)
 
 
+def rounds(cmds: dict[str, tuple[list[str], Path]], runs: int) -> dict[str, list[float]]:
+    """``runs`` interleaved rounds of every command (ms each), rotating which
+    goes first: this machine's speed drifts by ±15 % over a minute, which
+    separate series would read as overhead (or hide), and the later of two runs
+    is favoured by warm caches."""
+    names = list(cmds)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(runs):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            cmd, where = cmds[name]
+            start = time.perf_counter()
+            sh(cmd, where)
+            samples[name].append((time.perf_counter() - start) * 1000)
+    return samples
+
+
 def bench_ratchet(runs: int) -> dict[str, float]:
     """`gtd ratchet run` against `pytest` direct on the 500-test suite. With
     GTD_BENCH_OLD set to another gtd executable, that one runs too, set up in a
@@ -192,9 +209,7 @@ def bench_ratchet(runs: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         make_suite(repo, gtd_cmd("auto", "setup", "--json"))
-        # Interleaved rounds, rotating which command runs first: this machine's
-        # speed drifts by ±15 % over a minute, which separate series would read as
-        # overhead (or hide), and the later of two runs is favoured by warm caches.
+        # In interleaved rounds (see rounds()).
         cmds: dict[str, tuple[list[str], Path]] = {
             "direct": (SUITE_COMMAND.split(), repo),
             "ratchet": (gtd_cmd("ratchet", "run", "--json"), repo),
@@ -211,15 +226,7 @@ def bench_ratchet(runs: int) -> dict[str, float]:
                 got = json.loads(answer)
                 assert got["passed"], got
                 assert got["tests_total"] == 500, got  # the ratchet saw every test
-        names = list(cmds)
-        samples: dict[str, list[float]] = {name: [] for name in names}
-        for i in range(runs):
-            shift = i % len(names)
-            for name in names[shift:] + names[:shift]:
-                cmd, where = cmds[name]
-                start = time.perf_counter()
-                sh(cmd, where)
-                samples[name].append((time.perf_counter() - start) * 1000)
+        samples = rounds(cmds, runs)
         direct = samples["direct"]
         out = {"pytest direct, 500 tests (ms)": statistics.median(direct)}
         for name, label in (("ratchet", "gtd ratchet run"), ("earlier", "earlier gtd")):
@@ -280,9 +287,9 @@ def bench_room(runs: int) -> dict[str, float]:
         sh(gtd_cmd("auto", "setup", "--json"), repo)
         new_cmd = gtd_cmd("ratchet", "run", "--json")
         assert json.loads(sh(new_cmd, repo).stdout)["passed"]
-        # Interleaved rounds, as bench_ratchet's: separate series of 15 read the
+        # In interleaved rounds (see rounds()): separate series of 15 read the
         # same two helpers 35 ms apart one way and 7 ms the other (12-06).
-        cmds = {
+        cmds: dict[str, tuple[list[str], Path]] = {
             "direct": (pytest_cmd.split(), repo),
             "ratchet": (new_cmd, repo),
         }
@@ -290,15 +297,7 @@ def bench_room(runs: int) -> dict[str, float]:
             cmds["earlier"] = ([old, "ratchet", "run", "--json"], old_repo)
         for cmd, where in cmds.values():
             sh(cmd, where)  # warm
-        names = list(cmds)
-        samples: dict[str, list[float]] = {name: [] for name in names}
-        for i in range(runs):
-            shift = i % len(names)
-            for name in names[shift:] + names[:shift]:
-                cmd, where = cmds[name]
-                start = time.perf_counter()
-                sh(cmd, where)
-                samples[name].append((time.perf_counter() - start) * 1000)
+        samples = rounds(cmds, runs)
         direct = samples["direct"]
         out["pytest direct, 5,000-file repository (ms)"] = statistics.median(direct)
         labels = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,18 @@ def set_up(repo: Repo, command: str, ratchet: str = "") -> Repo:
     setup = run_gtd(repo.path, "auto", "setup", "--json")
     assert setup.code == 0, setup.stderr
     return repo
+
+
+def ended(pid: int, within: float = 10.0) -> bool:
+    """Process ``pid`` gone within ``within`` seconds: no such process, or a
+    zombie (its parent is gone; init reaps it). Reads /proc."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            if ") Z " in Path(f"/proc/{pid}/stat").read_text():
+                return True
+        except OSError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)

@@ -23,7 +23,7 @@ from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import early, held, reports, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
-from tests.integration.held_suite import PYTEST, make_project
+from tests.integration.held_suite import PYTEST, ended, make_project
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/self"), reason="needs /proc to see the test process"
@@ -433,10 +433,7 @@ def test_a_spawned_child_past_its_timeout_is_ended_with_its_group() -> None:
     assert result.timed_out
     assert result.returncode == -signal.SIGTERM
     grandchild = int(result.stdout.split()[0])
-    deadline = time.monotonic() + 10
-    while not _gone(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _gone(grandchild)
+    assert ended(grandchild)
 
 
 @pytest.mark.usefixtures("exits")
@@ -455,10 +452,7 @@ def test_a_process_left_running_holding_the_output_neither_holds_the_run_nor_out
     assert not result.timed_out
     assert result.returncode == 0
     left = int(result.stdout.split()[0])
-    deadline = time.monotonic() + 10
-    while not _gone(left) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _gone(left)
+    assert ended(left)
 
 
 @pytest.mark.usefixtures("exits")
@@ -476,11 +470,3 @@ def test_only_the_end_of_a_long_output_is_kept() -> None:
     assert lines[0].startswith("line ")  # from a line's start, though cut
     assert len(result.stdout.encode()) <= 1 << 20  # its last MiB
     assert len(lines) < 200000
-
-
-def _gone(pid: int) -> bool:
-    """Ended: no such process, or a zombie (its parent is gone; init reaps it)."""
-    try:
-        return ") Z " in Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True

@@ -19,7 +19,7 @@ from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import early, gate, held, reports, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
-from tests.integration.held_suite import PYTEST, make_project
+from tests.integration.held_suite import PYTEST, ended, make_project
 
 PYTEST_S = f"{PYTEST} -s"
 
@@ -455,20 +455,7 @@ def test_a_server_the_tests_leave_running_neither_holds_the_run_nor_outlives_it(
         assert res.json["tests_total"] == 2
         assert time.monotonic() - started < 20
         server = int(probe.read_text().split()[-1])
-        assert _ended(server)
-
-
-def _ended(pid: int, within: float = 10.0) -> bool:
-    """Gone ``within`` seconds (or a zombie its new parent has yet to reap)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            if ") Z " in Path(f"/proc/{pid}/stat").read_text():
-                return True
-        except OSError:
-            return True
-        time.sleep(0.05)
-    return False
+        assert ended(server)
 
 
 SLOW = """\
@@ -511,4 +498,4 @@ def test_a_helper_killed_while_its_tests_run_leaves_no_test_process_in_the_room(
     helper.kill()
     helper.wait()
     for pid in running:
-        assert _ended(pid, within=5.0), f"test process {pid} still runs in the room"
+        assert ended(pid, within=5.0), f"test process {pid} still runs in the room"

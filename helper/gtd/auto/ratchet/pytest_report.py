@@ -42,6 +42,7 @@ happens at start-up, at the end of collection and at the end of the session.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -277,8 +278,9 @@ class Output:
     The pipe found closed means the helper that started the run is gone (killed:
     it reads until the run has ended): nobody will read what the tests do, and
     they would go on in a clean room the next run takes over. The run's process
-    group ends then (:func:`_abandon`). Its output goes to a file, not a pipe
-    that would break under it (gtd.output), so this is how it learns."""
+    group ends then (:func:`_abandon`). A run that writes output of its own
+    dies at its next write into the helper's output pipe anyway; one that
+    writes none (``-p no:terminal``) learns it only here."""
 
     def __init__(self, settings: Settings) -> None:
         self.fd = -1
@@ -326,7 +328,7 @@ class Output:
                 _abandon()
 
 
-_GONE = (32, 104)  # EPIPE, ECONNRESET: the helper's end of the pipe is closed
+_GONE = (errno.EPIPE, errno.ECONNRESET)  # the helper's end of the pipe is closed
 
 
 def _abandon() -> None:
@@ -337,7 +339,7 @@ def _abandon() -> None:
         if os.getpgid(0) == os.getpid():
             os.killpg(0, 9)  # SIGKILL
     except OSError:
-        pass
+        pass  # not allowed, or gone already: this process ends below anyway
     os._exit(1)
 
 
