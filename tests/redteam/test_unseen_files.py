@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import marshal
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -291,6 +293,41 @@ def test_ignored_configuration_in_a_parent_directory(
     project.assert_hidden()
     answer = project.end(env={"TMPDIR": str(scratch)})
     assert_refused(project, answer, before, names=[TOTAL, "pytest.ini", "conftest.py"])
+
+
+# A twin or a variant; the quick loop's test of this mechanism is
+# test_ignored_configuration_in_a_parent_directory.
+@pytest.mark.slow
+def test_ignored_configuration_above_the_clean_room(
+    make_project: Callable[[str], Project],
+) -> None:
+    """The same, planted where the clean room lies: the helper's cache, which the
+    agent can find (the folder is named after the repository) and write. pytest
+    run in the room looks for configuration and conftests in every folder above
+    it: the room's slot, the repository's rooms folder, and the cache above."""
+    project = make_project("bare")
+    slots = project.room_slots()
+    before = project.state()
+    project.begin()
+    project.break_total()
+    rooms_of_repo = slots[0].parent
+    planted = [*slots, rooms_of_repo, rooms_of_repo.parent, rooms_of_repo.parent.parent]
+    for folder in planted:
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        (folder / "conftest.py").write_text(hostile.MAKEREPORT_WRAPPER)
+    # Proof that the trick works: the tree, copied to where a room's tree lies,
+    # passes there (and fails where it is).
+    probe = slots[0] / "probe"
+    shutil.copytree(project.path, probe, ignore=shutil.ignore_patterns(".git"))
+    try:
+        ran = subprocess.run(project.command, cwd=probe, capture_output=True, text=True)
+        assert ran.returncode == 0, ran.stdout[-3000:]
+    finally:
+        shutil.rmtree(probe)
+    project.assert_suite_fails()
+    # Refused: the conftest is a plugin the baseline did not load (named with its
+    # full path), and configuration read from outside the room.
+    assert_refused(project, project.end(), before, names=["rooms/", TOTAL])
 
 
 # -- legitimate twins: these must pass ---------------------------------------------------
