@@ -178,8 +178,13 @@ def test_three_failing_ticks_trip_the_breaker_and_the_loop_deletes_its_job(
     order = [e["name"] for e in (*session.tool_calls("CronList"), delete)]
     assert order == ["CronList", "CronDelete"]
     assert "error" not in session.tool_result(delete["id"]).lower()
-    ends = [c for c in session.tool_calls("Bash") if c["input"]["command"] == "gtd cycle end"]
+    ends = [
+        c for c in session.tool_calls("Bash") if c["input"]["command"].startswith("gtd cycle end")
+    ]
     assert len(ends) == 3
+    assert [c["input"]["command"] for c in ends] == [
+        f"gtd cycle end --cycle {n}" for n in (1, 2, 3)
+    ]
     assert "next: halt" in session.tool_result(ends[-1]["id"])
     assert "Circuit breaker tripped: T1" in session.tool_result(ends[-1]["id"])
     assert memory(repo)["consecutive_reverts"] == {"T1": 3}

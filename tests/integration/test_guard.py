@@ -112,10 +112,34 @@ def test_shell_commands_that_write_protected_files_are_refused(
         "git status && git diff",
         "echo hi > notes.txt",
         "gtd cycle end",
+        "gtd cycle end --cycle 1",
+        "gtd ratchet run",
+        "gtd plan next",
     ],
 )
 def test_reading_and_running_go_through(in_cycle: Repo, command: str) -> None:
     assert hook(in_cycle, "Bash", command=command) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "gtd ratchet snapshot",
+        "gtd ratchet quarantine tests/test_calc.py::test_add --reason flaky",
+        "gtd ratchet release tests/test_calc.py::test_add",
+        "gtd cycle begin --json",
+        "gtd cycle reset",
+        "gtd auto setup",
+        "cd . && /usr/local/bin/gtd loop --agent claude",
+    ],
+)
+def test_the_helpers_own_commands_are_the_loops(in_cycle: Repo, command: str) -> None:
+    """What changes the cycle's judge, or begins or ends a cycle, is the loop's to
+    run: the implementer is told so (the ratchet refuses each anyway, or the
+    loop's `gtd cycle end --cycle N` halts on it)."""
+    reason = hook(in_cycle, "Bash", command=command)
+    assert reason is not None
+    assert "the loop runs the helper's commands" in reason, reason
 
 
 def test_git_configuration_outside_the_repository_is_refused(in_cycle: Repo) -> None:

@@ -295,8 +295,11 @@ class Project:
         assert answer["status"] == "task", answer
         return answer
 
-    def end(self, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-        return self.gtd("cycle", "end", "--json", env=env).json()
+    def end(self, env: Mapping[str, str] | None = None, cycle: int | None = None) -> dict[str, Any]:
+        """`gtd cycle end`; with ``cycle``, as the loop runs it (naming the cycle it
+        began)."""
+        named = () if cycle is None else ("--cycle", str(cycle))
+        return self.gtd("cycle", "end", "--json", *named, env=env).json()
 
     def setup(self) -> dict[str, Any]:
         answer = self.gtd("auto", "setup", "--json").json()
@@ -661,6 +664,11 @@ QUICK = {
     "test_golden_data.py": (
         "test_expected_output_rewritten_to_match_broken_code[golden-file]",
         "test_brief_and_hook_tell_the_agent_before_it_tries",
+    ),
+    "test_helper_commands.py": (
+        "test_agent_ends_its_cycle_then_commits_its_break",
+        "test_agent_ends_its_cycle_quarantines_its_victims_and_begins_anew",
+        "test_legit_agent_ends_its_own_good_cycle",
     ),
     "test_helper_files.py": ("test_check_log_made_a_folder_is_set_aside_and_good_work_lands",),
     "test_helper_state.py": (

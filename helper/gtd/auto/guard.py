@@ -62,6 +62,16 @@ _FORBIDDEN_GIT = frozenset(
         "symbolic-ref", "update-index", "read-tree", "pull", "fetch",
     }
 )  # fmt: skip
+# The helper's commands that change what judges a cycle, or start or end one: the
+# loop runs them, never the implementer (the tick's own `gtd cycle end`, which runs
+# while the journal still says ``agent``, is the one let through).
+_FORBIDDEN_GTD = frozenset(
+    {
+        ("cycle", "begin"), ("cycle", "reset"), ("ratchet", "snapshot"),
+        ("ratchet", "quarantine"), ("ratchet", "release"), ("auto", "setup"),
+        ("loop", None), ("demo", None),
+    }
+)  # fmt: skip
 _WRITERS = frozenset({"rm", "mv", "tee", "truncate", "touch", "ln", "chmod", "unlink", "shred"})
 _COPIERS = frozenset({"cp", "install", "rsync"})
 _IN_PLACE = re.compile(r"(^|\s)(sed|perl|ruby)\s+(-\S*i|--in-place)")
@@ -194,6 +204,15 @@ def _bash(root: Path, command: str, protected: _Protected, cwd: object) -> str |
                     f"gtd: `git {sub}` is not allowed while a cycle is in flight: leave "
                     "your work uncommitted in the working tree; the helper commits or "
                     "reverts it after you finish."
+                )
+        if os.path.basename(word) == "gtd":
+            named = [w for w in words[i + 1 : i + 3] if not w.startswith("-")]
+            group, sub = [*named, None, None][:2]
+            if (group, sub) in _FORBIDDEN_GTD or (group, None) in _FORBIDDEN_GTD:
+                said = " ".join(w for w in ("gtd", group, sub) if w)
+                return (
+                    f"gtd: `{said}` is not allowed while a cycle is in flight: the loop runs "
+                    "the helper's commands. Do your task, run the tests, and finish."
                 )
     targets = [m.group(1) for m in _REDIRECT.finditer(command)]
     for i, word in enumerate(words):

@@ -168,7 +168,11 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             phase = "checking"
             code, tail = agent_status(result), agent_tail(result, timeout_min)
             end = Cycle(root, now()).end(
-                learning_from(result.stdout), detach=False, agent_exit=code, agent_tail=tail
+                learning_from(result.stdout),
+                cycle=cycle,
+                detach=False,
+                agent_exit=code,
+                agent_tail=tail,
             )
         except KeyboardInterrupt:
             say(_interrupted(answer, phase))

@@ -170,6 +170,17 @@ def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
     )
 
 
+def subject(git: Git, st: State) -> str:
+    """The first line of the message of the state's last commit ("" where none)."""
+    if st.commit is None:
+        return ""
+    found = git.objects([st.commit])[0]
+    if found is None:
+        return ""
+    message = found.data.partition(b"\n\n")[2]
+    return message.partition(b"\n")[0].decode("utf-8", "replace")
+
+
 # How far back a state commit of the helper's is looked for under commits it did not make.
 _LOOK_BACK = 64
 

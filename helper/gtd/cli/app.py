@@ -203,11 +203,18 @@ def _cycle_end(
     learning: str | None = typer.Option(
         None, "--learning", help="What a spike/probe task learned (recorded in memory)."
     ),
+    cycle: int | None = typer.Option(
+        None,
+        "--cycle",
+        min=1,
+        help="The cycle `gtd cycle begin` began (the loop names it): one its agent "
+        "ended already answers its verdict, or halts where anything changed since.",
+    ),
 ) -> None:
     """Finish the cycle: ratchet, then commit or revert; update memory and report."""
     from gtd.cli import cycle_cmd
 
-    raise typer.Exit(cycle_cmd.end(as_json, learning))
+    raise typer.Exit(cycle_cmd.end(as_json, learning, cycle))
 
 
 @cycle_app.command("reset")

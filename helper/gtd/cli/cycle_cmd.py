@@ -45,11 +45,11 @@ def begin(as_json: bool, tick: bool = False) -> int:
     return 0
 
 
-def end(as_json: bool, learning: str | None) -> int:
+def end(as_json: bool, learning: str | None, cycle: int | None = None) -> int:
     from gtd.auto.cycle import Cycle
     from gtd.clock import now
 
-    answer = Cycle(root(), now()).end(learning)
+    answer = Cycle(root(), now()).end(learning, cycle=cycle)
     emit(answer, render(answer), as_json)
     return 0
 

@@ -233,7 +233,10 @@ def tick_rules() -> list[Rule]:
         # reading it would pass it.
         found = re.findall(r"`timeout: (\d+)`", req.conversation)
         timeout = int(found[-1]) if found else 600000
-        return [ToolUse("Bash", {"command": "gtd cycle end", "timeout": timeout})]
+        # and the cycle the tick's `begin` answered, as the text asks (`--cycle`)
+        began = re.findall(r"^status: task\ncycle: (\d+)$", req.conversation, re.M)
+        command = f"gtd cycle end --cycle {began[-1]}" if began else "gtd cycle end"
+        return [ToolUse("Bash", {"command": command, "timeout": timeout})]
 
     return [
         # A tick the loop's cron job delivers while the session is idle: Claude Code

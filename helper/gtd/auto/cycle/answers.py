@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         skipped_by_environment: list[str]
         recovered: str
         previous: str
+        ended_before: str
         message: str
         next: str
 else:

@@ -562,11 +562,14 @@ class Cycle:
         self,
         learning: str | None,
         *,
+        cycle: int | None = None,
         detach: bool = True,
         agent_exit: int | None = None,
         agent_tail: str | None = None,
     ) -> Answer:
-        """Judge the cycle in flight. ``detach``: in a worker process that outlives
+        """Judge the cycle in flight. ``cycle``: the one the caller began (the loop
+        names it): where it is no longer in flight, its agent ended it, and
+        :meth:`_overtaken` answers. ``detach``: in a worker process that outlives
         this one, waiting up to ``ratchet.wait_seconds`` for its verdict; otherwise
         here, to the end (`gtd loop`). ``agent_exit`` / ``agent_tail``: how the
         agent's process ended, when the caller ran it (`gtd loop`), for the record."""
@@ -577,6 +580,10 @@ class Cycle:
             require_setup(self.root, st)
             state.adopt_journal(self.root, st)  # a `begin` killed before its mirror
             current = st.journal
+            if cycle is not None and (
+                current is None or current.kind == "baseline" or current.cycle != cycle
+            ):
+                return self._overtaken(st, cycle)
             if current is None or current.kind == "baseline":
                 raise GtdError("no cycle in flight", "run `gtd cycle begin` first")
             if current.phase == "agent":
@@ -602,6 +609,48 @@ class Cycle:
             self.work(current.cycle)
             return self._answer_for(current)
         return self._wait(current, child, sealed_config(st).wait_s)
+
+    def _overtaken(self, st: State, cycle: int) -> Answer:
+        """The loop's end of cycle ``cycle``, which a `gtd cycle end` during its
+        agent's turn ended already (gtd.auto.cycle.overtaken): that cycle's own
+        answer where nothing changed since, else a halt naming what did; a cycle
+        begun since in its agent phase is reverted first (judged, a quarantine or
+        a baseline taken since would let it pass)."""
+        from gtd.auto import plan_file
+        from gtd.auto.cycle import overtaken
+
+        rec, at = overtaken.record_of(cycle, st.records)
+        later = st.journal if st.journal is not None and st.journal.kind != "baseline" else None
+        if rec is None or (later is not None and later.cycle < cycle):
+            raise GtdError(
+                f"cycle {cycle} is not in flight and never ended",
+                "pass the `cycle:` number `gtd cycle begin` answered",
+            )
+        tree = self.git.state()
+        expected = str((st.summary or {}).get("head") or "")
+        moved = (tree.head, expected) if tree.head and tree.head != expected else None
+        dirty = [e.path for e in tree.entries if not (e.untracked and paths.is_private(e.path))]
+        changed = overtaken.changes(
+            rec, st.records[at + 1 :], state.subject(self.git, st), later, moved, dirty
+        )
+        if not changed:
+            answer = self._answer(rec, self._trip(st))
+            answer["ended_before"] = (
+                f"cycle {cycle} was ended before this `gtd cycle end` (during its agent's turn)"
+            )
+            return answer
+        why = overtaken.reason(cycle, changed)
+        if later is not None and later.phase == "agent":
+            current = later.evolve(phase="reverting", passed=False, reason=why, halt=True)
+            st = state.write(self.git, st, f"cycle {later.cycle}: revert", journal=current)
+            return self._answer(*self._finish(st)[1:])
+        halt = breaker.forced_halt(rec.task, cycle, why, self.now.iso)
+        st = state.write(self.git, st, f"halted: cycle {cycle} ended early", append=[halt])
+        state.write_mirrors(self.root, st)
+        render(self.root, st, plan_file.load(self.root)[1], self.now)
+        trip = self._trip(st)
+        assert trip is not None
+        return answers.halted(trip)
 
     def _wait(self, current: Journal, child: int, wait_s: float) -> Answer:
         deadline = time.monotonic() + wait_s

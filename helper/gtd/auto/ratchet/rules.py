@@ -91,7 +91,8 @@ WORDS: Mapping[Category, str] = {
 GIT = (
     "Leave your work uncommitted. Never run `git commit`, `git stash`, `git reset`, "
     "`git checkout`, `git switch`, `git restore`, `git clean`, `git rebase`, `git merge` "
-    "or `git push`: the helper commits or reverts after you finish."
+    "or `git push`, nor `gtd` itself: the loop's helper commits or reverts after you "
+    "finish."
 )
 _TESTS = (
     "Every existing test must still pass and none may be skipped. Add tests for the "
