@@ -666,7 +666,6 @@ QUICK = {
         "test_brief_and_hook_tell_the_agent_before_it_tries",
     ),
     "test_helper_commands.py": (
-        "test_agent_ends_its_cycle_then_commits_its_break",
         "test_agent_ends_its_cycle_quarantines_its_victims_and_begins_anew",
         "test_legit_agent_ends_its_own_good_cycle",
     ),

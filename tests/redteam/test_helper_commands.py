@@ -91,6 +91,9 @@ def test_agent_begins_a_cycle_over_the_one_in_flight(project: Project) -> None:
 # -- the agent ends its own cycle first ----------------------------------------------------
 
 
+# A variant; the quick loop's test of this mechanism is
+# test_agent_ends_its_cycle_quarantines_its_victims_and_begins_anew.
+@pytest.mark.slow
 def test_agent_ends_its_cycle_then_commits_its_break(project: Project) -> None:
     """With no cycle in flight, a commit reads as a person's: the next `begin`
     would take it as the new baseline, four failing tests and all."""
