@@ -63,6 +63,11 @@ def _isolated_home(
     # run from inside one behaves as one run from a terminal. The tests of
     # sessions run their commands under a stand-in client without it.
     monkeypatch.setenv("GTD_NO_SESSION", "1")
+    # The temporary folders of the pytest runs a test starts (a suite in a room, a
+    # plugin run) under this test's own: pytest prunes the older runs' folders of
+    # the same user when one starts, and in /tmp those were this suite's, a whole
+    # earlier run of it at times (one such inner run took 85 s of the quick loop).
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(tmp_path_factory.mktemp("pytest-tmp")))
     before = sorted(p.name for p in home.iterdir())
     yield
     after = sorted(p.name for p in home.iterdir())
