@@ -23,6 +23,27 @@ def readable_json(text: str) -> str:
     return text if _encodes(text) else _rest(text.translate(_SHOWN_IN_JSON))
 
 
+# Every character that ends a line for some reader (a model reading `key: value`
+# lines included) or moves the cursor: C0 and C1 controls, DEL, and Unicode's line
+# and paragraph separators.
+_BREAKS = {
+    **{code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))},
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0D: "\\r",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def one_line(text: str) -> str:
+    """``text`` kept on one line: each control character or line separator as its
+    escape (``\\n``, ``\\x1b``). A file name or test id the agent chose reaches
+    the answers the loop reads as ``key: value`` lines; with a line break in it,
+    it would add lines of its own (``status: complete``)."""
+    return text.translate(_BREAKS)
+
+
 def json_bytes(text: str) -> bytes:
     """JSON text the helper reads back (state, records) as UTF-8: a lone surrogate
     is written as its ``\\udcNN`` escape, which ``json.loads`` turns into the very

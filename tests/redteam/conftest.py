@@ -696,6 +696,7 @@ QUICK = {
         "test_code_under_test_changes_the_assertion_machinery_a_helper_goes_through"
         "[a-method-swapped-for-another-of-the-standard-librarys]",
     ),
+    "test_loop_context.py": ("test_a_file_name_with_line_breaks_cannot_speak_for_the_helper",),
     "test_lasting_changes.py": (
         "test_a_linked_module_made_lenient_and_used_a_cycle_later",
         "test_legit_a_person_keeps_the_change_and_takes_the_baseline_again",

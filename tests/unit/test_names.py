@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gtd.fsio import atomic_write
-from gtd.names import json_bytes, readable, readable_json, unsafe_name
+from gtd.names import json_bytes, one_line, readable, readable_json, unsafe_name
 from gtd.proc import run
 
 CAFE = os.fsdecode(b"tests/caf\xe9.txt")
@@ -80,3 +80,11 @@ def test_a_name_no_tree_of_git_records_is_unsafe(rel: str) -> None:
 )
 def test_an_ordinary_name_is_safe(rel: str) -> None:
     assert unsafe_name(rel) is None
+
+
+def test_one_line_escapes_every_line_break_and_control() -> None:
+    text = "a\nb\r\nc\td\x1b[31me\x85f\u2028g\u2029h\x00i\x7fj é \u00a0k"
+    shown = one_line(text)
+    assert shown.splitlines() == [shown]  # Python's every line boundary
+    assert shown == ("a\\nb\\r\\nc\\td\\x1b[31me\\x85f\\u2028g\\u2029h\\x00i\\x7fj é \u00a0k")
+    assert one_line("tests/test_total.py::test_x[1-2]") == "tests/test_total.py::test_x[1-2]"

@@ -24,13 +24,17 @@ def render_task(
     declared: tuple[str, ...] = (),
 ) -> str:
     from gtd.auto.readable import readable
+    from gtd.names import one_line
 
+    # Each reason and learning on its bullet's line: both hold text an agent chose
+    # (a file name, a test id, its `Learning:`), which must not add sections of
+    # its own to the next brief (a "## Rules" that allows editing tests).
     sections: list[str] = []
     if failures:
-        lines = "\n".join(f"- cycle {c}: {readable(reason)}" for c, reason in failures)
+        lines = "\n".join(f"- cycle {c}: {one_line(readable(reason))}" for c, reason in failures)
         sections.append(templates.render("partials/brief-failures.md", {"lines": lines}))
     if learnings:
-        lines = "\n".join(f"- {item}" for item in learnings)
+        lines = "\n".join(f"- {one_line(item)}" for item in learnings)
         sections.append(templates.render("partials/brief-learnings.md", {"lines": lines}))
     from gtd.auto.ratchet import rules
 

@@ -83,4 +83,6 @@ def _value(value: Any) -> str:
         head = value.get("id", "")
         rest = ", ".join(f"{k}={_value(v)}" for k, v in value.items() if k != "id")
         return f"{head} ({rest})" if head else rest
-    return str(value)
+    from gtd.names import one_line
+
+    return one_line(str(value))

@@ -18,9 +18,13 @@ def verify(as_json: bool) -> int:
 
 
 def render(answer: dict[str, Any]) -> str:
+    """One line per level: a detail that names files (which the agent chose) keeps
+    to its line (gtd.names.one_line), since the loop reads these lines."""
+    from gtd.names import one_line
+
     lines = [f"status: {answer['status']}"]
     for level in answer["levels"]:
-        detail = f" ({level['detail']})" if level["detail"] else ""
+        detail = f" ({one_line(level['detail'])})" if level["detail"] else ""
         lines.append(f"{level['level']} {level['name']}: {level['status']}{detail}")
-    lines.append(f"message: {answer['message']}")
+    lines.append(f"message: {one_line(answer['message'])}")
     return "\n".join(lines)

@@ -208,7 +208,8 @@ def task(journal: Journal, files: Sequence[str], brief_text: str) -> Answer:
         "files": list(files),
         "brief": paths.BRIEF,
         "brief_text": brief_text,
-        "next": "run the implementer subagent on the brief, then `gtd cycle end`",
+        "next": "run the implementer subagent on the brief, then "
+        f"`gtd cycle end --cycle {journal.cycle}`",
     }
 
 
