@@ -53,10 +53,10 @@ BREAKAGES: dict[str, Callable[[Path], None] | None] = {
         "commands/auto-cycle.md",
         lambda t: t.replace("!`gtd cycle begin", "!`gtd cycle begin --no-such-option", 1),
     ),
-    # the tick may no longer run the helper without a permission prompt
+    # the tick may no longer end its cycle without a permission prompt
     "missing allowed tool": _edit(
         "commands/auto-cycle.md",
-        lambda t: re.sub(r"Bash\(gtd:\*\),?\s*", "", t, count=1),
+        lambda t: re.sub(r"Bash\(gtd cycle end:\*\),?\s*", "", t, count=1),
     ),
     # the loop target may no longer be invoked by the model (scheduled ticks)
     "disable-model-invocation": _edit(

@@ -259,9 +259,20 @@ def lint_loop_target(root: Path) -> list[Finding]:
     for needed in ("Agent", "CronList", "CronDelete"):
         if needed not in tools:
             out.append(Finding(doc.rel, 1, f"allowed-tools lacks {needed}"))
-    if not {"Bash(gtd:*)", "Bash(gtd *)"} & set(tools):
-        out.append(Finding(doc.rel, 1, "allowed-tools lacks Bash(gtd:*)"))
+    for step in ("cycle begin", "cycle end", "verify"):
+        if not _allows(tools, f"gtd {step} --json"):
+            out.append(Finding(doc.rel, 1, f"allowed-tools lets no `gtd {step}` run"))
     return out
+
+
+def _allows(tools: list[str], command: str) -> bool:
+    """Whether a ``Bash(<prefix>:*)`` (or ``Bash(<prefix> *)``) rule of ``tools``
+    lets ``command`` run unprompted."""
+    for tool in tools:
+        found = re.fullmatch(r"Bash\((.+?)(?::\*| \*)\)", tool)
+        if found and (command == found.group(1) or command.startswith(found.group(1) + " ")):
+            return True
+    return False
 
 
 def lint_injections(root: Path) -> list[Finding]:
@@ -277,8 +288,10 @@ def lint_injections(root: Path) -> list[Finding]:
                 command = match.group(1).strip()
                 if not command.startswith("gtd "):
                     out.append(Finding(doc.rel, where, f"injects {command!r}: only gtd calls"))
-                elif not {"Bash(gtd:*)", "Bash(gtd *)"} & set(tools):
-                    out.append(Finding(doc.rel, where, "injects gtd without Bash(gtd:*) allowed"))
+                elif not _allows(tools, command):
+                    out.append(
+                        Finding(doc.rel, where, f"injects {command!r}, which no rule allows")
+                    )
     return out
 
 

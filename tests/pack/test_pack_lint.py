@@ -152,7 +152,7 @@ def test_linter_flags_positionals_and_loop_target(bad_pack: Path) -> None:
     loop = _messages(packlint.lint_loop_target(bad_pack))
     assert "disable-model-invocation would stop scheduled ticks" in loop
     assert "allowed-tools lacks CronDelete" in loop
-    assert "allowed-tools lacks Bash(gtd:*)" in loop
+    assert "allowed-tools lets no `gtd cycle end` run" in loop
     assert "injects 'git status'" in _messages(packlint.lint_injections(bad_pack))
     assert "unknown /gtd:missing" in _messages(packlint.lint_references(bad_pack))
 
