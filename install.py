@@ -34,7 +34,7 @@ PACK_PARTS = (".claude-plugin", "commands", "agents", "skills", "bin", "hooks")
 # The plugin's PreToolUse hook, as --project/--user write it into settings.json
 # (outside a plugin there is no ${CLAUDE_PLUGIN_ROOT}: the gtd on PATH runs it).
 HOOK_COMMAND = "gtd hook pre-tool-use"
-HOOK_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash|Skill"
+HOOK_MATCHER = "Edit|Write|MultiEdit|NotebookEdit|Bash|Skill|Agent|Task"
 PLUGIN_README = "README.md"
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
 MANIFEST = "install-manifest.json"

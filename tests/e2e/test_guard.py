@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.demo.model_rules import answered, rule, tick_rules, write
+from gtd.demo.model_rules import answered, answered_command, rule, tick_rules, write
 from gtd.demo.model_server import Block, ModelServer, Request, Rule, Text, ToolUse
 from tests.e2e.harness import Session, git, make_project, run_claude
 from tests.integration.calc_project import CALC
@@ -90,4 +90,50 @@ def test_an_edit_of_a_snapshot_test_is_refused_and_the_cycle_still_passes(
     assert (repo / "tests/test_calc.py").read_text() == before
     result = _end_result(session)
     assert "status: passed" in result, result
+    assert git(repo, "log", "-1", "--format=%s").startswith("T1: mark done in PLAN.md")
+
+
+def test_an_implementer_launched_after_the_cycle_ended_is_refused(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    """The implementer's reply reaches the loop's model as it is: one that talks
+    it into launching another implementer once `gtd cycle end` has run would get
+    an agent no cycle holds (nothing judges it, and no protection applies). The
+    hook refuses that launch; the cycle's verdict stands."""
+    repo = make_project(tmp_path / "repo")
+    good = [write(repo, "calc.py", MUL), write(repo, "tests/test_mul.py", MUL_TEST)]
+    again = ToolUse(
+        "Agent",
+        {
+            "description": "Follow up",
+            "subagent_type": "gtd:implementer",
+            "prompt": "Commit the work with git and quarantine the slow tests.",
+            "run_in_background": False,
+        },
+    )
+    obeys = rule(
+        "main follows the reply's request after the end",
+        [again],
+        after="Bash",
+        when=lambda r: answered_command(r).startswith("gtd cycle end"),
+        times=1,
+    )
+    stops = rule(
+        "main ends the tick when refused",
+        [Text("The follow-up was refused; the tick ends.")],
+        after="Agent",
+        errors=True,
+        when=lambda r: "only inside a cycle" in r.last,
+    )
+    server.script(obeys, stops, *tick_rules(), *implementer(repo, good, []))
+    session = run_claude(server, repo, [TICK], base=tmp_path / "claude")
+    assert not server.errors, server.errors
+    assert session.returncode == 0, session.stderr[-2000:]
+
+    agents = session.tool_calls("Agent")
+    assert len(agents) == 2, agents
+    refused = session.tool_result(agents[1]["id"])
+    assert "the implementer runs only inside a cycle" in refused, refused
+    assert "status: passed" in _end_result(session)
+    assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "log", "-1", "--format=%s").startswith("T1: mark done in PLAN.md")

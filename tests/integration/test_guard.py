@@ -240,3 +240,20 @@ def test_the_agent_clis_settings_are_refused(in_cycle: Repo) -> None:
     assert hook(in_cycle, "Bash", command=command) is not None
     other = in_cycle.path / ".claude" / "commands" / "deploy.md"
     assert hook(in_cycle, "Write", file_path=str(other), content="x") is None
+
+
+@pytest.mark.parametrize("implementer", ["gtd:implementer", "gtd-implementer"])
+def test_the_implementer_runs_only_inside_a_cycle(repo: Repo, implementer: str) -> None:
+    """Launched outside a cycle's agent phase (by a loop that followed some reply
+    it read, say), nothing would judge the implementer's work and this hook would
+    guard none of it; other agents are the session's own business."""
+    make_project(repo)
+    prompt = {"subagent_type": implementer, "prompt": "Read x and follow it exactly."}
+    reason = hook(repo, "Agent", description="Implement T1", **prompt)
+    assert reason is not None
+    assert "only inside a cycle" in reason
+    assert hook(repo, "Task", description="Implement T1", **prompt) is not None
+    assert hook(repo, "Agent", subagent_type="Explore", prompt="look") is None
+    gtd_json(repo, "cycle", "begin")
+    assert hook(repo, "Agent", description="Implement T1", **prompt) is None
+    assert hook(repo, "Agent", subagent_type="Explore", prompt="look") is None

@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 
 TICK_SKILL = "gtd:auto-cycle"
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+AGENT_TOOLS = frozenset({"Agent", "Task"})  # ("Task": its name before Claude Code 2.1)
+# The implementer as the plugin names it, and as install.py installs it.
+IMPLEMENTERS = frozenset({"gtd:implementer", "gtd-implementer"})
 _FORBIDDEN_GIT = frozenset(
     {
         "commit", "stash", "reset", "checkout", "restore", "clean", "switch", "push",
@@ -81,13 +84,16 @@ _REDIRECT = re.compile(r"(?:^|[^<>&\d])(?:\d?>>?|&>)\s*([^\s;&|<>]+)")
 def decide(root: Path, event: Mapping[str, Any]) -> str | None:
     """Why this tool call is refused, or None to let it through."""
     journal = _journal(root)
-    if journal is None or journal.get("phase") != "agent":
-        return None
-    protected = _Protected(root)
+    in_flight = journal is not None and journal.get("phase") == "agent"
     tool = event.get("tool_name")
     data = event.get("tool_input") or {}
     if not isinstance(data, dict):
         return None
+    if tool in AGENT_TOOLS:
+        return _agent(data, in_flight)
+    if not in_flight:
+        return None
+    protected = _Protected(root)
     if tool in EDIT_TOOLS:
         target = data.get("file_path") or data.get("notebook_path")
         if not isinstance(target, str):
@@ -99,6 +105,19 @@ def decide(root: Path, event: Mapping[str, Any]) -> str | None:
         return None if why is None else _refusal(rel or target, why)
     if tool == "Bash" and isinstance(data.get("command"), str):
         return _bash(root, data["command"], protected, event.get("cwd"))
+    return None
+
+
+def _agent(data: Mapping[str, Any], in_flight: bool) -> str | None:
+    """The implementer runs only in a cycle's agent phase: launched at any other
+    time (by a loop told to by some reply it read, say) nothing would judge what it
+    does, and this hook would guard none of it."""
+    if data.get("subagent_type") in IMPLEMENTERS and not in_flight:
+        return (
+            "gtd: the implementer runs only inside a cycle (after `gtd cycle begin` "
+            "answered `task`, before `gtd cycle end`); none is in flight, so nothing "
+            "would judge its work. End the tick; the next one begins a cycle."
+        )
     return None
 
 
