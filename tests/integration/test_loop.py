@@ -326,3 +326,28 @@ def test_the_loop_waits_for_a_new_baseline_after_a_persons_commit(repo: Repo) ->
     assert f"| snapshot refreshed after {person} by a person: its commit is the new baseline |" in (
         report
     )
+
+
+# An agent that ends its own cycle with the helper, then commits a break: with
+# no cycle in flight the commit would read as a person's.
+EARLY_END_AGENT = """\
+import subprocess, sys
+sys.stdin.read()
+subprocess.run([sys.executable, "-m", "gtd", "cycle", "end", "--json"], check=True)
+open("calc.py", "w").write("def add(a, b):\\n    return 0\\n")
+subprocess.run(["git", "commit", "-qam", "T1 done"], check=True)
+"""
+
+
+# The mechanism's quick test is tests/redteam/test_helper_commands.py's quarantine route.
+@pytest.mark.slow
+def test_an_agent_that_ends_its_own_cycle_and_commits_halts_the_loop(repo: Repo) -> None:
+    """`gtd loop` names the cycle it began when it ends it (as the tick does), so
+    the early end shows, and what followed it halts the loop."""
+    agent = make_project(repo, EARLY_END_AGENT)
+    res = run_gtd(repo.path, "loop", "--agent", agent)
+    assert res.code == EXIT_HALTED, (res.stdout, res.stderr)
+    said = res.stdout + res.stderr
+    assert "cycle 1 was ended during its agent's turn" in said, said
+    assert "the branch moved" in said, said
+    assert gtd_json(repo, "cycle", "begin")["status"] == "halted"
