@@ -44,6 +44,17 @@ def one_line(text: str) -> str:
     return text.translate(_BREAKS)
 
 
+_TERMINAL = {code: shown for code, shown in _BREAKS.items() if code not in (0x09, 0x0A)}
+
+
+def for_terminal(text: str) -> str:
+    """``text`` with its lines and tabs kept and every other control character
+    escaped: a file name the agent chose, printed in a person's terminal, cannot
+    move the cursor, clear the screen or rewrite a line already shown
+    (``\\x1b[2J``, a carriage return)."""
+    return text.translate(_TERMINAL)
+
+
 def json_bytes(text: str) -> bytes:
     """JSON text the helper reads back (state, records) as UTF-8: a lone surrogate
     is written as its ``\\udcNN`` escape, which ``json.loads`` turns into the very

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gtd.fsio import atomic_write
-from gtd.names import json_bytes, one_line, readable, readable_json, unsafe_name
+from gtd.names import for_terminal, json_bytes, one_line, readable, readable_json, unsafe_name
 from gtd.proc import run
 
 CAFE = os.fsdecode(b"tests/caf\xe9.txt")
@@ -88,3 +88,8 @@ def test_one_line_escapes_every_line_break_and_control() -> None:
     assert shown.splitlines() == [shown]  # Python's every line boundary
     assert shown == ("a\\nb\\r\\nc\\td\\x1b[31me\\x85f\\u2028g\\u2029h\\x00i\\x7fj é \u00a0k")
     assert one_line("tests/test_total.py::test_x[1-2]") == "tests/test_total.py::test_x[1-2]"
+
+
+def test_for_terminal_keeps_lines_and_tabs_and_escapes_the_rest() -> None:
+    text = "status: reverted\nreason: x\x1b[2J\ry\x9b31m\x07\tz"
+    assert for_terminal(text) == "status: reverted\nreason: x\\x1b[2J\\ry\\x9b31m\\x07\tz"

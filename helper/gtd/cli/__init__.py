@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 
 from gtd.errors import GtdError
-from gtd.names import readable
+from gtd.names import for_terminal, readable
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -176,7 +176,7 @@ def fail(message: str, reply: Reply, code: int, *, raw: bool = False) -> NoRetur
     prefix) and, under --json, the command's error envelope on stdout; exit."""
     import json  # on use: `ratchet run` starts git before json would load
 
-    message = readable(message)  # a file name that is not UTF-8, as \xNN
+    message = for_terminal(readable(message))  # a file name that is not UTF-8, as \xNN
     print(message if raw else f"gtd: {message}", file=sys.stderr)
     if reply.json and reply.step:
         print(json.dumps({"state": "error", "prompt": message}, ensure_ascii=False))

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from gtd.names import readable, readable_json
+from gtd.names import for_terminal, readable, readable_json
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def emit(payload: Mapping[str, Any], text: str, as_json: bool) -> None:
         # A file name that is not UTF-8 is shown as \xNN, never a traceback.
         sys.stdout.write(readable_json(json.dumps(payload, ensure_ascii=False)) + "\n")
     else:
-        sys.stdout.write(readable(text if text.endswith("\n") else text + "\n"))
+        sys.stdout.write(for_terminal(readable(text if text.endswith("\n") else text + "\n")))
 
 
 def root() -> Path:
