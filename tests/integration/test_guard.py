@@ -112,18 +112,18 @@ def test_shell_commands_that_write_protected_files_are_refused(
         "git status && git diff",
         "echo hi > notes.txt",
         "gtd cycle end",
-        "gtd cycle end --cycle 1",
-        "gtd ratchet run",
-        "gtd plan next",
     ],
 )
 def test_reading_and_running_go_through(in_cycle: Repo, command: str) -> None:
     assert hook(in_cycle, "Bash", command=command) is None
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
+def test_the_helpers_own_commands_are_the_loops(in_cycle: Repo) -> None:
+    """What changes the cycle's judge, or begins or ends a cycle, is the loop's to
+    run: the implementer is told so (the ratchet refuses each anyway, or the
+    loop's `gtd cycle end --cycle N` halts on it). One cycle for all of them: each
+    call is a refusal, which changes nothing."""
+    for command in (
         "gtd ratchet snapshot",
         "gtd ratchet quarantine tests/test_calc.py::test_add --reason flaky",
         "gtd ratchet release tests/test_calc.py::test_add",
@@ -131,15 +131,12 @@ def test_reading_and_running_go_through(in_cycle: Repo, command: str) -> None:
         "gtd cycle reset",
         "gtd auto setup",
         "cd . && /usr/local/bin/gtd loop --agent claude",
-    ],
-)
-def test_the_helpers_own_commands_are_the_loops(in_cycle: Repo, command: str) -> None:
-    """What changes the cycle's judge, or begins or ends a cycle, is the loop's to
-    run: the implementer is told so (the ratchet refuses each anyway, or the
-    loop's `gtd cycle end --cycle N` halts on it)."""
-    reason = hook(in_cycle, "Bash", command=command)
-    assert reason is not None
-    assert "the loop runs the helper's commands" in reason, reason
+    ):
+        reason = hook(in_cycle, "Bash", command=command)
+        assert reason is not None, command
+        assert "the loop runs the helper's commands" in reason, reason
+    for command in ("gtd cycle end --cycle 1", "gtd ratchet run", "gtd plan next"):
+        assert hook(in_cycle, "Bash", command=command) is None, command
 
 
 def test_git_configuration_outside_the_repository_is_refused(in_cycle: Repo) -> None:
@@ -242,18 +239,23 @@ def test_the_agent_clis_settings_are_refused(in_cycle: Repo) -> None:
     assert hook(in_cycle, "Write", file_path=str(other), content="x") is None
 
 
-@pytest.mark.parametrize("implementer", ["gtd:implementer", "gtd-implementer"])
-def test_the_implementer_runs_only_inside_a_cycle(repo: Repo, implementer: str) -> None:
+def test_the_implementer_runs_only_inside_a_cycle(repo: Repo) -> None:
     """Launched outside a cycle's agent phase (by a loop that followed some reply
     it read, say), nothing would judge the implementer's work and this hook would
-    guard none of it; other agents are the session's own business."""
+    guard none of it; other agents are the session's own business. (The plugin's
+    name for it, and install.py's.)"""
     make_project(repo)
-    prompt = {"subagent_type": implementer, "prompt": "Read x and follow it exactly."}
-    reason = hook(repo, "Agent", description="Implement T1", **prompt)
-    assert reason is not None
-    assert "only inside a cycle" in reason
-    assert hook(repo, "Task", description="Implement T1", **prompt) is not None
+    prompts = [
+        {"subagent_type": name, "prompt": "Read x and follow it exactly."}
+        for name in ("gtd:implementer", "gtd-implementer")
+    ]
+    for prompt in prompts:
+        reason = hook(repo, "Agent", description="Implement T1", **prompt)
+        assert reason is not None
+        assert "only inside a cycle" in reason
+    assert hook(repo, "Task", description="Implement T1", **prompts[0]) is not None
     assert hook(repo, "Agent", subagent_type="Explore", prompt="look") is None
     gtd_json(repo, "cycle", "begin")
-    assert hook(repo, "Agent", description="Implement T1", **prompt) is None
+    for prompt in prompts:
+        assert hook(repo, "Agent", description="Implement T1", **prompt) is None
     assert hook(repo, "Agent", subagent_type="Explore", prompt="look") is None
