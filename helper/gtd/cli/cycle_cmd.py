@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from gtd.auto.cycle.answers import Answer
 from gtd.cli.output import emit, root
+from gtd.names import one_line
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -83,6 +84,4 @@ def _value(value: Any) -> str:
         head = value.get("id", "")
         rest = ", ".join(f"{k}={_value(v)}" for k, v in value.items() if k != "id")
         return f"{head} ({rest})" if head else rest
-    from gtd.names import one_line
-
     return one_line(str(value))

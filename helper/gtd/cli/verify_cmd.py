@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gtd.cli.output import emit, root
+from gtd.names import one_line
 
 
 def verify(as_json: bool) -> int:
@@ -20,8 +21,6 @@ def verify(as_json: bool) -> int:
 def render(answer: dict[str, Any]) -> str:
     """One line per level: a detail that names files (which the agent chose) keeps
     to its line (gtd.names.one_line), since the loop reads these lines."""
-    from gtd.names import one_line
-
     lines = [f"status: {answer['status']}"]
     for level in answer["levels"]:
         detail = f" ({one_line(level['detail'])})" if level["detail"] else ""

@@ -31,7 +31,7 @@ from gtd.auto.config import AutoConfig
 from gtd.auto.cycle import answers, pipes
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
-from gtd.auto.memory import CycleRecord, Memory
+from gtd.auto.memory import CycleRecord, Halt, Memory
 from gtd.auto.plan import Plan, Task
 from gtd.auto.state import State, reverted_ref, sealed_config
 from gtd.clock import Now
@@ -45,7 +45,7 @@ from gtd.errors import (
     StateError,
 )
 from gtd.fsio import atomic_write, fresh_file, locked, read_bytes, state_lock, temp_owner
-from gtd.git import Git, stale_locks
+from gtd.git import Git, WorkTree, stale_locks
 from gtd.names import readable
 from gtd.proc import alive
 
@@ -311,10 +311,7 @@ class Cycle:
                 "HEAD is detached: a cycle's commits would land on no branch",
                 "check out the loop's branch (`git switch <branch>`), then run again",
             )
-        # The helper's own files, untracked yet visible (a `.gitignore` negation a
-        # cycle committed), are nobody's uncommitted work: counted, they would stop
-        # every later cycle here.
-        dirty = [e.path for e in tree.entries if not (e.untracked and paths.is_private(e.path))]
+        dirty = _uncommitted(tree)
         if dirty:
             return answers.dirty(dirty), None
         assert st.summary is not None
@@ -324,7 +321,7 @@ class Cycle:
         # would be measured in the changed environment, and accept it unseen.
         moved = seals.environment_changes(st.summary, st.summary.get("environment_dirs") or [])
         if moved:
-            return self._halt_on_environment(st, mem, moved[0], pending), None
+            return self._halt_on_environment(st, mem, moved[0]), None
         if tree.head != st.summary.get("head"):
             return self._refresh(st, tree.head, tree.branch)
         from gtd.auto.ratchet.contract import EVIDENCE_KINDS
@@ -344,16 +341,14 @@ class Cycle:
         assert pick.task is not None
         return self._start(st, the_plan, pick.task, mem, where=(tree.head, tree.branch)), None
 
-    def _halt_on_environment(
-        self, st: State, mem: Memory, change: str, pending: list[str]
-    ) -> Answer:
+    def _halt_on_environment(self, st: State, mem: Memory, change: str) -> Answer:
         """The loop halted: the test environment is not the one the baseline ran
         in. A change a cycle made to it (a `.pth`, a library edited where it lies,
         a linked folder) is not the repository's, so its revert leaves it in
         place, and every later cycle would be judged under it; so would one a
         process left running made between cycles. A person decides: undo it, or
         keep it and take the baseline again."""
-        from gtd.auto import memory, plan_file
+        from gtd.auto import memory
 
         reason = (
             f"test environment changed since the baseline was taken: {change} (put the "
@@ -361,11 +356,20 @@ class Cycle:
         )
         last = memory.next_cycle_number(mem) - 1
         halt = breaker.forced_halt("baseline", last, reason, self.now.iso)
-        st = state.write(self.git, st, "halted: the test environment changed", append=[halt])
+        return self._force_halt(st, halt, "halted: the test environment changed")
+
+    def _force_halt(self, st: State, halt: Halt, subject: str) -> Answer:
+        """Record ``halt`` (a forced one: it holds until `gtd cycle reset`), render
+        memory and the report, and answer it."""
+        from gtd.auto import plan_file
+
+        st = state.write(self.git, st, subject, append=[halt])
         state.write_mirrors(self.root, st)
-        render(self.root, st, plan_file.load(self.root)[1], self.now)
+        _, the_plan = plan_file.load(self.root)
+        render(self.root, st, the_plan, self.now)
+        mem = records.fold(st.records)
         trip = breaker.check(
-            records.apply(mem, halt), sealed_config(st).circuit_breaker_threshold, pending
+            mem, sealed_config(st).circuit_breaker_threshold, [t.id for t in the_plan.pending]
         )
         assert trip is not None
         return answers.halted(trip)
@@ -616,7 +620,6 @@ class Cycle:
         answer where nothing changed since, else a halt naming what did; a cycle
         begun since in its agent phase is reverted first (judged, a quarantine or
         a baseline taken since would let it pass)."""
-        from gtd.auto import plan_file
         from gtd.auto.cycle import overtaken
 
         rec, at = overtaken.record_of(cycle, st.records)
@@ -629,7 +632,7 @@ class Cycle:
         tree = self.git.state()
         expected = str((st.summary or {}).get("head") or "")
         moved = (tree.head, expected) if tree.head and tree.head != expected else None
-        dirty = [e.path for e in tree.entries if not (e.untracked and paths.is_private(e.path))]
+        dirty = _uncommitted(tree)
         changed = overtaken.changes(
             rec, st.records[at + 1 :], state.subject(self.git, st), later, moved, dirty
         )
@@ -645,12 +648,7 @@ class Cycle:
             st = state.write(self.git, st, f"cycle {later.cycle}: revert", journal=current)
             return self._answer(*self._finish(st)[1:])
         halt = breaker.forced_halt(rec.task, cycle, why, self.now.iso)
-        st = state.write(self.git, st, f"halted: cycle {cycle} ended early", append=[halt])
-        state.write_mirrors(self.root, st)
-        render(self.root, st, plan_file.load(self.root)[1], self.now)
-        trip = self._trip(st)
-        assert trip is not None
-        return answers.halted(trip)
+        return self._force_halt(st, halt, f"halted: cycle {cycle} ended early")
 
     def _wait(self, current: Journal, child: int, wait_s: float) -> Answer:
         deadline = time.monotonic() + wait_s
@@ -920,6 +918,13 @@ class Cycle:
             st = state.write(self.git, st, f"reset {task or 'all'}", append=[reset])
             render(self.root, st, the_plan, self.now)
         return answers.reset(cleared)
+
+
+def _uncommitted(tree: WorkTree) -> list[str]:
+    """The working tree's uncommitted work: the helper's own files aside, untracked
+    yet visible (a `.gitignore` negation a cycle committed), which are nobody's
+    work; counted, they would stop every later cycle."""
+    return [e.path for e in tree.entries if not (e.untracked and paths.is_private(e.path))]
 
 
 def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
