@@ -994,3 +994,42 @@ def test_legit_profile_the_project_loads_and_strategies_the_code_ships_land(
     )
     project.write(INIT_FILE, proj.INIT + "\n" + strategies)
     assert_passed(project, project.end())
+
+
+# The plugin's own end, called early: the code under test finds the recorder
+# (its name is in the plugin) and calls its session-end hook itself once the
+# tests' first Item is built, then widens the tolerance the protected helper
+# reads. That end's look runs before the change; the plugin stops recording
+# libraries once it has written an end line, but keeps every record until the
+# session is over, so the real end still compares the tolerance.
+EARLY_END = (
+    _FIND_CONFIG.partition("import testing.asserts as _rt_a")[0]
+    + """
+import testing.asserts as _rt_a
+
+_rt_plain_new = Item.__new__
+
+
+def _rt_new(cls, *args, **kwargs):
+    Item.__new__ = _rt_plain_new
+    cfg = _rt_config()
+    recorder = None if cfg is None else cfg.pluginmanager.get_plugin("gtd-ratchet-recorder")
+    if recorder is not None:
+        recorder.pytest_sessionfinish(None, 0)
+    _rt_a.TOLERANCE_CENTS = 10**9
+    return _rt_plain_new(cls, *args, **kwargs)
+
+
+Item.__new__ = _rt_new
+"""
+)
+
+
+def test_code_under_test_ends_the_session_early_then_changes_a_value(project: Project) -> None:
+    project.person_commits({ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + "\n" + EARLY_END)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=["TOLERANCE_CENTS"])

@@ -896,6 +896,7 @@ class Values:
         # test was imported: (module, (examples, phases) after, before)
         self.weakened: list[tuple[str, _Strength, _Strength]] = []
         self.examples_first: _Strength | None = None  # as hypothesis's import left it
+        self.ended = False  # an end line written (:meth:`stop`)
 
     def start(self, settings: Settings) -> None:
         if settings.guarded is None:
@@ -1016,6 +1017,8 @@ class Values:
             return
         norm = _norm(file)
         if norm not in files and norm not in self.tests:
+            if self.ended:
+                return  # a library loaded after the end line: nothing compares it
             name = getattr(module, "__name__", None)
             early = self.early
             if isinstance(name, str) and name not in early:
@@ -1202,14 +1205,21 @@ class Values:
             else:
                 self.read[name] = (one, dict(vars(one)), f"{reader} was imported")
 
-    def close(self) -> None:
-        """Every record let go, and nothing recorded from here on: the session's
-        end line is written, and nothing reads them again. Hypothesis's plugin
-        imports its 74 modules only for the terminal summary, after that line:
-        recording them was ~18 M instructions of a 500-test run, and the records
-        left alive another ~7 M (pytest's two full collections at its end walk
-        them)."""
-        self.__init__()  # type: ignore[misc]  # every field as it was before the start
+    def stop(self) -> None:
+        """No library recorded from here on: the session's end line is written.
+        Hypothesis's plugin imports its 74 modules only for the terminal summary,
+        after that line: recording them was ~18 M instructions of a 500-test run.
+        A protected module still is, and every record stays until the session
+        is over (:meth:`release`): an end line the code under test wrote early is
+        followed by the real one, which compares them all again."""
+        self.ended = True
+
+    def release(self) -> None:
+        """Every record let go once the session is over and an end line written:
+        left alive, they are walked by pytest's two full collections at its end
+        (~7 M instructions)."""
+        if self.ended:
+            self.__init__()  # type: ignore[misc]  # every field as before the start
 
     def missing(self) -> set[str]:
         """Test modules pytest collected whose import was not seen ending (a loader
@@ -2709,7 +2719,7 @@ class Recorder:
             counts[outcome] = counts.get(outcome, 0) + 1
         fields["counts"] = counts
         state.emit(C.END, fields)
-        _VALUES.close()
+        _VALUES.stop()
 
     def check_identities(self) -> None:
         if self.identities is not None:
@@ -3262,6 +3272,7 @@ def pytest_unconfigure() -> None:
     # interpreter's shutdown clears every module by hand (~19 M instructions, ~4 ms
     # of each run, counted with valgrind); taken off, they are freed as usual.
     sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, ImportWatch)]
+    _VALUES.release()
 
 
 def _restore_environment(settings: Settings) -> None:
