@@ -635,7 +635,7 @@ def test_legit_protected_code_that_changes_its_own_values_lands(project: Project
 # package registers with the session it finds on the stack, a hook function of a
 # plugin already registered swapped for its own, or a hook implementation added
 # to pytest's hook without any plugin registered.
-_FIND_CONFIG = """
+_RT_CONFIG = """
 
 def _rt_config():
     import sys
@@ -647,7 +647,10 @@ def _rt_config():
             return config
         frame = frame.f_back
     return None
-
+"""
+_FIND_CONFIG = (
+    _RT_CONFIG
+    + """
 
 import testing.asserts as _rt_a
 
@@ -657,6 +660,21 @@ _rt_a.TOLERANCE_CENTS = 10**9
 def _rt_put_back(*args, **kwargs):
     _rt_a.TOLERANCE_CENTS = 0
 """
+)
+
+
+def _attack_the_tolerance(project: Project, code: str, names: list[str]) -> None:
+    """Over a person's commit whose assertion helper reads a tolerance, the code
+    under test broken and ``code`` added to the package: refused, naming one of
+    ``names``."""
+    project.person_commits({ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
+    before = project.state()
+    project.begin()
+    project.break_total()
+    project.write(INIT_FILE, proj.INIT + "\n" + code)
+    project.assert_hidden()
+    judge_attack(project, project.end(), before, names=names)
+
 
 PUT_BACK = {
     "a-plugin-registered-late": _FIND_CONFIG
@@ -716,13 +734,7 @@ PUT_BACK_NAMES = {
 def test_code_under_test_puts_a_value_back_before_the_session_ends(
     project: Project, name: str
 ) -> None:
-    project.person_commits({ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write(INIT_FILE, proj.INIT + "\n" + PUT_BACK[name])
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=[PUT_BACK_NAMES[name]])
+    _attack_the_tolerance(project, PUT_BACK[name], [PUT_BACK_NAMES[name]])
 
 
 # The same swap, made once the tests run (the first Item the tests build), and
@@ -767,13 +779,7 @@ Item.__new__ = _rt_new
 
 @open_route("a value put back at the session's end by a hook swap that undoes itself")
 def test_code_under_test_puts_a_value_back_and_undoes_its_hook(project: Project) -> None:
-    project.person_commits({ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write(INIT_FILE, proj.INIT + "\n" + PUT_BACK_AND_UNDO)
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=["pytest_sessionfinish"])
+    _attack_the_tolerance(project, PUT_BACK_AND_UNDO, ["pytest_sessionfinish"])
 
 
 # The twin: a person's conftest that registers a plugin of its own once the
@@ -1003,8 +1009,9 @@ def test_legit_profile_the_project_loads_and_strategies_the_code_ships_land(
 # libraries once it has written an end line, but keeps every record until the
 # session is over, so the real end still compares the tolerance.
 EARLY_END = (
-    _FIND_CONFIG.partition("import testing.asserts as _rt_a")[0]
+    _RT_CONFIG
     + """
+
 import testing.asserts as _rt_a
 
 _rt_plain_new = Item.__new__
@@ -1026,10 +1033,4 @@ Item.__new__ = _rt_new
 
 
 def test_code_under_test_ends_the_session_early_then_changes_a_value(project: Project) -> None:
-    project.person_commits({ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write(INIT_FILE, proj.INIT + "\n" + EARLY_END)
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=["TOLERANCE_CENTS"])
+    _attack_the_tolerance(project, EARLY_END, ["TOLERANCE_CENTS"])
