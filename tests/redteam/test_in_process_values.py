@@ -663,19 +663,6 @@ def _rt_put_back(*args, **kwargs):
 )
 
 
-def _attack_the_tolerance(project: Project, code: str, names: list[str]) -> None:
-    """Over a person's commit whose assertion helper reads a tolerance, the code
-    under test broken and ``code`` added to the package: refused, naming one of
-    ``names``."""
-    project.person_commits({ASSERTS: TOLERANT_ASSERTS}, "asserts: tolerances a test may widen")
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write(INIT_FILE, proj.INIT + "\n" + code)
-    project.assert_hidden()
-    judge_attack(project, project.end(), before, names=names)
-
-
 PUT_BACK = {
     "a-plugin-registered-late": _FIND_CONFIG
     + """
@@ -734,7 +721,7 @@ PUT_BACK_NAMES = {
 def test_code_under_test_puts_a_value_back_before_the_session_ends(
     project: Project, name: str
 ) -> None:
-    _attack_the_tolerance(project, PUT_BACK[name], [PUT_BACK_NAMES[name]])
+    _attack_over(project, TOLERANT_ASSERTS, PUT_BACK[name], [PUT_BACK_NAMES[name]])
 
 
 # The same swap, made once the tests run (the first Item the tests build), and
@@ -779,7 +766,7 @@ Item.__new__ = _rt_new
 
 @open_route("a value put back at the session's end by a hook swap that undoes itself")
 def test_code_under_test_puts_a_value_back_and_undoes_its_hook(project: Project) -> None:
-    _attack_the_tolerance(project, PUT_BACK_AND_UNDO, ["pytest_sessionfinish"])
+    _attack_over(project, TOLERANT_ASSERTS, PUT_BACK_AND_UNDO, ["pytest_sessionfinish"])
 
 
 # The twin: a person's conftest that registers a plugin of its own once the
@@ -1033,4 +1020,4 @@ Item.__new__ = _rt_new
 
 
 def test_code_under_test_ends_the_session_early_then_changes_a_value(project: Project) -> None:
-    _attack_the_tolerance(project, EARLY_END, ["TOLERANCE_CENTS"])
+    _attack_over(project, TOLERANT_ASSERTS, EARLY_END, ["TOLERANCE_CENTS"])
