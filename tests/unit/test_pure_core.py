@@ -26,6 +26,10 @@ AUTO = (
     "gtd.auto.readable",
     "gtd.auto.defaults",
     "gtd.auto.memory_schema",
+    "gtd.auto.diffread.patterns",
+    "gtd.auto.diffread.lines",
+    "gtd.auto.diffread.tests_seen",
+    "gtd.auto.diffread.reader",
 )
 RATCHET = (
     "gtd.auto.ratchet.model",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gtd import schema
 from gtd.auto import defaults
+from gtd.auto.diffread.patterns import ACTIONS, PATTERNS
 from gtd.errors import InputError
 from gtd.fsio import read_bytes
 from gtd.paths import CONFIG as CONFIG_PATH
@@ -98,6 +99,7 @@ _SCHEMA = schema.Fields(
                     _PROTECT, "a list of patterns", hint="e.g. `protect: [fixtures/, golden/]`"
                 ),
                 "wait_seconds": schema.Number(0, inclusive=True, below=1e9),
+                "diff_reader": schema.Fields({name: schema.Choice(ACTIONS) for name in PATTERNS}),
             }
         ),
         "quality": schema.Fields({"test_command": _COMMAND}),
@@ -135,6 +137,9 @@ class AutoConfig(NamedTuple):
     # Golden data kept outside the test folders (gitignore patterns): its files
     # join the snapshot's test files, and are held like them.
     protect: tuple[str, ...] = ()
+    # The diff reader's action per pattern where the config overrides the default
+    # (gtd.auto.diffread.patterns): (pattern, refuse | flag | off).
+    diff_reader: tuple[tuple[str, str], ...] = ()
 
 
 def template_text() -> str:
@@ -201,12 +206,21 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         test_command_reason=reason,
         max_file_mb=float(values.get("commit", {}).get("max_file_mb", defaults.MAX_FILE_MB)),
         protect=tuple(dict.fromkeys(ratchet.get("protect", ()))),
+        diff_reader=tuple(
+            sorted(
+                (name, action)
+                for name, action in ratchet.get("diff_reader", {}).items()
+                if PATTERNS[name].action != action  # the template states the defaults
+            )
+        ),
     )
 
 
 def to_json(config: AutoConfig) -> dict[str, Any]:
     """The config as sealed in the helper's state (what a cycle is judged by)."""
-    return {key: list(v) if isinstance(v, tuple) else v for key, v in config._asdict().items()}
+    out = {key: list(v) if isinstance(v, tuple) else v for key, v in config._asdict().items()}
+    out["diff_reader"] = [list(pair) for pair in config.diff_reader]
+    return out
 
 
 def from_json(data: dict[str, Any]) -> AutoConfig:
@@ -214,6 +228,8 @@ def from_json(data: dict[str, Any]) -> AutoConfig:
     for key in ("links", "protect"):
         if key in known:
             known[key] = tuple(known[key])
+    if "diff_reader" in known:
+        known["diff_reader"] = tuple((str(k), str(v)) for k, v in known["diff_reader"])
     return AutoConfig(**known)
 
 

@@ -68,6 +68,9 @@ class Journal(NamedTuple):
     # boot id, pid namespace); None outside one. Its next `begin`, or any once it is
     # gone, judges a cycle still in its agent phase at once.
     session: dict[str, Any] | None = None
+    # The diff reader's findings the config flags (gtd.auto.diffread): the cycle
+    # commits, and the report lists them for a person to look at.
+    look_at: tuple[str, ...] = ()
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)
@@ -82,7 +85,7 @@ def loads(text: str) -> Journal:
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
-    for key in ("details", "flaky", "env_skipped"):
+    for key in ("details", "flaky", "env_skipped", "look_at"):
         if key in data and isinstance(data[key], list):
             data[key] = tuple(data[key])
     return Journal(**data)

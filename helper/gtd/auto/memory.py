@@ -53,6 +53,8 @@ class CycleRecord(NamedTuple):
     # baseline-passing tests skipped in the cycle's run that the base commit's code
     # skips too when run again: the environment changed, not the code
     env_skipped: tuple[str, ...] = ()
+    # the diff reader's flagged findings (`file:line: pattern: why`), for a person
+    look_at: tuple[str, ...] = ()
 
 
 class TaskResult(NamedTuple):

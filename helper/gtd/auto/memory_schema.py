@@ -222,6 +222,7 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         agent_tail=e.get("agent_tail"),
         flaky=tuple(e.get("flaky", ())),
         env_skipped=tuple(e.get("skipped_by_environment", ())),
+        look_at=tuple(e.get("look_at", ())),
     )
 
 
@@ -270,6 +271,7 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("agent_tail", rec.agent_tail),
         ("flaky", list(rec.flaky) or None),
         ("skipped_by_environment", list(rec.env_skipped) or None),
+        ("look_at", list(rec.look_at) or None),
     ]
 
 

@@ -581,6 +581,23 @@ def _agent_output(run: _Run) -> list[str]:
     return _section("Agent Output", None, body)
 
 
+def _look_at(run: _Run) -> list[str]:
+    """What the diff reader flagged in committed work: it passed the tests, and a
+    person should read it (docs/diff-reader.md)."""
+    body = [
+        f"- Cycle {rec.cycle} ({_named(rec.task, rec.title)}): `{cell(finding)}`"
+        for rec in run.cycles
+        for finding in rec.look_at
+    ]
+    if not body:
+        return []
+    intro = (
+        "The diff reader flagged these in committed work: the tests passed, but the "
+        "code may special-case them. Read each line it names."
+    )
+    return _section("Look at These", None, [intro, "", *body])
+
+
 def _events(run: _Run) -> list[str]:
     events: list[tuple[str, str]] = []
     for halt in run.mem.halts:
@@ -637,6 +654,7 @@ def render(
         ),
         *_section("Health Score", None, _health(run)),
         *_section("Reverted Tasks", None if any_reverted else REVERT_PLACEHOLDER, reverted),
+        *_look_at(run),
         *_flaky(run),
         *_agent_output(run),
         *_events(run),

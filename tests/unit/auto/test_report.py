@@ -349,6 +349,7 @@ KNOWN_HEADINGS = {
     "## Flaky Tests",
     "## Agent Output",
     "## Events",
+    "## Look at These",
 }
 
 

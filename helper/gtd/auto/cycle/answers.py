@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         duration_s: float
         flaky: list[str]
         skipped_by_environment: list[str]
+        look_at: list[str]
         recovered: str
         previous: str
         ended_before: str
@@ -253,6 +254,8 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         from gtd.auto.readable import word
 
         answer["skipped_by_environment"] = [word(t) for t in rec.env_skipped]
+    if rec.look_at:
+        answer["look_at"] = [short(f) for f in rec.look_at]
     if rec.duration_s is not None:
         answer["duration_s"] = rec.duration_s
     if trip is not None:

@@ -854,7 +854,7 @@ class Cycle:
             tests_skipped=current.tests_skipped, duration_s=current.duration_s,
             kept=None if status == "passed" else f"{reverted_ref(self.git)}{current.cycle}",
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
-            env_skipped=current.env_skipped,
+            env_skipped=current.env_skipped, look_at=current.look_at,
         )  # fmt: skip
         new: list[records.Record] = [rec]
         mem = records.apply(records.fold(st.records), rec)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from gtd.auto import records, state
-from gtd.auto.cycle import forged, large, litter, seals
+from gtd.auto.cycle import diff_reading, forged, large, litter, seals
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.ratchet import check, room
@@ -54,6 +54,7 @@ class Decision(NamedTuple):
     flaky: tuple[str, ...] = ()  # failed, then passed when run again
     env_skipped: tuple[str, ...] = ()  # skipped now, as the base commit's code is
     objects_checked: float | None = None  # when the object files' check began
+    look_at: tuple[str, ...] = ()  # the diff reader's flagged findings
 
     def journal(self, current: Journal) -> Journal:
         v = self.verdict
@@ -75,6 +76,7 @@ class Decision(NamedTuple):
             flaky=self.flaky,
             env_skipped=self.env_skipped,
             objects_checked=self.objects_checked,
+            look_at=self.look_at,
         )
 
 
@@ -189,9 +191,13 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
                 return Decision(False, exc.message, head=tree.head, taken_epoch=taken)
             base_tree = check.tree_of(git, current.base)
             guard = _guard(git, current, tree.head, base_tree, candidate)
-            if guard is not None:
+            refused: str | None = None
+            look_at: tuple[str, ...] = ()
+            if guard is None and current.kind == "task":
+                refused, look_at = diff_reading.read(git, base_tree, candidate, snapshot, config)
+            if guard is not None or refused is not None:
                 return Decision(
-                    False, guard, candidate=candidate, head=tree.head, taken_epoch=taken
+                    False, guard or refused, candidate=candidate, head=tree.head, taken_epoch=taken
                 )
             quarantined = frozenset(records.fold(st.records).quarantined)
             judged = check.judge_candidate(
@@ -227,6 +233,7 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
         taken_epoch=taken,
         flaky=judged.flaky,
         env_skipped=judged.env_skipped,
+        look_at=look_at,
     )
 
 
