@@ -47,6 +47,7 @@ RATCHET = (
     "gtd.auto.ratchet.protect",
     "gtd.auto.ratchet.files",
     "gtd.auto.ratchet.gate",
+    "gtd.auto.ratchet.leaned",
 )
 STEP = (
     "gtd.step.subjects",

@@ -32,6 +32,10 @@ TESTS = textwrap.dedent(
     class TestMore:
         def test_it(self):
             self.assertEqual(square(12), 144)
+
+    def test_tolerance():
+        from pkg import flags
+        assert square(0.1) == pytest.approx(0.01, abs=flags.TOL)
     """
 )
 TEST_PATHS = ("tests/test_calc.py",)
@@ -242,6 +246,26 @@ CHEATS = {
         """,
         "reads-tests",
     ),
+    "a sys.path entry": (
+        """
+        import os, sys
+        sys.path.insert(0, os.path.dirname(__file__))
+        """,
+        "sys-path",
+    ),
+    "an entry pushed onto __path__": (
+        """
+        __path__.append("/tmp/elsewhere")
+        """,
+        "package-path",
+    ),
+    "a meta path finder": (
+        """
+        import sys
+        sys.meta_path.insert(0, object())
+        """,
+        "package-path",
+    ),
     "product code builds a path into tests": (
         """
         from pathlib import Path
@@ -332,6 +356,10 @@ TWINS = {
                 self.tries += 1
                 return self.tries < 3
         """,
+    "the namespace package idiom": """
+        from pkgutil import extend_path
+        __path__ = extend_path(__path__, __name__)
+        """,
     "docstring that mentions tests": '''
         import inspect
         def caller():
@@ -416,3 +444,34 @@ def test_actions_default_and_override() -> None:
     assert chosen["test-sniffing"] == PATTERNS["test-sniffing"].action == "refuse"
     assert "nope" not in chosen
     assert patterns.actions({"test-sniffing": "maybe"})["test-sniffing"] == "refuse"
+
+
+def test_a_value_the_assertions_read_may_not_change() -> None:
+    old = "TOL = 0.001\nOTHER = 1\n"
+    found = read([Source("pkg/flags.py", old, "TOL = 1.0\nOTHER = 1\n")], [TESTS], TEST_PATHS)
+    assert [f.text() for f in found] == [
+        "pkg/flags.py:1: test-constants: changes TOL, a value the snapshot's tests read "
+        "in their assertions"
+    ]
+    # a value no assertion reads, the same value rewritten, and another module's TOL
+    assert read([Source("pkg/flags.py", old, "TOL = 0.001\nOTHER = 2\n")], [TESTS]) == []
+    assert read([Source("pkg/flags.py", old, "TOL = 0.001  # why\nOTHER = 1\n")], [TESTS]) == []
+    assert read([Source("pkg/other.py", old, "TOL = 1.0\nOTHER = 1\n")], [TESTS]) == []
+    src = read([Source("src/pkg/flags.py", old, "TOL = 1.0\nOTHER = 1\n")], [TESTS])
+    assert [f.pattern for f in src] == ["test-constants"]
+
+
+def test_names_a_file_is_imported_by() -> None:
+    assert tests_seen.module_names("pkg/testing.py") == {"pkg.testing"}
+    assert tests_seen.module_names("pkg/testing/__init__.py") == {"pkg.testing"}
+    assert tests_seen.module_names("src/pkg/testing.py") == {"src.pkg.testing", "pkg.testing"}
+    so = "pkg/testing.cpython-311-x86_64-linux-gnu.so"
+    assert tests_seen.module_names(so) == {"pkg.testing"}
+    assert tests_seen.module_names("golden/totals.json") == set()
+    assert tests_seen.module_names("__init__.py") == set()
+
+
+def test_values_the_assertions_read() -> None:
+    got = tests_seen.asserted_names([TESTS])
+    assert ("pkg.flags", "TOL") in got
+    assert ("pkg.calc", "square") in got  # a function: only an assignment is compared

@@ -12,7 +12,7 @@ batch).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from gtd.auto.config import AutoConfig
 from gtd.auto.diffread import patterns
@@ -27,6 +27,10 @@ def read(
     git: Git, base_tree: str, candidate: str, snapshot: Snapshot, config: AutoConfig
 ) -> tuple[str | None, tuple[str, ...]]:
     """(the reason to refuse the candidate, or None; the findings to flag)."""
+    every = git.diff_trees(base_tree, candidate)
+    shadow = shadowing([c.path for c in every if c.status == "A"], snapshot.files)
+    if shadow is not None:
+        return shadow, ()
     actions = patterns.actions(dict(config.diff_reader))
     if all(action == patterns.OFF for action in actions.values()):
         return None, ()
@@ -35,7 +39,7 @@ def read(
 
     changes = [
         c
-        for c in git.diff_trees(base_tree, candidate)
+        for c in every
         if c.status != "D" and c.path.endswith(".py") and c.new_mode.startswith("100")
     ]
     if not changes:
@@ -59,6 +63,34 @@ def read(
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
         reason = f"the diff reader refused it: {one_line(refused[0].text())}{more}"
     return reason, tuple(one_line(f.text()) for f in flagged[:_MAX_FLAGS])
+
+
+def shadowing(added: list[str], protected: Collection[str]) -> str | None:
+    """Why a new file would shadow a module the snapshot protects (a test, an
+    assertion helper the tests import, a declared file), or None: a package
+    (``pkg/testing/__init__.py`` beside ``pkg/testing.py``), an extension module
+    (``pkg/testing.cpython-311-x86_64-linux-gnu.so``, found before the source),
+    or the same module under another source root (``pkg/`` over ``src/pkg/``).
+    Refused whatever the diff reader's config says: the protected module would
+    no longer be what the tests import."""
+    if not added:
+        return None
+    from gtd.auto.diffread.tests_seen import module_names
+
+    names: dict[str, str] = {}
+    for path in protected:
+        for name in module_names(path):
+            names.setdefault(name, path)
+    for path in added:
+        if path in protected:
+            continue
+        for name in sorted(module_names(path)):
+            if name in names:
+                return (
+                    f"a new module would shadow a protected one: {one_line(path)} is "
+                    f"imported as {name}, as {one_line(names[name])} is (the tests import it)"
+                )
+    return None
 
 
 class _Tests:

@@ -63,6 +63,21 @@ PATTERNS: dict[str, Pattern] = {
             "os._exit, or an exit handler that ends or kills the process",
         ),
         Pattern(
+            "test-constants",
+            REFUSE,
+            "a product value the snapshot's assertions read, changed (a tolerance widened)",
+        ),
+        Pattern(
+            "package-path",
+            REFUSE,
+            "a package's __path__, sys.meta_path or sys.path_hooks changed: imports redirected",
+        ),
+        Pattern(
+            "sys-path",
+            FLAG,
+            "sys.path changed from product code: an import may find another module",
+        ),
+        Pattern(
             "reads-tests",
             REFUSE,
             "product code that opens or names a test file",

@@ -51,23 +51,38 @@ def read(
             continue  # the tests will say so; nothing to read
         added = lines.added(source.old, source.new)
         if added:
-            out.extend(_File(source.path, tree, added, answers, test_paths).findings())
+            found = _File(source.path, tree, added, answers, test_paths).findings()
+            out.extend(found + _constants(source, tree, added, answers))
     return sorted(set(out))
 
 
 class _Answers:
-    """The snapshot tests' (input, answer) pairs, parsed only when a change holds a
-    literal table or branch to hold against them (most changes hold none, and a
-    large suite takes a while to parse)."""
+    """What the snapshot's tests hold the code to, parsed only when a change holds
+    something to compare (most changes hold no literal table and assign no
+    module-level value, and a large suite takes a while to parse)."""
 
     def __init__(self, sources: Iterable[str]) -> None:
         self.sources = sources
+        self.texts: list[str] | None = None
         self.seen: frozenset[tests_seen.Pair] | None = None
+        self.names: frozenset[tuple[str, str]] | None = None
+
+    def _texts(self) -> list[str]:
+        if self.texts is None:
+            self.texts = list(self.sources)
+        return self.texts
 
     def pairs(self) -> frozenset[tests_seen.Pair]:
+        """(input, answer) pairs of the tests' assertions."""
         if self.seen is None:
-            self.seen = tests_seen.pairs(self.sources)
+            self.seen = tests_seen.pairs(self._texts())
         return self.seen
+
+    def asserted(self) -> frozenset[tuple[str, str]]:
+        """(module, name) of the product values the assertions read."""
+        if self.names is None:
+            self.names = tests_seen.asserted_names(self._texts())
+        return self.names
 
 
 # -- what the patterns look for -------------------------------------------------------
@@ -97,6 +112,7 @@ _SYS_SETTINGS = frozenset(
 )  # fmt: skip
 _LIBRARIES = frozenset(sys.stdlib_module_names) | {"pytest", "_pytest", "hypothesis", "builtins"}
 _ENDERS = frozenset({"os._exit", "sys.exit", "os.kill", "exit", "quit", "os.abort"})
+_IMPORT_LISTS = frozenset({"sys.path", "sys.meta_path", "sys.path_hooks"})
 _TEST_PATH = re.compile(r"(^|/)(tests?/|conftest\.py$|test_[^/]*\.py$)")
 
 
@@ -208,6 +224,8 @@ class _File:
             self._add(node, "exit-control", "signals its own process")
         elif name == "atexit.register" and first is not None:
             self._exit_handler(node, first)
+        elif name is not None and _changes_import_path(name):
+            self._import_path(node, name.rsplit(".", 1)[0])
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if isinstance(arg, ast.Constant) and self._test_file(arg.value):
                 self._add(arg, "reads-tests", f"names a test file: {arg.value!r}")
@@ -226,7 +244,13 @@ class _File:
         targets = (
             node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]  # type: ignore[attr-defined]
         )
+        value = getattr(node, "value", None)
         for target in targets:
+            named = self._name(target)
+            if named is not None and (named.endswith("__path__") or named in _IMPORT_LISTS):
+                if not (isinstance(value, ast.Call) and _is_extend_path(value)):
+                    self._import_path(target, named)
+                continue
             if isinstance(target, ast.Attribute):
                 self._patched(target, self._name(target.value), target.attr)
             elif isinstance(target, ast.Subscript) and self._name(target.value) in (
@@ -251,6 +275,12 @@ class _File:
     @property
     def imported_tops(self) -> set[str]:
         return {full.split(".")[0] for full in self.aliases.values()}
+
+    def _import_path(self, node: ast.AST, where: str | None) -> None:
+        if where == "sys.path":
+            self._add(node, "sys-path", "changes sys.path: an import may find another module")
+        else:
+            self._add(node, "package-path", f"changes {where}: imports are redirected")
 
     def _class(self, node: ast.ClassDef) -> None:
         for item in node.body:
@@ -418,6 +448,65 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
                 continue
             stack.extend(ast.iter_child_nodes(node))
         yield scope, nodes
+
+
+def _constants(
+    source: Source, tree: ast.Module, added: frozenset[int], answers: _Answers
+) -> list[Finding]:
+    """Module-level values the snapshot's assertions read (``TOL`` of
+    ``pytest.approx(x, abs=flags.TOL)``), given a new value by the change."""
+    assigned = _module_values(tree)
+    if not any(line in added for line, _ in assigned.values()):
+        return []
+    names = tests_seen.module_names(source.path)
+    if not names:
+        return []
+    asserted = {name for module, name in answers.asserted() if module in names}
+    if not asserted:
+        return []
+    try:
+        before = _module_values(ast.parse(source.old)) if source.old is not None else {}
+    except (SyntaxError, ValueError):
+        before = {}
+    out = []
+    for name in sorted(asserted & assigned.keys()):
+        line, value = assigned[name]
+        if line in added and name in before and before[name][1] != value:
+            why = f"changes {name}, a value the snapshot's tests read in their assertions"
+            out.append(Finding(source.path, line, "test-constants", why))
+    return out
+
+
+def _module_values(tree: ast.Module) -> dict[str, tuple[int, str]]:
+    """Each module-level name assigned a value: (line, the value's dump)."""
+    out: dict[str, tuple[int, str]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    out[target.id] = (node.lineno, ast.dump(node.value))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            out[node.target.id] = (node.lineno, ast.dump(node))
+    return out
+
+
+def _changes_import_path(call: str) -> bool:
+    """``sys.path.insert``, ``pkg.__path__.append`` and the like."""
+    where, _, verb = call.rpartition(".")
+    return verb in ("insert", "append", "extend") and (
+        where in _IMPORT_LISTS or where.endswith("__path__")
+    )
+
+
+def _is_extend_path(node: ast.AST) -> bool:
+    """``__path__ = pkgutil.extend_path(__path__, __name__)``: the namespace
+    package idiom, not a redirection."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name == "extend_path"
 
 
 def _into_tests(node: ast.AST) -> bool:

@@ -116,3 +116,96 @@ def _from_rows(node: ast.AST) -> list[Pair]:
         if ok:
             out.extend((value, answer) for value in _inputs(list(values[:-1])))
     return out
+
+
+# -- the product values the assertions read -------------------------------------------
+
+_ASSERTING_CALLS = ("approx", "fail")
+
+
+def module_names(path: str) -> set[str]:
+    """The names a repository file is imported by: its dotted path from the top,
+    and from a source folder (``src/pkg/flags.py`` → ``src.pkg.flags``,
+    ``pkg.flags``); an extension module by its stem (``pkg/flags.cpython-311-x86_64-linux-gnu.so``
+    → ``pkg.flags``)."""
+    folder, _, name = path.rpartition("/")
+    if name == "__init__.py":
+        parts = folder.split("/") if folder else []
+    elif name.endswith((".py", ".so", ".pyd")):
+        parts = [*(folder.split("/") if folder else []), name.split(".")[0]]
+    else:
+        return set()
+    if not parts or not all(p.isidentifier() for p in parts[-1:]):
+        return set()
+    out = {".".join(parts)}
+    if len(parts) > 1 and parts[0] in ("src", "lib", "python"):
+        out.add(".".join(parts[1:]))
+    return out
+
+
+def asserted_names(sources: Iterable[str]) -> frozenset[tuple[str, str]]:
+    """(module, name) of each product value the tests' assertions read: a name
+    imported from a module (``from pkg.flags import TOL``) or an attribute of an
+    imported module (``flags.TOL``) inside an ``assert``, a unittest ``assert…``
+    call or ``pytest.approx``."""
+    out: set[tuple[str, str]] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        objects, modules = _imports(tree)
+        for node in ast.walk(tree):
+            if not _asserting(node):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name) and inner.id in objects:
+                    out.add(objects[inner.id])
+                elif isinstance(inner, ast.Attribute):
+                    base = _dotted(inner.value)
+                    if base is not None:
+                        head, _, rest = base.partition(".")
+                        if head in modules:
+                            module = modules[head] + (f".{rest}" if rest else "")
+                            out.add((module, inner.attr))
+    return frozenset(out)
+
+
+def _asserting(node: ast.AST) -> bool:
+    if isinstance(node, ast.Assert):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _ASSERTING_CALLS or name.startswith("assert")
+    return False
+
+
+def _imports(tree: ast.AST) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """(a name bound to a module's attribute → (module, attribute); a name bound
+    to a module → the module)."""
+    objects: dict[str, tuple[str, str]] = {}
+    modules: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    modules[alias.asname] = alias.name
+                else:
+                    modules[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                objects[bound] = (node.module, alias.name)
+                # `from pkg import flags` may bind a module: both readings are kept
+                modules.setdefault(bound, f"{node.module}.{alias.name}")
+    return objects, modules
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None

@@ -1026,6 +1026,7 @@ def snapshot_of(
             or (golden(p) and not protect.is_protected_path(p))
         )
     }
+    files.update(_leaned_on(git, listing, files))
     modules = [p for p in baseline.doctest_modules if p in listing and p not in files]
     packages = {p.rpartition("/")[0] for p in listing if p.endswith("/__init__.py")}
     found = git.objects([listing[p].oid for p in modules])
@@ -1045,6 +1046,35 @@ def snapshot_of(
         environment=baseline.environment,
         accepted=accepted,
     )
+
+
+def _leaned_on(
+    git: Git, listing: Mapping[str, TreeEntry], files: Mapping[str, str]
+) -> dict[str, str]:
+    """The files outside the test folders the snapshot's tests lean on
+    (gtd.auto.ratchet.leaned): the modules they import that assert, the data
+    files they open; with their blob ids."""
+    from gtd.auto.ratchet import leaned
+
+    tests = [p for p in files if p.endswith(".py")]
+    if not tests:
+        return {}
+    sources = {
+        p: o.data for p, o in zip(tests, git.objects([files[p] for p in tests]), strict=True) if o
+    }
+    others = [
+        p
+        for p, e in listing.items()
+        if e.kind == "blob" and p not in files and not protect.is_protected_path(p)
+    ]
+    found = leaned.leaned_on(sources, others)
+    modules = [p for p in found if p.endswith(".py")]
+    asserting = {
+        p
+        for p, o in zip(modules, git.objects([listing[p].oid for p in modules]), strict=True)
+        if o is not None and leaned.asserts(o.data)
+    }
+    return {p: listing[p].oid for p in found if not p.endswith(".py") or p in asserting}
 
 
 # -- library entry points (what the CLI's ratchet commands and the tests call) --------
