@@ -106,6 +106,7 @@ _SCHEMA = schema.Fields(
         "circuit_breaker_threshold": schema.Integer(1),
         "cycle": schema.Fields({"agent_timeout_minutes": schema.Integer(1)}),
         "commit": schema.Fields({"hooks": schema.Choice(HOOK_CHOICES), "max_file_mb": _MEGABYTES}),
+        "review": schema.Fields({"agent": schema.Flag()}),
     }
 )
 
@@ -140,6 +141,8 @@ class AutoConfig(NamedTuple):
     # The diff reader's action per pattern where the config overrides the default
     # (gtd.auto.diffread.patterns): (pattern, refuse | flag | off).
     diff_reader: tuple[tuple[str, str], ...] = ()
+    # A read-only reviewer subagent before each task cycle's tests (review.agent).
+    review_agent: bool = False
 
 
 def template_text() -> str:
@@ -206,6 +209,7 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         test_command_reason=reason,
         max_file_mb=float(values.get("commit", {}).get("max_file_mb", defaults.MAX_FILE_MB)),
         protect=tuple(dict.fromkeys(ratchet.get("protect", ()))),
+        review_agent=bool(values.get("review", {}).get("agent", False)),
         diff_reader=tuple(
             sorted(
                 (name, action)

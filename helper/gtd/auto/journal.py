@@ -71,6 +71,11 @@ class Journal(NamedTuple):
     # The diff reader's findings the config flags (gtd.auto.diffread): the cycle
     # commits, and the report lists them for a person to look at.
     look_at: tuple[str, ...] = ()
+    # The reviewer (review.agent, gtd.auto.cycle.review): when its brief was
+    # written, its verdict (approve / object: why / none: …) and the seconds it took.
+    review_asked_epoch: float | None = None
+    review: str | None = None
+    review_s: float | None = None
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

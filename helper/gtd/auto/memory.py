@@ -55,6 +55,8 @@ class CycleRecord(NamedTuple):
     env_skipped: tuple[str, ...] = ()
     # the diff reader's flagged findings (`file:line: pattern: why`), for a person
     look_at: tuple[str, ...] = ()
+    review: str | None = None  # the reviewer's verdict, when one ran
+    review_s: float | None = None  # the seconds it took
 
 
 class TaskResult(NamedTuple):

@@ -223,6 +223,8 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         flaky=tuple(e.get("flaky", ())),
         env_skipped=tuple(e.get("skipped_by_environment", ())),
         look_at=tuple(e.get("look_at", ())),
+        review=e.get("review"),
+        review_s=e.get("review_s"),
     )
 
 
@@ -272,6 +274,8 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("flaky", list(rec.flaky) or None),
         ("skipped_by_environment", list(rec.env_skipped) or None),
         ("look_at", list(rec.look_at) or None),
+        ("review", rec.review),
+        ("review_s", rec.review_s),
     ]
 
 

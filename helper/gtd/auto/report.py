@@ -598,6 +598,23 @@ def _look_at(run: _Run) -> list[str]:
     return _section("Look at These", None, [intro, "", *body])
 
 
+def _reviews(run: _Run) -> list[str]:
+    """The reviewer's verdict on each cycle it read (review.agent)."""
+    rows = [
+        _row(
+            str(rec.cycle),
+            cell(_named(rec.task, rec.title)),
+            cell(rec.review),
+            duration(rec.review_s),
+        )
+        for rec in run.cycles
+        if rec.review
+    ]
+    if not rows:
+        return []
+    return _section("Reviews", None, _table(("Cycle", "Task", "Verdict", "Time"), rows))
+
+
 def _events(run: _Run) -> list[str]:
     events: list[tuple[str, str]] = []
     for halt in run.mem.halts:
@@ -655,6 +672,7 @@ def render(
         *_section("Health Score", None, _health(run)),
         *_section("Reverted Tasks", None if any_reverted else REVERT_PLACEHOLDER, reverted),
         *_look_at(run),
+        *_reviews(run),
         *_flaky(run),
         *_agent_output(run),
         *_events(run),

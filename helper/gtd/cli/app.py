@@ -210,11 +210,17 @@ def _cycle_end(
         help="The cycle `gtd cycle begin` began (the loop names it): one its agent "
         "ended already answers its verdict, or halts where anything changed since.",
     ),
+    review: str | None = typer.Option(
+        None,
+        "--review",
+        help="The reviewer's last line (`Verdict: approve` or `Verdict: object: why`), "
+        "when `gtd cycle end` answered `status: review`.",
+    ),
 ) -> None:
     """Finish the cycle: ratchet, then commit or revert; update memory and report."""
     from gtd.cli import cycle_cmd
 
-    raise typer.Exit(cycle_cmd.end(as_json, learning, cycle))
+    raise typer.Exit(cycle_cmd.end(as_json, learning, cycle, review))
 
 
 @cycle_app.command("reset")

@@ -46,11 +46,13 @@ def begin(as_json: bool, tick: bool = False) -> int:
     return 0
 
 
-def end(as_json: bool, learning: str | None, cycle: int | None = None) -> int:
+def end(
+    as_json: bool, learning: str | None, cycle: int | None = None, review: str | None = None
+) -> int:
     from gtd.auto.cycle import Cycle
     from gtd.clock import now
 
-    answer = Cycle(root(), now()).end(learning, cycle=cycle)
+    answer = Cycle(root(), now()).end(learning, cycle=cycle, review=review)
     emit(answer, render(answer), as_json)
     return 0
 

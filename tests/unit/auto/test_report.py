@@ -350,6 +350,7 @@ KNOWN_HEADINGS = {
     "## Agent Output",
     "## Events",
     "## Look at These",
+    "## Reviews",
 }
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         "passed",
         "reverted",
         "checking",
+        "review",
         # reset
         "reset",
         "unchanged",
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
         flaky: list[str]
         skipped_by_environment: list[str]
         look_at: list[str]
+        review: str
         recovered: str
         previous: str
         ended_before: str
@@ -90,6 +92,19 @@ def short(text: str, limit: int = _MAX_REASON) -> str:
     from gtd.auto.readable import readable
 
     return readable(text, limit)
+
+
+def review(journal: Journal, brief: str) -> Answer:
+    """The change waits for the reviewer (review.agent): the loop runs it on the
+    brief, then `gtd cycle end --cycle N --review '<its Verdict line>'`."""
+    return {
+        "status": "review",
+        "cycle": journal.cycle,
+        "task": journal.task,
+        "brief": brief,
+        "next": f"run gtd:reviewer on the brief, then gtd cycle end --cycle {journal.cycle} "
+        "--review '<its Verdict line>'",
+    }
 
 
 def busy(journal: Journal) -> Answer:
@@ -256,6 +271,8 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         answer["skipped_by_environment"] = [word(t) for t in rec.env_skipped]
     if rec.look_at:
         answer["look_at"] = [short(f) for f in rec.look_at]
+    if rec.review:
+        answer["review"] = short(rec.review)
     if rec.duration_s is not None:
         answer["duration_s"] = rec.duration_s
     if trip is not None:

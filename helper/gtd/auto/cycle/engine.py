@@ -570,13 +570,15 @@ class Cycle:
         detach: bool = True,
         agent_exit: int | None = None,
         agent_tail: str | None = None,
+        review: str | None = None,
     ) -> Answer:
         """Judge the cycle in flight. ``cycle``: the one the caller began (the loop
         names it): where it is no longer in flight, its agent ended it, and
         :meth:`_overtaken` answers. ``detach``: in a worker process that outlives
         this one, waiting up to ``ratchet.wait_seconds`` for its verdict; otherwise
         here, to the end (`gtd loop`). ``agent_exit`` / ``agent_tail``: how the
-        agent's process ended, when the caller ran it (`gtd loop`), for the record."""
+        agent's process ended, when the caller ran it (`gtd loop`), for the record.
+        ``review``: the reviewer's verdict line, after a `review` answer."""
         with locked(self._lock):
             redirected = self._take_back_common_dir()
             st, repaired = self._read_repairing()
@@ -599,6 +601,11 @@ class Cycle:
                     redirected = redirected or relinked
             if agent_exit is not None and current.phase == "agent":
                 current = current.evolve(agent_exit=agent_exit, agent_tail=agent_tail)
+            if current.phase == "agent" and current.kind == "task" and current.review is None:
+                asked = self._review(st, current, review)
+                if isinstance(asked, dict):
+                    return asked
+                current = asked
             if current.phase in ("committing", "reverting"):
                 return self._answer(*self._finish(st)[1:])
             if current.phase == "checking" and alive(current.pid):
@@ -613,6 +620,31 @@ class Cycle:
             self.work(current.cycle)
             return self._answer_for(current)
         return self._wait(current, child, sealed_config(st).wait_s)
+
+    def _review(self, st: State, current: Journal, given: str | None) -> Journal | Answer:
+        """With ``review.agent``: the reviewer's brief and a `review` answer the
+        first time (sealed, so the second `end` knows it was asked); the cycle
+        with the reviewer's verdict the second. Unchanged without the option."""
+        if not sealed_config(st).review_agent:
+            return current
+        from gtd.auto.cycle import review
+
+        if given is None and current.review_asked_epoch is None:
+            from gtd.auto.ratchet import snapshot as snapshot_codec
+
+            raw = state.read_blob(self.git, st, state.SNAPSHOT)
+            held = snapshot_codec.loads(raw, state.SNAPSHOT).files if raw else {}
+            tests = sorted(p for p in held if p.endswith(".py"))
+            brief = review.write_brief(self.root, self.git, current, tests)
+            current = current.evolve(review_asked_epoch=self.now.epoch)
+            st = state.write(self.git, st, f"cycle {current.cycle}: review", journal=current)
+            state.write_mirrors(self.root, st)
+            return answers.review(current, brief)
+        asked = current.review_asked_epoch
+        return current.evolve(
+            review=review.verdict(given or ""),
+            review_s=None if asked is None else round(max(self.now.epoch - asked, 0.0), 1),
+        )
 
     def _overtaken(self, st: State, cycle: int) -> Answer:
         """The loop's end of cycle ``cycle``, which a `gtd cycle end` during its
@@ -854,7 +886,8 @@ class Cycle:
             tests_skipped=current.tests_skipped, duration_s=current.duration_s,
             kept=None if status == "passed" else f"{reverted_ref(self.git)}{current.cycle}",
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
-            env_skipped=current.env_skipped, look_at=current.look_at,
+            env_skipped=current.env_skipped, look_at=current.look_at, review=current.review,
+            review_s=current.review_s,
         )  # fmt: skip
         new: list[records.Record] = [rec]
         mem = records.apply(records.fold(st.records), rec)

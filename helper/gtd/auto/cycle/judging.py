@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from gtd.auto import records, state
-from gtd.auto.cycle import diff_reading, forged, large, litter, seals
+from gtd.auto.cycle import diff_reading, forged, large, litter, review, seals
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.ratchet import check, room
@@ -133,6 +133,9 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
     tampered = state.tampered(root, git, st) or _rewound(git, st)
     if tampered:
         return Decision(False, f"helper state modified: {tampered[0]}", head=tree.head, halt=True)
+    objected = review.objection(current.review)
+    if objected is not None:  # the tests still judge an approval; an objection ends it
+        return Decision(False, f"the reviewer objected: {objected}", head=tree.head)
     outside = seals.outside_changes(git, current.seals or {})
     if outside:  # not ours to put back, and every later cycle would be judged under it
         return Decision(False, outside[0], head=tree.head, halt=True)

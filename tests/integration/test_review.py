@@ -1,0 +1,96 @@
+"""The optional reviewer (review.agent): `gtd cycle end` asks for a review once,
+with a brief holding the task, the diff reader's findings and the change; the
+verdict the loop passes back decides only an objection (a revert, counted); an
+approval, or a line that is no verdict, leaves the judging to the tests."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tests.conftest import Repo
+from tests.integration.calc_project import CALC, MUL, MUL_TEST, gtd_json, make_project
+
+REVIEW = "review:\n  agent: true\n"
+
+
+@pytest.fixture
+def project(repo: Repo) -> Repo:
+    make_project(repo, config_extra=REVIEW)
+    return repo
+
+
+def _asked(repo: Repo, calc: str) -> dict[str, object]:
+    began = gtd_json(repo, "cycle", "begin")
+    assert began["status"] == "task"
+    repo.write("calc.py", calc)
+    repo.write("tests/test_mul.py", MUL_TEST)
+    asked = gtd_json(repo, "cycle", "end", "--cycle", str(began["cycle"]))
+    assert asked["status"] == "review", asked
+    assert asked["brief"] == ".deepflow/review-brief.md"
+    return asked
+
+
+def test_the_brief_holds_the_task_the_findings_and_the_change(project: Repo) -> None:
+    cheat = MUL.replace("return a * b", "return a * b if a != 12 else 144")
+    cheat = "import sys\n\nFLAG = 'pytest' in sys.modules\n\n\n" + cheat
+    _asked(project, cheat)
+    brief = (project.path / ".deepflow/review-brief.md").read_text()
+    assert "# Review of cycle 1: T1 — Add mul" in brief
+    assert "- [ ] **T1**: Add mul" in brief  # the plan's own words
+    assert "- `calc.py:3: test-sniffing: looks for a test framework in sys.modules`" in brief
+    assert "+def mul(a, b):" in brief
+    assert "+++ b/tests/test_mul.py" in brief  # a new file, whole
+    assert "Verdict: approve" in brief
+
+
+def test_an_objection_reverts_and_counts(project: Repo) -> None:
+    asked = _asked(project, MUL)
+    answer = gtd_json(
+        project,
+        "cycle",
+        "end",
+        "--cycle",
+        str(asked["cycle"]),
+        "--review",
+        "Looks fine at first.\nVerdict: object: mul ignores negative numbers",
+    )
+    assert answer["status"] == "reverted", answer
+    assert answer["reason"] == "the reviewer objected: mul ignores negative numbers"
+    assert answer["review"] == "object: mul ignores negative numbers"
+    assert (project.path / "calc.py").read_text() == CALC
+    mem = yaml.safe_load((project.path / ".deepflow/auto-memory.yaml").read_text())
+    assert mem["consecutive_reverts"]["T1"] == 1
+    (cycle,) = mem["cycles"]
+    assert cycle["review"] == "object: mul ignores negative numbers"
+    assert cycle["review_s"] >= 0
+    report = (project.path / ".deepflow/auto-report.md").read_text()
+    assert "## Reviews" in report
+    assert "| 1 | T1: Add mul | object: mul ignores negative numbers |" in report
+
+
+@pytest.mark.slow
+def test_an_approval_leaves_the_verdict_to_the_tests(project: Repo) -> None:
+    asked = _asked(project, MUL)
+    answer = gtd_json(
+        project, "cycle", "end", "--cycle", str(asked["cycle"]), "--review", "Verdict: approve"
+    )
+    assert answer["status"] == "passed", answer
+    assert answer["review"] == "approve"
+    broken = MUL.replace("return a + b", "return a - b")
+    asked = _asked(project, broken)
+    answer = gtd_json(
+        project, "cycle", "end", "--cycle", str(asked["cycle"]), "--review", "Verdict: approve"
+    )
+    assert answer["status"] == "reverted", answer
+    assert str(answer["reason"]).startswith("tests failed"), answer
+
+
+@pytest.mark.slow
+def test_a_reply_that_is_no_verdict_goes_to_the_tests(project: Repo) -> None:
+    asked = _asked(project, MUL)
+    answer = gtd_json(
+        project, "cycle", "end", "--cycle", str(asked["cycle"]), "--review", "I could not decide."
+    )
+    assert answer["status"] == "passed", answer
+    assert answer["review"] == "none: I could not decide."
