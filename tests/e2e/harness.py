@@ -106,7 +106,9 @@ def gtd(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def make_project(path: Path, plan: str | None = PLAN, setup: bool = True) -> Path:
+def make_project(
+    path: Path, plan: str | None = PLAN, setup: bool = True, config_extra: str = ""
+) -> Path:
     """A git repository with calc.py, a real pytest suite and (optionally) PLAN.md
     after `gtd auto setup`."""
     path.mkdir(parents=True)
@@ -116,7 +118,7 @@ def make_project(path: Path, plan: str | None = PLAN, setup: bool = True) -> Pat
         "tests/test_calc.py": TESTS,
         "conftest.py": CONFTEST,
         ".gitignore": "__pycache__/\n",
-        ".deepflow/config.yaml": f"ratchet:\n  test_command: {PYTEST}\n",
+        ".deepflow/config.yaml": f"ratchet:\n  test_command: {PYTEST}\n{config_extra}",
     }
     if plan is not None:
         files["PLAN.md"] = plan

@@ -22,7 +22,8 @@ from gtd.demo.model_server import Block, Request, Rule, Text, ToolUse, message_t
 # requests of each subagent from the main conversation's.
 IMPLEMENTER = "You implement one task of a plan"
 PLANNER = "You write `PLAN.md` at the repository root"
-SUBAGENTS = (IMPLEMENTER, PLANNER)
+REVIEWER = "You review one change an unattended implementer made"
+SUBAGENTS = (IMPLEMENTER, PLANNER, REVIEWER)
 LOOP_PROMPT = "/gtd:auto-cycle"
 # How Claude Code's reminder begins when a cron job's slash command is due.
 SCHEDULED = "This scheduled prompt has not run yet"
@@ -36,6 +37,8 @@ def role(req: Request) -> str:
         return "implementer"
     if PLANNER in req.system:
         return "planner"
+    if REVIEWER in req.system:
+        return "reviewer"
     return "main"
 
 
@@ -259,6 +262,51 @@ def tick_rules() -> list[Rule]:
             ),
         ),
         *stop_loop_rules(),
+    ]
+
+
+def review_rules(repo: Path, verdicts: list[str]) -> list[Rule]:
+    """``review.agent``: the main conversation runs the reviewer on the brief a
+    `review` answer names and passes its last line back to `gtd cycle end`; the
+    reviewer reads the brief and gives the next of ``verdicts`` (`approve`,
+    `object: why`), one per review. Put them before :func:`tick_rules`: the
+    cycle's second end follows an Agent call too."""
+
+    def launch(req: Request) -> list[Block]:
+        brief = field_of(req.last, "brief")
+        return [
+            ToolUse(
+                "Agent",
+                {
+                    "description": f"Review {field_of(req.last, 'task')}",
+                    "subagent_type": "gtd:reviewer",
+                    "prompt": f"Read {brief} and follow it exactly.",
+                    "run_in_background": False,
+                },
+            )
+        ]
+
+    def end(req: Request) -> list[Block]:
+        # (Claude Code may quote the subagent's reply inside its result text)
+        line = re.findall(r"Verdict: (?:approve|object: [^\n\"\\]*)", req.last)[-1]
+        began = re.findall(r"^status: review\ncycle: (\d+)$", req.conversation, re.M)
+        command = f"gtd cycle end --cycle {began[-1]} --review '{line}'"
+        return [ToolUse("Bash", {"command": command, "timeout": 600000})]
+
+    return [
+        rule("main launches the reviewer", launch, after="Bash", has=("status: review", "brief: ")),
+        rule("main ends the reviewed cycle", end, after="Agent", has=("Verdict: ",)),
+        rule("reviewer reads the brief", _read_brief(repo), agent="reviewer", after="prompt"),
+        *(
+            rule(
+                f"reviewer says {verdict}",
+                [Text(f"Read the task and the change.\nVerdict: {verdict}")],
+                agent="reviewer",
+                after="Read",
+                times=1,
+            )
+            for verdict in verdicts
+        ),
     ]
 
 
