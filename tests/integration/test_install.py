@@ -449,6 +449,7 @@ def test_project_layout_namespaces_without_a_plugin() -> None:
         "commands/gtd/auto-cycle.md",
         "agents/gtd-implementer.md",
         "agents/gtd-planner.md",
+        "agents/gtd-reviewer.md",
         "skills/gtd-plan-format/SKILL.md",
         "gtd-pack.json",
     } <= set(files)
@@ -456,6 +457,7 @@ def test_project_layout_namespaces_without_a_plugin() -> None:
     text = "".join(data.decode() for data, _ in files.values())
     assert "gtd:implementer" not in text
     assert "gtd:planner" not in text
+    assert "gtd:reviewer" not in text
     # frontmatter names are prefixed; prose keeps its words (`loop` in auto.md is
     # Claude Code's own /loop skill, not the pack's step-mode skill)
     assert "  - gtd-plan-format\n" in files["agents/gtd-planner.md"][0].decode()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.conftest import Repo
+from tests.conftest import Repo, run_gtd
 from tests.integration.calc_project import CALC, MUL, MUL_TEST, gtd_json, make_project
 
 REVIEW = "review:\n  agent: true\n"
@@ -94,3 +94,37 @@ def test_a_reply_that_is_no_verdict_goes_to_the_tests(project: Repo) -> None:
     )
     assert answer["status"] == "passed", answer
     assert answer["review"] == "none: I could not decide."
+
+
+REVIEWING_AGENT = f"""\
+import sys
+from pathlib import Path
+brief = sys.stdin.read()
+if brief.startswith("# Review of cycle 1"):
+    print("Verdict: object: the first attempt is never good enough")
+elif brief.startswith("# Review"):
+    print("Verdict: approve")
+else:
+    Path("calc.py").write_text({MUL!r})
+    Path("tests/test_mul.py").write_text({MUL_TEST!r})
+"""
+
+
+def test_gtd_loop_runs_the_review_with_the_agent_command(repo: Repo) -> None:
+    import sys
+
+    make_project(repo, config_extra=REVIEW)
+    script = repo.path.parent / "agent.py"
+    script.write_text(REVIEWING_AGENT)
+    res = run_gtd(repo.path, "loop", "--agent", f"{sys.executable} {script}", "--max-cycles", "2")
+    assert res.code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith(
+        "cycle 1 T1 reverted: the reviewer objected: the first attempt is never good enough"
+    ), res.stdout
+    assert lines[1].startswith("cycle 2 T1 passed"), res.stdout
+    mem = yaml.safe_load((repo.path / ".deepflow/auto-memory.yaml").read_text())
+    assert [c["review"] for c in mem["cycles"]] == [
+        "object: the first attempt is never good enough",
+        "approve",
+    ]

@@ -106,7 +106,7 @@ _SCHEMA = schema.Fields(
         "circuit_breaker_threshold": schema.Integer(1),
         "cycle": schema.Fields({"agent_timeout_minutes": schema.Integer(1)}),
         "commit": schema.Fields({"hooks": schema.Choice(HOOK_CHOICES), "max_file_mb": _MEGABYTES}),
-        "review": schema.Fields({"agent": schema.Flag()}),
+        "review": schema.Fields({"agent": schema.Flag(), "command": _COMMAND}),
     }
 )
 
@@ -143,6 +143,8 @@ class AutoConfig(NamedTuple):
     diff_reader: tuple[tuple[str, str], ...] = ()
     # A read-only reviewer subagent before each task cycle's tests (review.agent).
     review_agent: bool = False
+    # The reviewer's command for `gtd loop` (the brief on stdin); None: the agent's.
+    review_command: str | None = None
 
 
 def template_text() -> str:
@@ -210,6 +212,7 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         max_file_mb=float(values.get("commit", {}).get("max_file_mb", defaults.MAX_FILE_MB)),
         protect=tuple(dict.fromkeys(ratchet.get("protect", ()))),
         review_agent=bool(values.get("review", {}).get("agent", False)),
+        review_command=values.get("review", {}).get("command"),
         diff_reader=tuple(
             sorted(
                 (name, action)

@@ -123,7 +123,9 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
         raise GtdError("the agent command is empty")
     if not via_shell and shutil.which(argv[0]) is None:
         raise GtdError(f"agent command not found: {argv[0]}")
-    timeout_min = load_auto_config(root).agent_timeout_minutes
+    config = load_auto_config(root)
+    timeout_min = config.agent_timeout_minutes
+    reviewer = _reviewer(config.review_command, argv)
     _take_sigint()
 
     cycles = 0
@@ -174,12 +176,34 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
                 agent_exit=code,
                 agent_tail=tail,
             )
+            if end["status"] == "review":  # review.agent: the reviewer's turn
+                brief = (root / str(end["brief"])).read_text("utf-8")
+                said = proc.run(reviewer, root, timeout=timeout_min * 60, input_text=brief)
+                end = Cycle(root, now()).end(
+                    learning_from(result.stdout),
+                    cycle=cycle,
+                    detach=False,
+                    agent_exit=code,
+                    agent_tail=tail,
+                    review=said.stdout,
+                )
         except KeyboardInterrupt:
             say(_interrupted(answer, phase))
             return EXIT_INTERRUPTED
         say(_progress(end, code, tail))
         if end["status"] in ("passed", "reverted"):
             Cycle(root, now()).acknowledge(cycle)
+
+
+def _reviewer(command: str | None, agent: list[str]) -> list[str]:
+    """The reviewer's command (``review.command``), else the agent's own."""
+    if command is None:
+        return agent
+    try:
+        argv, _ = proc.command_argv(command)
+    except ValueError as exc:
+        raise GtdError(f"cannot split review.command: {exc}") from None
+    return argv or agent
 
 
 def _reap() -> None:
