@@ -125,3 +125,20 @@ def test_honest_work_on_the_code_under_test_passes(project: Repo) -> None:
     project.write("pkg/money.py", MONEY + "\n\ndef count(prices):\n    return len(prices)\n")
     answer = gtd_json(project, "cycle", "end")
     assert answer["status"] == "passed", answer
+
+
+@pytest.mark.slow
+def test_a_declared_helper_is_shadowed_by_a_package(repo: Repo) -> None:
+    # the helper declared by hand: the same refusal
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/money.py", MONEY)
+    repo.write("pkg/checks.py", "def same(a, b):\n    return a == b\n")  # no assert in it
+    repo.write(
+        "tests/test_checks.py",
+        "from pkg.checks import same\n\n\ndef test_same():\n    assert same(1, 1)\n",
+    )
+    make_project(repo, config_extra="  protect: [pkg/checks.py]\n")
+    _begin(repo)
+    repo.write("pkg/checks/__init__.py", "def same(a, b):\n    return True\n")
+    reason = str(_end(repo)["reason"])
+    assert "a new module would shadow a protected one: pkg/checks/__init__.py" in reason
