@@ -662,7 +662,9 @@ def test_uninstall_removes_gtds_cache_and_says_so(tmp_path: Path, xdg: bool) -> 
     (cache / "gtd.log").write_text("### version information\n")
     prefix = home / ".local" / "share" / "gtd-pack"
     prefix.mkdir(parents=True)
-    manifest = {"format": 1, "helper": None, "link": None, "dirs": [], "targets": {}}
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+    }  # fmt: skip
     (prefix / "install-manifest.json").write_text(json.dumps(manifest))
     install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
     shown = "~/.cache/gtd" if not xdg else str(cache)
@@ -688,7 +690,7 @@ def test_uninstall_of_one_layout_keeps_the_cache(tmp_path: Path) -> None:
     cache.mkdir(parents=True)
     prefix = home / ".local" / "share" / "gtd-pack"
     prefix.mkdir(parents=True)
-    manifest = {
+    manifest: dict[str, object] = {
         "format": 1, "helper": None, "link": None, "dirs": [],
         "targets": {"user": {"files": {}, "dirs": []}},
     }  # fmt: skip

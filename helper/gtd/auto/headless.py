@@ -54,13 +54,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gtd import paths, proc
+from gtd import exits, paths, proc
 from gtd.auto.config import load_auto_config
 from gtd.clock import now
 from gtd.errors import GtdError
-from gtd.exits import EXIT_BLOCKED, EXIT_DONE, EXIT_HALTED, EXIT_INTERRUPTED, EXIT_STUCK
 from gtd.fsio import atomic_write, read_bytes
 
+# The loop's outcomes, from the one table of exit codes (gtd.exits, docs/errors.md).
+EXIT_DONE = exits.EXIT_DONE
+EXIT_STUCK = exits.EXIT_STUCK
+EXIT_HALTED = exits.EXIT_HALTED
+EXIT_BLOCKED = exits.EXIT_BLOCKED
+EXIT_INTERRUPTED = exits.EXIT_INTERRUPTED
 AGENT_TIMED_OUT = 124  # the status recorded for an agent killed at its timeout (as timeout(1))
 POLL_S = 1.0  # how often a waiting loop asks `begin` again
 KEEP_LOGS = 100  # the newest cycles whose agent logs are all kept
