@@ -359,8 +359,7 @@ class Installer:
                     link.unlink()
                 link.symlink_to(target)
         self.manifest["link"] = {"path": str(link), "target": str(target)}
-        on_path = [Path(p).expanduser().absolute() for p in os.environ.get("PATH", "").split(":")]
-        if self.bin_dir not in on_path:
+        if self.bin_dir not in path_dirs():
             self.warn(
                 f"{tilde(self.bin_dir)} is not on your PATH: add "
                 f'`export PATH="{self.bin_dir}:$PATH"` to your shell profile'
@@ -666,9 +665,14 @@ class Installer:
             )
         lines.append(f"  the gtd command:  {tilde(link)}  (its environment: {tilde(self.venv)})")
         lines += self.pack_lines(key, base)
-        on_path = shutil.which("gtd", path=os.environ.get("PATH", "")) == str(link)
-        if on_path:
+        found = shutil.which("gtd", path=os.environ.get("PATH", ""))
+        if found == str(link):
             lines.append("Next: gtd demo   (one night of auto mode on a sample project)")
+        elif found is not None and self.bin_dir in path_dirs():
+            lines += [
+                f"Next: the `gtd` first on your PATH is another one ({tilde(found)}):",
+                f"  run this one by its full path:  {tilde(link)} demo",
+            ]
         else:
             lines += next_without_path(self.bin_dir)
         lines.append("=" * 72)
@@ -755,6 +759,10 @@ class Installer:
         self.remove_dirs(self.manifest.get("dirs", []))
         print("Dry run: nothing removed." if self.dry else "Uninstalled gtd: nothing left.")
         return 0
+
+
+def path_dirs() -> list[Path]:
+    return [Path(p).expanduser().absolute() for p in os.environ.get("PATH", "").split(":") if p]
 
 
 def gtd_cache() -> Path:

@@ -699,3 +699,29 @@ def test_uninstall_of_one_layout_keeps_the_cache(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert "the helper stays" in res.stdout
     assert cache.is_dir()
+
+
+def test_with_another_gtd_first_on_path_the_next_step_names_this_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    (other / "gtd").write_text("#!/bin/sh\n")
+    (other / "gtd").chmod(0o755)
+    installer = installer_in(home, monkeypatch)
+    installer.bin_dir.mkdir(parents=True)
+    (installer.bin_dir / "gtd").symlink_to("/bin/true")
+    monkeypatch.setenv("PATH", f"{other}:{installer.bin_dir}:/usr/bin:/bin")
+    installer.manifest["targets"]["plugin"] = {"files": {}, "dirs": [], "no_register": True}
+    lines = installer.summary("plugin", installer.prefix / "plugin", __version__, 0).splitlines()
+    assert lines[-3:-1] == [
+        f"Next: the `gtd` first on your PATH is another one ({other / 'gtd'}):",
+        "  run this one by its full path:  ~/.local/bin/gtd demo",
+    ]
+    assert "not registered (--no-register)" in "\n".join(lines)
+
+    # with this one first, the next step is the README's next line as it stands
+    monkeypatch.setenv("PATH", f"{installer.bin_dir}:{other}:/usr/bin:/bin")
+    lines = installer.summary("plugin", installer.prefix / "plugin", __version__, 0).splitlines()
+    assert lines[-2] == "Next: gtd demo   (one night of auto mode on a sample project)"
