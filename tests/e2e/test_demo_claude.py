@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import indented_block
 from tests.e2e.harness import git
 
 pytestmark = pytest.mark.slow
@@ -57,8 +58,8 @@ def test_the_night_inside_claude_code_goes_as_scripted(claude: str, tmp_path: Pa
     assert kept.split() == ["refs/gtd/reverted/cycle-2", "refs/gtd/reverted/cycle-4"]
     # docs/demo.md shows these ticks as a real run printed them
     doc = (ROOT / "docs" / "demo.md").read_text(encoding="utf-8")
-    shown = doc.split("The ticks of a real", 1)[1].split("```\n", 1)[1].split("```", 1)[0]
+    shown = indented_block(doc.split("The ticks of a real", 1)[1])
     printed = [ln for ln in out.splitlines() if ln.startswith("tick ")]
-    assert commits_aside("\n".join(printed)) == commits_aside(shown.rstrip("\n"))
+    assert commits_aside("\n".join(printed)) == commits_aside(shown)
     # the implementer's Write calls really went through Claude Code's tools
     assert "def receipt(self) -> str:" in (where / "cart.py").read_text()

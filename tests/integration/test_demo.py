@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Repo
+from tests.conftest import Repo, indented_block
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,8 +60,8 @@ def _commits_and_place(text: str, where: str) -> str:
 def doc_example() -> list[str]:
     """The headless run docs/demo.md shows, from `gtd auto setup` to `Report:`."""
     text = DEMO_DOC.read_text(encoding="utf-8")
-    block = text.split("What `gtd demo` prints, from a", 1)[1].split("```\n", 1)[1]
-    return _commits_and_place(block.split("```", 1)[0], "").splitlines()
+    block = indented_block(text.split("What `gtd demo` prints, from a", 1)[1])
+    return _commits_and_place(block, "").splitlines()
 
 
 def doc_verdicts() -> dict[int, str]:
