@@ -11,8 +11,10 @@ The helper goes into its own virtual environment (``<prefix>/venv``, default pre
 ``~/.local/share/gtd-pack``) with a ``gtd`` symlink in ``~/.local/bin``. Every path
 installed is recorded, with its hash, in ``<prefix>/install-manifest.json``: a second
 run compares against it and changes nothing when nothing differs, and --uninstall
-removes those paths and nothing else. The run ends with ``gtd doctor``.
-See docs/install.md.
+removes those paths and gtd's own cache (``~/.cache/gtd``: the clean rooms, the crash
+log). The run ends with ``gtd doctor --installation`` (the installation, not the folder
+it runs in) and a summary: what is where, and the one next step (with the bin folder
+not on PATH, the line for the user's shell). See docs/install.md.
 """
 
 from __future__ import annotations
