@@ -11,8 +11,10 @@ The helper goes into its own virtual environment (``<prefix>/venv``, default pre
 ``~/.local/share/gtd-pack``) with a ``gtd`` symlink in ``~/.local/bin``. Every path
 installed is recorded, with its hash, in ``<prefix>/install-manifest.json``: a second
 run compares against it and changes nothing when nothing differs, and --uninstall
-removes those paths and nothing else. The run ends with ``gtd doctor``.
-See docs/install.md.
+removes those paths and gtd's own cache (``~/.cache/gtd``: the clean rooms, the crash
+log). The run ends with ``gtd doctor --installation`` (the installation, not the folder
+it runs in) and a summary: what is where, and the one next step (with the bin folder
+not on PATH, the line for the user's shell). See docs/install.md.
 """
 
 from __future__ import annotations
@@ -40,6 +42,15 @@ SKIP_NAMES = {"__pycache__", ".DS_Store"}
 MANIFEST = "install-manifest.json"
 MARKER = "gtd-pack.json"  # in <dir>/.claude/ for the --project and --user layouts
 FORMAT = 1
+# Install's own `claude plugin` calls send nothing and leave no telemetry files in
+# ~/.claude (measured with the pinned CLI: without these, each call writes
+# ~/.claude/telemetry/1p_failed_events.*). The same set gtd demo starts Claude Code with.
+CLAUDE_QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+}
 
 
 class InstallError(Exception):
@@ -327,7 +338,8 @@ class Installer:
         return res.stdout.strip() or None if res.returncode == 0 else None
 
     def _run(self, argv: list[str], what: str, cwd: Path | None = None) -> str:
-        res = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+        env = {**os.environ, **CLAUDE_QUIET} if what == "claude" else None
+        res = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env)
         if res.returncode != 0:
             raise InstallError(f"{what} failed (exit {res.returncode}):\n{res.stdout}{res.stderr}")
         return res.stdout
@@ -349,8 +361,7 @@ class Installer:
                     link.unlink()
                 link.symlink_to(target)
         self.manifest["link"] = {"path": str(link), "target": str(target)}
-        on_path = [Path(p).expanduser().absolute() for p in os.environ.get("PATH", "").split(":")]
-        if self.bin_dir not in on_path:
+        if self.bin_dir not in path_dirs():
             self.warn(
                 f"{tilde(self.bin_dir)} is not on your PATH: add "
                 f'`export PATH="{self.bin_dir}:$PATH"` to your shell profile'
@@ -559,16 +570,20 @@ class Installer:
             self.register(base, changed)
         elif key == "plugin":
             print(f"Not registered (--no-register): load it with `claude --plugin-dir {base}`.")
+        if key == "plugin":
+            self.manifest["targets"]["plugin"]["no_register"] = bool(args.no_register)
         self.save()
+        if self.dry and self.changes:
+            print(f"Dry run: {self.changes} change(s) listed, nothing done.")
+            print("would run gtd doctor --installation")
+            return 0
         if self.changes == 0:
             print(f"Nothing changed: gtd {version} and its pack are already installed.")
-            return self.doctor(key, base)
-        if self.dry:
-            print(f"Dry run: {self.changes} change(s) listed, nothing done.")
-            print("would run gtd doctor")
-            return 0
-        print(f"Installed gtd {version}: {self.changes} change(s).")
-        return self.doctor(key, base)
+        else:
+            print(f"Installed gtd {version}: {self.changes} change(s).")
+        code = self.doctor(key, base)
+        print(self.summary(key, base, version, code))
+        return code
 
     def target(
         self, args: argparse.Namespace, version: str
@@ -633,10 +648,73 @@ class Installer:
         _write_json(path, settings)
 
     def doctor(self, key: str, base: Path) -> int:
+        """The installation's checks, not the folder's: install.py runs from the
+        checkout, which is no project of the user's (its own tests need its .venv)."""
         gtd = self.venv / "bin" / "gtd"
         cwd = base.parent if key.startswith("project:") else Path.cwd()
-        print(f"\n$ gtd doctor   (in {tilde(cwd)})", flush=True)
-        return subprocess.run([str(gtd), "doctor"], cwd=cwd).returncode
+        print("\n$ gtd doctor --installation", flush=True)
+        return subprocess.run([str(gtd), "doctor", "--installation"], cwd=cwd).returncode
+
+    def summary(self, key: str, base: Path, version: str, doctor_code: int) -> str:
+        """The last lines of an install: what is where, and the one thing to do next."""
+        link = self.bin_dir / "gtd"
+        lines = ["", "=" * 72]
+        if doctor_code == 0:
+            lines.append(f"gtd {version} is installed.")
+        else:
+            lines.append(
+                f"gtd {version} is installed, but doctor found a problem: see its fail lines."
+            )
+        lines.append(f"  the gtd command:  {tilde(link)}  (its environment: {tilde(self.venv)})")
+        lines += self.pack_lines(key, base)
+        found = shutil.which("gtd", path=os.environ.get("PATH", ""))
+        if found == str(link):
+            lines.append("Next: gtd demo   (one night of auto mode on a sample project)")
+        elif found is not None and self.bin_dir in path_dirs():
+            lines += [
+                f"Next: the `gtd` first on your PATH is another one ({tilde(found)}):",
+                f"  run this one by its full path:  {tilde(link)} demo",
+            ]
+        else:
+            lines += next_without_path(self.bin_dir)
+        lines.append("=" * 72)
+        return "\n".join(lines)
+
+    def pack_lines(self, key: str, base: Path) -> list[str]:
+        commands = "/gtd:auto, /gtd:auto-cycle, /gtd:step"
+        head = f"  the pack:         {commands}"
+        if key != "plugin":
+            return [f"{head} in {tilde(base)}"]
+        target = self.manifest["targets"]["plugin"]
+        reg = target.get("claude")
+        if reg and reg.get("plugin"):
+            return [f"{head}: the plugin {reg['plugin']}, registered with Claude Code"]
+        why = "--no-register" if target.get("no_register") else "Claude Code is not on PATH"
+        return [
+            f"{head} in {tilde(base)}",
+            f"                    not registered ({why}): start Claude Code with "
+            f"`claude --plugin-dir {tilde(base)}`",
+        ]
+
+    def remove_cache(self) -> None:
+        """gtd's own cache goes with the helper that made it: the clean rooms the
+        ratchet checks candidates in (one folder per repository) and the crash log.
+        Nothing in it is the user's: a room is rebuilt from the repository."""
+        cache = gtd_cache()
+        if not (cache.exists() or cache.is_symlink()):
+            return
+        rooms = cache / "rooms"
+        count = sum(1 for p in rooms.iterdir() if p.is_dir()) if rooms.is_dir() else 0
+        what = f"the clean rooms of {count} repositor{'y' if count == 1 else 'ies'}"
+        what += ", the crash log" if (cache / "gtd.log").exists() else ""
+        if not self.act(f"remove gtd's cache {tilde(cache)} ({what})"):
+            return
+        if cache.is_symlink() or not cache.is_dir():
+            cache.unlink()
+        elif sys.version_info >= (3, 12):
+            shutil.rmtree(cache, onexc=_writable_then_retry)
+        else:
+            shutil.rmtree(cache, onerror=_writable_then_retry)
 
     def uninstall(self, args: argparse.Namespace) -> int:
         if not self.manifest_path.exists():
@@ -677,11 +755,55 @@ class Installer:
                 path.unlink()
         if self.venv.exists() and self.act(f"remove virtual environment {tilde(self.venv)}"):
             shutil.rmtree(self.venv)
+        self.remove_cache()
         if self.act(f"remove {tilde(self.manifest_path)}"):
             self.manifest_path.unlink()
         self.remove_dirs(self.manifest.get("dirs", []))
         print("Dry run: nothing removed." if self.dry else "Uninstalled gtd: nothing left.")
         return 0
+
+
+def path_dirs() -> list[Path]:
+    return [Path(p).expanduser().absolute() for p in os.environ.get("PATH", "").split(":") if p]
+
+
+def gtd_cache() -> Path:
+    """The helper's own cache folder (the clean rooms, the crash log): the folder
+    gtd.auto.ratchet.early and gtd.cli.crash write under."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "gtd"
+
+
+def _writable_then_retry(func: Any, path: str, _exc: object) -> None:
+    """rmtree's error hook: a clean room may hold read-only folders (a copied
+    project's own modes); make the parent writable and try once more."""
+    os.chmod(os.path.dirname(path), 0o700)
+    func(path)
+
+
+def next_without_path(bin_dir: Path) -> list[str]:
+    """What to do when ``bin_dir`` is not on PATH: the exact line for the user's shell
+    (from $SHELL) that puts it there now and in every new shell, then the README's
+    next command; or that command by its full path, changing nothing."""
+    home = str(Path.home())
+    text = str(bin_dir)
+    under_home = text.startswith(home + os.sep)
+    in_shell = "$HOME" + text[len(home) :] if under_home else text
+    shell = Path(os.environ.get("SHELL", "")).name
+    if shell == "fish":
+        fish_dir = "~" + text[len(home) :] if under_home else text
+        add = f"fish_add_path {fish_dir}"
+    else:
+        profile = {"bash": "~/.bashrc", "zsh": "~/.zshrc"}.get(shell, "~/.profile")
+        export = f'export PATH="{in_shell}:$PATH"'
+        add = f"echo '{export}' >> {profile} && {export}"
+    full = f"{tilde(bin_dir / 'gtd')} demo"
+    return [
+        f"Next: {tilde(bin_dir)} is not on your PATH, so `gtd` is not found yet.",
+        f"  Add it ({shell or 'sh'}):  {add}",
+        "  then run:  gtd demo",
+        f"  or, without changing PATH:  {full}",
+    ]
 
 
 def _write_json(path: Path, data: object) -> None:

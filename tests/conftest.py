@@ -151,3 +151,16 @@ def run_gtd(
 @pytest.fixture
 def gtd() -> Any:
     return run_gtd
+
+
+def indented_block(text: str) -> str:
+    """The first indented (4-space) code block of markdown ``text``, unindented: how
+    the docs show output (a fenced block is read as commands by the pack's linter)."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("    "))
+    block: list[str] = []
+    for line in lines[start:]:
+        if line and not line.startswith("    "):
+            break
+        block.append(line[4:])
+    return "\n".join(block).rstrip("\n")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gtd import __version__
+from gtd.exits import EXIT_BUG
 from tests.conftest import Repo, run_gtd
 
 
@@ -67,7 +68,7 @@ def _crash(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_bug_exits_3_with_a_crash_log(tmp_path: Path) -> None:
     res = _crash(tmp_path, "plan", "next")
     log = tmp_path / "cache" / "gtd" / "gtd.log"
-    assert res.returncode == 3
+    assert res.returncode == EXIT_BUG == 3
     assert "gtd: an unexpected error occurred: ZeroDivisionError: a bug" in res.stderr
     assert str(log) in res.stderr
     assert "Traceback" not in res.stderr
@@ -80,7 +81,7 @@ def test_a_bug_exits_3_with_a_crash_log(tmp_path: Path) -> None:
 
 def test_a_bug_under_json_answers_the_error_envelope(tmp_path: Path) -> None:
     res = _crash(tmp_path, "plan", "next", "--json")
-    assert res.returncode == 3
+    assert res.returncode == EXIT_BUG == 3
     assert json.loads(res.stdout)["status"] == "error"
 
 

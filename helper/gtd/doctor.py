@@ -8,6 +8,12 @@ whether its executable exists and, for pytest, whether it collects the suite (a
 ``--collect-only`` run: a missing dependency or the wrong interpreter shows here,
 with the fix, before a baseline is taken). Inputs (home, cwd, environment) are
 parameters so tests can point them anywhere.
+
+``installation=True`` (`gtd doctor --installation`, what install.py runs) judges the
+installation alone and leaves the folder it runs in out: the checkout install.py is
+run from is no project of the user's. In a repository not set up for auto mode (no
+.deepflow/config.yaml), a test command that would not run is a warning that says so
+plainly, not a failure: nothing there asked for auto mode yet.
 """
 
 from __future__ import annotations
@@ -46,13 +52,20 @@ def overall(checks: list[Check]) -> Status:
 
 
 def run_checks(
-    cwd: Path, home: Path, env: Mapping[str, str], prefix: Path | None = None
+    cwd: Path,
+    home: Path,
+    env: Mapping[str, str],
+    prefix: Path | None = None,
+    *,
+    installation: bool = False,
 ) -> list[Check]:
-    """Every check, in display order. ``prefix`` is the helper's venv (sys.prefix)."""
+    """Every check, in display order. ``prefix`` is the helper's venv (sys.prefix);
+    ``installation``: the installation's checks only, not the repository's."""
     venv = Path(sys.prefix) if prefix is None else prefix
     checks = [check_python(), check_helper(venv), check_git(cwd), check_on_path(env, venv)]
-    checks += check_packs(cwd, home, env, venv)
-    checks.append(check_test_command(cwd))
+    checks += check_packs(cwd, home, env, venv, installation=installation)
+    if not installation:
+        checks.append(check_test_command(cwd))
     return checks
 
 
@@ -120,7 +133,9 @@ class Pack:
     commands: tuple[str, ...]
 
 
-def find_packs(cwd: Path, home: Path, env: Mapping[str, str], venv: Path) -> list[Pack]:
+def find_packs(
+    cwd: Path, home: Path, env: Mapping[str, str], venv: Path, *, installation: bool = False
+) -> list[Pack]:
     packs: list[Pack] = []
     seen: set[Path] = set()
 
@@ -165,13 +180,17 @@ def find_packs(cwd: Path, home: Path, env: Mapping[str, str], venv: Path) -> lis
             seen.add(real)
             names = _commands(base / "commands" / "gtd")
             packs.append(Pack(where, base / "commands" / "gtd", _str(marker.get("version")), names))
-    # 5. a checkout of the pack itself (`claude --plugin-dir .`)
-    add_plugin("checkout", root)
+    # 5. a checkout of the pack itself (`claude --plugin-dir .`): the folder, not the
+    # installation (install.py runs from a checkout)
+    if not installation:
+        add_plugin("checkout", root)
     return packs
 
 
-def check_packs(cwd: Path, home: Path, env: Mapping[str, str], venv: Path) -> list[Check]:
-    packs = find_packs(cwd, home, env, venv)
+def check_packs(
+    cwd: Path, home: Path, env: Mapping[str, str], venv: Path, *, installation: bool = False
+) -> list[Check]:
+    packs = find_packs(cwd, home, env, venv, installation=installation)
     if not packs:
         return [
             Check(
@@ -203,6 +222,16 @@ def check_packs(cwd: Path, home: Path, env: Mapping[str, str], venv: Path) -> li
     copy = next((p for p in packs if p.where == "plugin copy"), None)
     if copy is not None and not registered:
         plugin_dir = _tilde(copy.path.parent, home)
+        if _not_registered_by_choice(venv):
+            checks.append(
+                Check(
+                    "claude registration",
+                    "ok",
+                    f"not registered (installed with --no-register): start Claude Code "
+                    f"with `claude --plugin-dir {plugin_dir}`",
+                )
+            )
+            return checks
         checks.append(
             Check(
                 "claude registration",
@@ -215,6 +244,14 @@ def check_packs(cwd: Path, home: Path, env: Mapping[str, str], venv: Path) -> li
     return checks
 
 
+def _not_registered_by_choice(venv: Path) -> bool:
+    """install.py records --no-register with the plugin copy it made."""
+    manifest = _read_json(venv.parent / MANIFEST)
+    targets = manifest.get("targets") if isinstance(manifest, dict) else None
+    plugin = targets.get("plugin") if isinstance(targets, dict) else None
+    return isinstance(plugin, dict) and plugin.get("no_register") is True
+
+
 # -- the repository --------------------------------------------------------------------
 
 
@@ -222,6 +259,21 @@ def check_test_command(cwd: Path) -> Check:
     root = _repo_root(cwd)
     if root is None:
         return Check("test command", "ok", "skipped: not in a git repository")
+    from gtd.paths import CONFIG as CONFIG_PATH
+
+    found = _check_test_command(root)
+    if found.status != "fail" or (root / CONFIG_PATH).is_file():
+        return found
+    # Nothing here asked for auto mode: what would fail is worth knowing, not a failure.
+    return Check(
+        "test command",
+        "warn",
+        f"{_tilde(root, Path.home())} is not set up for auto mode (no {CONFIG_PATH}); "
+        f"if it were, this would fail: {found.detail}",
+    )
+
+
+def _check_test_command(root: Path) -> Check:
     from gtd.auto.config import load_auto_config
     from gtd.errors import GtdError
     from gtd.paths import CONFIG as CONFIG_PATH

@@ -5,6 +5,7 @@ other end-to-end tests use, and goes as the script says."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,9 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import indented_block
 from tests.e2e.harness import git
 
 pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def commits_aside(text: str) -> str:
+    return re.sub(r"committed [0-9a-f]{7,}", "committed <commit>", text)
 
 
 def test_the_night_inside_claude_code_goes_as_scripted(claude: str, tmp_path: Path) -> None:
@@ -49,5 +56,10 @@ def test_the_night_inside_claude_code_goes_as_scripted(claude: str, tmp_path: Pa
     assert git(where, "status", "--porcelain") == ""
     kept = git(where, "for-each-ref", "--format=%(refname)", "refs/gtd/reverted/")
     assert kept.split() == ["refs/gtd/reverted/cycle-2", "refs/gtd/reverted/cycle-4"]
+    # docs/demo.md shows these ticks as a real run printed them
+    doc = (ROOT / "docs" / "demo.md").read_text(encoding="utf-8")
+    shown = indented_block(doc.split("The ticks of a real", 1)[1])
+    printed = [ln for ln in out.splitlines() if ln.startswith("tick ")]
+    assert commits_aside("\n".join(printed)) == commits_aside(shown)
     # the implementer's Write calls really went through Claude Code's tools
     assert "def receipt(self) -> str:" in (where / "cart.py").read_text()

@@ -5,6 +5,7 @@ smoke test of the whole loop (setup, six cycles, verify) on a real project."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Repo
+from tests.conftest import Repo, indented_block
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,6 +46,32 @@ def untouched(repo: Repo) -> tuple[str, str, str, str]:
         (repo.path / ".git" / "config").read_text(),
         (repo.path / ".git" / "info" / "exclude").read_text(),
     )
+
+
+DEMO_DOC = ROOT / "docs" / "demo.md"
+
+
+def _commits_and_place(text: str, where: str) -> str:
+    """What differs from run to run: the commits and the repository's directory."""
+    text = re.sub(r"committed [0-9a-f]{7,}", "committed <commit>", text)
+    return re.sub(re.escape(where) if where else r"\S*/gtd-demo-[^/\s]+/cart", "<repo>", text)
+
+
+def doc_example() -> list[str]:
+    """The headless run docs/demo.md shows, from `gtd auto setup` to `Report:`."""
+    text = DEMO_DOC.read_text(encoding="utf-8")
+    block = indented_block(text.split("What `gtd demo` prints, from a", 1)[1])
+    return _commits_and_place(block, "").splitlines()
+
+
+def doc_verdicts() -> dict[int, str]:
+    """Cycle → what docs/demo.md's table says its line shows."""
+    text = DEMO_DOC.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d) \| T\d [^|]+\| [^|]+\| (.+) \|$", text, re.M)
+    return {
+        int(n): (found.group(1) if (found := re.match(r"reverted: `(.+)`$", v)) else v)
+        for n, v in rows
+    }
 
 
 def no_claude_path(tmp_path: Path) -> str:
@@ -116,6 +143,16 @@ def test_the_headless_night_goes_as_scripted_and_leaves_the_callers_repository_a
     assert "assert cart.total() > 0" not in (where / "tests" / "test_cart.py").read_text()
     assert git(where, "status", "--porcelain") == ""
     assert "| Tasks committed | 4 |" in report.read_text()
+
+    # docs/demo.md shows this run: its example block and its table's verdicts
+    shown = _commits_and_place(out, str(where)).splitlines()
+    start = shown.index(doc_example()[0])
+    assert shown[start : start + len(doc_example())] == doc_example()
+    verdicts = doc_verdicts()
+    assert sorted(verdicts) == [1, 2, 3, 4, 5, 6]
+    for n, verdict in verdicts.items():
+        said = "passed, committed" if verdict == "passed, committed" else f"reverted: {verdict}"
+        assert said in lines[n - 1], (n, said, lines[n - 1])
 
     assert untouched(repo) == before
 

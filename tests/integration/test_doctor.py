@@ -192,8 +192,90 @@ def test_the_projects_virtualenv_is_chosen_and_a_broken_one_diagnosed(
     )
     res = run_gtd(repo.path, "doctor")
     line = next(x for x in res.stdout.splitlines() if "test command" in x)
-    assert line.startswith("fail test command: `.venv/bin/python -m pytest` (detected: ")
+    # not set up for auto mode yet: said plainly, a warning with the whole finding
+    assert line.startswith(
+        f"warn test command: {repo.path} is not set up for auto mode (no "
+        ".deepflow/config.yaml); if it were, this would fail: `.venv/bin/python -m pytest` "
+        "(detected: "
+    )
     assert "the project's virtualenv .venv/ (linked into the clean room)" in line
     assert "has no pytest module" in line
     assert "install pytest" in line
+    assert res.code == 0
+
+
+# -- the installation, not the folder -------------------------------------------------
+
+
+def broken_checkout(repo: Repo) -> None:
+    """A repository like a fresh clone of the pack: a plugin manifest, commands, and
+    a suite whose package the detected command cannot import."""
+    repo.write(".claude-plugin/plugin.json", json.dumps({"name": "gtd", "version": __version__}))
+    repo.write("commands/auto.md", "---\ndescription: x\n---\nx\n")
+    repo.write("tests/test_a.py", "import no_such_package_xyz\n\n\ndef test_a():\n    pass\n")
+    repo.commit_all("a checkout")
+
+
+def test_installation_leaves_the_folders_test_command_and_checkout_out(
+    repo: Repo, claude_dir: Path
+) -> None:
+    broken_checkout(repo)
+    res = run_gtd(repo.path, "doctor", "--installation")
+    assert "test command" not in res.stdout
+    assert "pack (checkout)" not in res.stdout
+    assert res.code == 0, res.stdout
+    assert res.stdout.splitlines()[-1].startswith("doctor: warn (0 failed, ")
+
+
+def test_a_folder_not_set_up_for_auto_mode_says_so_and_does_not_fail(
+    repo: Repo, claude_dir: Path
+) -> None:
+    broken_checkout(repo)
+    res = run_gtd(repo.path, "doctor", "--json")
+    test = checks(res.json)["test command"]
+    assert test["status"] == "warn"
+    assert test["detail"].startswith(
+        f"{repo.path} is not set up for auto mode (no .deepflow/config.yaml); "
+        "if it were, this would fail: "
+    )
+    assert "'no_such_package_xyz' cannot be imported" in test["detail"]
+    assert res.code == 0
+    # set up for auto mode, the same command is a failure
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {sys.executable} -m pytest\n")
+    res = run_gtd(repo.path, "doctor", "--json")
+    assert checks(res.json)["test command"]["status"] == "fail"
     assert res.code == 1
+
+
+@pytest.mark.parametrize("no_register", [False, True], ids=["claude-missing", "no-register"])
+def test_a_plugin_copy_left_unregistered_by_choice_is_not_a_warning(
+    tmp_path: Path, claude_dir: Path, no_register: bool
+) -> None:
+    """After `install.py --no-register` doctor does not tell the user to re-run the
+    install with claude on PATH: they chose not to register."""
+    from gtd import doctor
+
+    prefix = tmp_path / "gtd-pack"
+    plugin = prefix / "plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(
+        json.dumps({"name": "gtd", "version": __version__})
+    )
+    (plugin / "commands").mkdir()
+    (plugin / "commands" / "auto.md").write_text("x\n")
+    target = {"files": {}, "dirs": [], "no_register": no_register}
+    (prefix / "install-manifest.json").write_text(json.dumps({"targets": {"plugin": target}}))
+    home = tmp_path / "home"
+    found = doctor.run_checks(
+        tmp_path, home, {"CLAUDE_CONFIG_DIR": str(claude_dir)}, prefix / "venv", installation=True
+    )
+    registration = {c.name: c for c in found}["claude registration"]
+    if no_register:
+        assert registration.status == "ok"
+        assert registration.detail == (
+            "not registered (installed with --no-register): start Claude Code with "
+            f"`claude --plugin-dir {plugin}`"
+        )
+    else:
+        assert registration.status == "warn"
+        assert "re-run install.py with claude on PATH" in registration.detail

@@ -567,3 +567,163 @@ def test_an_earlier_installs_hook_is_brought_up_to_date(tmp_path: Path) -> None:
     installer.install_hook("project:x", base)
     assert installer.changes == changes
     assert json.loads(settings.read_text()) == after
+
+
+# -- the closing summary and what uninstall leaves -------------------------------------
+
+
+def installer_in(home: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> Any:
+    """An Installer for a HOME of the test's own, its default prefix and bin dir."""
+    monkeypatch.setenv("HOME", str(home))
+    install = load_install()
+    local = home / ".local"
+    argv = ["--prefix", str(local / "share" / "gtd-pack"), "--bin-dir", str(local / "bin")]
+    return install.Installer(install.parse_args([*argv, *extra]))
+
+
+def test_the_summary_in_docs_install_is_what_install_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    installer = installer_in(home, monkeypatch)
+    installer.manifest["targets"]["plugin"] = {"files": {}, "dirs": [], "no_register": False}
+    printed = installer.summary("plugin", installer.prefix / "plugin", __version__, 0)
+    doc = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    block = doc.split("`SHELL=/bin/bash`:\n\n```\n", 1)[1].split("\n```", 1)[0]
+    assert printed.strip("\n") == block.replace("gtd 0.1.0 ", f"gtd {__version__} ")
+
+
+EXPORT = 'export PATH="$HOME/.local/bin:$PATH"'
+
+
+@pytest.mark.parametrize(
+    ("shell", "line"),
+    [
+        ("/bin/bash", f"echo '{EXPORT}' >> ~/.bashrc && {EXPORT}"),
+        ("/usr/bin/zsh", f"echo '{EXPORT}' >> ~/.zshrc && {EXPORT}"),
+        ("/usr/bin/fish", "fish_add_path ~/.local/bin"),
+        ("", f"echo '{EXPORT}' >> ~/.profile && {EXPORT}"),
+    ],
+    ids=["bash", "zsh", "fish", "unknown"],
+)
+def test_without_the_bin_dir_on_path_the_next_step_is_the_line_for_the_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shell: str, line: str
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SHELL", shell)
+    lines = load_install().next_without_path(tmp_path / ".local" / "bin")
+    assert lines[0] == "Next: ~/.local/bin is not on your PATH, so `gtd` is not found yet."
+    assert lines[1] == f"  Add it ({Path(shell).name or 'sh'}):  {line}"
+    assert lines[2:] == [
+        "  then run:  gtd demo",
+        "  or, without changing PATH:  ~/.local/bin/gtd demo",
+    ]
+
+
+def test_a_bin_dir_outside_home_is_named_by_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    bin_dir = tmp_path / "opt" / "bin"
+    lines = load_install().next_without_path(bin_dir)
+    assert f'export PATH="{bin_dir}:$PATH"' in lines[1]
+    assert lines[-1] == f"  or, without changing PATH:  {bin_dir}/gtd demo"
+    # the printed line, run by bash, does put the folder first on PATH
+    bin_dir.mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    add = lines[1].split(":  ", 1)[1]
+    res = subprocess.run(
+        ["bash", "-c", f"{add}\necho $PATH"],
+        env={"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert res.stdout.split(":")[0] == str(bin_dir), res.stderr
+
+
+@pytest.mark.parametrize("xdg", [False, True], ids=["home", "XDG_CACHE_HOME"])
+def test_uninstall_removes_gtds_cache_and_says_so(tmp_path: Path, xdg: bool) -> None:
+    """The clean rooms (~/.cache/gtd/rooms/<repo>/…, read-only folders among them)
+    and the crash log go with the helper; a dry run names them and keeps them."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    cache = home / ".cache" / "gtd"
+    if xdg:
+        env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+        cache = tmp_path / "xdg" / "gtd"
+    for repo in ("app-1a2b", "lib-3c4d"):
+        room = cache / "rooms" / repo / "slot-0" / "pkg"
+        room.mkdir(parents=True)
+        (room / "mod.py").write_text("x = 1\n")
+        room.chmod(0o555)
+    (cache / "gtd.log").write_text("### version information\n")
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
+    shown = "~/.cache/gtd" if not xdg else str(cache)
+    said = f"remove gtd's cache {shown} (the clean rooms of 2 repositories, the crash log)"
+
+    dry = run([*install, "--dry-run"], tmp_path, env)
+    assert f"would {said}" in dry.stdout, dry.stdout
+    assert (cache / "gtd.log").is_file()
+
+    res = run(install, tmp_path, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert said in res.stdout.splitlines(), res.stdout
+    assert "Uninstalled gtd: nothing left." in res.stdout
+    assert not cache.exists()
+    assert cache.parent.is_dir()  # the cache folder itself is not gtd's
+
+
+def test_uninstall_of_one_layout_keeps_the_cache(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    cache = home / ".cache" / "gtd" / "rooms"
+    cache.mkdir(parents=True)
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [],
+        "targets": {"user": {"files": {}, "dirs": []}},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    res = run([sys.executable, str(ROOT / "install.py"), "--uninstall", "--user"], tmp_path, env)
+    assert res.returncode == 0, res.stderr
+    assert "the helper stays" in res.stdout
+    assert cache.is_dir()
+
+
+def test_with_another_gtd_first_on_path_the_next_step_names_this_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    other = tmp_path / "other-bin"
+    other.mkdir()
+    (other / "gtd").write_text("#!/bin/sh\n")
+    (other / "gtd").chmod(0o755)
+    installer = installer_in(home, monkeypatch)
+    installer.bin_dir.mkdir(parents=True)
+    (installer.bin_dir / "gtd").symlink_to("/bin/true")
+    monkeypatch.setenv("PATH", f"{other}:{installer.bin_dir}:/usr/bin:/bin")
+    installer.manifest["targets"]["plugin"] = {"files": {}, "dirs": [], "no_register": True}
+    lines = installer.summary("plugin", installer.prefix / "plugin", __version__, 0).splitlines()
+    assert lines[-3:-1] == [
+        f"Next: the `gtd` first on your PATH is another one ({other / 'gtd'}):",
+        "  run this one by its full path:  ~/.local/bin/gtd demo",
+    ]
+    assert "not registered (--no-register)" in "\n".join(lines)
+
+    # with this one first, the next step is the README's next line as it stands
+    monkeypatch.setenv("PATH", f"{installer.bin_dir}:{other}:/usr/bin:/bin")
+    lines = installer.summary("plugin", installer.prefix / "plugin", __version__, 0).splitlines()
+    assert lines[-2] == "Next: gtd demo   (one night of auto mode on a sample project)"

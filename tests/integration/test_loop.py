@@ -110,7 +110,7 @@ def test_loop_stops_at_the_circuit_breaker(repo: Repo) -> None:
     res = run_gtd(repo.path, "loop", "--agent", agent)
     # A loop the breaker stopped exits with its own code, so a script can tell it
     # from a finished plan (`gtd loop ... && gtd verify`).
-    assert res.code == EXIT_HALTED == 3, res.stderr
+    assert res.code == EXIT_HALTED == 5, res.stderr
     lines = res.stdout.splitlines()
     assert len(lines) == 3, lines
     assert lines[0].startswith("cycle 1 T1 reverted: tests failed: 1 of 2 (tests/test_calc.py::")

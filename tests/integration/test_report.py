@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from gtd.exits import EXIT_HALTED
 from tests.conftest import Repo, run_gtd
 from tests.integration.calc_project import gtd_json
 from tests.integration.test_loop import BAD_AGENT, DIV, GOOD_AGENT, make_project, short
@@ -32,7 +33,7 @@ def commands(text: str) -> list[str]:
 @pytest.mark.slow
 def test_a_halted_night_read_and_resumed_from_the_report(repo: Repo) -> None:
     bad = make_project(repo, BAD_AGENT, "circuit_breaker_threshold: 2\n")
-    assert run_gtd(repo.path, "loop", "--agent", bad).code == 3
+    assert run_gtd(repo.path, "loop", "--agent", bad).code == EXIT_HALTED
 
     # 1. The top of the report says the loop stopped, where, why, and how to go on.
     text = report(repo)

@@ -22,13 +22,14 @@ its wait) or taking a new baseline after a person's commit, `begin` answers busy
 the loop says ``waiting: …`` once and asks again every few seconds, rather than
 stopping; the verdict that comes in is reported as ``previous: …``.
 
-Stops, with one final line, and exit codes (``EXIT_*`` below):
+Stops, with one final line, and exit codes (``gtd.exits``):
 
 - ``complete``: every task is done, exit 0 (then run `gtd verify`);
   ``--max-cycles N`` reached: exit 0.
 - ``halted``: the circuit breaker tripped, or a forced halt (the agent changed the
   helper's state, a broken baseline after a person's commit, a cycle that could not
-  finish): exit 3. The final line names the task and the command that resumes.
+  finish): exit 5 (3 is kept for a bug in gtd: docs/errors.md). The final line
+  names the task and the command that resumes.
 - ``blocked``: every remaining task waits on an unfinished blocker: exit 4.
 - ``dirty`` (uncommitted changes no cycle made), ``busy`` with a cycle whose agent
   is still at work (a second driver, a tick in Claude Code, a loop stopped with
@@ -53,17 +54,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gtd import paths, proc
+from gtd import exits, paths, proc
 from gtd.auto.config import load_auto_config
 from gtd.clock import now
 from gtd.errors import GtdError
 from gtd.fsio import atomic_write, read_bytes
 
-EXIT_DONE = 0
-EXIT_STUCK = 1
-EXIT_HALTED = 3
-EXIT_BLOCKED = 4
-EXIT_INTERRUPTED = 130
+# The loop's outcomes, from the one table of exit codes (gtd.exits, docs/errors.md).
+EXIT_DONE = exits.EXIT_DONE
+EXIT_STUCK = exits.EXIT_STUCK
+EXIT_HALTED = exits.EXIT_HALTED
+EXIT_BLOCKED = exits.EXIT_BLOCKED
+EXIT_INTERRUPTED = exits.EXIT_INTERRUPTED
 AGENT_TIMED_OUT = 124  # the status recorded for an agent killed at its timeout (as timeout(1))
 POLL_S = 1.0  # how often a waiting loop asks `begin` again
 KEEP_LOGS = 100  # the newest cycles whose agent logs are all kept

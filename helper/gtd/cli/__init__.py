@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 
 from gtd.errors import GtdError
+from gtd.exits import EXIT_BUG, EXIT_INTERRUPTED
 from gtd.names import for_terminal, readable
 from gtd.tuples import NamedTuple
 
@@ -47,7 +48,7 @@ FAST_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
 STEP_COMMANDS = frozenset({"step", "step-agent", "next", "status", "review", "format", "run"})
 # A bug (an exception that is not a GtdError) exits with its own code, after
 # writing a crash log (docs/errors.md).
-CRASH_EXIT = 3
+CRASH_EXIT = EXIT_BUG
 
 
 class Reply(NamedTuple):
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     except GtdError as exc:
         fail(exc.render(), reply, exc.exit_code, raw=exc.raw)
     except KeyboardInterrupt:
-        fail("interrupted", reply, 130)
+        fail("interrupted", reply, EXIT_INTERRUPTED)
     except Exception as exc:  # a bug, not the user's mistake
         from gtd.cli.crash import report
 

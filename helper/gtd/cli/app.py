@@ -59,11 +59,18 @@ def _root(
 
 
 @app.command("doctor")
-def _doctor(as_json: bool = JsonOpt) -> None:
+def _doctor(
+    as_json: bool = JsonOpt,
+    installation: bool = typer.Option(
+        False,
+        "--installation",
+        help="Check the installation only, not the repository in the current folder.",
+    ),
+) -> None:
     """Check the installation: helper vs pack version, git, test command, commands."""
     import gtd.cli.doctor_cmd as doctor_cmd
 
-    raise typer.Exit(doctor_cmd.doctor(as_json))
+    raise typer.Exit(doctor_cmd.doctor(as_json, installation))
 
 
 @app.command("validate")

@@ -1,6 +1,6 @@
 """`gtd doctor`: one line per check (ok / warn / fail), or one JSON object with the
 checks list. Exit 0 when no check fails, 1 otherwise. Runs anywhere, in a repository
-or not."""
+or not; `--installation` leaves the repository's checks out (what install.py runs)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 from gtd.cli.output import emit
 
 
-def doctor(as_json: bool) -> int:
+def doctor(as_json: bool, installation: bool = False) -> int:
     from gtd import doctor as doctor_mod
 
-    checks = doctor_mod.run_checks(Path.cwd(), Path.home(), os.environ)
+    checks = doctor_mod.run_checks(Path.cwd(), Path.home(), os.environ, installation=installation)
     answer = doctor_mod.report(checks)
     emit(answer, render(answer), as_json)
     return 1 if answer["status"] == "fail" else 0

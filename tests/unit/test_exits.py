@@ -1,0 +1,39 @@
+"""docs/errors.md's table of exit codes is the one gtd.exits names: every code, its
+name and no other, and 3 for a bug alone."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gtd import exits
+from gtd.auto import headless
+from gtd.cli import CRASH_EXIT
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
+
+
+def _documented() -> dict[str, int]:
+    rows = re.findall(r"^\| (\d+) \| `(EXIT_\w+)` \|", DOC.read_text(encoding="utf-8"), re.M)
+    return {name: int(code) for code, name in rows}
+
+
+def _named() -> dict[str, int]:
+    return {k: v for k, v in vars(exits).items() if k.startswith("EXIT_")}
+
+
+def test_the_documented_table_is_the_named_codes() -> None:
+    assert _documented() == _named()
+
+
+def test_each_code_means_one_thing() -> None:
+    codes = list(_named().values())
+    assert len(codes) == len(set(codes))
+
+
+def test_three_is_for_bugs_only_and_the_loop_stops_have_their_own() -> None:
+    assert CRASH_EXIT == exits.EXIT_BUG == 3
+    loop = {headless.EXIT_DONE, headless.EXIT_STUCK, headless.EXIT_BLOCKED}
+    loop |= {headless.EXIT_HALTED, headless.EXIT_INTERRUPTED}
+    assert exits.EXIT_BUG not in loop
+    assert (headless.EXIT_HALTED, headless.EXIT_BLOCKED) == (5, 4)
