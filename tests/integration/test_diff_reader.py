@@ -69,7 +69,9 @@ def test_a_flagged_change_commits_and_is_listed_for_a_person(repo: Repo) -> None
 
 
 def test_the_config_decides_each_pattern(repo: Repo) -> None:
-    make_project(repo, config_extra="  diff_reader:\n    call-counting: refuse\n")
+    # (an unquoted `off`, which YAML reads as false, means off)
+    extra = "  diff_reader:\n    call-counting: refuse\n    test-sniffing: off\n"
+    make_project(repo, config_extra=extra)
     assert gtd_json(repo, "cycle", "begin")["status"] == "task"
     repo.write("calc.py", COUNTING)
     repo.write("tests/test_mul.py", MUL_TEST)

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import pytest
 from filelock import FileLock
 
+from gtd.auto.diffread.patterns import PATTERNS
 from tests.conftest import run_wide_dir
 from tests.redteam import project as proj
 
@@ -491,6 +492,14 @@ SPECS = {
 }
 
 
+# The red-team suite tests the layers under the diff reader (the clean room, the
+# sealed state, the plugin's tripwires): with the reader on, many in-process attacks
+# are refused before their run, for the construct they add (tests/unit/auto/
+# test_diffread.py, tests/integration/test_impossible_tasks.py), and the tripwire
+# each test is about would go unexercised.
+_READER_OFF = "  diff_reader:\n" + "".join(f"    {name}: off\n" for name in PATTERNS)
+
+
 def _command(spec: Spec) -> str:
     return spec.command or proj.suite_command(spec.variant)
 
@@ -526,7 +535,7 @@ class Templates:
             (root / rel).write_text(text)
         (root / ".deepflow").mkdir()
         (root / ".deepflow/config.yaml").write_text(
-            f"ratchet:\n  test_command: {_command(spec)}\n{spec.config_extra}"
+            f"ratchet:\n  test_command: {_command(spec)}\n{spec.config_extra}{_READER_OFF}"
         )
         if spec.extra is not None:
             spec.extra(root)

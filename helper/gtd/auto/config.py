@@ -79,6 +79,14 @@ def _pattern_rule(pattern: str) -> tuple[str, str | None] | None:
     return None
 
 
+class _Action(schema.Choice):
+    """A diff reader pattern's action. YAML reads an unquoted ``off`` as false:
+    that is what the person wrote, so it means ``off``."""
+
+    def check(self, value: object, path: schema.Path) -> str:
+        return "off" if value is False else super().check(value, path)
+
+
 # Golden data outside the test folders, in gitignore's pattern language.
 _PROTECT = schema.Text(
     "a gitignore-style pattern", nonempty=True, rule=_pattern_rule, hint=_QUOTE_IT, clean=str.strip
@@ -99,7 +107,7 @@ _SCHEMA = schema.Fields(
                     _PROTECT, "a list of patterns", hint="e.g. `protect: [fixtures/, golden/]`"
                 ),
                 "wait_seconds": schema.Number(0, inclusive=True, below=1e9),
-                "diff_reader": schema.Fields({name: schema.Choice(ACTIONS) for name in PATTERNS}),
+                "diff_reader": schema.Fields({name: _Action(ACTIONS) for name in PATTERNS}),
             }
         ),
         "quality": schema.Fields({"test_command": _COMMAND}),
