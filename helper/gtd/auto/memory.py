@@ -53,6 +53,9 @@ class CycleRecord(NamedTuple):
     # baseline-passing tests skipped in the cycle's run that the base commit's code
     # skips too when run again: the environment changed, not the code
     env_skipped: tuple[str, ...] = ()
+    # what was done for the person's refs, stash, worktrees and ignored files
+    # (gtd.auto.cycle.yours): a sentence each
+    yours: tuple[str, ...] = ()
 
 
 class TaskResult(NamedTuple):

@@ -120,6 +120,7 @@ CYCLE = schema.Fields(
         "agent_tail": TEXT,
         "flaky": schema.Each(TEXT),
         "skipped_by_environment": schema.Each(TEXT),
+        "your_work": schema.Each(TEXT),
     },
     required=("cycle", "task", "status", "at"),
     closed=False,
@@ -222,6 +223,7 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         agent_tail=e.get("agent_tail"),
         flaky=tuple(e.get("flaky", ())),
         env_skipped=tuple(e.get("skipped_by_environment", ())),
+        yours=tuple(e.get("your_work", ())),
     )
 
 
@@ -270,6 +272,7 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("agent_tail", rec.agent_tail),
         ("flaky", list(rec.flaky) or None),
         ("skipped_by_environment", list(rec.env_skipped) or None),
+        ("your_work", list(rec.yours) or None),
     ]
 
 

@@ -109,6 +109,7 @@ def _decode_line(number: int, line: str) -> Record:
             raise RecordError(number, f"unknown cycle status {data.get('status')!r}")
         data["flaky"] = tuple(data.get("flaky") or ())
         data["env_skipped"] = tuple(data.get("env_skipped") or ())
+        data["yours"] = tuple(data.get("yours") or ())
     try:
         return cls(**data)  # type: ignore[no-any-return]
     except TypeError as exc:  # pragma: no cover - the field checks above cover it

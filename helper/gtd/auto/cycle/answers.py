@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         duration_s: float
         flaky: list[str]
         skipped_by_environment: list[str]
+        your_work: list[str]
         recovered: str
         previous: str
         ended_before: str
@@ -253,6 +254,8 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         from gtd.auto.readable import word
 
         answer["skipped_by_environment"] = [word(t) for t in rec.env_skipped]
+    if rec.yours:
+        answer["your_work"] = list(rec.yours)
     if rec.duration_s is not None:
         answer["duration_s"] = rec.duration_s
     if trip is not None:
