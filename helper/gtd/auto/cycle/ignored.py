@@ -138,9 +138,16 @@ def smuggled(root: Path, before: mf.Manifest, added: dict[str, str]) -> list[str
     another name, or a copy of one: each with what it is, for the judge's reason."""
     moved = mf.moved_back(before.ignored, _inodes(root, added))
     out = [f"{new} (was {old})" for new, old in moved.items()]
-    rest = {p: b for p, b in added.items() if not mf.covered(p, set(moved)) and p not in moved}
+    known = {*moved, *before.ignored}
+    rest = {p: b for p, b in added.items() if not _handled(p, known)}
     out += [f"{new} (a copy of {old})" for new, old in mf.copies(before.ignored, rest).items()]
     return out
+
+
+def _handled(rel: str, known: set[str]) -> bool:
+    """Moved back already, or where it was when the cycle began (a file a
+    `.gitignore` edit made visible: never kept, gtd.auto.cycle.keep)."""
+    return rel in known or mf.covered(rel, known)
 
 
 def put_back(root: Path, git: Git, before: mf.Manifest, added: Sequence[str]) -> list[str]:
@@ -162,8 +169,9 @@ def put_back(root: Path, git: Git, before: mf.Manifest, added: Sequence[str]) ->
     if not any(i.blob for i in before.ignored.values()):
         return notes
     candidates = []
+    known = {*moved, *before.ignored}
     for rel in added:
-        if rel in moved or mf.covered(rel, set(moved)) or "\n" in rel:
+        if _handled(rel, known) or "\n" in rel:
             continue
         info = _entry(root / rel)
         if info is not None and S_ISREG(info.st_mode) and info.st_size <= COPY_FILE_MAX:
