@@ -24,8 +24,10 @@ from stat import S_ISDIR, S_ISREG
 from gtd import paths
 from gtd.auto.cycle import manifest as mf
 from gtd.auto.cycle.manifest import Ignored
-from gtd.fsio import atomic_write_bytes, walk
+from gtd.errors import GitError
+from gtd.fsio import atomic_write_bytes
 from gtd.git import Git
+from gtd.tuples import NamedTuple
 
 # Bounds of the survey at `begin`: the files inside ignored folders noted (a
 # virtualenv's tens of thousands are not: the folder itself is), and the small
@@ -44,13 +46,21 @@ def _entry(path: Path) -> os.stat_result | None:
         return None
 
 
+class _Seen(NamedTuple):
+    ino: int
+    dev: int
+    folder: bool
+    size: int | None  # regular files only (None: unknown, never copied)
+    mode: int
+
+
 def survey(
     root: Path, side: Git, listed: Sequence[str]
 ) -> tuple[dict[str, Ignored], tuple[str, ...]]:
     """The ignored paths (``listed``: git's listing, folders with a trailing
     slash) with their inodes, small files' content copied into ``side``; and the
     ignored folders too large to walk."""
-    noted: dict[str, tuple[os.stat_result, bool]] = {}
+    noted: dict[str, _Seen] = {}
     unlisted: list[str] = []
     budget = WALK_MAX
     for entry in listed:
@@ -61,10 +71,11 @@ def survey(
         if info is None:
             continue
         folder = S_ISDIR(info.st_mode)
-        noted[rel] = (info, folder)
+        size = info.st_size if S_ISREG(info.st_mode) else None
+        noted[rel] = _Seen(info.st_ino, info.st_dev, folder, size, info.st_mode & 0o777)
         if not folder or os.path.basename(rel) in _REGENERATED:
             continue
-        inner = _walk(root, rel, budget)
+        inner = _walk(root, rel, info.st_dev, budget)
         if inner is None:
             unlisted.append(rel)
             continue
@@ -73,45 +84,66 @@ def survey(
     return _with_copies(root, side, noted), tuple(unlisted)
 
 
-def _walk(root: Path, rel: str, budget: int) -> dict[str, tuple[os.stat_result, bool]] | None:
-    out: dict[str, tuple[os.stat_result, bool]] = {}
-    for folder, dirs, files in walk(root / rel):
-        dirs[:] = [d for d in dirs if d not in _REGENERATED]
-        for name in (*dirs, *files):
-            path = os.path.join(folder, name)
-            info = _entry(Path(path))
-            if info is None:
+def _walk(root: Path, rel: str, dev: int, budget: int) -> dict[str, _Seen] | None:
+    """The entries under the ignored folder ``rel``, None past ``budget`` of
+    them. The inode comes with the folder's listing (no stat a file); a file's
+    size is read for the first few, which may be copied."""
+    out: dict[str, _Seen] = {}
+    stack = [rel]
+    sized = 0
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(root / folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for item in entries:
+            sub = f"{folder}/{item.name}"
+            try:
+                is_dir = item.is_dir(follow_symlinks=False)
+                is_file = not is_dir and item.is_file(follow_symlinks=False)
+            except OSError:
                 continue
-            out[os.path.relpath(path, root).replace(os.sep, "/")] = (info, S_ISDIR(info.st_mode))
+            size: int | None = None
+            mode = 0o644
+            if is_file and sized < COPY_COUNT_MAX and not item.name.endswith(".pyc"):
+                try:
+                    info = item.stat(follow_symlinks=False)
+                    size, mode = info.st_size, info.st_mode & 0o777
+                    sized += size <= COPY_FILE_MAX
+                except OSError:
+                    pass
+            out[sub] = _Seen(item.inode(), dev, is_dir, size, mode)
             if len(out) > budget:
                 return None
+            if is_dir and item.name not in _REGENERATED:
+                stack.append(sub)
     return out
 
 
-def _with_copies(
-    root: Path, side: Git, noted: dict[str, tuple[os.stat_result, bool]]
-) -> dict[str, Ignored]:
+def _with_copies(root: Path, side: Git, noted: dict[str, _Seen]) -> dict[str, Ignored]:
     small: list[str] = []
     total = 0
-    for rel, (info, folder) in noted.items():
-        if folder or not S_ISREG(info.st_mode) or info.st_size > COPY_FILE_MAX:
+    for rel, seen in noted.items():
+        if seen.size is None or seen.size > COPY_FILE_MAX:
             continue
         if "\n" in rel or rel.endswith(".pyc") or len(small) >= COPY_COUNT_MAX:
             continue
-        if total + info.st_size > COPY_TOTAL_MAX:
+        if total + seen.size > COPY_TOTAL_MAX:
             continue
         small.append(rel)
-        total += info.st_size
+        total += seen.size
     blobs: dict[str, str] = {}
     if small:
         try:
             oids = side.write_blob_files([str(root / rel) for rel in small])
             blobs = dict(zip(small, oids, strict=True))
-        except OSError:  # a file gone or unreadable since: no copy of any (named if lost)
+        except (OSError, GitError):  # a file gone or unreadable since: no copies (named if lost)
             blobs = {}
     return {
-        rel: Ignored(info.st_ino, info.st_dev, folder, blobs.get(rel), info.st_mode & 0o777)
-        for rel, (info, folder) in noted.items()
+        rel: Ignored(seen.ino, seen.dev, seen.folder, blobs.get(rel), seen.mode)
+        for rel, seen in noted.items()
     }
 
 
