@@ -219,3 +219,24 @@ def test_pins_live_out_of_the_agents_reach(project: Project) -> None:
     assert project.observe("remote").strip() == ""
     pins = project.observe("--git-dir", str(side), "for-each-ref", "--format=%(refname)")
     assert pins.count("refs/pins/main/") >= 2, pins
+
+
+def test_a_revert_killed_before_the_refs_are_put_back_is_finished_by_the_next_begin(
+    project: Project,
+) -> None:
+    """The worker dies after keeping the cycle's work, before putting anything
+    back: the next `begin` finishes the revert, the branch the agent deleted (and
+    had pruned) comes back, and the record says so."""
+    feature = project.ref("feature")
+    project.begin()
+    project.break_total()
+    for args in (("branch", "-D", "feature"), *DESTROY[3:]):
+        project.agent_git(*args)
+    crashed = project.gtd("cycle", "end", "--json", env={"GTD_CRASH_AT": "reverted-kept"})
+    assert crashed.code == 1, crashed.stdout
+    assert project.ref("feature") is None, "nothing was put back before the crash"
+    answer = project.gtd("cycle", "begin", "--json").json()
+    assert "recovered" in answer, answer
+    assert project.ref("feature") == feature
+    memory = project.read(".deepflow/auto-memory.yaml")
+    assert "branch feature put back" in memory, memory

@@ -245,7 +245,8 @@ def settle(git: Git, seal: dict[str, str], cycle: int, branch: str) -> list[str]
     gtd_refs = paths.refs_of(git.worktree_id())
     now = read_refs(git)
     worktrees = read_worktrees(git)
-    checked_out = {b for p, _, b in worktrees if b and os.path.realpath(p) != str(git.root)}
+    here = os.path.realpath(git.root)
+    checked_out = {b for p, _, b in worktrees if b and os.path.realpath(p) != here}
     repairs, left = mf.ref_repairs(before.refs, now, [f"refs/heads/{branch}"], checked_out)
     order = mf.stash_order(before.stash, read_stash(git, now))
     lost = mf.lost_worktrees(before.worktrees, {p for p, _, _ in worktrees})
