@@ -240,3 +240,16 @@ def test_a_revert_killed_before_the_refs_are_put_back_is_finished_by_the_next_be
     assert project.ref("feature") == feature
     memory = project.read(".deepflow/auto-memory.yaml")
     assert "branch feature put back" in memory, memory
+
+
+def test_pins_that_cannot_be_taken_never_stop_the_loop_and_are_said(project: Project) -> None:
+    """A file where the side repository goes (whoever put it there): the cycle
+    runs as before pins, and its record says none were taken."""
+    (project.path / ".git/gtd").mkdir(exist_ok=True)
+    (project.path / ".git/gtd/pins.git").write_text("not a repository\n")
+    project.begin()
+    project.do_t1()
+    answer = project.end()
+    assert answer["status"] == "passed", answer
+    said = " ".join(answer.get("your_work") or ())
+    assert "could not be pinned" in said, answer

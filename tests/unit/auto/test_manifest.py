@@ -65,14 +65,25 @@ def test_stash_order_always_ends_with_the_persons_entries_in_their_order(
 
 
 def _ignored(ino: int, blob: str | None = None, folder: bool = False) -> Ignored:
-    return Ignored(ino, 1, folder, blob, 0o644)
+    return Ignored(ino, 1, folder, blob, 0o644, ino * 1000)
 
 
 def test_moved_back_matches_inodes_outermost_first() -> None:
     ignored = {"build": _ignored(10, folder=True), "build/.env": _ignored(11), ".env": _ignored(12)}
-    found = {"out": (1, 10), "out/.env": (1, 11), "notes.txt": (1, 12), "new.py": (1, 99)}
+    found = {
+        "out": (1, 10, 10000),
+        "out/.env": (1, 11, 11000),
+        "notes.txt": (1, 12, 12000),
+        "new.py": (1, 99, 99000),
+    }
     assert mf.moved_back(ignored, found) == {"notes.txt": ".env", "out": "build"}
-    assert mf.moved_back(ignored, {"build/.env": (1, 11)}) == {}  # where it was
+    assert mf.moved_back(ignored, {"build/.env": (1, 11, 11000)}) == {}  # where it was
+
+
+def test_a_new_file_in_an_inode_the_cycle_freed_is_not_taken_for_a_moved_one() -> None:
+    """`rm .env`, then a new file: the file system may give it .env's inode."""
+    ignored = {".env": _ignored(12)}
+    assert mf.moved_back(ignored, {"notes.txt": (1, 12, 55555)}) == {}
 
 
 def test_copies_match_small_files_by_content() -> None:

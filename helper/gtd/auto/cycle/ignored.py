@@ -52,6 +52,7 @@ class _Seen(NamedTuple):
     folder: bool
     size: int | None  # regular files only (None: unknown, never copied)
     mode: int
+    mtime: int
 
 
 def survey(
@@ -72,7 +73,9 @@ def survey(
             continue
         folder = S_ISDIR(info.st_mode)
         size = info.st_size if S_ISREG(info.st_mode) else None
-        noted[rel] = _Seen(info.st_ino, info.st_dev, folder, size, info.st_mode & 0o777)
+        noted[rel] = _Seen(
+            info.st_ino, info.st_dev, folder, size, info.st_mode & 0o777, info.st_mtime_ns
+        )
         if not folder or os.path.basename(rel) in _REGENERATED:
             continue
         inner = _walk(root, rel, info.st_dev, budget)
@@ -86,8 +89,8 @@ def survey(
 
 def _walk(root: Path, rel: str, dev: int, budget: int) -> dict[str, _Seen] | None:
     """The entries under the ignored folder ``rel``, None past ``budget`` of
-    them. The inode comes with the folder's listing (no stat a file); a file's
-    size is read for the first few, which may be copied."""
+    them, each with its inode and modification time; the size of the first few
+    files, which may be copied."""
     out: dict[str, _Seen] = {}
     stack = [rel]
     sized = 0
@@ -98,6 +101,8 @@ def _walk(root: Path, rel: str, dev: int, budget: int) -> dict[str, _Seen] | Non
                 entries = list(listing)
         except OSError:
             continue
+        if len(out) + len(entries) > budget:  # (known before a stat of them)
+            return None
         for item in entries:
             sub = f"{folder}/{item.name}"
             try:
@@ -105,18 +110,16 @@ def _walk(root: Path, rel: str, dev: int, budget: int) -> dict[str, _Seen] | Non
                 is_file = not is_dir and item.is_file(follow_symlinks=False)
             except OSError:
                 continue
+            try:
+                info = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
             size: int | None = None
-            mode = 0o644
             if is_file and sized < COPY_COUNT_MAX and not item.name.endswith(".pyc"):
-                try:
-                    info = item.stat(follow_symlinks=False)
-                    size, mode = info.st_size, info.st_mode & 0o777
-                    sized += size <= COPY_FILE_MAX
-                except OSError:
-                    pass
-            out[sub] = _Seen(item.inode(), dev, is_dir, size, mode)
-            if len(out) > budget:
-                return None
+                size = info.st_size
+                sized += size <= COPY_FILE_MAX
+            mode, mtime = info.st_mode & 0o777, info.st_mtime_ns
+            out[sub] = _Seen(info.st_ino, dev, is_dir, size, mode, mtime)
             if is_dir and item.name not in _REGENERATED:
                 stack.append(sub)
     return out
@@ -142,7 +145,7 @@ def _with_copies(root: Path, side: Git, noted: dict[str, _Seen]) -> dict[str, Ig
         except (OSError, GitError):  # a file gone or unreadable since: no copies (named if lost)
             blobs = {}
     return {
-        rel: Ignored(seen.ino, seen.dev, seen.folder, blobs.get(rel), seen.mode)
+        rel: Ignored(seen.ino, seen.dev, seen.folder, blobs.get(rel), seen.mode, seen.mtime)
         for rel, seen in noted.items()
     }
 
@@ -150,9 +153,9 @@ def _with_copies(root: Path, side: Git, noted: dict[str, _Seen]) -> dict[str, Ig
 # -- end ---------------------------------------------------------------------------------
 
 
-def _inodes(root: Path, added: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """(dev, ino) of each added path and of each folder above it."""
-    out: dict[str, tuple[int, int]] = {}
+def _inodes(root: Path, added: Iterable[str]) -> dict[str, tuple[int, int, int]]:
+    """(dev, ino, mtime) of each added path and of each folder above it."""
+    out: dict[str, tuple[int, int, int]] = {}
     for rel in added:
         parts = rel.split("/")
         for i in range(1, len(parts) + 1):
@@ -161,7 +164,7 @@ def _inodes(root: Path, added: Iterable[str]) -> dict[str, tuple[int, int]]:
                 continue
             info = _entry(root / sub)
             if info is not None:
-                out[sub] = (info.st_dev, info.st_ino)
+                out[sub] = (info.st_dev, info.st_ino, info.st_mtime_ns)
     return out
 
 

@@ -38,6 +38,9 @@ class Ignored(NamedTuple):
     folder: bool
     blob: str | None  # its content's blob in the side repository (small files only)
     mode: int
+    # Its modification time (ns): a rename keeps it, and a file made since in an
+    # inode the cycle freed (`rm .env`, then a new file) has a new one.
+    mtime: int = 0
 
 
 class Manifest(NamedTuple):
@@ -136,13 +139,13 @@ def lost_worktrees(before: Sequence[Worktree], now_paths: set[str]) -> list[Work
 
 
 def moved_back(
-    ignored: Mapping[str, Ignored], found: Mapping[str, tuple[int, int]]
+    ignored: Mapping[str, Ignored], found: Mapping[str, tuple[int, int, int]]
 ) -> dict[str, str]:
-    """Paths the cycle left (``found``: path -> (dev, ino) of an added path and of
-    each folder above it) that are a person's ignored file or folder under a new
-    name: new path -> the path it had. The outermost match wins (`mv build out`
-    moves every file in it; one rename puts it back)."""
-    by_inode = {(i.dev, i.ino): p for p, i in ignored.items()}
+    """Paths the cycle left (``found``: path -> (dev, ino, mtime) of an added path
+    and of each folder above it) that are a person's ignored file or folder under
+    a new name: new path -> the path it had. The outermost match wins (`mv build
+    out` moves every file in it; one rename puts it back)."""
+    by_inode = {(i.dev, i.ino, i.mtime): p for p, i in ignored.items()}
     out: dict[str, str] = {}
     for path in sorted(found, key=lambda p: (p.count("/"), p)):
         old = by_inode.get(found[path])

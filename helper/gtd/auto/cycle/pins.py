@@ -224,7 +224,8 @@ def _fetch_missing(git: Git, seal: dict[str, str], oids: list[str]) -> None:
         return
     ns = seal["namespace"]
     git.run(
-        "-c", "gc.auto=0", "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+        "-c", "gc.auto=0", "-c", "maintenance.auto=false",
+        "fetch", "-q", "--no-tags", "--no-write-fetch-head",
         str(side_path(git)), *(f"refs/pins/{ns}/{oid}" for oid in gone),
     )  # fmt: skip
 

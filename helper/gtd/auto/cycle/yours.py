@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from gtd.auto.cycle import ignored, pins
 from gtd.auto.journal import Journal
+from gtd.errors import GtdError
 from gtd.git import Change, Git
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -21,8 +22,15 @@ NOTES = "your_work"
 
 
 def begin(git: Git, sealed: dict[str, Any]) -> None:
-    """Pin the person's refs, stash, worktrees and ignored files into ``sealed``."""
-    sealed[SEAL] = pins.take(git, list(sealed.get("ignored") or ()))
+    """Pin the person's refs, stash, worktrees and ignored files into ``sealed``.
+    A repository the pins cannot be taken of (a ref naming a missing object, a
+    full disk) does not stop the loop: the cycle runs as it did before pins, and
+    its record says none were taken, and why."""
+    try:
+        sealed[SEAL] = pins.take(git, list(sealed.get("ignored") or ()))
+    except (GtdError, OSError) as exc:
+        why = exc.message if isinstance(exc, GtdError) else f"{exc.filename}: {exc.strerror}"
+        sealed[SEAL] = {"error": why.replace("\n", " ")[:300]}
 
 
 def _seal(journal: Journal) -> dict[str, str] | None:
@@ -47,6 +55,10 @@ def after(git: Git, journal: Journal) -> list[str]:
     seal = _seal(journal)
     if seal is None:
         return []
+    if "error" in seal:
+        return [
+            f"your refs and ignored files could not be pinned when the cycle began: {seal['error']}"
+        ]
     manifest = pins.load(git, seal)
     if manifest is None:
         return [
