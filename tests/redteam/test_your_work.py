@@ -253,3 +253,24 @@ def test_pins_that_cannot_be_taken_never_stop_the_loop_and_are_said(project: Pro
     assert answer["status"] == "passed", answer
     said = " ".join(answer.get("your_work") or ())
     assert "could not be pinned" in said, answer
+
+
+def test_deny_write_lists_the_pins_the_ignored_files_and_the_other_worktrees(
+    project: Project, tmp_path: Path
+) -> None:
+    """What an OS sandbox is handed to keep the agent's writes off a person's
+    files (the sandbox itself is set up elsewhere)."""
+    from gtd.auto.cycle import yours
+    from gtd.git import Git
+
+    other = tmp_path / "wt"
+    project.git("worktree", "add", "-q", "--detach", str(other), "feature")
+    _exclude(project, ".env")
+    project.write(".env", SECRET)
+    git = Git(project.path, hardened=True)
+    listed = yours.deny_write(git, git.ignored())
+    root = Path(project.path).resolve()
+    assert str(root / ".env") in listed
+    assert str(other) in listed or str(other.resolve()) in listed
+    assert any(p.endswith("pins.git") for p in listed)
+    assert not any(p.endswith(".deepflow") or "/.deepflow/" in p for p in listed), listed

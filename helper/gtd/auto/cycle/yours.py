@@ -5,6 +5,7 @@ worktrees) and gtd.auto.cycle.ignored's (ignored files)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from gtd.auto.cycle import ignored, pins
@@ -31,6 +32,24 @@ def begin(git: Git, sealed: dict[str, Any]) -> None:
     except (GtdError, OSError) as exc:
         why = exc.message if isinstance(exc, GtdError) else f"{exc.filename}: {exc.strerror}"
         sealed[SEAL] = {"error": why.replace("\n", " ")[:300]}
+
+
+def deny_write(git: Git, ignored: Sequence[str]) -> list[str]:
+    """Absolute paths the agent has no business writing, for an OS sandbox's
+    deny-write list: the side repository of the pins, the ignored paths
+    (``ignored``: git's listing at `begin`, gtd.git.Git.ignored) but the
+    helper's own, and the other worktrees of the repository."""
+    from gtd import paths
+
+    root = os.path.realpath(git.root)
+    out = [str(pins.side_path(git))]
+    out += [
+        os.path.join(root, p.rstrip("/"))
+        for p in ignored
+        if not (paths.is_private(p.rstrip("/")) or p.rstrip("/") == paths.STATE_DIR)
+    ]
+    out += [p for p, _, _ in pins.read_worktrees(git) if os.path.realpath(p) != root]
+    return out
 
 
 def _seal(journal: Journal) -> dict[str, str] | None:
