@@ -10,6 +10,8 @@ cycle began."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -274,3 +276,23 @@ def test_deny_write_lists_the_pins_the_ignored_files_and_the_other_worktrees(
     assert str(other) in listed or str(other.resolve()) in listed
     assert any(p.endswith("pins.git") for p in listed)
     assert not any(p.endswith(".deepflow") or "/.deepflow/" in p for p in listed), listed
+
+
+def test_an_ignored_file_the_agent_overwrites_is_named_with_its_earlier_version(
+    project: Project,
+) -> None:
+    """`echo … > .env`: never written over again (a person may have saved it
+    meanwhile), but named, with the command that gives the version from before."""
+    _exclude(project, ".env")
+    project.write(".env", SECRET)
+    project.begin()
+    project.break_total()
+    time.sleep(0.01)  # (a file system's coarse clock)
+    project.write(".env", "API_TOKEN=the-agents\n")
+    answer = project.end()
+    note = next((n for n in answer.get("your_work") or () if n.startswith("ignored .env")), None)
+    assert note is not None, answer
+    command = note.split("`")[1].split()
+    earlier = subprocess.run(command, cwd=project.path, capture_output=True, text=True, check=True)
+    assert earlier.stdout == SECRET
+    assert project.read(".env") == "API_TOKEN=the-agents\n"

@@ -225,11 +225,14 @@ def put_back(root: Path, git: Git, before: mf.Manifest, added: Sequence[str]) ->
 
 def restore_deleted(root: Path, side: Git, before: mf.Manifest) -> list[str]:
     """After the revert or the commit: small ignored files the cycle deleted
-    written back from their copies; the others it deleted named."""
-    exists = {p: _entry(root / p) is not None for p in before.ignored}
+    written back from their copies; the others it deleted named, and those it
+    overwrote (see :func:`_overwritten`)."""
+    infos = {p: _entry(root / p) for p in before.ignored}
+    exists = {p: info is not None for p, info in infos.items()}
     gone = [p for p, there in exists.items() if not there]
+    changed = _overwritten(root, side, before, infos)
     if not gone:
-        return []
+        return changed
     copied = [p for p in gone if before.ignored[p].blob]
     found = side.objects([before.ignored[p].blob or "" for p in copied]) if copied else []
     restored: list[str] = []
@@ -255,7 +258,41 @@ def restore_deleted(root: Path, side: Git, before: mf.Manifest) -> list[str]:
         unlisted = set(before.unlisted)
         shown = [f"{p}/" if before.ignored[p].folder or p in unlisted else p for p in lost]
         notes.append("ignored files the cycle deleted (no copy kept: too large): " + _list(shown))
-    return notes
+    return notes + changed
+
+
+def _overwritten(
+    root: Path, side: Git, before: mf.Manifest, infos: dict[str, os.stat_result | None]
+) -> list[str]:
+    """Ignored files of their own (a `.env`, not a file inside an ignored build
+    folder, which builds rewrite every run) whose content changed during the
+    cycle: named, with where the version from before is, never written over (a
+    person may have saved it meanwhile)."""
+    folders = {p for p, i in before.ignored.items() if i.folder}
+    suspects = []
+    for rel, info in infos.items():
+        was = before.ignored[rel]
+        if info is None or not was.blob or not S_ISREG(info.st_mode) or "\n" in rel:
+            continue
+        if info.st_mtime_ns != was.mtime and not mf.covered(rel, folders):
+            suspects.append(rel)
+    if not suspects:
+        return []
+    try:
+        oids = side.run(
+            "hash-object", "--no-filters", "--stdin-paths",
+            input_text="".join(f"{root / rel}\n" for rel in suspects),
+        ).split()  # fmt: skip
+    except GitError:
+        return []
+    side_dir = os.path.relpath(side.env.get("GIT_DIR", ""), root)
+    out = [
+        f"ignored {rel} changed during the cycle; the version from before: "
+        f"`git --git-dir={side_dir} cat-file blob {before.ignored[rel].blob}`"
+        for rel, oid in zip(suspects, oids, strict=False)
+        if oid != before.ignored[rel].blob
+    ]
+    return out
 
 
 def _list(items: Sequence[str], most: int = 10) -> str:
