@@ -41,6 +41,7 @@ _SIDE_ENV.update(
     }
 )
 _LOCK = "gtd.lock"
+_PACKS_MAX = 32
 _MANIFESTS = "gtd-manifests"
 # How many uncommitted paths of another worktree the manifest names.
 _DIRTY_NAMES = 50
@@ -168,10 +169,24 @@ def take(git: Git, ignored: list[str]) -> dict[str, str]:
         if added or len(old) != len(new):
             others = {r: o for r, o in pinned.items() if not r.startswith(prefix)}
             _write_pins(side_path(git), {**others, **{prefix + oid: oid for oid in new}})
+        _consolidate(repo, side_path(git))
         manifest = side_path(git) / _MANIFESTS / f"{ns}.json"
         manifest.parent.mkdir(exist_ok=True)
         atomic_write_bytes(manifest, data)
     return {"namespace": ns, "manifest": sha256(data).hexdigest()}
+
+
+def _consolidate(repo: Git, side: Path) -> None:
+    """One pack of the pinned objects again once a begin a new commit has made
+    too many: each is a file git looks in. Objects no pin reaches any more (a
+    branch deleted between cycles) are dropped; the loose copies of ignored
+    files are left (repack only removes loose objects it packed)."""
+    try:
+        packs = sum(1 for name in os.listdir(side / "objects" / "pack") if name.endswith(".pack"))
+    except OSError:
+        return
+    if packs > _PACKS_MAX:
+        repo.run("repack", "-a", "-d", "-q")
 
 
 def _read_pins(side: Path) -> dict[str, str]:
