@@ -148,8 +148,12 @@ def _kept_paths(project: Project, ref: str) -> list[str]:
             "inventory/settings.txt",
         ),
         (lambda p: (p.path / "notes.txt").write_text((p.path / ".env").read_text()), "notes.txt"),
+        (
+            lambda p: (p.agent_git("add", "-f", ".env"), p.agent_git("mv", ".env", "notes.txt")),
+            "notes.txt",
+        ),
     ],
-    ids=["mv-build-out", "mv-env", "mv-file-out-of-ignored-folder", "cp-env"],
+    ids=["mv-build-out", "mv-env", "mv-file-out-of-ignored-folder", "cp-env", "git-mv"],
 )
 def test_a_kept_ref_never_holds_a_file_ignored_at_begin(
     project: Project, move: Any, new: str

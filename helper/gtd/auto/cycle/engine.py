@@ -777,7 +777,8 @@ class Cycle:
             if seals.outside_changes(git, current.seals or {}):
                 git = git.without_outside_config()  # the agent's filters write nothing
             changes = git.changes()  # one status for both (the folders stay where they are)
-            moved = yours.before_keep(git, current, [c.path for c in changes if c.untracked])
+            added = [c.path for c in changes if c.untracked or c.xy[0] == "A"]
+            moved = yours.before_keep(git, current, added)
             if moved:  # a person's ignored files out of the tree: never in a kept ref
                 st = self._note(st, moved)
                 current = st.journal
