@@ -80,6 +80,15 @@ def test_moved_back_matches_inodes_outermost_first() -> None:
     assert mf.moved_back(ignored, {"build/.env": (1, 11, 11000)}) == {}  # where it was
 
 
+def test_a_moved_folder_is_known_by_a_file_inside_it_even_when_its_time_moved() -> None:
+    ignored = {"build": _ignored(10, folder=True), "build/.env": _ignored(11)}
+    moved = {"out": (1, 10, 77777), "out/.env": (1, 11, 11000), "out/new.txt": (1, 50, 1)}
+    assert mf.moved_back(ignored, moved) == {"out": "build"}
+    # `rm -rf build; mkdir out`: the folder's freed inode, none of its files
+    made = {"out": (1, 10, 77777), "out/new.txt": (1, 50, 1)}
+    assert mf.moved_back(ignored, made) == {}
+
+
 def test_a_new_file_in_an_inode_the_cycle_freed_is_not_taken_for_a_moved_one() -> None:
     """`rm .env`, then a new file: the file system may give it .env's inode."""
     ignored = {".env": _ignored(12)}

@@ -144,17 +144,47 @@ def moved_back(
     """Paths the cycle left (``found``: path -> (dev, ino, mtime) of an added path
     and of each folder above it) that are a person's ignored file or folder under
     a new name: new path -> the path it had. The outermost match wins (`mv build
-    out` moves every file in it; one rename puts it back)."""
-    by_inode = {(i.dev, i.ino, i.mtime): p for p, i in ignored.items()}
+    out` moves every file in it; one rename puts it back).
+
+    A file is known by its inode and modification time (a rename keeps both; a
+    file made in an inode the cycle freed has a new time). A folder's time moves
+    whenever a file in it is added or removed, so a folder is known by its inode
+    and by one of the files noted in it found inside it under the same name (or,
+    a folder too large to note file by file, by its inode alone)."""
+    files = {(i.dev, i.ino, i.mtime): p for p, i in ignored.items() if not i.folder}
+    folders = {(i.dev, i.ino): p for p, i in ignored.items() if i.folder}
+    holds = {p for p in ignored if "/" in p}
     out: dict[str, str] = {}
     for path in sorted(found, key=lambda p: (p.count("/"), p)):
-        old = by_inode.get(found[path])
-        if old is None or old == path:
-            continue
         if any(path.startswith(k + "/") for k in out):
             continue
-        out[path] = old
+        dev, ino, mtime = found[path]
+        old = files.get((dev, ino, mtime))
+        if old is None:
+            folder = folders.get((dev, ino))
+            if folder is not None and _holds_one(folder, path, ignored, found, holds):
+                old = folder
+        if old is not None and old != path:
+            out[path] = old
     return out
+
+
+def _holds_one(
+    old: str,
+    new: str,
+    ignored: Mapping[str, Ignored],
+    found: Mapping[str, tuple[int, int, int]],
+    holds: set[str],
+) -> bool:
+    inner = [p for p in holds if p.startswith(old + "/")]
+    if not inner:
+        return True  # noted as one entry (too large to walk, or empty)
+    for rel in inner:
+        moved = new + rel[len(old) :]
+        i = ignored[rel]
+        if not i.folder and found.get(moved) == (i.dev, i.ino, i.mtime):
+            return True
+    return False
 
 
 def copies(ignored: Mapping[str, Ignored], blobs: Mapping[str, str]) -> dict[str, str]:
