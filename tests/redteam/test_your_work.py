@@ -152,8 +152,19 @@ def _kept_paths(project: Project, ref: str) -> list[str]:
             lambda p: (p.agent_git("add", "-f", ".env"), p.agent_git("mv", ".env", "notes.txt")),
             "notes.txt",
         ),
+        (
+            lambda p: ((p.path / "build").rename(p.path / "out"), p.write("out/new.txt", "x\n")),
+            "out/.env",
+        ),
     ],
-    ids=["mv-build-out", "mv-env", "mv-file-out-of-ignored-folder", "cp-env", "git-mv"],
+    ids=[
+        "mv-build-out",
+        "mv-env",
+        "mv-file-out-of-ignored-folder",
+        "cp-env",
+        "git-mv",
+        "mv-build-out-then-write-in-it",
+    ],
 )
 def test_a_kept_ref_never_holds_a_file_ignored_at_begin(
     project: Project, move: Any, new: str
