@@ -97,3 +97,30 @@ def test_two_worktrees_run_interleaved_loops(two: tuple[Repo, Repo]) -> None:
     assert "status: failed" not in memory
     linked_memory = (linked.path / ".deepflow/auto-memory.yaml").read_text()
     assert f"kept: {own}reverted/cycle-2" in linked_memory
+
+
+def test_a_loop_in_a_linked_worktree_puts_back_the_stash_and_tags_it_shares(
+    two: tuple[Repo, Repo],
+) -> None:
+    """git shares the stash and tags between worktrees: a cycle in the linked one
+    that clears the stash a person made in the main one, and deletes their tag,
+    puts both back (the pins are the linked worktree's own namespace in the
+    main repository's side repository)."""
+    main, linked = two
+    assert gtd_json(linked, "auto", "setup")["status"] == "ready"
+    main.write("notes.txt", "a person's stashed note\n")
+    main.git("add", "notes.txt")
+    main.git("stash", "push", "-q", "-m", "a person's")
+    main.git("tag", "release")
+    stash = main.git("stash", "list", "--format=%H %gs")
+    assert gtd_json(linked, "cycle", "begin")["task"] == "T1"
+    linked.write("calc.py", BROKEN)
+    linked.git("stash", "clear")
+    linked.git("tag", "-d", "release")
+    answer = gtd_json(linked, "cycle", "end")
+    assert answer["status"] == "reverted", answer
+    assert main.git("stash", "list", "--format=%H %gs") == stash
+    assert main.git("rev-parse", "release").strip() == main.git("rev-parse", "HEAD").strip()
+    linked_id = Path(linked.git("rev-parse", "--absolute-git-dir").strip()).name
+    side = main.path / ".git/gtd/pins.git"
+    assert (side / f"gtd-manifests/{linked_id}.json").is_file()

@@ -173,9 +173,10 @@ def test_ignored_file_a_cycle_unignores_survives_the_revert(project: Project) ->
     """A person keeps an ignored file (build output, a `.env`); the cycle edits
     `.gitignore` so that it no longer ignores it, and fails. The candidate then
     holds the person's file as one the cycle added: the revert puts `.gitignore`
-    back and leaves the file, ignored again, exactly as it was (a copy is in the
-    kept ref too). A file the cycle added that the base does not ignore is still
-    removed."""
+    back and leaves the file, ignored again, exactly as it was; the kept ref holds no
+    copy of it (a kept ref never holds a file git ignored when the cycle began: a
+    person's `.env` would be in git). A file the cycle added that the base does not
+    ignore is still removed."""
     person = "build/cache.xml"
     project.write(person, PERSON_TEXT)
     before = project.state()
@@ -187,7 +188,7 @@ def test_ignored_file_a_cycle_unignores_survives_the_revert(project: Project) ->
     # (refused for the person's file itself now: it would be committed)
     assert_refused(project, answer, before, names=[TOTAL, person])
     assert (project.path / person).read_text() == PERSON_TEXT, "the person's ignored file is gone"
-    assert project.show(answer["kept"], person) == PERSON_TEXT
+    assert project.show(answer["kept"], person) is None, "a person's ignored file is in git"
     assert project.show(answer["kept"], "inventory/report.py") is not None
 
 
@@ -211,7 +212,9 @@ def test_an_ignored_secret_a_passing_cycle_unignores_is_never_committed(
     answer = project.end()
     committed = project.observe("log", "main", "--format=%h %s", "--", SECRET)
     assert not committed, f"the secret was committed: {committed} {answer}"
-    assert_refused(project, answer, before, names=[SECRET], kept={SECRET: SECRET_TEXT})
+    agents = {"tests/test_pricing.py": proj.TEST_PRICING}
+    assert_refused(project, answer, before, names=[SECRET], kept=agents)
+    assert project.show(answer["kept"], SECRET) is None, "the secret is in the kept ref"
     assert (project.path / SECRET).read_text() == SECRET_TEXT, "the person's file is gone"
     assert project.gtd("cycle", "begin", "--json").json()["status"] == "task"
 

@@ -22,6 +22,7 @@ AUTO = (
     "gtd.auto.brief",
     "gtd.auto.journal",
     "gtd.auto.cycle.answers",
+    "gtd.auto.cycle.manifest",
     "gtd.auto.chart",
     "gtd.auto.readable",
     "gtd.auto.defaults",

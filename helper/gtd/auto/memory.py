@@ -57,6 +57,9 @@ class CycleRecord(NamedTuple):
     look_at: tuple[str, ...] = ()
     review: str | None = None  # the reviewer's verdict, when one ran
     review_s: float | None = None  # the seconds it took
+    # what was done for the person's refs, stash, worktrees and ignored files
+    # (gtd.auto.cycle.yours): a sentence each
+    yours: tuple[str, ...] = ()
 
 
 class TaskResult(NamedTuple):

@@ -110,6 +110,7 @@ def _decode_line(number: int, line: str) -> Record:
         data["flaky"] = tuple(data.get("flaky") or ())
         data["env_skipped"] = tuple(data.get("env_skipped") or ())
         data["look_at"] = tuple(data.get("look_at") or ())
+        data["yours"] = tuple(data.get("yours") or ())
     try:
         return cls(**data)  # type: ignore[no-any-return]
     except TypeError as exc:  # pragma: no cover - the field checks above cover it

@@ -382,6 +382,8 @@ def _cycle_row(run: _Run, rec: CycleRecord) -> str:
     if rec.env_skipped:
         skipped = short(", ".join(rec.env_skipped), _MAX_TEST_ID)
         notes.append(f"skipped, as the base commit's code is now (environment): {skipped}")
+    if rec.yours:
+        notes.append("your work: " + "; ".join(rec.yours))
     if rec.agent_exit:
         notes.append(f"agent exited {rec.agent_exit} (see Agent Output)")
     reason = "; ".join(part for part in (reason, *notes) if part)

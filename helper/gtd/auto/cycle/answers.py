@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         skipped_by_environment: list[str]
         look_at: list[str]
         review: str
+        your_work: list[str]
         recovered: str
         previous: str
         ended_before: str
@@ -273,6 +274,8 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         answer["look_at"] = [short(f) for f in rec.look_at]
     if rec.review:
         answer["review"] = short(rec.review)
+    if rec.yours:
+        answer["your_work"] = list(rec.yours)
     if rec.duration_s is not None:
         answer["duration_s"] = rec.duration_s
     if trip is not None:

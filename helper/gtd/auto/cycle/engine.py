@@ -28,7 +28,7 @@ from pathlib import Path
 from gtd import paths, session
 from gtd.auto import breaker, records, state
 from gtd.auto.config import AutoConfig
-from gtd.auto.cycle import answers, pipes
+from gtd.auto.cycle import answers, pipes, yours
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Halt, Memory
@@ -391,6 +391,7 @@ class Cycle:
         )
         env_dirs = st.summary.get("environment_dirs") or []
         sealed = seals.take(self.git, env_dirs)
+        yours.begin(self.git, sealed)  # the person's refs, stash, ignored files pinned
         common: dict[str, Any] = {
             "cycle": number,
             "base": head,
@@ -799,6 +800,7 @@ class Cycle:
                     journal=current.evolve(blocked=blocked),
                 )
                 raise
+            st = self._note(st, yours.after(self.git, current))
             status = "passed"
         else:
             seals.restore(self.git, current.seals or {})
@@ -807,6 +809,13 @@ class Cycle:
             if seals.outside_changes(git, current.seals or {}):
                 git = git.without_outside_config()  # the agent's filters write nothing
             changes = git.changes()  # one status for both (the folders stay where they are)
+            added = [c.path for c in changes if c.untracked or c.xy[0] == "A"]
+            moved = yours.before_keep(git, current, added)
+            if moved:  # a person's ignored files out of the tree: never in a kept ref
+                st = self._note(st, moved)
+                current = st.journal
+                assert current is not None
+                changes = git.changes()
             large.set_aside(git, current.cycle, sealed_config(st).max_file_mb, changes)
             litter.set_aside(git, current.cycle, changes)
             kept = finish.keep(git, current, self._scratch())
@@ -830,9 +839,19 @@ class Cycle:
                 why = f"{refused}; {current.reason}" if current.reason else refused
                 current = current.evolve(reason=why, halt=True)
                 st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
+            st = self._note(st, yours.after(self.git, current))
             commit = None
             status = "failed"
         return self._record(st, status, commit)
+
+    def _note(self, st: State, notes: list[str]) -> State:
+        """What was done for the person's work, sealed in the journal (a rerun
+        after a crash finds it done, and the record still says it)."""
+        assert st.journal is not None
+        noted = yours.merged(st.journal, notes)
+        if noted is None:
+            return st
+        return state.write(self.git, st, f"cycle {noted.cycle}: your work", journal=noted)
 
     def _scratch(self) -> Path:
         """The helper's folder in the git directory (private indexes)."""
@@ -887,7 +906,7 @@ class Cycle:
             kept=None if status == "passed" else f"{reverted_ref(self.git)}{current.cycle}",
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
             env_skipped=current.env_skipped, look_at=current.look_at, review=current.review,
-            review_s=current.review_s,
+            review_s=current.review_s, yours=yours.said(current),
         )  # fmt: skip
         new: list[records.Record] = [rec]
         mem = records.apply(records.fold(st.records), rec)

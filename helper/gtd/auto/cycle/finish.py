@@ -159,7 +159,9 @@ def keep(git: Git, journal: Journal, scratch: Path) -> str:
         if existing == journal.kept_commit and not git.symbolic(ref):
             return ref
         git.update_refs([(f"{ref}-foreign-{existing[:12]}", existing, ""), (ref, None, existing)])
-    tree = kept_tree(git, scratch)
+    from gtd.auto.cycle import seals
+
+    tree = kept_tree(git, scratch, lambda added: seals.was_ignored(journal.seals or {}, added))
     head = git.head() or journal.base
     message = (
         f"gtd: reverted work of cycle {journal.cycle} ({journal.task})\n\n"

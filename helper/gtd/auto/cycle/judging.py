@@ -290,6 +290,17 @@ def _guard(
             f"a file git ignored when the cycle began would be committed: {shown} "
             "(a `.gitignore` edit made it visible; it stays on disk, ignored again)"
         )
+    from gtd.auto.cycle import yours
+
+    smuggled = yours.guard(git, current, changes)
+    if smuggled:
+        from gtd.names import readable
+
+        shown = ", ".join(readable(p) for p in smuggled[:5]) + (", …" if len(smuggled) > 5 else "")
+        # `mv .env notes.txt`, `cp .env notes.txt`, `mv build out`: the same bytes
+        # under a name git does not ignore. The revert moves them back (or sets a
+        # copy aside) before keeping the cycle's work: in no ref either way.
+        return f"a person's ignored file would be committed under another name: {shown}"
     if current.kind == "bootstrap":
         if head != current.base:
             return "bootstrap cycle made commits of its own"

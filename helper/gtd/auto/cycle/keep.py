@@ -11,6 +11,7 @@ lost: `git show <ref>:.gtd-kept/<path>.tar > x.tar` gives a nested repository ba
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG, S_IXUSR
 
@@ -25,8 +26,13 @@ _GITLINK = "160000"
 _PACK_BYTES = 32 << 20
 
 
-def kept_tree(git: Git, scratch: Path) -> str:
-    """The tree of the working tree now, nested repositories included."""
+def kept_tree(
+    git: Git, scratch: Path, leave_out: Callable[[list[str]], list[str]] | None = None
+) -> str:
+    """The tree of the working tree now, nested repositories included.
+    ``leave_out``: of the files added since HEAD, those never to be kept (a
+    person's, which git ignored when the cycle began and a `.gitignore` edit of
+    the cycle's made visible: docs/your-work-is-safe.md)."""
     index = scratch / "keep.index"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
@@ -35,6 +41,8 @@ def kept_tree(git: Git, scratch: Path) -> str:
         else:
             git.run("read-tree", "--empty", env=env)
         git.add_all(env)  # what git cannot add it cannot keep (the revert restores it)
+        if leave_out is not None:
+            _leave_out(git, env, leave_out)
         staged = git.run("ls-files", "-s", "-z", env=env)
         head_links = _head_gitlinks(git)
         entries: list[str] = []
@@ -60,6 +68,19 @@ def kept_tree(git: Git, scratch: Path) -> str:
         return git.run("write-tree", env=env).strip()
     finally:
         index.unlink(missing_ok=True)
+
+
+def _leave_out(git: Git, env: dict[str, str], leave_out: Callable[[list[str]], list[str]]) -> None:
+    if git.head() is None:
+        raw = git.run("ls-files", "-z", env=env)
+    else:
+        raw = git.run(
+            "diff-index", "--cached", "--name-only", "--diff-filter=A", "-z", "HEAD", env=env
+        )
+    out = leave_out([p for p in raw.split("\0") if p])
+    if out:
+        listed = "".join(f"{p}\0" for p in out)
+        git.run("update-index", "-z", "--force-remove", "--stdin", input_text=listed, env=env)
 
 
 def _head_gitlinks(git: Git) -> dict[str, str]:
