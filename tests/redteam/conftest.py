@@ -630,7 +630,7 @@ def room_swapper(tmp_path: Path) -> Iterator[Callable[..., None]]:
 # honest work fails there. Every other red-team test carries `slow` and runs in
 # `scripts/check` and CI. Each is two real cycles (~5-15 s at today's machine
 # speed): the suite was ~45% of the quick loop's time, 112 tests for 850 s of
-# its workers' 1,893 s (docs/performance.md, "The test suite (`scripts/check`)").
+# its workers' 1,893 s (docs/performance.md, "The test suite").
 QUICK = {
     "test_background.py": (
         "test_a_background_process_fixes_the_code_in_the_clean_room[put-back]",

@@ -1,5 +1,5 @@
 """`gtd lsp`: the steering files' language server on stdin/stdout. pygls is
-imported here, never at CLI start-up (docs/performance.md, "What was done for start-up")."""
+imported here, never at CLI start-up (docs/performance.md, "Start-up: what keeps the per-tick commands fast")."""
 
 from __future__ import annotations
 
