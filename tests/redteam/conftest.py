@@ -678,7 +678,7 @@ QUICK = {
         "test_a_killed_helpers_temp_holding_the_sealed_journal_only_puts_back_the_seal[deleted]",
     ),
     "test_in_process.py": (
-        "test_weakened_assertion_helper_the_tests_import",
+        "test_new_files_hide_the_break[weakened-assertion-helper]",
         "test_legit_new_test_module_for_new_code",
     ),
     "test_in_process_reach.py": (
