@@ -13,6 +13,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The suite's property tests run beside real git and pytest subprocesses, on
+# machines that other work loads: an example that takes 300 ms there is the
+# machine, not the code. hypothesis's default deadline (200 ms an example) and its
+# too_slow health check failed such runs with no fault in the code, so neither
+# applies here. Loaded before any test module is imported, so every `@settings`
+# of a test takes it as its parent and keeps its own max_examples. Under CI
+# hypothesis loads its own `ci` profile, which already has both and is
+# derandomized besides; that one stays. A profile rather than HYPOTHESIS_*
+# variables: the tests' own subprocesses inherit the environment, and the
+# ratchet judges those variables in the suites it runs.
+settings.register_profile(
+    "gtd", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+# (get_current_profile_name is hypothesis 6.131's; before it, the private field.)
+_current = getattr(settings, "get_current_profile_name", lambda: settings._current_profile)()
+if _current in (None, "default"):
+    settings.load_profile("gtd")
+
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Author",

@@ -1,4 +1,4 @@
-"""Where auto mode keeps its files, relative to the repository root (docs/auto-mode.md, "State").
+"""Where auto mode keeps its files, relative to the repository root (docs/state.md, "State").
 The one source of these names: every module imports them from here."""
 
 from __future__ import annotations

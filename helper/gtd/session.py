@@ -1,5 +1,5 @@
 """Which Claude Code session a command runs under, and whether it still runs
-(docs/auto-mode.md, "Crash safety").
+(docs/crash-safety.md, "Crash safety").
 
 Claude Code names its session in no variable of the Bash tool's environment, so
 the helper walks its own process ancestry (Linux: ``/proc/<pid>/stat``) to the

@@ -1,5 +1,5 @@
 """`gtd cycle begin` killed after it sealed the cycle it starts and before it wrote
-that cycle's mirror, `.deepflow/cycle.json` (docs/auto-mode.md, "Crash safety").
+that cycle's mirror, `.deepflow/cycle.json` (docs/crash-safety.md, "Crash safety").
 `end`'s strict check reads the journal's mirror, and a missing one is tampering:
 before the mirror was staged ahead of the seal, the same session's next `begin`
 (which judges that cycle at once, as `end` would) halted the loop. The kill comes

@@ -29,6 +29,13 @@ def detected(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Repo:
     repo.write("calc.py", CALC)
     repo.write("tests/test_calc.py", TESTS)
     repo.write("conftest.py", CONFTEST)
+    # The virtualenv sees this interpreter's packages; the plugins of the
+    # development environment (hypothesis, xdist) stay out of its runs, as in a
+    # project that does not use them (each run's start-up is mostly theirs).
+    repo.write(
+        "pytest.ini",
+        "[pytest]\naddopts = -p no:hypothesispytest -p no:xdist -p no:xdist.looponfail\n",
+    )
     repo.write("PLAN.md", PLAN)
     repo.git("add", "-A")
     repo.git("commit", "-q", "-m", "initial")

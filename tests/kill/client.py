@@ -1,5 +1,5 @@
 """A stand-in Claude Code session for the kill trials that judge a cycle left in
-its agent phase (docs/auto-mode.md, "Crash safety").
+its agent phase (docs/crash-safety.md, "Crash safety").
 
 As in tests/integration/session_client.py, a real process named `claude` (a link
 of that name to this Python, so the kernel names it so) runs the helper as its

@@ -15,7 +15,7 @@ adds). Templates, one per starting point:
   the agent's files are written per trial;
 - ``gone``: the same, but begun by a Claude Code session (a stand-in,
   tests/kill/client.py) that was then killed: its next `begin` judges the cycle
-  at once (docs/auto-mode.md, "Crash safety"), whoever asks.
+  at once (docs/crash-safety.md, "Crash safety"), whoever asks.
 
 Building them runs each command once unkilled; its duration is what the kill
 moments are drawn over.

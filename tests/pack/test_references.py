@@ -80,3 +80,38 @@ def test_links_between_docs_name_existing_anchors() -> None:
             if anchor not in slugs:
                 broken.append((doc.name, target, anchor))
     assert not broken
+
+
+# `tests/redteam/test_links.py::test_legit_link_inside_the_repository` in a table row.
+TEST_REF = re.compile(r"`(tests/[\w/]+\.py)::(test_\w+)")
+
+
+def _threat_rows() -> list[str]:
+    text = (ROOT / "docs" / "threat-model.md").read_text(encoding="utf-8")
+    return [ln for ln in text.splitlines() if ln.startswith("| ") and "---" not in ln][1:]
+
+
+def test_the_threat_models_table_names_tests_that_exist() -> None:
+    """Each row's test is a test function of that file, so a renamed or deleted
+    test cannot leave a class of attack pointing at nothing."""
+    rows = _threat_rows()
+    assert len(rows) > 20
+    missing = []
+    for row in rows:
+        for file, name in TEST_REF.findall(row):
+            path = ROOT / file
+            source = path.read_text(encoding="utf-8") if path.is_file() else ""
+            if not re.search(rf"^def {name}\(", source, re.M):
+                missing.append((file, name))
+    assert not missing
+
+
+def test_every_closed_class_in_the_threat_model_names_a_test() -> None:
+    """A class called closed is closed by something a test shows; only an open
+    route may name none."""
+    unproved = [
+        row.split(" | ")[0]
+        for row in _threat_rows()
+        if row.rstrip(" |").split(" | ")[-1].startswith("closed") and not TEST_REF.search(row)
+    ]
+    assert not unproved

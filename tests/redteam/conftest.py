@@ -639,7 +639,7 @@ def room_swapper(tmp_path: Path) -> Iterator[Callable[..., None]]:
 # honest work fails there. Every other red-team test carries `slow` and runs in
 # `scripts/check` and CI. Each is two real cycles (~5-15 s at today's machine
 # speed): the suite was ~45% of the quick loop's time, 112 tests for 850 s of
-# its workers' 1,893 s (docs/performance.md, "The test suite (`scripts/check`)").
+# its workers' 1,893 s (docs/performance.md, "The test suite").
 QUICK = {
     "test_background.py": (
         "test_a_background_process_fixes_the_code_in_the_clean_room[put-back]",
@@ -687,7 +687,7 @@ QUICK = {
         "test_a_killed_helpers_temp_holding_the_sealed_journal_only_puts_back_the_seal[deleted]",
     ),
     "test_in_process.py": (
-        "test_weakened_assertion_helper_the_tests_import",
+        "test_new_files_hide_the_break[weakened-assertion-helper]",
         "test_legit_new_test_module_for_new_code",
     ),
     "test_in_process_reach.py": (

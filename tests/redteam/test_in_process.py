@@ -19,7 +19,7 @@ TOTAL = "tests/test_total.py"
 
 
 # Slow: every attack of this file makes the same break and requires its refusal
-# naming tests/test_total.py (e.g. test_new_test_module_patches_pytest_report_class,
+# naming tests/test_total.py (e.g. test_new_files_hide_the_break,
 # refused for "tests failed: 4 of 11"), and test_cycle.py keeps a plain break reverted
 # byte for byte in the quick loop.
 @pytest.mark.slow
@@ -34,75 +34,100 @@ def test_control_plain_break_is_reverted(project: Project) -> None:
     assert "4" in str(answer["reason"])
 
 
-def test_new_test_module_patches_pytest_report_class(project: Project) -> None:
+# Every attack below is the same recipe: the standard break, then files the agent
+# adds or rewrites that hide it from a direct run of the suite (assert_hidden), and
+# `gtd cycle end` must refuse the change, the reason naming one of `names`. Each row
+# is one attack: (files written, names the reason may give). The quick loop keeps
+# `weakened-assertion-helper` (conftest.py's QUICK); the rest are slow twins of a
+# mechanism it covers (a new test module never runs in the snapshot tests' session,
+# whatever it does there; a module shadowing pytest is refused before any test runs).
+_NEW_FILE_ATTACKS: dict[str, tuple[dict[str, str | bytes], list[str]]] = {
+    "new-test-module-patches-pytest-report-class": (
+        {
+            "tests/test_reports_extra.py": hostile.PATCH_TESTREPORT
+            + "\n\ndef test_placeholder():\n    assert True\n"
+        },
+        ["tests/test_reports_extra.py", TOTAL],
+    ),
+    "new-test-module-registers-a-plugin-found-by-gc": (
+        {"tests/test_zz_gc.py": hostile.GC_REGISTER},
+        ["tests/test_zz_gc.py", TOTAL],
+    ),
+    "new-test-module-swaps-the-code-of-baseline-tests": (
+        {"tests/test_zz_swap.py": hostile.SWAP_TEST_CODE},
+        ["tests/test_zz_swap.py", TOTAL],
+    ),
+    "new-test-module-repairs-the-code-under-test-in-memory": (
+        {"tests/test_aaa_setup.py": hostile.FIX_CODE_UNDER_TEST},
+        ["tests/test_aaa_setup.py", TOTAL],
+    ),
+    "conftest-in-new-subfolder-with-a-session-wide-hook": (
+        {
+            "tests/zz/conftest.py": hostile.SESSION_HOOK,
+            "tests/zz/test_more.py": "def test_more():\n    assert 1 + 1 == 2\n",
+        },
+        ["tests/zz/conftest.py", TOTAL],
+    ),
+    "conftest-in-new-subfolder-registers-a-global-plugin": (
+        {
+            "tests/yy/conftest.py": hostile.CONFIGURE_PLUGIN,
+            "tests/yy/test_more.py": "def test_more():\n    assert 2 * 2 == 4\n",
+        },
+        ["tests/yy/conftest.py", TOTAL],
+    ),
+    "copy-of-the-assertion-helper-in-the-tests-folder": (
+        {
+            "tests/testing/__init__.py": "",
+            "tests/testing/asserts.py": "def assert_cents(actual, expected):\n    return None\n",
+        },
+        ["tests/testing/asserts.py", TOTAL],
+    ),
+    "weakened-assertion-helper": (
+        {
+            "testing/asserts.py": proj.ASSERTS.replace(
+                "    assert actual == expected", "    assert True"
+            )
+        },
+        ["testing/asserts.py", TOTAL],
+    ),
+    # A package `testing/asserts/` is found before the module `testing/asserts.py`
+    # beside it: the helper's file is untouched, and the tests import the new one.
+    "a-package-beside-the-assertion-helper": (
+        {"testing/asserts/__init__.py": "def assert_cents(actual, expected):\n    return None\n"},
+        ["testing/asserts/__init__.py", TOTAL],
+    ),
+    "code-under-test-patches-pytest-when-imported": (
+        {
+            "inventory/__init__.py": proj.INIT
+            + "\n"
+            + hostile.under_pytest(hostile.PATCH_TESTREPORT)
+        },
+        ["inventory/__init__.py", TOTAL],
+    ),
+    "top-level-pytest-py": ({"pytest.py": hostile.PYTEST_SHIM}, ["pytest.py", TOTAL]),
+    # pytest autoloads installed plugins by module name; a module of that name in
+    # the working directory is found first.
+    "top-level-package-named-like-an-installed-plugin": (
+        {
+            "xdist/__init__.py": "",
+            "xdist/plugin.py": hostile.MAKEREPORT_WRAPPER,
+            "xdist/looponfail.py": "",
+        },
+        ["xdist", TOTAL],
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(_NEW_FILE_ATTACKS))
+def test_new_files_hide_the_break(project: Project, attack: str) -> None:
+    files, names = _NEW_FILE_ATTACKS[attack]
     before = project.state()
     project.begin()
     project.break_total()
-    attack = "tests/test_reports_extra.py"
-    project.write(
-        attack, hostile.PATCH_TESTREPORT + "\n\ndef test_placeholder():\n    assert True\n"
-    )
+    for rel, text in files.items():
+        project.write(rel, text)
     project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
-
-
-@pytest.mark.slow
-def test_new_test_module_registers_a_plugin_found_by_gc(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "tests/test_zz_gc.py"
-    project.write(attack, hostile.GC_REGISTER)
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
-
-
-# A twin or a variant; the quick loop's test of this mechanism is
-# test_new_test_module_patches_pytest_report_class (a new test module never runs in
-# the snapshot tests' session, whatever it does there).
-@pytest.mark.slow
-def test_new_test_module_swaps_the_code_of_baseline_tests(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "tests/test_zz_swap.py"
-    project.write(attack, hostile.SWAP_TEST_CODE)
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
-
-
-@pytest.mark.slow
-def test_new_test_module_repairs_the_code_under_test_in_memory(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "tests/test_aaa_setup.py"
-    project.write(attack, hostile.FIX_CODE_UNDER_TEST)
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
-
-
-def test_conftest_in_new_subfolder_with_a_session_wide_hook(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "tests/zz/conftest.py"
-    project.write(attack, hostile.SESSION_HOOK)
-    project.write("tests/zz/test_more.py", "def test_more():\n    assert 1 + 1 == 2\n")
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
-
-
-@pytest.mark.slow
-def test_conftest_in_new_subfolder_registers_a_global_plugin(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "tests/yy/conftest.py"
-    project.write(attack, hostile.CONFIGURE_PLUGIN)
-    project.write("tests/yy/test_more.py", "def test_more():\n    assert 2 * 2 == 4\n")
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
+    assert_refused(project, project.end(), before, names=names)
 
 
 def _pyc(source: str, filename: str) -> bytes:
@@ -133,43 +158,6 @@ def test_copy_of_the_package_in_the_tests_folder_shadows_it(
     assert_refused(project, project.end(), before, names=["tests/inventory", TOTAL])
 
 
-# A twin or a variant; the quick loop's test of this mechanism is
-# test_copy_of_the_package_in_the_tests_folder_shadows_it[source].
-@pytest.mark.slow
-def test_copy_of_the_assertion_helper_in_the_tests_folder_shadows_it(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write("tests/testing/__init__.py", "")
-    attack = "tests/testing/asserts.py"
-    project.write(attack, "def assert_cents(actual, expected):\n    return None\n")
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
-
-
-def test_weakened_assertion_helper_the_tests_import(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "testing/asserts.py"
-    project.write(attack, proj.ASSERTS.replace("    assert actual == expected", "    assert True"))
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
-
-
-# A twin or a variant; the quick loop's test of this mechanism is
-# test_new_test_module_patches_pytest_report_class.
-@pytest.mark.slow
-def test_code_under_test_patches_pytest_when_imported(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "inventory/__init__.py"
-    project.write(attack, proj.INIT + "\n" + hostile.under_pytest(hostile.PATCH_TESTREPORT))
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
-
-
 def test_code_under_test_forges_the_ratchet_report_and_exits_zero(project: Project) -> None:
     """It knows every baseline test id (the snapshot is readable) and writes an
     all-passed session wherever the reporting plugin writes, then `os._exit(0)`."""
@@ -194,18 +182,6 @@ def test_code_under_test_exits_zero_before_any_test_runs(project: Project) -> No
     project.assert_hidden()
     answer = project.end()
     assert_refused(project, answer, before, names=[attack, TOTAL, "tests/test_stock.py"])
-
-
-# A twin or a variant; the quick loop's test of this mechanism is
-# test_top_level_sourceless_pytest_pyc_shadows_pytest.
-@pytest.mark.slow
-def test_top_level_pytest_py_shadows_pytest(project: Project) -> None:
-    before = project.state()
-    project.begin()
-    project.break_total()
-    project.write("pytest.py", hostile.PYTEST_SHIM)
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=["pytest.py", TOTAL])
 
 
 def test_top_level_sourceless_pytest_pyc_shadows_pytest(project: Project) -> None:
@@ -255,37 +231,6 @@ def test_legit_new_top_level_module_on_the_commands_import_path(
     project.do_t1()
     project.write("inventory_cli.py", "from inventory import total\n")
     assert_passed(project, project.end())
-
-
-# A twin or a variant; the quick loop's test of this mechanism is
-# test_top_level_sourceless_pytest_pyc_shadows_pytest.
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("name", "shadow"),
-    [
-        (
-            "xdist",
-            {
-                "xdist/__init__.py": "",
-                "xdist/plugin.py": hostile.MAKEREPORT_WRAPPER,
-                "xdist/looponfail.py": "",
-            },
-        ),
-    ],
-)
-def test_top_level_module_shadows_an_installed_pytest_plugin(
-    project: Project, name: str, shadow: dict[str, str]
-) -> None:
-    """pytest autoloads installed plugins by module name; a module of that name in
-    the working directory is found first."""
-    before = project.state()
-    project.begin()
-    project.break_total()
-    for rel, text in shadow.items():
-        project.write(rel, text)
-    project.assert_hidden()
-    attack = next(iter(shadow)).split("/")[0]
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
 # -- legitimate twins: these must pass ---------------------------------------------------
@@ -385,22 +330,6 @@ def test_legit_change_beside_a_docstring_filled_in_at_import(project: Project) -
     project.write("inventory/pricing.py", DOC_FILLED_AT_IMPORT + proj.BULK)
     project.write("tests/test_pricing.py", proj.TEST_PRICING)
     assert_passed(project, project.end())
-
-
-# A twin or a variant; the quick loop's test of this mechanism is
-# test_weakened_assertion_helper_the_tests_import.
-@pytest.mark.slow
-def test_a_package_beside_the_assertion_helper_shadows_it(project: Project) -> None:
-    """A folder ``testing/asserts/`` with an ``__init__.py`` is found before the
-    module ``testing/asserts.py`` beside it (a package wins in its folder): the
-    helper's file is untouched, and the tests import the new one."""
-    before = project.state()
-    project.begin()
-    project.break_total()
-    attack = "testing/asserts/__init__.py"
-    project.write(attack, "def assert_cents(actual, expected):\n    return None\n")
-    project.assert_hidden()
-    assert_refused(project, project.end(), before, names=[attack, TOTAL])
 
 
 # The tests' folder made a package: pytest then puts the repository's root first

@@ -3,8 +3,8 @@ table, in a fresh interpreter) loads no subprocess, no git or process seam, no
 file-writing helper and none of the edge's modules. Auto mode's decisions (plan,
 memory, records, breaker, report, brief, the cycle's answers, the ratchet's
 verdict and formats) and step mode's machine are values in, values out; the IO is
-at their edges (docs/step-mode.md, "How it is built"; docs/auto-mode.md,
-"How it is built")."""
+at their edges (docs/step-mode.md, "How it is built"; docs/layout.md,
+"The folders")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The journal: the one record of work in flight (docs/auto-mode.md, "The cycle").
+"""The journal: the one record of work in flight (docs/commands.md, "The cycle").
 Pure: the value and its JSON form; gtd.auto.state keeps it sealed in git.
 
 A cycle moves through phases agent → checking → committing | reverting; a baseline

@@ -553,7 +553,7 @@ def _flaky(run: _Run) -> list[str]:
         return []
     intro = (
         "A quarantined test still runs and is reported, but its failure alone never "
-        "reverts a cycle (see docs/auto-mode.md to release one)."
+        "reverts a cycle (see docs/ratchet.md to release one)."
     )
     return _section(
         "Flaky Tests",

@@ -337,7 +337,7 @@ def stage_journal(root: Path, journal: Journal) -> Staged:
     durable first. A helper killed between the seal and the rename leaves the
     mirror in that temp, whole, and the next command renames it into place
     (:func:`adopt_journal`): `end`'s strict check never meets a mirror missing
-    for a crash (docs/auto-mode.md, "Crash safety")."""
+    for a crash (docs/crash-safety.md, "Crash safety")."""
     data = journal_bytes(journal)
     mirror = root / paths.JOURNAL
     tmp = stage(mirror, data)

@@ -1,4 +1,4 @@
-"""One auto-mode cycle (docs/auto-mode.md, "The cycle"): begin, end, reset, and crash recovery.
+"""One auto-mode cycle (docs/commands.md, "The cycle"): begin, end, reset, and crash recovery.
 
 `begin` answers what the tick should do and, for a task, seals the journal and
 writes the brief. `end` hands the judging to a worker process of its own (its own

@@ -1,4 +1,4 @@
-"""The test ratchet (docs/auto-mode.md, "The ratchet"): a snapshot of the test
+"""The test ratchet (docs/ratchet.md, "The ratchet"): a snapshot of the test
 files, the protected test configuration and a baseline run; after each cycle, a
 check in a clean room that nothing protected changed and nothing that passed got
 worse.

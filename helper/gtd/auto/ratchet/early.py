@@ -29,8 +29,8 @@ The hint is a guess, never trusted: like every file of the helper's outside
 git, an agent can write it. A forged hint can make the helper start some other
 program, which only ever gets the gate's pipes of a run that is then called off
 (it is killed, its files removed, and nothing it writes is read): no more than
-what a process the agent left running can do anyway (docs/auto-mode.md,
-"Threat model").
+what a process the agent left running can do anyway (docs/threat-model.md,
+"What it cannot guarantee").
 
 This module imports nothing the helper would not load anyway first: ``os`` and
 the constant modules beside it."""

@@ -3308,7 +3308,7 @@ def _restore_environment(settings: Settings) -> None:
 # made, and compared first thing at the session's end; the check's own helpers
 # are bound in its closure, and it is reached through a name of Recorder's,
 # which Identities watches. Code that takes this check apart too, and
-# Identities with it, is beyond it (docs/auto-mode.md, the threat model).
+# Identities with it, is beyond it (docs/threat-model.md, "What it cannot guarantee").
 
 
 def _own_check_made() -> Callable[[], list[tuple[str, str]]]:
