@@ -33,7 +33,7 @@ from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Halt, Memory
 from gtd.auto.plan import Plan, Task
-from gtd.auto.state import State, reverted_ref, sealed_config
+from gtd.auto.state import State, sealed_config
 from gtd.clock import Now
 from gtd.errors import (
     CommitBlocked,
@@ -799,7 +799,8 @@ class Cycle:
                 current = current.evolve(reason=why, halt=True)
                 st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
             commit = None
-            status = "failed"
+            status = "reverted"
+            return self._record(st, status, commit, finish.drop_if_empty(git, current, kept))
         return self._record(st, status, commit)
 
     def _scratch(self) -> Path:
@@ -837,7 +838,7 @@ class Cycle:
         return st, self.git.short(made)
 
     def _record(
-        self, st: State, status: str, commit: str | None
+        self, st: State, status: str, commit: str | None, kept: str | None = None
     ) -> tuple[State, CycleRecord, breaker.Trip | None]:
         from gtd.auto import baseline, memory, plan_file
         from gtd.auto.cycle import seals
@@ -847,12 +848,12 @@ class Cycle:
         config = sealed_config(st)
         rec = CycleRecord(
             cycle=current.cycle, task=current.task, title=current.title,
-            status="passed" if status == "passed" else "failed", commit=commit,
+            status="passed" if status == "passed" else "reverted", commit=commit,
             reason=current.reason, at=self.now.iso, tests_passed=current.tests_passed,
             tests_total=current.tests_total, build_ok=current.build_ok, spike=current.spike,
             learning=current.learning, tests_failed=current.tests_failed,
             tests_skipped=current.tests_skipped, duration_s=current.duration_s,
-            kept=None if status == "passed" else f"{reverted_ref(self.git)}{current.cycle}",
+            kept=None if status == "passed" else kept,
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
             env_skipped=current.env_skipped,
         )  # fmt: skip
@@ -955,17 +956,18 @@ def render_report(
     """Re-render auto-report.md alone: what changes when work starts or stops
     (the State at its top), with no new record to fold into memory. ``health``:
     the levels of a `gtd verify` run, for the State and the Health Score."""
-    from gtd.auto import report
+    from gtd.auto import report, report_notes
 
-    title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
+    spec = next((t.spec for t in the_plan.tasks if t.spec), None)
     text = report.render(
-        title or root.name,
+        report_notes.title(the_plan.title, spec, root.name),
         records.fold(st.records) if mem is None else mem,
         now.iso,
         health,
         plan=the_plan,
         journal=st.journal,
         threshold=sealed_config(st).circuit_breaker_threshold,
+        failing=report_notes.failing_at_baseline(st.summary),
     )
     atomic_write(root / paths.REPORT, text)
 

@@ -170,6 +170,21 @@ def keep(git: Git, journal: Journal, scratch: Path) -> str:
     return ref
 
 
+def drop_if_empty(git: Git, journal: Journal, ref: str) -> str:
+    """``ref`` once the revert is done, or "" after deleting it when it holds
+    nothing: the base's own tree on the base (the agent changed nothing), which
+    a person would only open to find it empty. Run after the restore (which
+    reads the kept tree); a crash before the record makes and drops it again."""
+    kept = git.rev(ref)
+    if kept is None or kept != journal.kept_commit:
+        return ref
+    same_tree = git.rev(f"{kept}^{{tree}}") == git.rev(f"{journal.base}^{{tree}}")
+    if not same_tree or git.rev(f"{kept}^") != journal.base:
+        return ref
+    git.update_refs([(ref, None, kept)])
+    return ""
+
+
 class Refused:
     """The names from git the revert would not act on (see gtd.fsio.unsafe_path),
     each with why, in the order met."""
