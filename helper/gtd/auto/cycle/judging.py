@@ -216,13 +216,18 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
             git, current.base, candidate, baseline, declared=config.protect
         )
         pending = snapshot_codec.dumps(advanced._replace(accepted=snapshot.accepted))
+    took = judged.duration_s
+    if not judged.run.commands:
+        # Refused before any test ran (a protected test edited): the time the
+        # judging took, room and candidate included, not the check's few ms.
+        took = max(took, round(time.time() - taken, 3))
     return Decision(
         verdict.passed,
         verdict.reason,
         verdict,
         candidate,
         tree.head,
-        judged.duration_s,
+        took,
         pending=pending,
         taken_epoch=taken,
         flaky=judged.flaky,
