@@ -25,6 +25,7 @@ from pathlib import Path
 
 from gtd.auto import records, state
 from gtd.auto.cycle import forged, large, litter, seals
+from gtd.auto.cycle.finish import NO_CHANGES
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.ratchet import check, room
@@ -292,7 +293,7 @@ def _guard(
         if non_tests:
             return f"bootstrap changed non-test files: {', '.join(non_tests[:5])}"
     if candidate == base_tree and not current.spike:
-        return "no changes: the implementer left the tree as it was"
+        return NO_CHANGES
     return None
 
 
