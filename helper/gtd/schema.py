@@ -246,16 +246,20 @@ class Text(Kind):
 
 
 class Choice(Kind):
-    """One of a few strings."""
+    """One of a few strings; ``aliases``: an older spelling read as today's (and
+    never offered in the message)."""
 
-    def __init__(self, values: Sequence[str]) -> None:
+    def __init__(self, values: Sequence[str], aliases: Mapping[str, str] | None = None) -> None:
         self.values = tuple(values)
+        self.aliases = dict(aliases or {})
         self.expected = f"one of {', '.join(self.values)}"
 
     def check(self, value: object, path: Path) -> str:
         for allowed in self.values:
             if value == allowed:
                 return allowed
+        if isinstance(value, str) and value in self.aliases:
+            return self.aliases[value]
         raise self.wrong(value, path)
 
 

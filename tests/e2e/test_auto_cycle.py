@@ -144,10 +144,10 @@ def test_a_breaking_edit_is_reverted_and_recorded(server: ModelServer, tmp_path:
     assert "tests failed" in mem["revert_history"][0]["reason"]
     report = (repo / ".deepflow/auto-report.md").read_text()
     assert (
-        "| 1 | T1 | Add mul | failed | reverted, kept at `refs/gtd/reverted/cycle-1` | "
+        "| 1 | T1 | Add mul | reverted | work kept at `refs/gtd/reverted/cycle-1` | "
         "tests failed: 2 of 2"
     ) in report
-    assert "| Tasks reverted | 1 (T1) |" in report
+    assert "| Tasks with reverts | 1 (T1): not done yet |" in report
 
 
 def test_three_failing_ticks_trip_the_breaker_and_the_loop_deletes_its_job(
@@ -217,8 +217,9 @@ def test_weakening_a_snapshot_test_is_reverted_with_that_reason(
     end = session.tool_calls("Bash")[-1]
     result = session.tool_result(end["id"])
     assert "status: reverted" in result
-    assert "snapshot test modified: tests/test_calc.py" in result
+    named = "a protected test was changed: tests/test_calc.py::test_add (line 5)"
+    assert f"reason: {named}" in result
     assert tree(repo) == before
     mem = memory(repo)
-    assert "snapshot test modified: tests/test_calc.py" in mem["revert_history"][0]["reason"]
-    assert "snapshot test modified" in (repo / ".deepflow/auto-report.md").read_text()
+    assert mem["revert_history"][0]["reason"] == named
+    assert named in (repo / ".deepflow/auto-report.md").read_text()

@@ -130,9 +130,36 @@ def test_breaking_change_is_reverted_byte_for_byte(project: Repo) -> None:
     assert history[0]["task"] == "T1"
     report = (project.path / ".deepflow/auto-report.md").read_text()
     assert (
-        "| 1 | T1 | Add mul | failed | reverted, kept at `refs/gtd/reverted/cycle-1` | "
+        "| 1 | T1 | Add mul | reverted | work kept at `refs/gtd/reverted/cycle-1` | "
         "tests failed: 2 of"
     ) in report
+
+
+def test_a_cycle_that_changed_nothing_is_reverted_with_nothing_kept(project: Repo) -> None:
+    base = project.git("rev-parse", "HEAD").strip()
+    begin(project)
+
+    res = run_cli(project, "cycle", "end", "--learning", "the task was already done upstream")
+
+    assert res.code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[:4] == [
+        "status: reverted",
+        "cycle: 1",
+        "task: T1",
+        "remaining: 3",
+    ]
+    assert "reason: no changes: the implementer left the tree as it was" in lines
+    assert "message: Cycle reverted. 3 tasks remaining." in lines
+    assert not [line for line in lines if line.startswith("kept:")]  # no empty ref to open
+    assert project.git("for-each-ref", "refs/gtd/reverted/") == ""
+    assert project.git("rev-parse", "HEAD").strip() == base
+    cycles = memory(project)["cycles"]
+    assert isinstance(cycles, list)
+    assert cycles[0]["status"] == "reverted"
+    report = (project.path / ".deepflow/auto-report.md").read_text()
+    assert "| 1 | T1 | Add mul | reverted | nothing to keep | no changes:" in report
+    assert "- Cycle 1 (T1: Add mul, reverted): the task was already done upstream" in report
 
 
 # Slow: the same guarantee as tests/redteam/test_git_tricks.py::
@@ -192,7 +219,9 @@ def test_brief_lists_earlier_failures(project: Repo) -> None:
 # changed) and `conftest` (a committed pytest configuration file changed), which the
 # quick loop keeps.
 WEAKENINGS = [
-    pytest.param("edit", "snapshot test modified: tests/test_calc.py", id="edit"),
+    pytest.param(
+        "edit", "a protected test was changed: tests/test_calc.py::test_add (line 5)", id="edit"
+    ),
     pytest.param("delete", "tests/test_calc.py", id="delete"),
     pytest.param("rename", "tests/test_calc.py", id="rename", marks=pytest.mark.slow),
     pytest.param("skip", "tests/test_calc.py", id="skip", marks=pytest.mark.slow),
@@ -238,6 +267,10 @@ def test_weakened_tests_are_caught(project: Repo, how: str, named: str) -> None:
 
     assert result["status"] == "reverted"
     assert named in str(result["reason"]), result["reason"]
+    # refused before any test ran, yet the check took its time: never a bare 0.0
+    took = result["duration_s"]
+    assert isinstance(took, float)
+    assert took > 0
     assert project.git("rev-parse", "HEAD").strip() == base
     assert tree_state(project.path) == before
     assert project.status() == ""

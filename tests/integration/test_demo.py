@@ -113,7 +113,10 @@ def test_the_headless_night_goes_as_scripted_and_leaves_the_callers_repository_a
     assert "passed, committed" in lines[0]
     assert "reverted: tests failed: 1 of" in lines[1]
     assert "test_adding_an_item_again_adds_to_its_quantity" in lines[1]
-    assert "reverted: snapshot test modified: tests/test_cart.py" in lines[3]
+    assert lines[3].endswith(
+        "reverted: a protected test was changed: "
+        "tests/test_cart.py::test_adding_an_item_again_adds_to_its_quantity (line 21)"
+    )
     assert "gtd verify: passed" in out
     assert "The night went as scripted: 6 cycles, 4 committed, 2 reverted" in out
     assert f"Repository: {where}" in out
@@ -121,8 +124,9 @@ def test_the_headless_night_goes_as_scripted_and_leaves_the_callers_repository_a
     assert f"Report:     {report}" in out
     assert "    # Auto Mode Report — Cart" in out
     row = (
-        "    | 4 | T3 | Bulk price | failed | reverted, kept at `refs/gtd/reverted/cycle-4` "
-        "| snapshot test modified: tests/test_cart.py"
+        "    | 4 | T3 | Bulk price | reverted | work kept at `refs/gtd/reverted/cycle-4` "
+        "| a protected test was changed: "
+        "tests/test_cart.py::test_adding_an_item_again_adds_to_its_quantity (line 21)"
     )
     assert row in out
 

@@ -48,7 +48,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def failed(cycle: int, task: str = "T2", reason: str = "tests failed: 1 of 24") -> CycleRecord:
-    return CycleRecord(cycle, task, "upload", "failed", None, reason, AT, 23, 24, True)
+    return CycleRecord(cycle, task, "upload", "reverted", None, reason, AT, 23, 24, True)
 
 
 def passed(cycle: int, task: str = "T3", commit: str = "def5678") -> CycleRecord:
@@ -242,7 +242,7 @@ def test_update_round_trips_and_skips_no_op_writes(path: Path) -> None:
         pytest.param(
             "cycles:\n  - {cycle: 1, task: T1, status: won, at: x}\n",
             2,
-            "must be one of passed, failed, skipped",
+            "must be one of passed, reverted, skipped",
             id="cycle-status",
         ),
         pytest.param(
@@ -420,7 +420,7 @@ def test_the_sealed_records_new_fields_and_parts_are_rendered(path: Path) -> Non
     """Every field of a cycle record and every part of the fold shows in the file,
     and reads back the same; a forced stop that is reset leaves the file."""
     rec = CycleRecord(
-        1, "T1", "upload", "failed", None, "tests failed: 1 of 3", AT, 2, 3, True,
+        1, "T1", "upload", "reverted", None, "tests failed: 1 of 3", AT, 2, 3, True,
         tests_failed=1, tests_skipped=0, duration_s=12.5, kept="refs/gtd/reverted/cycle-1",
         agent_exit=2, agent_tail="Traceback: boom", flaky=("tests/test_a.py::test_x",),
     )  # fmt: skip
@@ -452,3 +452,26 @@ def test_the_sealed_records_new_fields_and_parts_are_rendered(path: Path) -> Non
     mf.save(path, cleared, doc)
     assert "stop:" not in path.read_text()
     assert mf.load(path)[0] == cleared
+
+
+def test_a_cycle_an_older_gtd_wrote_as_failed_reads_as_reverted(path: Path) -> None:
+    # One word per outcome: today's files say `reverted`, as `gtd cycle end` answers.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "cycles:\n"
+        f'  - {{cycle: 1, task: T1, status: failed, reason: "tests failed: 1 of 3", at: "{AT}"}}\n'
+        f'  - {{cycle: 2, task: T1, status: passed, commit: abc1234, at: "{AT}"}}\n'
+    )
+    mem, doc = mf.load(path)
+    assert [(r.cycle, r.status) for r in mem.cycles] == [(1, "reverted"), (2, "passed")]
+    mf.save(path, mem, doc)
+    text = path.read_text()
+    assert "status: reverted" in text
+    assert "status: failed" not in text
+
+
+def test_a_cycle_that_kept_nothing_says_so_in_the_file(path: Path) -> None:
+    rec = CycleRecord(1, "T1", "t", "reverted", None, "no changes", AT, None, None, None, kept="")
+    mf.save(path, m.record_cycle(Memory(), rec), mf.Doc())
+    assert 'kept: ""' in path.read_text()
+    assert mf.load(path)[0].cycles[0].kept == ""

@@ -177,6 +177,13 @@ def test_check_ok(repo: Repo) -> None:
     }
 
 
+def test_check_one_task_reads_in_the_singular(repo: Repo) -> None:
+    repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: Add it\n")
+    res = run_gtd(repo.path, "plan", "check")
+    assert res.code == 0, res.stderr
+    assert res.stdout == "PLAN.md: ok, 1 task (0 done, 1 pending, 0 skipped)\n"
+
+
 def test_check_invalid(repo: Repo) -> None:
     repo.write("PLAN.md", BROKEN)
     res = run_gtd(repo.path, "plan", "check")

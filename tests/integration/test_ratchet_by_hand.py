@@ -132,7 +132,7 @@ def test_a_kilobyte_test_id_is_cut_where_it_is_read(repo: Repo) -> None:
     # The report and the next brief show it cut.
     report = (repo.path / ".deepflow/auto-report.md").read_text()
     assert (
-        "| 1 | T1 | Add mul | failed | reverted, kept at `refs/gtd/reverted/cycle-1` "
+        "| 1 | T1 | Add mul | reverted | work kept at `refs/gtd/reverted/cycle-1` "
         "| tests failed: 3 of 3" in report
     )
     assert "x" * 200 not in report

@@ -112,7 +112,8 @@ def test_passing_change_then_advance_protects_the_new_tests(project: Repo) -> No
 
     project.write("tests/test_mul.py", "def test_mul():\n    pass\n")
     verdict, _ = check(project, advanced)
-    assert verdict.reason == "snapshot test modified: tests/test_mul.py"
+    # the first line that differs: its import was removed with the assertion
+    assert verdict.reason == "a protected test was changed: tests/test_mul.py (line 1)"
 
 
 def test_dependency_edit_in_shared_files_passes(project: Repo) -> None:
@@ -190,7 +191,7 @@ def test_new_test_must_pass_and_cannot_rescue(project: Repo) -> None:
     [
         pytest.param(
             lambda r: r.write("tests/test_calc.py", TEST_CALC.replace("== 3", "is not None")),
-            "snapshot test modified: tests/test_calc.py",
+            "a protected test was changed: tests/test_calc.py::test_add (line 8)",
             id="edited",
         ),
         pytest.param(
@@ -198,17 +199,22 @@ def test_new_test_must_pass_and_cannot_rescue(project: Repo) -> None:
                 "tests/test_calc.py",
                 TEST_CALC.replace("def test_add", "@pytest.mark.skip\ndef test_add"),
             ),
-            "snapshot test modified: tests/test_calc.py",
+            "a protected test was changed: tests/test_calc.py::test_add (line 7)",
             id="skip-marker-added",
         ),
         pytest.param(
+            lambda r: r.write("tests/test_calc.py", TEST_CALC.partition("\n\ndef test_sub")[0]),
+            "a protected test was deleted: tests/test_calc.py::test_sub",
+            id="method-deleted",
+        ),
+        pytest.param(
             lambda r: (r.path / "tests/test_calc.py").unlink(),
-            "snapshot test deleted or renamed: tests/test_calc.py",
+            "a protected test file was deleted or renamed: tests/test_calc.py",
             id="deleted",
         ),
         pytest.param(
             lambda r: r.git("mv", "tests/test_calc.py", "tests/test_arith.py"),
-            "snapshot test renamed: tests/test_calc.py → tests/test_arith.py",
+            "a protected test file was renamed: tests/test_calc.py → tests/test_arith.py",
             id="renamed",
         ),
         pytest.param(

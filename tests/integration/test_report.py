@@ -62,7 +62,7 @@ def test_a_halted_night_read_and_resumed_from_the_report(repo: Repo) -> None:
     summary = section(text, "Summary")
     assert "| Total cycles run | 2 |" in summary
     assert "| Cycles reverted | 2 |" in summary
-    assert "| Tasks reverted | 1 (T1 ×2) |" in summary
+    assert "| Tasks with reverts | 1 (T1 ×2): not done yet |" in summary
     assert "| Tasks remaining | 2 of 2 |" in summary
     assert re.search(r"\| Test time \| \d+\.\d s in 2 runs \|", summary)
     health = section(text, "Health Score")

@@ -37,7 +37,7 @@ def test_nothing_sealed_reads_as_empty(git: Git) -> None:
 def test_a_write_is_read_back_whole_in_one_call(git: Git) -> None:
     st = state.write(git, state.EMPTY, "setup", summary={"head": "x"}, snapshot=b'{"a": 1}\n')
     st = state.write(git, st, "begin", journal=journal())
-    rec = CycleRecord(1, "T1", "t", "failed", None, "r", AT, None, None, None)
+    rec = CycleRecord(1, "T1", "t", "reverted", None, "r", AT, None, None, None)
     st = state.write(git, st, "end", journal=None, append=[rec])
     again = state.read(git, snapshot=True)
     assert again.commit == st.commit

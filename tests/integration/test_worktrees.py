@@ -94,7 +94,7 @@ def test_two_worktrees_run_interleaved_loops(two: tuple[Repo, Repo]) -> None:
     assert ended["status"] == "passed", ended
     memory = (main.path / ".deepflow/auto-memory.yaml").read_text()
     assert "revert_history: []" in memory, memory  # the linked loop's revert is not the main's
-    assert "status: failed" not in memory
+    assert "status: reverted" not in memory
     linked_memory = (linked.path / ".deepflow/auto-memory.yaml").read_text()
     assert f"kept: {own}reverted/cycle-2" in linked_memory
 

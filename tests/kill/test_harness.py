@@ -86,7 +86,7 @@ def test_memory_that_disagrees_with_the_tree_is_caught(
 ) -> None:
     def forget(repo: Path) -> None:
         memory = repo / ".deepflow/auto-memory.yaml"
-        memory.write_text(memory.read_text().replace("status: passed", "status: failed"))
+        memory.write_text(memory.read_text().replace("status: passed", "status: reverted"))
 
     outcome = unkilled(kill_setup, tmp_path, "end-pass", "check", forget)
     assert said(outcome, "the memory records cycle 1"), outcome.problems
@@ -143,10 +143,10 @@ def test_a_session_cycle_left_to_the_agent_timeout_is_caught(
     def abandon(repo: Path) -> None:
         memory = repo / ".deepflow/auto-memory.yaml"
         # cycle 1's line only (cycle 2, begun outside any session, is abandoned)
-        judged = 'status: failed, reason: "tests failed'
+        judged = 'status: reverted, reason: "tests failed'
         text = memory.read_text()
         assert text.count(judged) == 1, text
-        memory.write_text(text.replace(judged, 'status: failed, reason: "abandoned: no end'))
+        memory.write_text(text.replace(judged, 'status: reverted, reason: "abandoned: no end'))
 
     outcome = unkilled(kill_setup, tmp_path, "begin-gone-fail", "check", abandon)
     assert said(outcome, "cycle 1 waited for the agent's timeout"), outcome.problems

@@ -493,7 +493,7 @@ class _Run:
             self._problem_if(bool(diff), lambda: f"HEAD is the base, the tree is not: {diff}")
             if self.agent:
                 self._check_kept(1)
-                self._check_recorded("failed", None)
+                self._check_recorded("reverted", None)
         else:
             self.outcome.final = "committed"
             if kind not in PASSING:

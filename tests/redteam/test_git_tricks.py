@@ -420,7 +420,7 @@ def test_a_file_name_with_a_newline_in_a_test_folder_never_stalls_the_loop(
     """A passing cycle adds test data whose name holds a newline; from then on it
     is a protected file of the base, which each check hashes in the clean room
     through `git hash-object --stdin-paths`, one path a line. Split in two, it
-    made every later cycle refused ("snapshot test modified in the clean room")
+    made every later cycle refused ("a protected test was changed in the clean room")
     until a person renamed it. Later cycles still pass, and a break is still
     refused for what it breaks."""
     odd = "tests/data\nfile.txt"

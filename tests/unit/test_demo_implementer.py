@@ -52,7 +52,7 @@ def test_the_script_covers_every_task_of_the_sample_plan_in_order() -> None:
         ("T1", None),
         ("T2", "tests failed"),
         ("T2", None),
-        ("T3", "snapshot test modified: tests/test_cart.py"),
+        ("T3", "a protected test was changed: tests/test_cart.py::"),
         ("T3", None),
         ("T4", None),
     ]

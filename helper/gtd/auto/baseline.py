@@ -58,7 +58,17 @@ def summary(
         # the keys of a cycle's seals (gtd.auto.cycle.seals.environment_changes)
         "environment": environment,
         "environment_format": FORMAT if environment is not None else None,
+        # the tests the ratchet tolerates as failing, for the report's State
+        "baseline_failing": _failing(snap),
     }
+
+
+def _failing(snap: Snapshot) -> dict[str, Any]:
+    from gtd.auto.report_notes import SHOWN_FAILING
+
+    tests = snap.baseline.tests or {}
+    failing = sorted(t for t, o in tests.items() if o in ("failed", "error"))
+    return {"count": len(failing), "first": failing[:SHOWN_FAILING]}
 
 
 def take(git: Git, config: AutoConfig, head: str, accepted: str | None = None) -> Snapshot:

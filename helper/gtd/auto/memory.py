@@ -21,10 +21,20 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    CycleStatus = Literal["passed", "failed", "skipped"]
+    CycleStatus = Literal["passed", "reverted", "skipped"]
 else:
     CycleStatus = str
-CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "failed", "skipped")
+# One word for one outcome in the answer, the report and this file: a cycle whose
+# work the ratchet refused is `reverted` (what `gtd cycle end` answers). Files and
+# sealed records written before that say `failed`; they read as `reverted`.
+CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "reverted", "skipped")
+LEGACY_STATUSES: dict[str, CycleStatus] = {"failed": "reverted"}
+
+
+def cycle_status(value: object) -> object:
+    """``value`` with a legacy spelling replaced by today's (anything else as is,
+    for the caller's own check to refuse)."""
+    return LEGACY_STATUSES.get(value, value) if isinstance(value, str) else value
 
 
 class CycleRecord(NamedTuple):
@@ -219,7 +229,7 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
             task_results[rec.task] = TaskResult("success", rec.cycle, commit=rec.commit)
         if not is_bootstrap or rec.task in counters:
             counters[rec.task] = 0
-    elif rec.status == "failed":
+    elif rec.status == "reverted":
         reason = rec.reason or ""
         if not is_bootstrap:
             task_results[rec.task] = TaskResult("reverted", rec.cycle, reason=reason)

@@ -21,6 +21,7 @@ from typing import Any
 from gtd import schema
 from gtd.auto.memory import (
     CYCLE_STATUSES,
+    LEGACY_STATUSES,
     CycleRecord,
     Halt,
     Memory,
@@ -103,7 +104,7 @@ CYCLE = schema.Fields(
         "cycle": NUMBER,
         "task": TEXT,
         "title": TEXT,
-        "status": schema.Choice(CYCLE_STATUSES),
+        "status": schema.Choice(CYCLE_STATUSES, LEGACY_STATUSES),
         "commit": TEXT,
         "reason": TEXT,
         "at": WHEN,

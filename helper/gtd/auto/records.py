@@ -28,6 +28,7 @@ from gtd.auto.memory import (
     Memory,
     Quarantine,
     Refresh,
+    cycle_status,
 )
 from gtd.tuples import NamedTuple
 
@@ -105,6 +106,7 @@ def _decode_line(number: int, line: str) -> Record:
     if missing:
         raise RecordError(number, f"{kind} lacks {', '.join(missing)}")
     if cls is CycleRecord:
+        data["status"] = cycle_status(data.get("status"))
         if data.get("status") not in CYCLE_STATUSES:
             raise RecordError(number, f"unknown cycle status {data.get('status')!r}")
         data["flaky"] = tuple(data.get("flaky") or ())

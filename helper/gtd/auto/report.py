@@ -18,7 +18,8 @@ Results, Health Score, Reverted Tasks), with what a person needs first put first
   failed: exit status, the end of its output, its log) and **Events** (breaker
   trips, forced halts, snapshot refreshes after a person's commit).
 
-Counts keep tasks and cycles apart ("Cycles reverted 10", "Tasks reverted 4"); the
+Counts keep tasks and cycles apart ("Cycles reverted 10", "Tasks with reverts 4
+(T2 ×4, T3 ×3, T4, T5 ×2): T2, T3 later done; T4, T5 not done yet"); the
 Health Score describes the branch as it is (its latest passing run, not the last
 reverted attempt); long test ids and reasons are cut to a readable length (memory
 keeps them whole).
@@ -158,7 +159,9 @@ def tests_line(rec: CycleRecord | None) -> str:
 
 
 def kept_ref(rec: CycleRecord) -> str:
-    return rec.kept or f"{paths.REVERTED_REF}{rec.cycle}"
+    """The ref holding a reverted cycle's work; "" when there was none to keep (the
+    cycle changed nothing); records from before `kept` was recorded: the default."""
+    return f"{paths.REVERTED_REF}{rec.cycle}" if rec.kept is None else rec.kept
 
 
 def show_command(ref: str) -> str:
@@ -201,6 +204,7 @@ class _Run(NamedTuple):
     journal: Journal | None
     threshold: int
     health: Health | None
+    failing: tuple[int, list[str]] = (0, [])  # tests failing at the baseline
 
     def title_of(self, task: str) -> str:
         if self.plan is not None:
@@ -212,7 +216,7 @@ class _Run(NamedTuple):
 
     def latest_revert(self, task: str) -> CycleRecord | None:
         return next(
-            (r for r in reversed(self.cycles) if r.task == task and r.status == "failed"), None
+            (r for r in reversed(self.cycles) if r.task == task and r.status == "reverted"), None
         )
 
 
@@ -288,7 +292,7 @@ def _halted(run: _Run, trip: breaker.Trip) -> list[str]:
     head = f"**Halted** at {_named(task, run.title_of(task))} — {_flat(trip.message)}"
     steps: list[str] = []
     last = run.latest_revert(task)
-    if last is not None:
+    if last is not None and kept_ref(last):
         steps.append(
             f"See what the agent tried last: {show_command(kept_ref(last))} "
             "(every reverted cycle is listed under Reverted Tasks)."
@@ -345,20 +349,21 @@ def _summary(run: _Run) -> list[str]:
     committed = {r.task for r in tasks if r.status == "passed"}
     reverts: dict[str, int] = {}
     for rec in tasks:
-        if rec.status == "failed":
+        if rec.status == "reverted":
             reverts[rec.task] = reverts.get(rec.task, 0) + 1
-    reverted = str(len(reverts))
-    if reverts:
-        reverted += " (" + _ids([f"{t} ×{n}" if n > 1 else t for t, n in reverts.items()]) + ")"
+    reverted = _reverted_tasks(run, reverts, committed)
     rows = [
         _row("Total cycles run", str(len(cycles))),
         _row("Cycles committed", str(sum(1 for r in cycles if r.status == "passed"))),
-        _row("Cycles reverted", str(sum(1 for r in cycles if r.status == "failed"))),
+        _row("Cycles reverted", str(sum(1 for r in cycles if r.status == "reverted"))),
     ]
     skipped = sum(1 for r in cycles if r.status == "skipped")
     if skipped:
         rows.append(_row("Cycles skipped", str(skipped)))
-    rows += [_row("Tasks committed", str(len(committed))), _row("Tasks reverted", cell(reverted))]
+    rows += [
+        _row("Tasks committed", str(len(committed))),
+        _row("Tasks with reverts", cell(reverted)),
+    ]
     if run.plan is not None:
         left = len(run.plan.pending)
         rows.append(_row("Tasks remaining", f"{left} of {len(run.plan.tasks)}"))
@@ -368,12 +373,33 @@ def _summary(run: _Run) -> list[str]:
     return _table(("Metric", "Value"), rows)
 
 
+def _reverted_tasks(run: _Run, reverts: dict[str, int], committed: set[str]) -> str:
+    """``2 (T2 ×2, T3): both later done``: a task reverted once and done on its
+    next try is not a task "reverted" beside "Tasks committed 4 of 4"; what
+    became of each is said."""
+    if not reverts:
+        return "0"
+    named = _ids([f"{t} ×{n}" if n > 1 else t for t, n in reverts.items()])
+    done = {t.id for t in run.plan.tasks if t.status == "done"} if run.plan is not None else set()
+    done |= committed
+    later = [t for t in reverts if t in done]
+    open_ = [t for t in reverts if t not in done]
+    if not open_:
+        fate = {1: "later done", 2: "both later done"}.get(len(later), "all later done")
+    elif not later:
+        fate = {1: "not done yet", 2: "neither done yet"}.get(len(open_), "none done yet")
+    else:
+        fate = f"{_ids(later)} later done; {_ids(open_)} not done yet"
+    return f"{len(reverts)} ({named}): {fate}"
+
+
 def _cycle_row(run: _Run, rec: CycleRecord) -> str:
     notes: list[str] = []
     if rec.status == "passed":
         outcome, reason = cell(rec.commit), ""
-    elif rec.status == "failed":
-        outcome = cell(f"reverted, kept at `{kept_ref(rec)}`")
+    elif rec.status == "reverted":
+        ref = kept_ref(rec)
+        outcome = cell(f"work kept at `{ref}`" if ref else "nothing to keep")
         reason = short(rec.reason or "", _MAX_REASON)
     else:
         outcome, reason = DASH, short(rec.reason or "", _MAX_REASON)
@@ -414,11 +440,11 @@ def _probe_rows(mem: Memory, cycles: list[CycleRecord]) -> list[str]:
         if rec.status == "passed":
             winner = f"spike ({rec.commit})" if rec.commit else "spike"
             loser = "baseline"
-        elif rec.status == "failed":
+        elif rec.status == "reverted":
             winner, loser = "baseline", "spike (reverted)"
         else:
             winner = loser = DASH
-        failed = rec.status == "failed"
+        failed = rec.status == "reverted"
         notes = rec.learning or (short(rec.reason or "", _MAX_REASON) if failed else None)
         rows.append(_row(cell(probe), metric, cell(winner), loser, cell(notes)))
         if rec.learning:
@@ -471,7 +497,7 @@ def _health(run: _Run) -> list[str]:
         _row("Build status", build),
         _row("Ratchet", ratchet),
     ]
-    if last is not None and last.status == "failed":
+    if last is not None and last.status == "reverted":
         since = f"as cycle {passed.cycle} left it" if passed is not None else "as it was at setup"
         what = f"cycle {last.cycle} ({last.task}) reverted; the branch is {since}"
         rows.append(_row("Last cycle", cell(what)))
@@ -487,7 +513,9 @@ def _reverted(run: _Run) -> tuple[list[str], bool]:
     for rev in run.mem.revert_history:
         rec = find_cycle(run.mem, rev.cycle)
         kept = DASH
-        if rec is not None and rec.task == rev.task:
+        if rec is not None and rec.task == rev.task and not kept_ref(rec):
+            kept = "nothing to keep"
+        elif rec is not None and rec.task == rev.task:
             ref = kept_ref(rec)
             kept = show_command(ref)
             if ref.endswith(f"cycle-{rec.cycle}"):
@@ -617,6 +645,21 @@ def _reviews(run: _Run) -> list[str]:
     return _section("Reviews", None, _table(("Cycle", "Task", "Verdict", "Time"), rows))
 
 
+def _tolerated(run: _Run) -> list[str]:
+    from gtd.auto.report_notes import failing_line
+
+    line = failing_line(*run.failing)
+    return ["", line] if line else []
+
+
+def _learnings(run: _Run) -> list[str]:
+    from gtd.auto.report_notes import learnings
+
+    named = {rec.task: _named(rec.task, rec.title or run.title_of(rec.task)) for rec in run.cycles}
+    found = learnings(run.cycles, named)
+    return _section("Learnings", None, found) if found else []
+
+
 def _events(run: _Run) -> list[str]:
     events: list[tuple[str, str]] = []
     for halt in run.mem.halts:
@@ -644,11 +687,14 @@ def render(
     plan: Plan | None = None,
     journal: Journal | None = None,
     threshold: int = defaults.THRESHOLD,
+    failing: tuple[int, list[str]] = (0, []),
 ) -> str:
     """The report. ``plan``: PLAN.md as it is (titles, what remains); ``journal``:
     the work in flight, if any; ``threshold``: the breaker's, so the State says
-    halted exactly when `gtd cycle begin` would."""
-    run = _Run(mem, sorted(mem.cycles, key=lambda r: r.cycle), plan, journal, threshold, health)
+    halted exactly when `gtd cycle begin` would; ``failing``: how many tests
+    failed at the baseline and the first few (gtd.auto.report_notes)."""
+    cycles = sorted(mem.cycles, key=lambda r: r.cycle)
+    run = _Run(mem, cycles, plan, journal, threshold, health, failing)
     picture = chart.mermaid(mem)
     probes = _probe_rows(mem, run.cycles)
     reverted, any_reverted = _reverted(run)
@@ -662,7 +708,7 @@ def render(
         "",
         f"_Last updated: {now}_",
         "",
-        *_section("State", None, [*_state(run), *_plan_line(run)]),
+        *_section("State", None, [*_state(run), *_plan_line(run), *_tolerated(run)]),
         *_section("Summary", None, _summary(run)),
         *(_section("Run Chart", None, picture) if picture else []),
         *_section("Cycle Log", None, _table(log_header, [_cycle_row(run, r) for r in run.cycles])),
@@ -675,6 +721,7 @@ def render(
         *_section("Reverted Tasks", None if any_reverted else REVERT_PLACEHOLDER, reverted),
         *_look_at(run),
         *_reviews(run),
+        *_learnings(run),
         *_flaky(run),
         *_agent_output(run),
         *_events(run),

@@ -311,12 +311,64 @@ def _ready_answer(
     }
     if snap.accepted:
         answer["accepted"] = snap.accepted
+    answer.update(_failing(snap))
+    warnings: list[str] = []
+    branch = git.branch()
+    if branch is not None and _is_main(git, branch):
+        warnings.append(_on_main(branch, extra.get("committed")))
     dirty = [e.path for e in git.status()]
     if dirty:
         answer["dirty"] = dirty
-        answer["warning"] = "uncommitted changes: every tick answers `dirty` until you commit them"
+        warnings.append("uncommitted changes: every tick answers `dirty` until you commit them")
+    if warnings:
+        answer["warning"] = "; ".join(warnings)
     answer["next"] = f"start the loop: {LOOP_COMMAND}"
     return answer
+
+
+# Branch names that are, by convention, the one others build on: a loop's commits
+# belong on a branch of their own (the README's first step), merged after review.
+_MAINS = ("main", "master", "trunk")
+
+
+def _is_main(git: Git, branch: str) -> bool:
+    """Whether ``branch`` is the repository's main line: a conventional name, or
+    the branch the remote's HEAD names (``origin/HEAD`` → ``origin/develop``)."""
+    if branch in _MAINS:
+        return True
+    remote = git.call("symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD").stdout
+    return remote.strip() == f"origin/{branch}"
+
+
+def _on_main(branch: str, committed: str | None) -> str:
+    """The warning of a setup on the main line, with the commands that move the
+    work to a branch of its own (nothing else changes: the baseline is the same
+    commit's)."""
+    if committed:
+        move = (
+            f"`git switch -c gtd-auto && git branch -f {branch} {committed}~1` moves it "
+            f"(and the loop) to a branch of its own"
+        )
+        return (
+            f"set up on `{branch}`: the setup commit {committed} and every cycle's "
+            f"commit land on it; {move}"
+        )
+    return (
+        f"set up on `{branch}`: every cycle's commit lands on it; `git switch -c gtd-auto` "
+        "before the loop starts keeps it on a branch of its own"
+    )
+
+
+def _failing(snap: Any) -> Answer:
+    """The tests failing at the baseline, named (the first few and a count) and
+    said tolerated: `tests: 255 / 257 passed` alone leaves a person to guess."""
+    from gtd.auto.report_notes import SHOWN_FAILING, failing_line
+
+    tests = snap.baseline.tests or {}
+    failing = sorted(t for t, o in tests.items() if o in ("failed", "error"))
+    if not failing:
+        return {}
+    return {"failing": failing_line(len(failing), failing[:SHOWN_FAILING])}
 
 
 def _refused(snap: Any, cfg: Any, found: Any) -> Answer:

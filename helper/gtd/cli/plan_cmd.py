@@ -30,7 +30,7 @@ def check(as_json: bool) -> int:
     name = paths.PLAN
     if not problems:
         text = (
-            f"{name}: ok, {counts['tasks']} tasks "
+            f"{name}: ok, {counts['tasks']} {'task' if counts['tasks'] == 1 else 'tasks'} "
             f"({counts['done']} done, {counts['pending']} pending, {counts['skipped']} skipped)"
         )
         emit({"status": "ok", **counts, "problems": []}, text, as_json)

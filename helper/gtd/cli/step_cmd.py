@@ -174,6 +174,8 @@ def _report(ctx: Context, act: Callable[[], Advance], as_json: bool) -> int:
         for subject in result.commits:
             print(f"committed: {subject}")
         print(f"state: {result.state}")
+    if result.note:
+        print(f"gtd: {result.note}", file=sys.stderr)
     return 0
 
 

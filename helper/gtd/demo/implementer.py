@@ -340,7 +340,7 @@ def script() -> dict[str, tuple[Attempt, ...]]:
                     Write("tests/test_bulk.py", BULK_TEST),
                     Write(SAMPLE_TEST, original_test.replace(STRICT, LOOSE, 1), original_test),
                 ),
-                refused=f"snapshot test modified: {SAMPLE_TEST}",
+                refused=f"a protected test was changed: {SAMPLE_TEST}::",
                 # The guard denies the edit to tests/test_cart.py; the bulk price
                 # from two items then fails that test as it stands.
                 guarded="tests failed",

@@ -18,6 +18,7 @@ text read from the working tree.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -358,6 +359,9 @@ class Advance(NamedTuple):
     state: State
     commits: tuple[str, ...]
     actions: tuple[str, ...]
+    # said on stderr when the invocation captured nothing though its actor is
+    # awaited (gtd 2.x exits 0 there: the reason is the person's to read)
+    note: str | None = None
 
 
 def resolve_snapshot(
@@ -433,9 +437,12 @@ def advance(ctx: Context, invoker: Invoker) -> Advance:
         if r.refusal is not None:
             if first:
                 raise RepoError(r.refusal)
-            return _done(ctx, r.state)
+            return _rest(ctx, r)
         if r.action is None or (not first and not r.continues_chain):
-            return _done(ctx, r.state)
+            done = _rest(ctx, r)
+            if first and r.decision == "inert":
+                return done._replace(note=inert_note(r))
+            return done
         made = len(ctx.commits)
         perform(ctx, r.action)
         if isinstance(r.action, RunCheck):
@@ -481,6 +488,27 @@ def run_check(ctx: Context, wait: float | None = None) -> Advance | Running:
     if running is not None:
         return running
     return advance(ctx, "check")
+
+
+def inert_note(r: Resolution) -> str:
+    """Why an agent's `gtd step-agent` captured nothing: its state waits on work
+    the tree does not hold (at review: `.gtd/REVIEW.md`, which a folder closed
+    with the last package made easy to fail to write)."""
+    wanted = "`.gtd/REVIEW.md`" if r.state == "review" else "the agent's work"
+    return (
+        f"nothing to capture: {r.state} awaits {wanted} and the working tree has none "
+        "— `gtd next` prints the turn"
+    )
+
+
+def _rest(ctx: Context, r: Resolution) -> Advance:
+    """The invocation ends at ``r``; at `review` awaiting the agent, the `.gtd/`
+    folder the last package's close removed is made again (empty, so git sees
+    nothing), so the agent's REVIEW.md has a folder to go in."""
+    if r.state == "review" and r.actor == "agent" and not r.pending:
+        with contextlib.suppress(OSError):  # a file in the way: the write says so
+            (ctx.root / GTD_DIR).mkdir(exist_ok=True)
+    return _done(ctx, r.state)
 
 
 def _done(ctx: Context, state: State) -> Advance:

@@ -23,9 +23,11 @@ from gtd.step.prompts import (
     cycle_log,
     fenced,
     newest,
+    notes_step,
     package_start,
     prompt_name,
     render,
+    sketch_notes,
 )
 from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, TODO
 from gtd.step.subjects import Turn
@@ -41,6 +43,15 @@ def _diff(git: Git, base: str | None, head: str) -> str:
     else:
         raw = git.run("diff", "--no-color", f"{base}..{head}", "--", *pathspec)
     return cap(raw)
+
+
+def _added(git: Git, commit: Commit) -> list[str]:
+    """The paths ``commit`` added that are still in the working tree (a note the
+    agent already deleted is not asked about again)."""
+    raw = git.run("diff-tree", "-r", "-z", "--root", "--no-commit-id", "--name-status", commit.sha)
+    fields = raw.split("\0")
+    added = [fields[i + 1] for i in range(0, len(fields) - 1, 2) if fields[i] == "A"]
+    return [p for p in added if (git.root / p).is_file()]
 
 
 def _commit_diff(git: Git, commit: Commit) -> str:
@@ -102,6 +113,8 @@ def prompt_context(
         )
         ctx["diff"] = _commit_diff(git, source) if source else "(no captured change)"
         ctx["todo_section"] = _todo_section(root)
+        if source is not None and source.subject.strip() == "gtd(human): grilling":
+            ctx["notes_step"] = notes_step(sketch_notes(_added(git, source)))
     elif name in ("grilling-human", "grilled"):
         ctx["todo_section"] = _todo_section(root)
     elif name in ("building", "fixing", "agentic-review"):

@@ -33,7 +33,7 @@ prompts that mention it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gtd import templates
 from gtd.step.config import StepConfig
@@ -170,9 +170,47 @@ def base_context(
         "test_command": config.test_command,
         "tail": tail,
         "todo_section": "",
+        "notes_step": "",
         "review_base": resolution.review_base or "",
         "format_findings": findings_section(resolution),
     }
+
+
+# Files a human's sketch adds that only describe the request (`IDEA.md`, notes):
+# left in the tree, the squash would ship them as part of the feature.
+_NOTE_SUFFIXES = (".md", ".txt", ".markdown", ".rst")
+_PROJECT_DOCS = ("readme", "changelog", "changes", "history", "license", "contributing")
+
+
+def sketch_notes(added: Sequence[str]) -> list[str]:
+    """The files among ``added`` (what the human's grilling turn added) that look
+    like notes about the request rather than the project's own files: a text or
+    markdown file outside ``.gtd/`` and ``docs/``, not a README or CHANGELOG."""
+    found: list[str] = []
+    for path in added:
+        name = path.rsplit("/", 1)[-1].lower()
+        if path.startswith((".gtd/", "docs/")) or not name.endswith(_NOTE_SUFFIXES):
+            continue
+        if name.split(".", 1)[0] in _PROJECT_DOCS:
+            continue
+        found.append(path)
+    return found
+
+
+def notes_step(notes: Sequence[str]) -> str:
+    """The grilling prompt's step about the human's note files ("" for none)."""
+    if not notes:
+        return ""
+    named = ", ".join(f"`{n}`" for n in notes)
+    if len(notes) == 1:
+        verb, says, them, which = "describes", "it says", "it", "it is"
+    else:
+        verb, says, them, which = "describe", "they say", "them", "one is"
+    return (
+        f"5. {named} only {verb} the request: carry what {says} into `.gtd/TODO.md`, "
+        f"then delete {them}, so the note does not end up in the feature's commit. If "
+        f"{which} documentation the project keeps, leave it."
+    )
 
 
 def cap(text: str) -> str:

@@ -265,6 +265,23 @@ def test_empty_repository_auto_inits(make_repo: Callable[..., StepRepo]) -> None
     }
 
 
+def test_status_in_a_fresh_repository_commits_the_config_stub_once(
+    make_repo: Callable[..., StepRepo],
+) -> None:
+    # gtd 2.0's auto-init runs for every state command, `status` included: its one
+    # write, documented in docs/step-mode.md beside "never mutates".
+    r = make_repo()
+    r.write("README.md", "x\n")
+    r.commit_all("chore: init")
+    first = r.ok("status")
+    assert first.stdout == (
+        "State: idle\nAwaits: human\nPredicted commit: (none)\nPredicted state: idle\n"
+    )
+    assert r.first_parent() == ["chore: init", "chore: add .gtdrc.json"]
+    assert r.ok("status").stdout == first.stdout
+    assert r.first_parent() == ["chore: init", "chore: add .gtdrc.json"]  # never again
+
+
 def test_auto_init_commits_only_the_stub_and_amends_a_gtd_head(
     make_repo: Callable[..., StepRepo],
 ) -> None:

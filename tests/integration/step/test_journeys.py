@@ -146,7 +146,10 @@ def test_agentic_findings_fix_then_force_approve_at_threshold(step_repo: StepRep
     out = r.ok("step-agent")
     assert out.committed == ["gtd(agent): fixing", "gtd: tests green", "gtd: package done"]
     assert out.stdout.endswith("state: review\n")
-    assert not r.exists(".gtd")
+    # the last package's folder is gone; an empty `.gtd/` (nothing git sees) is
+    # ready for the agent's REVIEW.md
+    assert list((r.path / ".gtd").iterdir()) == []
+    assert r.status() == ""
 
 
 def test_human_review_feedback_goes_back_to_grilling(step_repo: StepRepo) -> None:
@@ -234,3 +237,58 @@ def test_review_main_on_a_feature_branch(step_repo: StepRepo) -> None:
     assert r.first_parent() == ["chore: init", "feat: value", "docs: review the value change"]
     empty = r.gtd("review", "HEAD")
     assert empty.stderr == "gtd review: nothing to review (HEAD diff is empty after filtering)\n"
+
+
+def test_the_agent_can_write_its_review_once_the_last_package_is_done(
+    step_repo: StepRepo,
+) -> None:
+    r = step_repo
+    _to_building(r)
+    r.write("value.txt", "ok\n")
+    r.ok("step-agent")
+    r.write(".gtd/FEEDBACK.md", "")
+    assert r.ok("step-agent").stdout.endswith("state: review\n")
+    # An agent's turn that wrote nothing is not captured, and says why (gtd 2.x
+    # exits 0 for an inert turn: the message is on stderr).
+    idle = r.gtd("step-agent")
+    assert (idle.code, idle.stdout, idle.committed) == (0, "state: review\n", [])
+    assert idle.stderr == (
+        "gtd: nothing to capture: review awaits `.gtd/REVIEW.md` and the working tree "
+        "has none — `gtd next` prints the turn\n"
+    )
+    assert "make the `.gtd/` folder first if it is not there" in r.ok("next").stdout
+    # Written as `cat > .gtd/REVIEW.md` would: no folder is made on the way.
+    with open(r.path / ".gtd/REVIEW.md", "w", encoding="utf-8") as review:
+        review.write(RECORD)
+    assert r.ok("step-agent").committed == ["gtd(agent): review", "gtd: awaiting review"]
+
+
+def test_the_humans_sketch_note_is_carried_into_the_plan_and_removed(
+    step_repo: StepRepo,
+) -> None:
+    r = step_repo
+    r.write("IDEA.md", "make the value ok\n")
+    r.write("docs/value.md", "What the value means.\n")
+    assert r.ok("step").committed == ["gtd(human): grilling"]
+    prompt = r.ok("next").stdout
+    assert (
+        "5. `IDEA.md` only describes the request: carry what it says into `.gtd/TODO.md`, "
+        "then delete it, so the note does not end up in the feature's commit. If it is "
+        "documentation the project keeps, leave it.\n"
+    ) in prompt
+    assert "`docs/value.md`" not in prompt  # documentation, not a note
+    r.write(".gtd/TODO.md", TODO)
+    r.remove("IDEA.md")
+    assert r.ok("step-agent").committed == ["gtd(agent): grilling"]
+    r.ok("step")
+    r.write(".gtd/01-value/01-write.md", TASK)
+    r.ok("step-agent")
+    r.write("value.txt", "ok\n")
+    r.ok("step-agent")
+    _approve_package_and_review(r)
+    r.ok("step")
+    r.write(".gtd/SQUASH_MSG.md", "feat: make the value ok\n")
+    r.ok("step-agent")
+    assert r.first_parent() == ["chore: init", "feat: make the value ok"]
+    shipped = r.git("show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(shipped) == ["docs/value.md", "value.txt"]  # no IDEA.md

@@ -12,7 +12,7 @@ AT = "2026-01-15T10:00:00Z"
 
 
 def failed(cycle: int, task: str, reason: str = "2 tests regressed") -> CycleRecord:
-    return CycleRecord(cycle, task, "t", "failed", None, reason, AT, 22, 24, True)
+    return CycleRecord(cycle, task, "t", "reverted", None, reason, AT, 22, 24, True)
 
 
 def passed(cycle: int, task: str) -> CycleRecord:

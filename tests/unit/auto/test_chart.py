@@ -16,7 +16,7 @@ def cyc(number: int, task: str, status: str, at: str | None = None) -> CycleReco
     return CycleRecord(
         number, task, "", status,  # type: ignore[arg-type]
         f"abc{number:04d}" if status == "passed" else None,
-        "boom" if status == "failed" else None,
+        "boom" if status == "reverted" else None,
         at or f"2025-01-15T10:{number:02d}:00Z", None, None, None,
     )  # fmt: skip
 
@@ -61,9 +61,9 @@ def test_no_chart_before_anything_happened() -> None:
 def test_cycles_in_order_by_outcome_with_a_persons_commit_and_a_trip() -> None:
     mem = fold(
         cyc(1, "T1", "passed"),
-        cyc(2, "T2", "failed"),
+        cyc(2, "T2", "reverted"),
         cyc(3, "T2", "skipped"),
-        cyc(4, "T2", "failed"),
+        cyc(4, "T2", "reverted"),
     )
     mem = m.record_refresh(
         mem, Refresh("f00ba12", "2025-01-15T10:01:30Z", "snapshot refreshed after f00ba12")
@@ -107,7 +107,7 @@ def test_a_long_run_shows_the_latest_cycles_and_says_so() -> None:
 
 
 def test_repeated_trips_get_distinct_tags() -> None:
-    mem = fold(*(cyc(n, "T2", "failed") for n in (1, 2)))
+    mem = fold(*(cyc(n, "T2", "reverted") for n in (1, 2)))
     mem = m.record_halt(mem, Halt(1, "T2", 1, "boom", "2025-01-15T10:01:00Z"))
     mem = m.record_halt(mem, Halt(2, "T2", 1, "boom", "2025-01-15T10:02:00Z"))
     body = block(chart.mermaid(mem))

@@ -20,7 +20,7 @@ def rec(cycle: int, task: str = "T1", status: str = "passed", **kw: Any) -> Cycl
     defaults: dict[str, Any] = {
         "title": f"title of {task}",
         "commit": "abc1234" if status == "passed" else None,
-        "reason": "tests failed: 2 of 24" if status == "failed" else None,
+        "reason": "tests failed: 2 of 24" if status == "reverted" else None,
         "at": AT,
         "tests_passed": 24,
         "tests_total": 24,
@@ -48,28 +48,28 @@ def fold(*records: CycleRecord, start: Memory | None = None) -> Memory:
             id="success",
         ),
         pytest.param(
-            [rec(4, "T2", "failed")],
+            [rec(4, "T2", "reverted")],
             {"T2": TaskResult("reverted", 4, reason="tests failed: 2 of 24")},
             [Revert("T2", 4, "tests failed: 2 of 24")],
             {"T2": 1},
             id="revert",
         ),
         pytest.param(
-            [rec(4, "T2", "failed"), rec(5, "T2", "failed", reason="build error")],
+            [rec(4, "T2", "reverted"), rec(5, "T2", "reverted", reason="build error")],
             {"T2": TaskResult("reverted", 5, reason="build error")},
             [Revert("T2", 4, "tests failed: 2 of 24"), Revert("T2", 5, "build error")],
             {"T2": 2},
             id="two-reverts-count-up",
         ),
         pytest.param(
-            [rec(1, "T2", "failed"), rec(2, "T2", "passed", commit="def5678")],
+            [rec(1, "T2", "reverted"), rec(2, "T2", "passed", commit="def5678")],
             {"T2": TaskResult("success", 2, commit="def5678")},
             [Revert("T2", 1, "tests failed: 2 of 24")],
             {"T2": 0},
             id="success-resets-counter-keeps-history",
         ),
         pytest.param(
-            [rec(1, "T1", "failed"), rec(2, "T2", "passed")],
+            [rec(1, "T1", "reverted"), rec(2, "T2", "passed")],
             {
                 "T1": TaskResult("reverted", 1, reason="tests failed: 2 of 24"),
                 "T2": TaskResult("success", 2, commit="abc1234"),
@@ -81,14 +81,14 @@ def fold(*records: CycleRecord, start: Memory | None = None) -> Memory:
         pytest.param([rec(1, "T1", "skipped")], {}, [], {}, id="skipped-only-logged"),
         pytest.param([rec(1, BOOTSTRAP)], {}, [], {}, id="bootstrap-pass-only-logged"),
         pytest.param(
-            [rec(1, BOOTSTRAP, "failed"), rec(2, BOOTSTRAP)],
+            [rec(1, BOOTSTRAP, "reverted"), rec(2, BOOTSTRAP)],
             {},
             [Revert(BOOTSTRAP, 1, "tests failed: 2 of 24")],
             {BOOTSTRAP: 0},
             id="bootstrap-failure-counted-then-cleared",
         ),
         pytest.param(
-            [rec(1, "T1", "failed", reason=None)],
+            [rec(1, "T1", "reverted", reason=None)],
             {"T1": TaskResult("reverted", 1, reason="")},
             [Revert("T1", 1, "")],
             {"T1": 1},
@@ -118,7 +118,7 @@ def test_record_cycle_applies_deepflow_rules(
             id="passed-spike",
         ),
         pytest.param(
-            rec(1, "T1", "failed", spike=True, title="streaming", learning="  dead end\n"),
+            rec(1, "T1", "reverted", spike=True, title="streaming", learning="  dead end\n"),
             [ProbeLearning("T1", "streaming", "dead end")],
             id="failed-spike-still-teaches",
         ),
@@ -133,24 +133,24 @@ def test_spike_learnings(record: CycleRecord, learned: list[ProbeLearning]) -> N
 
 
 def test_same_cycle_twice_changes_nothing() -> None:
-    once = fold(rec(1, "T1", "failed"), rec(2, "T1", "failed"))
-    assert m.record_cycle(once, rec(2, "T1", "failed")) is once
+    once = fold(rec(1, "T1", "reverted"), rec(2, "T1", "reverted"))
+    assert m.record_cycle(once, rec(2, "T1", "reverted")) is once
     # A replay after a crash may carry a later timestamp: still the same cycle.
-    assert m.record_cycle(once, rec(2, "T1", "failed", at="2026-01-15T11:00:00Z")) is once
+    assert m.record_cycle(once, rec(2, "T1", "reverted", at="2026-01-15T11:00:00Z")) is once
     assert once.consecutive_reverts["T1"] == 2
 
 
 def test_a_different_outcome_for_a_recorded_cycle_is_refused() -> None:
     mem = fold(rec(1, "T1", "passed"))
     with pytest.raises(StateError, match="cycle 1 is already recorded as T1 passed"):
-        m.record_cycle(mem, rec(1, "T1", "failed"))
+        m.record_cycle(mem, rec(1, "T1", "reverted"))
     with pytest.raises(StateError):
         m.record_cycle(mem, rec(1, "T2", "passed"))
 
 
 def test_deepflow_era_revert_is_not_duplicated() -> None:
     legacy = Memory(revert_history=(Revert("T2", 4, "tests failed"),))
-    mem = m.record_cycle(legacy, rec(4, "T2", "failed"))
+    mem = m.record_cycle(legacy, rec(4, "T2", "reverted"))
     assert mem.revert_history == (Revert("T2", 4, "tests failed"),)
 
 
@@ -228,7 +228,7 @@ def test_record_halt_is_idempotent() -> None:
 
 
 def test_latest_ratchet_record_skips_skipped_cycles() -> None:
-    mem = fold(rec(2, "T1", "failed"), rec(1, "T0"), rec(3, "T2", "skipped"))
+    mem = fold(rec(2, "T1", "reverted"), rec(1, "T0"), rec(3, "T2", "skipped"))
     latest = m.latest_ratchet_record(mem)
     assert latest is not None
     assert latest.cycle == 2
@@ -277,11 +277,11 @@ def test_counter_is_failures_since_last_pass(plan: list[tuple[str, str]]) -> Non
         statuses = [status for t, status in plan if t == task and status != "skipped"]
         trailing = 0
         for status in reversed(statuses):
-            if status != "failed":
+            if status != "reverted":
                 break
             trailing += 1
         assert mem.consecutive_reverts.get(task, 0) == trailing
-        assert len(m.failures_for(mem, task)) == statuses.count("failed")
+        assert len(m.failures_for(mem, task)) == statuses.count("reverted")
     assert m.next_cycle_number(mem) == len(plan) + 1
     assert len(mem.cycles) == len(plan)
 

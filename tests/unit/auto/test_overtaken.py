@@ -10,10 +10,10 @@ from gtd.auto.records import Record, Release, Reset
 
 AT = "2026-12-06T12:00:00Z"
 REC = CycleRecord(
-    cycle=3, task="T2", title="Add div", status="failed", commit=None, reason="tests failed",
+    cycle=3, task="T2", title="Add div", status="reverted", commit=None, reason="tests failed",
     at=AT, tests_passed=7, tests_total=11, build_ok=None,
 )  # fmt: skip
-FINISHED = "cycle 3 (T2): failed"
+FINISHED = "cycle 3 (T2): reverted"
 
 
 def changes(*after: object, subject: str = FINISHED, **more: object) -> list[str]:

@@ -13,7 +13,7 @@ from gtd.auto.records import RecordError, Release, Reset
 AT = "2026-11-30T10:00:00Z"
 
 
-def cycle(n: int, task: str = "T1", status: str = "failed", **extra: object) -> CycleRecord:
+def cycle(n: int, task: str = "T1", status: str = "reverted", **extra: object) -> CycleRecord:
     return CycleRecord(
         cycle=n, task=task, title="t", status=status,  # type: ignore[arg-type]
         commit="abc1234" if status == "passed" else None,
@@ -88,7 +88,7 @@ def test_a_damaged_line_is_an_error_naming_its_number(line: str, fragment: str) 
     assert fragment in str(info.value)
 
 
-@given(st.lists(st.sampled_from(["passed", "failed"]), max_size=12), st.integers(1, 5))
+@given(st.lists(st.sampled_from(["passed", "reverted"]), max_size=12), st.integers(1, 5))
 def test_consecutive_reverts_count_failures_since_the_last_pass(
     outcomes: list[str], threshold: int
 ) -> None:
@@ -96,7 +96,21 @@ def test_consecutive_reverts_count_failures_since_the_last_pass(
     mem = records.fold(history)
     tail = 0
     for outcome in outcomes:
-        tail = tail + 1 if outcome == "failed" else 0
+        tail = tail + 1 if outcome == "reverted" else 0
     assert mem.consecutive_reverts.get("T1", 0) == tail
     tripped = breaker.check(mem, threshold, ["T1"]) is not None
     assert tripped == (tail >= threshold)
+
+
+def test_a_sealed_record_an_older_gtd_wrote_as_failed_reads_as_reverted() -> None:
+    line = (
+        '{"kind": "cycle", "cycle": 3, "task": "T2", "title": "t", "status": "failed", '
+        '"commit": null, "reason": "r", "at": "' + AT + '", "tests_passed": null, '
+        '"tests_total": null, "build_ok": null}'
+    )
+    (rec,) = records.decode(line)
+    assert isinstance(rec, CycleRecord)
+    assert rec.status == "reverted"
+    assert records.fold([rec]).consecutive_reverts == {"T2": 1}
+    with pytest.raises(RecordError, match="unknown cycle status 'broken'"):
+        records.decode(line.replace('"failed"', '"broken"'))

@@ -25,7 +25,7 @@ def history() -> Memory:
         CycleRecord(2, "T1", "streaming probe", "passed", "abc1234", None,
                     "2025-01-15T10:05:00Z", 12, 12, True, spike=True,
                     learning="fs.watch | inotify both work"),
-        CycleRecord(3, "T2", "upload", "failed", None, "tests failed: 2 of 24",
+        CycleRecord(3, "T2", "upload", "reverted", None, "tests failed: 2 of 24",
                     "2025-01-15T10:10:00Z", 22, 24, True),
         CycleRecord(4, "T1", "streaming probe", "skipped", None, None,
                     "2025-01-15T10:15:00Z", None, None, None),
@@ -54,7 +54,7 @@ _Last updated: 2025-01-15T10:20:00Z_
 | Cycles reverted | 1 |
 | Cycles skipped | 1 |
 | Tasks committed | 1 |
-| Tasks reverted | 1 (T2) |
+| Tasks with reverts | 1 (T2): not done yet |
 
 ## Run Chart
 
@@ -77,7 +77,7 @@ gitGraph
 | 1 | BOOTSTRAP | baseline tests | passed | boo1234 | — | 10 / 10 passed | — |\
  2025-01-15T10:00:00Z |
 | 2 | T1 | streaming probe | passed | abc1234 | — | 12 / 12 passed | — | 2025-01-15T10:05:00Z |
-| 3 | T2 | upload | failed | reverted, kept at `refs/gtd/reverted/cycle-3` | tests failed: 2\
+| 3 | T2 | upload | reverted | work kept at `refs/gtd/reverted/cycle-3` | tests failed: 2\
  of 24 | 22 / 24 passed | — | 2025-01-15T10:10:00Z |
 | 4 | T1 | streaming probe | skipped | — | — | — | — | 2025-01-15T10:15:00Z |
 
@@ -128,7 +128,7 @@ _Last updated: 2025-01-15T10:20:00Z_
 | Cycles committed | 0 |
 | Cycles reverted | 0 |
 | Tasks committed | 0 |
-| Tasks reverted | 0 |
+| Tasks with reverts | 0 |
 
 ## Cycle Log
 
@@ -202,7 +202,7 @@ def test_cell_escaping(raw: str | None, cell: str) -> None:
 
 def test_escaping_keeps_every_row_one_line_with_nine_cells() -> None:
     nasty = "x | y\nz \\| w"
-    rec = CycleRecord(1, "T|1", nasty, "failed", None, nasty, "2025-01-15\nT10", 1, 2, False)
+    rec = CycleRecord(1, "T|1", nasty, "reverted", None, nasty, "2025-01-15\nT10", 1, 2, False)
     text = report.render("title\nwith | pipe", m.record_cycle(Memory(), rec), NOW)
     assert text.splitlines()[0] == "# Auto Mode Report — title with | pipe"
     row = next(line for line in text.splitlines() if line.startswith("| 1 |"))
@@ -214,7 +214,7 @@ def test_escaping_keeps_every_row_one_line_with_nine_cells() -> None:
 def test_reverted_placeholder_goes_once_something_was_reverted() -> None:
     mem = m.record_cycle(
         Memory(),
-        CycleRecord(1, "T2", "t", "failed", None, "boom", NOW, None, None, None),
+        CycleRecord(1, "T2", "t", "reverted", None, "boom", NOW, None, None, None),
     )
     text = report.render("x", mem, NOW)
     assert report.REVERT_PLACEHOLDER not in text
@@ -230,7 +230,7 @@ def test_reverted_placeholder_goes_once_something_was_reverted() -> None:
 
 
 def test_failed_spike_and_legacy_learnings() -> None:
-    spike = CycleRecord(5, "T4", "", "failed", None, "timeout after 600 s", NOW, None, None, None,
+    spike = CycleRecord(5, "T4", "", "reverted", None, "timeout after 600 s", NOW, None, None, None,
                         spike=True)  # fmt: skip
     mem = m.record_cycle(
         Memory(probe_learnings=(ProbeLearning("T1", "streaming", "hidden fs.watch"),)), spike
@@ -300,13 +300,28 @@ def test_summary_counts_equal_the_rows(recs: list[CycleRecord], title: str) -> N
     statuses = [re.split(r"(?<!\\)\|", row)[4].strip() for row in rows]
     assert f"| Total cycles run | {len(rows)} |" in text
     assert f"| Cycles committed | {statuses.count('passed')} |" in text
-    assert f"| Cycles reverted | {statuses.count('failed')} |" in text
+    assert f"| Cycles reverted | {statuses.count('reverted')} |" in text
     # Tasks are counted once however many cycles they took (a bootstrap is no task).
     plan_tasks = [r for r in recs if r.task != "BOOTSTRAP"]
     committed = {r.task for r in plan_tasks if r.status == "passed"}
-    reverted = {r.task for r in plan_tasks if r.status == "failed"}
+    reverted = {r.task for r in plan_tasks if r.status == "reverted"}
     assert f"| Tasks committed | {len(committed)} |" in text
-    assert re.search(rf"^\| Tasks reverted \| {len(reverted)}( \(|  ?\|)", text, re.MULTILINE)
+    found = re.search(
+        rf"^\| Tasks with reverts \| {len(reverted)}( \(.*\): (.*))? +\|", text, re.MULTILINE
+    )
+    assert found is not None
+    # what became of each reverted task is said: done later, or not (yet)
+    fate = found.group(2) or ""
+    still_open = reverted - committed
+    if not reverted:
+        assert found.group(1) is None
+    elif not still_open:
+        assert fate.endswith("later done"), fate
+    elif still_open == reverted:
+        assert fate.endswith("done yet"), fate
+        assert "later" not in fate
+    else:
+        assert re.fullmatch(r".+ later done; .+ not done yet", fate), fate
     assert len(_section(text, "Reverted Tasks")) == len(mem.revert_history)
     # Every table row is one line with the header's number of cells.
     for section, cells in [
@@ -346,6 +361,7 @@ KNOWN_HEADINGS = {
     "## Probe Results",
     "## Health Score",
     "## Reverted Tasks",
+    "## Learnings",
     "## Flaky Tests",
     "## Agent Output",
     "## Events",
@@ -376,13 +392,13 @@ def cyc(number: int, task: str, status: str, **fields: object) -> CycleRecord:
         "title": {"T1": "Add mul", "T2": "Add div", "T3": "Add pow"}.get(task, ""),
         "commit": f"c{number:06d}" if status == "passed" else None,
         "reason": "tests failed: 1 of 5 (tests/test_calc.py::test_div)"
-        if status == "failed"
+        if status == "reverted"
         else None,
         "at": f"2025-01-15T10:{number:02d}:00Z",
-        "tests_passed": 4 if status == "failed" else 5,
+        "tests_passed": 4 if status == "reverted" else 5,
         "tests_total": 5,
         "build_ok": True,
-        "tests_failed": 1 if status == "failed" else 0,
+        "tests_failed": 1 if status == "reverted" else 0,
         "tests_skipped": 0,
         "duration_s": 2.5,
     }
@@ -402,7 +418,7 @@ def section(text: str, title: str) -> str:
 
 
 def tripped() -> Memory:
-    mem = fold(cyc(1, "T1", "passed"), *(cyc(n, "T2", "failed") for n in (2, 3, 4)))
+    mem = fold(cyc(1, "T1", "passed"), *(cyc(n, "T2", "reverted") for n in (2, 3, 4)))
     return m.record_halt(
         mem, Halt(4, "T2", 3, "tests failed: 1 of 5 (tests/test_calc.py::test_div)", NOW)
     )
@@ -439,7 +455,7 @@ def test_the_halt_follows_the_threshold_as_begin_does() -> None:
 
 def test_a_forced_halt_and_a_broken_baseline() -> None:
     mem = m.record_halt(
-        fold(cyc(1, "T2", "failed", reason="helper state modified: .deepflow/cycle.json")),
+        fold(cyc(1, "T2", "reverted", reason="helper state modified: .deepflow/cycle.json")),
         Halt(1, "T2", 0, "helper state modified: .deepflow/cycle.json", NOW, forced=True),
     )
     text = report.render("calc", mem, NOW, plan=parse(PLAN_TEXT), threshold=9)
@@ -540,14 +556,14 @@ def test_blocked_ready_and_singular_plural() -> None:
 def test_tasks_and_cycles_are_counted_apart() -> None:
     # Ten reverted cycles over four tasks, two of which later passed.
     recs = [
-        *(cyc(n, "T2", "failed") for n in range(1, 5)),
+        *(cyc(n, "T2", "reverted") for n in range(1, 5)),
         cyc(5, "T2", "passed"),
-        *(cyc(n, "T3", "failed") for n in range(6, 9)),
+        *(cyc(n, "T3", "reverted") for n in range(6, 9)),
         cyc(9, "T3", "passed"),
-        cyc(10, "T4", "failed"),
-        cyc(11, "T5", "failed"),
-        cyc(12, "T5", "failed"),
-        cyc(13, "BOOTSTRAP", "failed"),
+        cyc(10, "T4", "reverted"),
+        cyc(11, "T5", "reverted"),
+        cyc(12, "T5", "reverted"),
+        cyc(13, "BOOTSTRAP", "reverted"),
     ]
     text = report.render("x", fold(*recs), NOW)
     summary = section(text, "Summary")
@@ -555,7 +571,10 @@ def test_tasks_and_cycles_are_counted_apart() -> None:
     assert "| Cycles committed | 2 |" in summary
     assert "| Cycles reverted | 11 |" in summary
     assert "| Tasks committed | 2 |" in summary
-    assert "| Tasks reverted | 4 (T2 ×4, T3 ×3, T4, T5 ×2) |" in summary
+    assert (
+        "| Tasks with reverts | 4 (T2 ×4, T3 ×3, T4, T5 ×2): "
+        "T2, T3 later done; T4, T5 not done yet |"
+    ) in summary
     assert "| Test time | 32.5 s in 13 runs |" in summary
     with_plan = report.render("x", fold(*recs), NOW, plan=parse(PLAN_TEXT))
     assert "| Tasks remaining | 2 of 3 |" in with_plan
@@ -565,7 +584,7 @@ def test_health_describes_the_branch_after_a_revert() -> None:
     mem = fold(
         cyc(1, "T1", "passed", tests_passed=5063, tests_total=5344, tests_failed=0,
             tests_skipped=250, commit="abc1234"),
-        cyc(2, "T2", "failed", tests_passed=5, tests_total=6, tests_failed=1, build_ok=False),
+        cyc(2, "T2", "reverted", tests_passed=5, tests_total=6, tests_failed=1, build_ok=False),
     )  # fmt: skip
     health = section(report.render("x", mem, NOW), "Health Score")
     # 281 not passed = 0 failed + 250 skipped + 31 xfailed/xpassed: nothing reads as failing.
@@ -575,7 +594,7 @@ def test_health_describes_the_branch_after_a_revert() -> None:
     assert "| Ratchet | green |" in health
     assert "| Last cycle | cycle 2 (T2) reverted; the branch is as cycle 1 left it |" in health
     assert "| Ratchet | red" not in health
-    only_reverts = section(report.render("x", fold(cyc(1, "T2", "failed")), NOW), "Health Score")
+    only_reverts = section(report.render("x", fold(cyc(1, "T2", "reverted")), NOW), "Health Score")
     assert "| Tests | — |" in only_reverts
     assert "| Last cycle | cycle 1 (T2) reverted; the branch is as it was at setup |" in (
         only_reverts
@@ -586,7 +605,7 @@ def test_reverted_rows_say_where_the_work_is_and_carry_the_title() -> None:
     text = report.render("x", tripped(), NOW)
     log = section(text, "Cycle Log")
     assert (
-        "| 3 | T2 | Add div | failed | reverted, kept at `refs/gtd/reverted/cycle-3` | "
+        "| 3 | T2 | Add div | reverted | work kept at `refs/gtd/reverted/cycle-3` | "
         "tests failed: 1 of 5 (tests/test_calc.py::test_div) | 4 passed, 1 failed, "
         "0 skipped/xfail | 2.5 s | 2025-01-15T10:03:00Z |"
     ) in log
@@ -600,15 +619,15 @@ def test_reverted_rows_say_where_the_work_is_and_carry_the_title() -> None:
     ) in reverted
     assert "`git checkout refs/gtd/reverted/cycle-N -- <path>` brings a file back" in reverted
     # A title missing from the record comes from the plan.
-    untitled = fold(cyc(1, "T3", "failed", title=""))
+    untitled = fold(cyc(1, "T3", "reverted", title=""))
     row = section(report.render("x", untitled, NOW, plan=parse(PLAN_TEXT)), "Cycle Log")
-    assert "| 1 | T3 | Add pow | failed |" in row
+    assert "| 1 | T3 | Add pow | reverted |" in row
 
 
 def test_long_reasons_and_test_ids_are_cut_in_the_report() -> None:
     huge = "tests failed: 1 of 5 (tests/test_x.py::test_" + "p" * 3000 + ")"
     flaky = "tests/test_y.py::test_" + "q" * 3000
-    mem = fold(cyc(1, "T2", "failed", reason=huge, flaky=(flaky,)))
+    mem = fold(cyc(1, "T2", "reverted", reason=huge, flaky=(flaky,)))
     mem = m.quarantine(mem, Quarantine(flaky, 1, NOW, "failed, then passed on 2 of 2 re-runs"))
     text = report.render("x", mem, NOW)
     assert max(len(line) for line in text.splitlines()) < 800
@@ -619,7 +638,7 @@ def test_long_reasons_and_test_ids_are_cut_in_the_report() -> None:
 def test_flaky_tests_are_shown_with_their_evidence() -> None:
     mem = fold(
         cyc(1, "T1", "passed", flaky=("tests/test_net.py::test_ping",)),
-        cyc(2, "T2", "failed", flaky=("tests/test_net.py::test_ping", "tests/test_io.py::t")),
+        cyc(2, "T2", "reverted", flaky=("tests/test_net.py::test_ping", "tests/test_io.py::t")),
     )
     mem = m.quarantine(
         mem, Quarantine("tests/test_net.py::test_ping", 1, NOW, "failed, then passed 2 of 2")
@@ -645,7 +664,7 @@ def test_a_failed_agent_is_shown_with_its_status_tail_and_log() -> None:
     tail = 'Traceback (most recent call last):\n  File "agent.py"\n```\n## not a heading\noops'
     mem = fold(
         cyc(1, "T1", "passed", agent_exit=0),
-        cyc(2, "T2", "failed", reason="no changes: the agent changed nothing",
+        cyc(2, "T2", "reverted", reason="no changes: the agent changed nothing",
             agent_exit=3, agent_tail=tail),
     )  # fmt: skip
     text = report.render("x", mem, NOW)
@@ -694,3 +713,76 @@ def test_events_list_trips_halts_and_a_persons_commit() -> None:
 )
 def test_durations(seconds: float | None, text: str) -> None:
     assert report.duration(seconds) == text
+
+
+# -- one vocabulary, a title that names the work, learnings, tolerated failures -------
+
+
+def test_the_report_says_reverted_where_the_answer_does() -> None:
+    text = report.render("x", tripped(), NOW)
+    statuses = {re.split(r"(?<!\\)\|", row)[4].strip() for row in _section(text, "Cycle Log")}
+    assert statuses == {"passed", "reverted"}
+    assert "| failed |" not in text
+
+
+def test_a_cycle_that_kept_nothing_says_so() -> None:
+    nothing = "no changes: the implementer left the tree as it was"
+    mem = fold(cyc(1, "T2", "reverted", reason=nothing, kept=""))
+    text = report.render("x", mem, NOW)
+    assert "| 1 | T2 |" in text
+    row = next(r for r in _section(text, "Cycle Log") if r.startswith("| 1 |"))
+    assert "| reverted | nothing to keep | no changes: the implementer left the tree" in row
+    assert "refs/gtd/reverted/cycle-1" not in text
+    assert f"| T2 | Add div | 1 | {nothing} | nothing to keep |" in section(text, "Reverted Tasks")
+
+
+@pytest.mark.parametrize(
+    ("heading", "spec", "shown"),
+    [
+        ("Plan", None, "calc"),
+        ("  plan  ", "specs/upload.md", "specs/upload.md"),
+        ("TODO", "Tasks", "calc"),
+        ("Upload service", None, "Upload service"),
+        (None, None, "calc"),
+    ],
+)
+def test_the_title_names_the_work_not_a_generic_heading(
+    heading: str | None, spec: str | None, shown: str
+) -> None:
+    from gtd.auto.report_notes import title
+
+    assert title(heading, spec, "calc") == shown
+    text = report.render(title(heading, spec, "calc"), Memory(), NOW)
+    assert text.splitlines()[0] == f"# Auto Mode Report — {shown}"
+
+
+def test_learnings_are_shown_with_their_cycle() -> None:
+    mem = fold(
+        cyc(1, "T1", "passed", learning="the parser wants\nbytes, not str"),
+        cyc(2, "T2", "reverted", learning="div by zero: raise, do not return inf"),
+        cyc(3, "T2", "passed"),
+    )
+    text = report.render("x", mem, NOW, plan=parse(PLAN_TEXT))
+    assert section(text, "Learnings").strip().splitlines() == [
+        "- Cycle 1 (T1: Add mul, passed): the parser wants bytes, not str",
+        "- Cycle 2 (T2: Add div, reverted): div by zero: raise, do not return inf",
+    ]
+    assert "## Learnings" not in report.render("x", fold(cyc(1, "T1", "passed")), NOW)
+
+
+def test_tests_failing_at_the_baseline_are_named_and_said_tolerated() -> None:
+    failing = [f"tests/test_old.py::test_{n}" for n in range(5)]
+    text = report.render("x", Memory(), NOW, failing=(7, failing))
+    state = section(text, "State")
+    assert (
+        "7 tests already failed at the baseline and are tolerated (no cycle is reverted for "
+        "them while they keep failing): tests/test_old.py::test_0, tests/test_old.py::test_1, "
+        "tests/test_old.py::test_2, tests/test_old.py::test_3, tests/test_old.py::test_4 "
+        "and 2 more."
+    ) in state
+    one = section(report.render("x", Memory(), NOW, failing=(1, failing[:1])), "State")
+    assert (
+        "1 test already failed at the baseline and is tolerated (no cycle is reverted for it "
+        "while it keeps failing): tests/test_old.py::test_0."
+    ) in one
+    assert "tolerated" not in report.render("x", Memory(), NOW)

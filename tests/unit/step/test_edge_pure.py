@@ -100,7 +100,7 @@ def _context(name: str, tail: str) -> dict[str, str]:
     keys = (
         "state actor intro model test_command todo_section review_base diff_title diff "
         "feedback_title feedback_path feedback package package_tasks plan_section cycle_log "
-        "format_findings head_short"
+        "format_findings head_short notes_step"
     )
     ctx = {key: f"<{key}>" for key in keys.split()}
     ctx["tail"] = tail

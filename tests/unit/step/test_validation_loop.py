@@ -174,7 +174,7 @@ def _norm(text: str) -> str:
 def _context(name: str) -> dict[str, str]:
     keys = (
         "state actor intro model test_command todo_section review_base diff_title diff "
-        "tail format_findings head_short"
+        "tail format_findings head_short notes_step"
     )
     return {key: f"<{key}>" for key in keys.split()}
 

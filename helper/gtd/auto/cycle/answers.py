@@ -259,7 +259,10 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
     if rec.status != "passed":
         if rec.reason:
             answer["reason"] = short(rec.reason)
-        answer["kept"] = rec.kept or f"{paths.REVERTED_REF}{rec.cycle}"
+        # "": the cycle changed nothing, so no ref was made for it
+        kept = f"{paths.REVERTED_REF}{rec.cycle}" if rec.kept is None else rec.kept
+        if kept:
+            answer["kept"] = kept
     if rec.tests_total is not None:
         answer["tests"] = f"{rec.tests_passed} / {rec.tests_total}"
     if rec.flaky:
@@ -286,7 +289,8 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         answer["message"] = "All tasks complete. Stop the loop and run `gtd verify`."
     else:
         answer["next"] = "continue"
-        answer["message"] = f"Cycle complete. {plural(remaining, 'task')} remaining."
+        done = "Cycle passed" if rec.status == "passed" else "Cycle reverted"
+        answer["message"] = f"{done}. {plural(remaining, 'task')} remaining."
     return answer
 
 

@@ -33,7 +33,7 @@ from gtd.auto.cycle.answers import Answer
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Halt, Memory
 from gtd.auto.plan import Plan, Task
-from gtd.auto.state import State, reverted_ref, sealed_config
+from gtd.auto.state import State, sealed_config
 from gtd.clock import Now
 from gtd.errors import (
     CommitBlocked,
@@ -841,7 +841,8 @@ class Cycle:
                 st = state.write(self.git, st, f"cycle {current.cycle}: revert", journal=current)
             st = self._note(st, yours.after(self.git, current))
             commit = None
-            status = "failed"
+            status = "reverted"
+            return self._record(st, status, commit, finish.drop_if_empty(git, current, kept))
         return self._record(st, status, commit)
 
     def _note(self, st: State, notes: list[str]) -> State:
@@ -888,7 +889,7 @@ class Cycle:
         return st, self.git.short(made)
 
     def _record(
-        self, st: State, status: str, commit: str | None
+        self, st: State, status: str, commit: str | None, kept: str | None = None
     ) -> tuple[State, CycleRecord, breaker.Trip | None]:
         from gtd.auto import baseline, memory, plan_file
         from gtd.auto.cycle import seals
@@ -898,12 +899,12 @@ class Cycle:
         config = sealed_config(st)
         rec = CycleRecord(
             cycle=current.cycle, task=current.task, title=current.title,
-            status="passed" if status == "passed" else "failed", commit=commit,
+            status="passed" if status == "passed" else "reverted", commit=commit,
             reason=current.reason, at=self.now.iso, tests_passed=current.tests_passed,
             tests_total=current.tests_total, build_ok=current.build_ok, spike=current.spike,
             learning=current.learning, tests_failed=current.tests_failed,
             tests_skipped=current.tests_skipped, duration_s=current.duration_s,
-            kept=None if status == "passed" else f"{reverted_ref(self.git)}{current.cycle}",
+            kept=None if status == "passed" else kept,
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
             env_skipped=current.env_skipped, look_at=current.look_at, review=current.review,
             review_s=current.review_s, yours=yours.said(current),
@@ -1007,17 +1008,18 @@ def render_report(
     """Re-render auto-report.md alone: what changes when work starts or stops
     (the State at its top), with no new record to fold into memory. ``health``:
     the levels of a `gtd verify` run, for the State and the Health Score."""
-    from gtd.auto import report
+    from gtd.auto import report, report_notes
 
-    title = the_plan.title or next((t.spec for t in the_plan.tasks if t.spec), None)
+    spec = next((t.spec for t in the_plan.tasks if t.spec), None)
     text = report.render(
-        title or root.name,
+        report_notes.title(the_plan.title, spec, root.name),
         records.fold(st.records) if mem is None else mem,
         now.iso,
         health,
         plan=the_plan,
         journal=st.journal,
         threshold=sealed_config(st).circuit_breaker_threshold,
+        failing=report_notes.failing_at_baseline(st.summary),
     )
     atomic_write(root / paths.REPORT, text)
 

@@ -172,6 +172,26 @@ def keep(git: Git, journal: Journal, scratch: Path) -> str:
     return ref
 
 
+NO_CHANGES = "no changes: the implementer left the tree as it was"
+
+
+def drop_if_empty(git: Git, journal: Journal, ref: str) -> str:
+    """``ref`` once the revert is done, or "" after deleting it when it holds
+    nothing: a cycle reverted for making no changes whose kept tree is the base's
+    own on the base, which a person would only open to find it empty. (Any other
+    revert keeps its ref, even one whose work left no trace in the tree: what
+    was refused is evidence.) Run after the restore (which reads the kept tree);
+    a crash before the record makes and drops it again."""
+    kept = git.rev(ref)
+    if kept is None or kept != journal.kept_commit or journal.reason != NO_CHANGES:
+        return ref
+    same_tree = git.rev(f"{kept}^{{tree}}") == git.rev(f"{journal.base}^{{tree}}")
+    if not same_tree or git.rev(f"{kept}^") != journal.base:
+        return ref
+    git.update_refs([(ref, None, kept)])
+    return ""
+
+
 class Refused:
     """The names from git the revert would not act on (see gtd.fsio.unsafe_path),
     each with why, in the order met."""

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from gtd.auto import records, state
 from gtd.auto.cycle import diff_reading, forged, large, litter, review, seals
+from gtd.auto.cycle.finish import NO_CHANGES
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.ratchet import check, room
@@ -225,13 +226,18 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
             git, current.base, candidate, baseline, declared=config.protect
         )
         pending = snapshot_codec.dumps(advanced._replace(accepted=snapshot.accepted))
+    took = judged.duration_s
+    if not judged.run.commands:
+        # Refused before any test ran (a protected test edited): the time the
+        # judging took, room and candidate included, not the check's few ms.
+        took = max(took, round(time.time() - taken, 3))
     return Decision(
         verdict.passed,
         verdict.reason,
         verdict,
         candidate,
         tree.head,
-        judged.duration_s,
+        took,
         pending=pending,
         taken_epoch=taken,
         flaky=judged.flaky,
@@ -308,14 +314,16 @@ def _guard(
         if non_tests:
             return f"bootstrap changed non-test files: {', '.join(non_tests[:5])}"
     if candidate == base_tree and not current.spike:
-        return "no changes: the implementer left the tree as it was"
+        return NO_CHANGES
     return None
 
 
 def _rewound(git: Git, st: State) -> list[str]:
     """A kept revert the sealed records do not know: the state was rolled back."""
     raw = git.run("for-each-ref", "--format=%(refname)", state.reverted_refs(git))
-    recorded = {r.cycle for r in st.records if isinstance(r, CycleRecord) and r.status == "failed"}
+    recorded = {
+        r.cycle for r in st.records if isinstance(r, CycleRecord) and r.status == "reverted"
+    }
     assert st.summary is not None
     recorded |= set(st.summary.get("reverted_before_setup") or ())
     out: list[str] = []

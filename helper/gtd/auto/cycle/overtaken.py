@@ -56,7 +56,9 @@ def changes(
         if isinstance(other, Halt) and other.cycle == rec.cycle:
             continue  # written with the cycle's own record
         out.append(_described(other))
-    if not out and tip_subject != finish_subject(rec):
+    # (a state an older gtd wrote names a reverted cycle `failed`)
+    legacy = finish_subject(rec).replace(": reverted", ": failed")
+    if not out and tip_subject not in (finish_subject(rec), legacy):
         out.append(f"the sealed state was written ({tip_subject})")
     if moved is not None:
         out.append(f"the branch moved to {moved[0][:12]} (the cycle left {moved[1][:12]})")

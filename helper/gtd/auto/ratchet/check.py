@@ -374,7 +374,10 @@ def judge_candidate(
         violations = integrity(snapshot, hashes(git, snapshot, listing, changes))
         violations += links_out(git, listing, changes, config.links)
         if violations:
-            return Judgement(judge(snapshot.baseline, RunResult(), violations), RunResult(), 0.0)
+            violations[0] = _named_test(git, snapshot, listing, violations[0])
+            verdict = judge(snapshot.baseline, RunResult(), violations)
+            # what the check took (no test ran): a 0.0 reads as if nothing was done
+            return Judgement(verdict, RunResult(), round(time.monotonic() - start, 3))
         guarded = protect.protection(
             {*base_listing, *listing},
             commands_of(snapshot.baseline),
@@ -393,8 +396,9 @@ def judge_candidate(
         room.sync(git, rm, old_tree if split else new_tree, config.links, trust_until=trust_until)
         altered = room.altered(git, rm, expected)
         if altered:
-            reason = f"snapshot test modified in the clean room: {altered[0]}"
-            return Judgement(judge(snapshot.baseline, RunResult(), [reason]), RunResult(), 0.0)
+            reason = f"a protected test was changed in the clean room: {altered[0]}"
+            verdict = judge(snapshot.baseline, RunResult(), [reason])
+            return Judgement(verdict, RunResult(), round(time.monotonic() - start, 3))
         env = room.environment(rm)
         only_old = tuple(snapshot.test_paths) if split else None
         submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
@@ -438,7 +442,7 @@ def judge_candidate(
             found += _report_problems(second.report, rm, snapshot, new_tests=True)
             found += _written(git, rm, submodules)
         altered = room.altered(git, rm, expected)
-        found += [f"snapshot test modified during the test run: {p}" for p in altered[:1]]
+        found += [f"a protected test was changed during the test run: {p}" for p in altered[:1]]
         environmental = (
             ()
             if found
@@ -459,6 +463,21 @@ def judge_candidate(
             merged = merged._replace(tests={**merged.tests, **dict.fromkeys(flaky, "passed")})
         elapsed = round(time.monotonic() - start, 3)
         return Judgement(verdict, merged, elapsed, flaky, whole, modules, tuple(environmental))
+
+
+def _named_test(git: Git, snapshot: Snapshot, listing: Mapping[str, TreeEntry], reason: str) -> str:
+    """``reason``, naming the test and line when it is a protected test file's edit
+    (two blobs read: only for the reason shown, never for the verdict)."""
+    from gtd.auto.ratchet import edits
+
+    path = reason.removeprefix(f"{edits.CHANGED}: ")
+    entry = listing.get(path)
+    if path == reason or path not in snapshot.files or entry is None:
+        return reason
+    old, new = git.objects([snapshot.files[path], entry.oid])
+    if old is None or new is None:
+        return reason
+    return edits.describe(path, old.data, new.data)
 
 
 def _excusable(environment: Callable[[], list[str]] | None, found: list[str]) -> bool:
@@ -511,7 +530,9 @@ def _doctests_rewritten(
     if not suspects:
         return []
     first = min(suspects)
-    reason = f"snapshot test modified at run time: {first} (its doctest ran another docstring)"
+    reason = (
+        f"a protected test was changed at run time: {first} (its doctest ran another docstring)"
+    )
     room.sync(git, rm, tree_of(git, snapshot.head), config.links)
     again = _run(rm, config, env, only_ids=tuple(sorted(suspects)), only=frozenset({"test"}))
     if _untrusted(git, rm, snapshot, again.report, submodules):

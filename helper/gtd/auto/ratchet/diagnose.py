@@ -70,7 +70,7 @@ def diagnose(
             shown = ", ".join(broken[:3]) + (", …" if len(broken) > 3 else "")
             return Diagnosis(
                 f"{len(broken)} test file(s) could not be collected ({shown})",
-                _fix(missing, "fix the import errors (run the test command to see them)"),
+                _fix(missing, _unimportable(tail, broken, command)),
             )
         if tests and not any(o == "passed" for o in tests.values()):
             return Diagnosis(
@@ -108,13 +108,43 @@ def collection(exit_code: int, output: str) -> Diagnosis | None:
         shown = ", ".join(broken[:3]) + (", …" if len(broken) > 3 else "")
         return Diagnosis(
             f"{len(broken)} test file(s) could not be collected ({shown})",
-            _fix(missing, "fix the import errors (run the test command to see them)"),
+            _fix(missing, _unimportable(output, broken, None)),
         )
     reason = _PYTEST_EXIT.get(exit_code, "the command failed")
     return Diagnosis(
         f"{reason} (exit {exit_code})",
         _fix(missing, "run the test command by hand and fix what it reports"),
     )
+
+
+# pytest's report of a file Python cannot compile: the path (the clean room's, so
+# absolute), the line, then the error's kind and message a few `E` lines later.
+_SYNTAX = re.compile(
+    r'^E\s+File "(?P<path>[^"\n]+)", line (?P<line>\d+)\n(?:E .*\n){0,6}?'
+    r"E\s+(?P<kind>SyntaxError|IndentationError|TabError): (?P<message>[^\n]*)",
+    re.MULTILINE,
+)
+
+
+def _unimportable(output: str, broken: list[str], command: str | None) -> str:
+    """What to do about test files that could not be collected: the syntax error
+    itself where the output shows one (file, line, what Python said), else the
+    command that shows why the first file does not import."""
+    for found in _SYNTAX.finditer(output):
+        where = found.group("path").replace("\\", "/")
+        rel = next((b for b in broken if where == b or where.endswith("/" + b)), None)
+        if rel is not None:
+            more = (
+                f" ({len(broken) - 1} more file(s) could not be collected)"
+                if len(broken) > 1
+                else ""
+            )
+            return (
+                f"correct the {found.group('kind')} in {rel} at line {found.group('line')}: "
+                f"{found.group('message').strip()}{more}"
+            )
+    run = f"`{command} {broken[0]}`" if command else f"the test command on {broken[0]}"
+    return f"make the file(s) importable: {run} shows why {broken[0]} is not"
 
 
 def _no_runner(name: str) -> Diagnosis:

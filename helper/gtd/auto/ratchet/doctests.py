@@ -16,7 +16,7 @@ digest together, so either changing counts.
 A docstring "has examples" when a line starts with ``>>>`` after spaces (tabs
 expanded), which is doctest's own rule. Its digest covers the docstring's text
 exactly as written (expected output included), so rewriting an example to match
-broken code is "snapshot test modified: <file>::<name> (doctest)", while edits to
+broken code is "a protected test was changed: <file>::<name> (doctest)", while edits to
 the code around it (the function body, other functions, comments, imports) leave
 every digest unchanged.
 
@@ -138,15 +138,15 @@ def changes(path: str, before: Mapping[str, str], after: Mapping[str, str]) -> l
     """Integrity reasons for the doctests of the file at ``path``: each baseline
     doctest must keep its digest. New doctests are new tests, not violations."""
     if before and UNPARSABLE in after and UNPARSABLE not in before:
-        return [f"snapshot test modified: {path} {UNPARSABLE} (doctest)"]
+        return [f"a protected test was changed: {path} {UNPARSABLE} (doctest)"]
     out: list[str] = []
     for name in sorted(before):
         now = after.get(name)
         label = f"{path} {UNPARSABLE}" if name == UNPARSABLE else f"{path}::{name}"
         if now is None:
-            out.append(f"snapshot test deleted or renamed: {label} (doctest)")
+            out.append(f"a protected test was deleted or renamed: {label} (doctest)")
         elif now != before[name]:
-            out.append(f"snapshot test modified: {label} (doctest)")
+            out.append(f"a protected test was changed: {label} (doctest)")
     return out
 
 

@@ -3,7 +3,9 @@
 
 Rules, in order; the reason is the first failure found, ``details`` lists them all:
 
-1. Integrity (needs no test run): a snapshot test modified, deleted or renamed; a
+1. Integrity (needs no test run): a protected (snapshot) test changed, deleted or
+   renamed ("a protected test was changed: <file>", named down to the test and
+   line by gtd.auto.ratchet.edits where the files are at hand); a
    protected configuration file modified, deleted or added where it governs a
    snapshot test (its own folder and below; PLAN.md and the gtd config always).
 2. Commands: a timeout or a missing executable always fails. Otherwise a command
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from gtd.auto.ratchet.edits import CHANGED
 from gtd.auto.ratchet.model import (
     KINDS,
     LABELS,
@@ -62,14 +65,14 @@ def integrity(snapshot: Snapshot, current: FileHashes) -> list[str]:
         if now is None:
             missing.append(path)
         elif now != digest:
-            out.append(f"snapshot test modified: {path}")
+            out.append(f"{CHANGED}: {path}")
     by_digest = {digest: path for path, digest in sorted(current.new_files.items(), reverse=True)}
     for path in missing:
         twin = by_digest.get(snapshot.files[path])
         if twin is not None:
-            out.append(f"snapshot test renamed: {path} → {twin}")
+            out.append(f"a protected test file was renamed: {path} → {twin}")
         else:
-            out.append(f"snapshot test deleted or renamed: {path}")
+            out.append(f"a protected test file was deleted or renamed: {path}")
     for path in sorted(set(snapshot.protected) | set(current.protected)):
         before, after = snapshot.protected.get(path), current.protected.get(path)
         if before == after:
@@ -89,11 +92,11 @@ def integrity(snapshot: Snapshot, current: FileHashes) -> list[str]:
     for path, names in sorted(snapshot.doctests.items()):
         present = current.doctests.get(path, names)
         if present is None:
-            out.append(f"snapshot test deleted or renamed: {path} (doctests)")
+            out.append(f"a protected test file was deleted or renamed: {path} (doctests)")
             continue
         for name, digest in sorted(names.items()):
             if present.get(name) != digest:
-                out.append(f"snapshot test modified: {path}::{name} (doctest)")
+                out.append(f"{CHANGED}: {path}::{name} (doctest)")
     out.extend(f"submodule changed: {path}" for path in current.submodules)
     shadowable = frozenset(snapshot.environment.shadowable) | STARTUP_HOOKS
     for path in current.new_modules:

@@ -70,3 +70,40 @@ def test_collect_only_output() -> None:
     runner = collection(1, "/usr/bin/python3: No module named pytest")
     assert runner is not None
     assert "has no pytest module" in runner.problem
+
+
+SYNTAX_TAIL = """\
+______________________ ERROR collecting tests/test_bad.py ______________________
+/usr/lib/python3.11/ast.py:50: in parse
+    return compile(source, filename, mode, flags,
+E     File "/root/.cache/gtd/rooms/calc-818762ff/0/tree/tests/test_bad.py", line 3
+E       def test_bad(:
+E                    ^
+E   SyntaxError: invalid syntax
+=========================== short test summary info ============================
+ERROR tests/test_bad.py
+!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
+"""
+
+
+def test_a_syntax_error_is_named_with_its_file_and_line() -> None:
+    tests: dict[str, Outcome] = {"tests/test_bad.py": "error"}
+    found = diagnose(run(SYNTAX_TAIL, 2, tests), "pytest", pytest=True, has_tests=True)
+    assert found is not None
+    assert found.problem == "1 test file(s) could not be collected (tests/test_bad.py)"
+    assert found.fix == "correct the SyntaxError in tests/test_bad.py at line 3: invalid syntax"
+    doctor = collection(2, SYNTAX_TAIL)
+    assert doctor is not None
+    assert doctor.fix == found.fix
+
+
+def test_a_file_that_does_not_import_says_how_to_see_why() -> None:
+    tail = "E   RuntimeError: the fixture server is down\nERROR tests/test_net.py\n"
+    tests: dict[str, Outcome] = {"tests/test_net.py": "error", "tests/test_ok.py::t": "passed"}
+    found = diagnose(run(tail, 2, tests), "pytest -q", pytest=True, has_tests=True)
+    assert found is not None
+    assert found.fix == (
+        "make the file(s) importable: `pytest -q tests/test_net.py` shows why "
+        "tests/test_net.py is not"
+    )
+    assert "import errors" not in found.fix

@@ -156,7 +156,7 @@ def test_an_edited_example_changes_its_digest_only(old: str, new: str, name: str
     after = doctest_digests(SOURCE.replace(old, new, 1).encode(), "m")
     assert {k for k in before if before[k] != after.get(k)} == {name}
     assert changes("src/m.py", before, after) == [
-        f"snapshot test modified: src/m.py::{name} (doctest)"
+        f"a protected test was changed: src/m.py::{name} (doctest)"
     ]
 
 
@@ -164,7 +164,7 @@ def test_removing_the_examples_deletes_the_doctest() -> None:
     before = doctest_digests(SOURCE.encode(), "m")
     after = doctest_digests(SOURCE.replace("    >>> add(2, 3)\n    5\n", "").encode(), "m")
     assert changes("m.py", before, after) == [
-        "snapshot test deleted or renamed: m.py::m.add (doctest)"
+        "a protected test was deleted or renamed: m.py::m.add (doctest)"
     ]
 
 
@@ -180,7 +180,7 @@ def test_unparsable_source() -> None:
     broken = doctest_digests(b"def f(:\n", "m")
     assert list(broken) == [UNPARSABLE]
     assert changes("m.py", before, broken) == [
-        "snapshot test modified: m.py (unparsable) (doctest)"
+        "a protected test was changed: m.py (unparsable) (doctest)"
     ]
     assert list(doctest_digests(b"x = 1\0\n", "m")) == [UNPARSABLE]
 

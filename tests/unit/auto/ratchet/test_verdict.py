@@ -253,9 +253,13 @@ def test_judge_health_figures() -> None:
 
 
 def test_integrity_violations_decide_alone() -> None:
-    verdict = judge(res(cmd(), tests=GREEN), RunResult(), ["snapshot test modified: t.py", "x"])
+    verdict = judge(
+        res(cmd(), tests=GREEN), RunResult(), ["a protected test was changed: t.py", "x"]
+    )
     assert verdict == Verdict(
-        False, "snapshot test modified: t.py", details=("snapshot test modified: t.py", "x")
+        False,
+        "a protected test was changed: t.py",
+        details=("a protected test was changed: t.py", "x"),
     )
 
 
@@ -299,18 +303,23 @@ INTEGRITY_CASES: list[tuple[str, Snapshot, FileHashes, list[str]]] = [
         now(new={"tests/test_new.py": "N"}),
         [],
     ),
-    ("modified", SNAP, now({"tests/test_a.py": "A2"}), ["snapshot test modified: tests/test_a.py"]),
+    (
+        "modified",
+        SNAP,
+        now({"tests/test_a.py": "A2"}),
+        ["a protected test was changed: tests/test_a.py"],
+    ),
     (
         "deleted",
         SNAP,
         now({"tests/test_b.py": None}),
-        ["snapshot test deleted or renamed: tests/test_b.py"],
+        ["a protected test file was deleted or renamed: tests/test_b.py"],
     ),
     (
         "renamed",
         SNAP,
         now({"tests/test_b.py": None}, new={"tests/test_c.py": "B"}),
-        ["snapshot test renamed: tests/test_b.py → tests/test_c.py"],
+        ["a protected test file was renamed: tests/test_b.py → tests/test_c.py"],
     ),
     (
         "conftest-modified",
@@ -392,8 +401,8 @@ INTEGRITY_CASES: list[tuple[str, Snapshot, FileHashes, list[str]]] = [
             protected={**PROTECTED_NOW, "conftest.py": "C2"},
         ),
         [
-            "snapshot test modified: tests/test_a.py",
-            "snapshot test deleted or renamed: tests/test_b.py",
+            "a protected test was changed: tests/test_a.py",
+            "a protected test file was deleted or renamed: tests/test_b.py",
             "protected test config modified: conftest.py",
         ],
     ),

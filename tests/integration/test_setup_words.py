@@ -1,0 +1,114 @@
+"""What `gtd auto setup` tells a person, read as the text they see: a setup on the
+main line is warned about with the commands that move it, tests already failing
+at the baseline are named and said tolerated (in the answer and in the report),
+a test file that does not compile is named with its line, and the report's title
+names the work."""
+
+from __future__ import annotations
+
+import time
+
+from tests.conftest import CliResult, Repo, run_gtd
+from tests.integration.calc_project import CALC, CONFTEST, PYTEST, TESTS
+
+BROKEN = "\n\ndef test_broken():\n    assert 1 == 2\n"
+
+
+def setup(repo: Repo, *args: str) -> CliResult:
+    res = run_gtd(repo.path, "auto", "setup", *args)
+    while res.code == 0 and res.stdout.startswith("status: checking"):
+        time.sleep(0.3)
+        res = run_gtd(repo.path, "auto", "setup", *args)
+    assert res.code == 0, res.stderr
+    return res
+
+
+def answer_lines(res: CliResult) -> dict[str, str]:
+    return dict(line.split(": ", 1) for line in res.stdout.splitlines())
+
+
+def project(repo: Repo, tests: str = TESTS, plan_heading: str = "Calculator") -> None:
+    repo.write("calc.py", CALC)
+    repo.write("conftest.py", CONFTEST)
+    repo.write("tests/test_calc.py", tests)
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
+    repo.write("PLAN.md", f"# {plan_heading}\n\n- [ ] **T1**: Add mul\n  - Files: calc.py\n")
+
+
+def test_a_setup_on_main_is_warned_with_the_commands_that_move_it(repo: Repo) -> None:
+    project(repo)
+    repo.commit_all("initial")
+    before = repo.git("rev-parse", "HEAD").strip()
+    repo.write("PLAN.md", "# Calculator\n\n- [ ] **T1**: Add mul\n- [ ] **T2**: Add div\n")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "ready"
+    committed = said["committed"]
+    assert repo.git("rev-parse", "--short", "HEAD").strip() == committed
+    assert said["warning"] == (
+        f"set up on `main`: the setup commit {committed} and every cycle's commit land on "
+        f"it; `git switch -c gtd-auto && git branch -f main {committed}~1` moves it (and "
+        "the loop) to a branch of its own"
+    )
+    # The advice works as written: main is back where it was, the work on a branch.
+    repo.git("switch", "-q", "-c", "gtd-auto")
+    repo.git("branch", "-f", "main", f"{committed}~1")
+    assert repo.git("rev-parse", "main").strip() == before
+    again = answer_lines(setup(repo))
+    assert again["status"] == "ready"
+    assert "warning" not in again
+
+
+def test_a_setup_on_its_own_branch_says_nothing_of_branches(repo: Repo) -> None:
+    project(repo)
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "feature/mul")
+    said = answer_lines(setup(repo))
+    assert said["status"] == "ready"
+    assert "warning" not in said
+
+
+def test_the_branch_the_remote_calls_its_head_is_the_main_line(repo: Repo) -> None:
+    project(repo)
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "develop")
+    repo.git("update-ref", "refs/remotes/origin/develop", "HEAD")
+    repo.git("symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/develop")
+    said = answer_lines(setup(repo))
+    assert said["warning"].startswith("set up on `develop`: every cycle's commit lands on it;")
+
+
+def test_tests_failing_at_the_baseline_are_named_and_said_tolerated(repo: Repo) -> None:
+    project(repo, tests=TESTS + BROKEN, plan_heading="Plan")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "ready"
+    assert said["tests"] == "2 / 3 passed at baseline"
+    tolerated = (
+        "1 test already failed at the baseline and is tolerated (no cycle is reverted for it "
+        "while it keeps failing): tests/test_calc.py::test_broken."
+    )
+    assert said["failing"] == tolerated
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    state = report.split("## State\n\n", 1)[1].split("\n## ", 1)[0]
+    assert tolerated in state
+    # PLAN.md's heading is "Plan": the title names the project instead
+    assert report.splitlines()[0] == f"# Auto Mode Report — {repo.path.name}"
+
+
+def test_a_test_file_that_does_not_compile_is_named_with_its_line(repo: Repo) -> None:
+    project(repo)
+    repo.write("tests/test_bad.py", "def test_bad(:\n    pass\n")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "baseline-broken"
+    assert said["problem"] == "1 test file(s) could not be collected (tests/test_bad.py)"
+    assert said["fix"] == ("correct the SyntaxError in tests/test_bad.py at line 1: invalid syntax")
+    assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
