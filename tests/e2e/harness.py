@@ -42,6 +42,7 @@ from gtd.demo.model_server import (
     Block,
     Json,
     ModelServer,
+    Refusal,
     Request,
     Rule,
     Text,
@@ -356,13 +357,17 @@ def run_claude(
     allowed: Iterable[str] = (),
     idle_until: Callable[[Session], bool] | None = None,
     started: Callable[[int], None] | None = None,
+    persist: bool = False,
+    env: dict[str, str] | None = None,
 ) -> Session:
     """Send each prompt as one user turn of a single claude session and wait for its
     result; with `idle_until`, keep the session open and idle (turns the CLI starts
     itself, such as a cron job's, go on) until it holds after a turn; then close
     stdin and wait for the process. The process group is killed on timeout, so
     nothing outlives the test. `started` is told the process id (also its group's)
-    as soon as it runs: a scenario may kill it, as a crash would."""
+    as soon as it runs: a scenario may kill it, as a crash would. With `persist`,
+    the CLI writes its transcripts (under `base`'s config folder), as a person's
+    session does; `env`: variables added to the CLI's environment."""
     cmd = [
         claude_or_skip(),
         "-p",
@@ -377,14 +382,14 @@ def run_claude(
         # unattended run; Bash still needs the command's allowed-tools.
         "--permission-mode",
         "acceptEdits",
-        "--no-session-persistence",
+        *([] if persist else ["--no-session-persistence"]),
         # Extra tools a scenario's implementer may use (e.g. one shell command).
         *(["--allowedTools", *allowed] if allowed else []),
     ]
     proc = subprocess.Popen(
         cmd,
         cwd=repo,
-        env=claude_env(server, base),
+        env={**claude_env(server, base), **(env or {})},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -534,6 +539,7 @@ def tick_sizes(server: ModelServer) -> list[Tick]:
             if isinstance(b, Text)
             else {"type": "tool_use", "name": b.name, "input": b.input}
             for b in main[j].reply
+            if not isinstance(b, Refusal)
         ]
         added = [*last.messages[cut:], {"role": "assistant", "content": reply}]
         ticks.append(

@@ -104,6 +104,13 @@ _SCHEMA = schema.Fields(
         "circuit_breaker_threshold": schema.Integer(1),
         "cycle": schema.Fields({"agent_timeout_minutes": schema.Integer(1)}),
         "commit": schema.Fields({"hooks": schema.Choice(HOOK_CHOICES), "max_file_mb": _MEGABYTES}),
+        "pause": schema.Fields(
+            {
+                "first_wait_seconds": schema.Number(0, inclusive=False, below=1e9),
+                "longest_wait_minutes": schema.Number(0, inclusive=False, below=1e9),
+                "longest_pause_minutes": schema.Number(0, inclusive=False, below=1e9),
+            }
+        ),
     }
 )
 
@@ -135,6 +142,11 @@ class AutoConfig(NamedTuple):
     # Golden data kept outside the test folders (gitignore patterns): its files
     # join the snapshot's test files, and are held like them.
     protect: tuple[str, ...] = ()
+    # After a harness failure (gtd.auto.pause): the first backoff, its cap, and
+    # the longest pause in a row before the loop halts (seconds).
+    pause_first_s: float = defaults.PAUSE_FIRST_S
+    pause_cap_s: float = defaults.PAUSE_CAP_S
+    pause_longest_s: float = defaults.PAUSE_LONGEST_S
 
 
 def template_text() -> str:
@@ -168,6 +180,7 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
     ratchet = values.get("ratchet", {})
     quality = values.get("quality", {})
     cycle = values.get("cycle", {})
+    pause = values.get("pause", {})
     test_command: str | None = ratchet.get("test_command")
     source: TestCommandSource | None = None
     reason: str | None = None
@@ -201,6 +214,10 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         test_command_reason=reason,
         max_file_mb=float(values.get("commit", {}).get("max_file_mb", defaults.MAX_FILE_MB)),
         protect=tuple(dict.fromkeys(ratchet.get("protect", ()))),
+        pause_first_s=float(pause.get("first_wait_seconds", defaults.PAUSE_FIRST_S)),
+        pause_cap_s=float(pause.get("longest_wait_minutes", defaults.PAUSE_CAP_S / 60)) * 60,
+        pause_longest_s=float(pause.get("longest_pause_minutes", defaults.PAUSE_LONGEST_S / 60))
+        * 60,
     )
 
 

@@ -68,6 +68,11 @@ class Journal(NamedTuple):
     # boot id, pid namespace); None outside one. Its next `begin`, or any once it is
     # gone, judges a cycle still in its agent phase at once.
     session: dict[str, Any] | None = None
+    # Claude Code's own id of that session (its transcripts' name), when known.
+    claude_session: str | None = None
+    # The harness stopped the agent (gtd.auto.harness.Stop's fields): the cycle is
+    # kept and recorded as paused, never judged.
+    pause: dict[str, Any] | None = None
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

@@ -21,10 +21,12 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    CycleStatus = Literal["passed", "failed", "skipped"]
+    CycleStatus = Literal["passed", "failed", "skipped", "paused"]
 else:
     CycleStatus = str
-CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "failed", "skipped")
+# "paused": the harness stopped the agent (a usage limit, an overloaded API, a
+# killed agent): the work is kept like a revert's, the breaker never counts it.
+CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "failed", "skipped", "paused")
 
 
 class CycleRecord(NamedTuple):
@@ -53,6 +55,21 @@ class CycleRecord(NamedTuple):
     # baseline-passing tests skipped in the cycle's run that the base commit's code
     # skips too when run again: the environment changed, not the code
     env_skipped: tuple[str, ...] = ()
+    # A paused cycle: when the task may be tried again (ISO-8601 UTC), and what
+    # stopped the agent (gtd.auto.harness kinds: "usage limit", "overloaded", ...).
+    until: str | None = None
+    harness: str | None = None
+
+
+class Pause(NamedTuple):
+    """The loop's pause in force: consecutive paused cycles since the last judged
+    one (or reset). ``since``: when the first of them was recorded."""
+
+    task: str
+    since: str
+    until: str
+    reason: str
+    attempts: int
 
 
 class TaskResult(NamedTuple):
@@ -129,6 +146,7 @@ class _MemoryFields(NamedTuple):
     quarantined: Mapping[str, Quarantine] = MappingProxyType({})
     refreshes: tuple[Refresh, ...] = ()
     stop: Halt | None = None  # a forced halt in force (cleared by a reset)
+    pause: Pause | None = None  # the harness stopped the agent: wait (cleared by a reset)
 
 
 class Memory(_MemoryFields):
@@ -149,6 +167,7 @@ class Memory(_MemoryFields):
         quarantined: Mapping[str, Quarantine] = MappingProxyType({}),
         refreshes: Iterable[Refresh] = (),
         stop: Halt | None = None,
+        pause: Pause | None = None,
     ) -> Memory:
         return super().__new__(
             cls,
@@ -161,6 +180,7 @@ class Memory(_MemoryFields):
             _frozen_map(quarantined),  # type: ignore[arg-type]
             tuple(refreshes),
             stop,
+            pause,
         )
 
     @classmethod
@@ -222,6 +242,17 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
             reverts.append(revert)
         counters[rec.task] = counters.get(rec.task, 0) + 1
     # "skipped" (the task was already done): logged, nothing else changes.
+    # "paused": logged and the pause noted; no counter, result or revert changes.
+    pause = None if rec.status in ("passed", "failed") else mem.pause
+    if rec.status == "paused":
+        earlier = mem.pause
+        pause = Pause(
+            rec.task,
+            earlier.since if earlier is not None else rec.at,
+            rec.until or rec.at,
+            rec.harness or rec.reason or "the harness stopped the agent",
+            (earlier.attempts if earlier is not None else 0) + 1,
+        )
 
     if rec.spike and rec.learning and rec.learning.strip():
         learning = ProbeLearning(rec.task, rec.title, rec.learning.strip())
@@ -234,6 +265,7 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
         consecutive_reverts=counters,
         probe_learnings=tuple(learned),
         cycles=(*mem.cycles, rec),
+        pause=pause,
     )
 
 
@@ -279,12 +311,16 @@ def reset_breaker(
     if stop is not None and (task_id is None or task_id == stop.task):
         targets = [*targets, stop.task] if stop.task not in targets else targets
         stop = None
+    pause = mem.pause
+    if pause is not None and (task_id is None or task_id == pause.task):
+        targets = [*targets, pause.task] if pause.task not in targets else targets
+        pause = None
     if not targets:
         return mem, []
     for task in targets:
         if task in counters:
             counters[task] = 0
-    return mem._replace(consecutive_reverts=counters, stop=stop), targets
+    return mem._replace(consecutive_reverts=counters, stop=stop, pause=pause), targets
 
 
 def _all_cycle_numbers(mem: Memory) -> Iterable[int]:
@@ -312,5 +348,5 @@ def learnings(mem: Memory) -> list[ProbeLearning]:
 
 def latest_ratchet_record(mem: Memory) -> CycleRecord | None:
     """The most recent cycle that ran the ratchet (skipped cycles did not)."""
-    ran = [rec for rec in mem.cycles if rec.status != "skipped"]
+    ran = [rec for rec in mem.cycles if rec.status not in ("skipped", "paused")]
     return max(ran, key=lambda rec: rec.cycle, default=None)

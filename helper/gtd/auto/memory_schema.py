@@ -53,7 +53,7 @@ KEYED = frozenset({"task_results", "consecutive_reverts", "quarantined"})
 OPTIONAL = frozenset({"halts", "quarantined", "refreshes", "stop"})
 # Free-text fields are always double-quoted, as deepflow writes `reason: "..."`.
 PROSE = frozenset(
-    {"reason", "title", "probe", "insight", "learning", "at", "evidence", "agent_tail"}
+    {"reason", "title", "probe", "insight", "learning", "at", "evidence", "agent_tail", "until"}
 )
 
 
@@ -120,6 +120,8 @@ CYCLE = schema.Fields(
         "agent_tail": TEXT,
         "flaky": schema.Each(TEXT),
         "skipped_by_environment": schema.Each(TEXT),
+        "until": WHEN,
+        "harness": TEXT,
     },
     required=("cycle", "task", "status", "at"),
     closed=False,
@@ -222,6 +224,8 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         agent_tail=e.get("agent_tail"),
         flaky=tuple(e.get("flaky", ())),
         env_skipped=tuple(e.get("skipped_by_environment", ())),
+        until=e.get("until"),
+        harness=e.get("harness"),
     )
 
 
@@ -270,6 +274,8 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("agent_tail", rec.agent_tail),
         ("flaky", list(rec.flaky) or None),
         ("skipped_by_environment", list(rec.env_skipped) or None),
+        ("until", rec.until),
+        ("harness", rec.harness),
     ]
 
 

@@ -201,6 +201,7 @@ class _Run(NamedTuple):
     journal: Journal | None
     threshold: int
     health: Health | None
+    now: str = ""
 
     def title_of(self, task: str) -> str:
         if self.plan is not None:
@@ -252,6 +253,17 @@ def _state(run: _Run) -> list[str]:
     trip = breaker.check(run.mem, run.threshold, pending)
     if trip is not None:
         return _halted(run, trip)
+    held = run.mem.pause
+    if held is not None and run.now and held.until > run.now:  # ISO UTC: ordered as text
+        from gtd.auto.pause import clock
+
+        return [
+            f"**Paused** until {clock(held.until)} — {_flat(held.reason)}.",
+            "",
+            f"The harness stopped the agent on {held.task} ({held.attempts} in a row since "
+            f"{held.since}); its work is kept, the breaker did not count it, and the loop "
+            "tries again at that time by itself. `gtd cycle reset` ends the pause now.",
+        ]
     if run.plan is None:
         if not run.cycles:
             return ["**Ready** — no cycle has run yet."]
@@ -375,6 +387,9 @@ def _cycle_row(run: _Run, rec: CycleRecord) -> str:
     elif rec.status == "failed":
         outcome = cell(f"reverted, kept at `{kept_ref(rec)}`")
         reason = short(rec.reason or "", _MAX_REASON)
+    elif rec.status == "paused":  # the harness stopped the agent: kept, not judged
+        outcome = cell(f"kept at `{kept_ref(rec)}`")
+        reason = short(f"{rec.reason or ''} (retried after {rec.until})", _MAX_REASON)
     else:
         outcome, reason = DASH, short(rec.reason or "", _MAX_REASON)
     if rec.flaky:
@@ -612,7 +627,9 @@ def render(
     """The report. ``plan``: PLAN.md as it is (titles, what remains); ``journal``:
     the work in flight, if any; ``threshold``: the breaker's, so the State says
     halted exactly when `gtd cycle begin` would."""
-    run = _Run(mem, sorted(mem.cycles, key=lambda r: r.cycle), plan, journal, threshold, health)
+    run = _Run(
+        mem, sorted(mem.cycles, key=lambda r: r.cycle), plan, journal, threshold, health, now
+    )
     picture = chart.mermaid(mem)
     probes = _probe_rows(mem, run.cycles)
     reverted, any_reverted = _reverted(run)

@@ -1,0 +1,152 @@
+"""A harness failure is not a task failure (docs/harness-failures.md): `gtd loop`
+with an agent that ends the way Claude Code does when the API refuses it (a 429
+or 529 `--output-format json` result, exit 1) pauses, keeps the work, never
+feeds the breaker, and retries the task after the wait; real git and pytest."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from gtd.auto.headless import EXIT_HALTED
+from tests.conftest import Repo, run_gtd
+from tests.integration.calc_project import MUL, MUL_TEST, gtd_json
+from tests.integration.calc_project import make_project as make_calc_project
+
+PLAN = """\
+# Calculator
+
+### spec-calc
+
+- [ ] **T1**: Add mul
+  - Files: calc.py, tests/test_mul.py
+  - Blocked by: none
+"""
+
+
+def result(status: int, kind: str, text: str) -> str:
+    """Claude Code 2.1.332's `--output-format json` result of a refused request."""
+    return json.dumps(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "api_error_status": status,
+            "api_error_type": kind,
+            "terminal_reason": "api_error",
+            "result": text,
+        }
+    )
+
+
+RATE = result(429, "rate_limit_error", "API Error: Request rejected (429) · Rate limited")
+BUSY = result(529, "overloaded_error", "API Error: 529 Overloaded. This is a server-side issue")
+
+
+def agent(repo: Repo, refusals: list[str]) -> str:
+    """An agent refused by the API on its first runs (it wrote part of the work
+    first: that is kept), then doing the task."""
+    counter = repo.path.parent / "runs"
+    script = repo.path.parent / "agent.py"
+    script.write_text(
+        f"""\
+import sys
+from pathlib import Path
+sys.stdin.read()
+counter = Path({str(counter)!r})
+runs = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(runs + 1))
+refusals = {refusals!r}
+if runs < len(refusals):
+    Path("calc.py").write_text(Path("calc.py").read_text() + "# half done\\n")
+    print(refusals[runs])
+    sys.exit(1)
+Path("calc.py").write_text({MUL!r})
+Path("tests/test_mul.py").write_text({MUL_TEST!r})
+"""
+    )
+    return f"{sys.executable} {script}"
+
+
+def memory(repo: Repo) -> dict[str, object]:
+    import yaml
+
+    data = yaml.safe_load((repo.path / ".deepflow/auto-memory.yaml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_the_loop_pauses_on_a_429_and_a_529_then_commits_the_task(repo: Repo) -> None:
+    # A threshold of 2: the two refused cycles would have tripped it as reverts.
+    make_calc_project(
+        repo,
+        plan=PLAN,
+        config_extra="circuit_breaker_threshold: 2\npause:\n  first_wait_seconds: 1\n",
+    )
+    command = agent(repo, [RATE, BUSY])
+    res = run_gtd(repo.path, "loop", "--agent", command)
+    assert res.code == 0, res.stdout + res.stderr
+    # (a wait of a second may be over before the loop asks again: no `paused:` line)
+    lines = [x for x in res.stdout.splitlines() if not x.startswith("paused: ")]
+    assert lines[0].startswith("cycle 1 T1 paused until "), lines
+    assert "rate limit: API Error: Request rejected (429)" in lines[0]
+    assert lines[1].startswith("cycle 2 T1 paused until ")
+    assert "overloaded" in lines[1]
+    assert lines[2].startswith("cycle 3 T1 passed "), lines
+    # the second pause waited twice the first (1 s, then 2 s): the loop said so
+    assert "paused: Paused until " in res.stdout
+    assert "— overloaded" in res.stdout
+    mem = memory(repo)
+    assert mem["consecutive_reverts"] == {"T1": 0}
+    assert mem["revert_history"] == []
+    cycles = mem["cycles"]
+    assert isinstance(cycles, list)
+    assert [c["status"] for c in cycles] == ["paused", "paused", "passed"]
+    assert [c.get("harness") for c in cycles] == ["rate limit", "overloaded", None]
+    # the refused agents' work is kept, as a revert's is
+    kept = repo.git("show", "refs/gtd/reverted/cycle-1:calc.py")
+    assert kept.endswith("# half done\n")
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    assert "| 1 | T1 | Add mul | paused | kept at `refs/gtd/reverted/cycle-1` |" in report
+
+
+def test_a_pause_longer_than_the_longest_halts_and_says_why(repo: Repo) -> None:
+    make_calc_project(
+        repo,
+        plan=PLAN,
+        config_extra="pause:\n  first_wait_seconds: 1\n  longest_pause_minutes: 0.05\n",
+    )
+    command = agent(repo, [RATE] * 5)
+    res = run_gtd(repo.path, "loop", "--agent", command)
+    assert res.code == EXIT_HALTED, res.stdout + res.stderr
+    last = res.stdout.splitlines()[-1]
+    assert last.startswith("halted: Loop halted at T1: paused longer than pause.longest_pause")
+    assert "rate limit" in last
+    # a reset clears the halt and the pause: the next begin starts the task
+    reset = gtd_json(repo, "cycle", "reset")
+    assert reset["status"] == "reset", reset
+    begin = gtd_json(repo, "cycle", "begin")
+    assert begin["status"] == "task", begin
+
+
+def test_begin_answers_paused_while_the_pause_holds(repo: Repo) -> None:
+    make_calc_project(repo, plan=PLAN, config_extra="pause:\n  first_wait_seconds: 600\n")
+    begin = gtd_json(repo, "cycle", "begin")
+    assert begin["status"] == "task"
+    Path(repo.path / "calc.py").write_text("# started\n")
+    # what `gtd loop` does: end the cycle with what the agent's exit said
+    from gtd.auto import harness
+    from gtd.auto.cycle import Cycle
+    from gtd.clock import now
+
+    stop = harness.from_agent(1, RATE, "", now().epoch)
+    ended = Cycle(repo.path, now()).end(None, detach=False, agent_exit=1, stopped=stop)
+    assert ended["status"] == "paused", ended
+    tick = run_gtd(repo.path, "cycle", "begin", "--tick")
+    assert tick.stdout.startswith("status: paused\nuntil: "), tick.stdout
+    assert "message: Paused until " in tick.stdout
+    print(f"paused tick answer: {len(tick.stdout.encode())} bytes\n{tick.stdout}")
+    mem = memory(repo)
+    assert mem["consecutive_reverts"] == {}
+    assert repo.status() == ""  # the base is back; the work is in the kept ref
