@@ -359,6 +359,7 @@ def run_claude(
     started: Callable[[int], None] | None = None,
     persist: bool = False,
     env: dict[str, str] | None = None,
+    waits: Iterable[float] = (),
 ) -> Session:
     """Send each prompt as one user turn of a single claude session and wait for its
     result; with `idle_until`, keep the session open and idle (turns the CLI starts
@@ -367,7 +368,8 @@ def run_claude(
     nothing outlives the test. `started` is told the process id (also its group's)
     as soon as it runs: a scenario may kill it, as a crash would. With `persist`,
     the CLI writes its transcripts (under `base`'s config folder), as a person's
-    session does; `env`: variables added to the CLI's environment."""
+    session does; `env`: variables added to the CLI's environment; `waits`: the
+    seconds to let pass before each prompt (a later tick, as a cron job's)."""
     cmd = [
         claude_or_skip(),
         "-p",
@@ -427,7 +429,10 @@ def run_claude(
     deadline = time.monotonic() + timeout
     try:
         assert proc.stdin is not None
-        for prompt in prompts:
+        pauses = list(waits)
+        for n, prompt in enumerate(prompts):
+            if n < len(pauses) and pauses[n] > 0:
+                time.sleep(pauses[n])
             msg = {"type": "user", "message": {"role": "user", "content": prompt}}
             proc.stdin.write(json.dumps(msg) + "\n")
             proc.stdin.flush()
