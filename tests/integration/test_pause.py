@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from gtd.auto.headless import EXIT_HALTED
 from tests.conftest import Repo, run_gtd
@@ -53,6 +54,7 @@ def agent(repo: Repo, refusals: list[str]) -> str:
         f"""\
 import sys
 from pathlib import Path
+from typing import Any
 sys.stdin.read()
 counter = Path({str(counter)!r})
 runs = int(counter.read_text()) if counter.exists() else 0
@@ -69,7 +71,7 @@ Path("tests/test_mul.py").write_text({MUL_TEST!r})
     return f"{sys.executable} {script}"
 
 
-def memory(repo: Repo) -> dict[str, object]:
+def memory(repo: Repo) -> dict[str, Any]:
     import yaml
 
     data = yaml.safe_load((repo.path / ".deepflow/auto-memory.yaml").read_text())
@@ -150,3 +152,58 @@ def test_begin_answers_paused_while_the_pause_holds(repo: Repo) -> None:
     mem = memory(repo)
     assert mem["consecutive_reverts"] == {}
     assert repo.status() == ""  # the base is back; the work is in the kept ref
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    assert "**Paused** until " in report
+    assert " — rate limit." in report
+    # `gtd cycle reset` ends the pause: the next begin starts the task again
+    assert gtd_json(repo, "cycle", "reset")["status"] == "reset"
+    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+
+
+def test_a_pause_made_of_edited_files_is_no_pause(repo: Repo) -> None:
+    """The pause is folded from the sealed records: an agent (or anyone) editing
+    the memory file to say paused changes nothing the loop reads."""
+    make_calc_project(repo, plan=PLAN, config_extra="pause:\n  first_wait_seconds: 600\n")
+    memory_file = repo.path / ".deepflow/auto-memory.yaml"
+    text = memory_file.read_text().replace("cycles: []", "cycles:\n")
+    forged = (
+        text + '  - { cycle: 1, task: T1, status: paused, at: "2026-01-01T00:00:00Z",'
+        ' until: "2999-01-01T00:00:00Z", harness: usage limit }\n'
+    )
+    memory_file.write_text(forged)
+    assert [c["status"] for c in memory(repo)["cycles"]] == ["paused"]
+    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+
+
+def test_a_crash_while_pausing_recovers_as_a_pause(repo: Repo) -> None:
+    """Killed after the paused cycle's work was kept, before its record: the next
+    begin finishes the bookkeeping, a pause, not a revert."""
+    make_calc_project(
+        repo,
+        plan=PLAN,
+        config_extra="circuit_breaker_threshold: 1\npause:\n  first_wait_seconds: 600\n",
+    )
+    command = agent(repo, [RATE])
+    env_crash = {"GTD_CRASH_AT": "reverted-kept"}
+    import os
+    import subprocess
+
+    crashed = subprocess.run(
+        [sys.executable, "-m", "gtd", "loop", "--agent", command],
+        cwd=repo.path,
+        env={**os.environ, **env_crash},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert crashed.returncode == -9, crashed.stdout + crashed.stderr
+    begin = gtd_json(repo, "cycle", "begin")
+    assert begin["status"] == "paused", begin
+    assert "stopped by the harness" in str(begin["recovered"])
+    mem = memory(repo)
+    cycles = mem["cycles"]
+    assert isinstance(cycles, list)
+    assert [c["status"] for c in cycles] == ["paused"]
+    assert mem["consecutive_reverts"] == {}  # a threshold of 1 would have halted a revert
+    assert repo.git("show", "refs/gtd/reverted/cycle-1:calc.py").endswith("# half done\n")
+    assert repo.status() == ""
