@@ -17,10 +17,12 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from gtd.auto import pause
 from gtd.demo.model_rules import implementer_rules, rule, tick_rules
 from gtd.demo.model_server import (
     ModelServer,
@@ -174,7 +176,9 @@ def test_headless_the_loop_pauses_on_429_and_529_then_commits(
     configure(repo)
     # the headless agent is the main conversation of its own `claude -p`
     server.script(
-        rule("agent limited", [rate_limited()], after="prompt", times=1),
+        # with the subscription's reset header: under an API key Claude Code 2.1.332
+        # says nothing of it (`Request rejected (429)`), so the pause is the backoff
+        rule("agent limited", [rate_limited(int(time.time()) + 3600)], after="prompt", times=1),
         rule("agent overloaded", [overloaded()], after="prompt", times=1),
         rule("agent edits", [Text("Implementing."), *good_edits("T1", repo)], after="prompt"),
         rule("agent reports", [Text("Done.")], after="Write"),
@@ -204,6 +208,8 @@ def test_headless_the_loop_pauses_on_429_and_529_then_commits(
     lines = [x for x in res.stdout.splitlines() if not x.startswith("paused: ")]
     assert lines[0].startswith("cycle 1 T1 paused until "), lines
     assert "rate limit: API Error: Request rejected (429)" in lines[0]
+    until = lines[0].split("paused until ", 1)[1].split(":", 3)
+    assert pause.epoch(":".join(until[:3])) < time.time() + 600  # not the hour the header said
     assert lines[1].startswith("cycle 2 T1 paused until "), lines
     assert "overloaded: API Error: 529" in lines[1]
     assert lines[2].startswith("cycle 3 T1 passed "), lines
