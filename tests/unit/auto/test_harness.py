@@ -152,3 +152,21 @@ def test_an_error_before_the_cycle_or_one_the_implementer_got_past_is_not_ours(
         [entry(at(5), error=True), entry(at(9), error=False)],
     )
     assert harness.from_transcripts("s1234567", BEGAN, BEGAN + 60, tmp_path) is None
+
+
+def test_a_paused_tick_costs_no_more_than_a_busy_one() -> None:
+    """Every tick of a pause injects the answer: it stays as short as busy's."""
+    from gtd.auto.cycle import answers
+    from gtd.auto.journal import Journal
+    from gtd.cli.cycle_cmd import render
+
+    held = Pause("T2", "2026-12-07T01:10:00Z", "2026-12-07T03:11:00Z", "usage limit", 3)
+    paused = render(answers.paused(held))
+    assert paused.splitlines() == [
+        "status: paused",
+        "until: 2026-12-07T03:11:00Z",
+        "message: Paused until 03:11 UTC — usage limit",
+        "next: end this tick",
+    ]
+    began = Journal(3, "T2", "Add perimeter", "task", False, "0" * 40, "main", "x", 0.0)
+    assert len(paused.encode()) <= len(render(answers.busy(began)).encode())
