@@ -6,7 +6,9 @@ each model request is answered by the first rule that matches it and has uses
 left. A rule matches on the request's *latest* message (the user's prompt, or the
 tool results the CLI sends back), on the system prompt (which tells the main
 conversation from a subagent's), or on any predicate. Its answer is a list of
-content blocks: text and tool calls, streamed as real SSE events.
+content blocks: text and tool calls, streamed as real SSE events; or a `Refusal`,
+the HTTP error the API answers instead (`rate_limited`: 429, with the reset header
+a subscription gets; `overloaded`: 529).
 
 A model request no rule matches gets an error text as its answer and is recorded
 in `off_script`, so a test can fail with the conversation that went astray. Every
