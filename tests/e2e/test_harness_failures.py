@@ -221,3 +221,49 @@ def test_headless_the_loop_pauses_on_429_and_529_then_commits(
     log = (repo / ".deepflow/agent-logs/cycle-1.log").read_text()
     assert '"api_error_status":429' in log
     assert '"terminal_reason":"api_error"' in log
+
+
+def test_headless_a_subscriptions_usage_limit_waits_for_its_reset(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    """Signed in with a subscription (an OAuth token), Claude Code reads the
+    429's anthropic-ratelimit-unified-* headers and says when the limit resets:
+    `You've hit your 5-hour limit · resets 6:54am (UTC)`. The loop waits until
+    then (its minute, plus one), not the backoff."""
+    claude = claude_or_skip()
+    repo = make_project(tmp_path / "repo", plan=ONE_TASK)
+    configure(repo)
+    reset = int(time.time()) + 70
+    server.script(
+        rule("agent limited", [rate_limited(reset)], after="prompt", times=1),
+        rule("agent edits", [Text("Implementing."), *good_edits("T1", repo)], after="prompt"),
+        rule("agent reports", [Text("Done.")], after="Write"),
+    )
+    env = {**claude_env(server, tmp_path / "claude"), **NO_RETRIES}
+    del env["ANTHROPIC_API_KEY"]
+    env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-scripted"
+    agent = shlex.join(
+        [claude, "-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "gtd", "loop", "--agent", agent],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr + server.describe()
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("cycle 1 T1 paused until "), lines
+    assert "usage limit: You've hit your 5-hour limit · resets " in lines[0]
+    until = pause.epoch(lines[0].split("paused until ", 1)[1][:20])
+    assert reset <= until <= reset + 60  # the stated minute, plus one: not the 4 s backoff
+    assert lines[1].startswith("paused: Paused until "), lines
+    assert lines[1].endswith("— usage limit"), lines
+    assert lines[2].startswith("cycle 2 T1 passed "), lines
+    mem = memory(repo)
+    assert [c["status"] for c in mem["cycles"]] == ["paused", "passed"]
+    assert mem["cycles"][0]["harness"] == "usage limit"
+    passed_at = pause.epoch(mem["cycles"][1]["at"])
+    assert passed_at >= until  # the second attempt began after the reset

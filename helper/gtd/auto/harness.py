@@ -23,7 +23,6 @@ import calendar
 import json
 import os
 import re
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -41,7 +40,8 @@ KINDS = (USAGE_LIMIT, RATE_LIMIT, OVERLOADED, NETWORK, LOGIN, KILLED, TIMED_OUT)
 AGENT_TIMED_OUT = 124  # gtd.auto.headless: an agent killed at its timeout (as timeout(1))
 _TAIL_BYTES = 256 * 1024  # the end of a transcript is where its last turn is
 _USAGE = re.compile(
-    r"usage limit|hit your (?:\w+ )?limit|out of (?:extra )?usage|limit reached", re.I
+    r"usage limit|usage_limit|hit your (?:[\w-]+ )*limit|out of (?:extra )?usage|limit reached",
+    re.I,
 )
 _LOGIN = re.compile(
     r"/login|not logged in|invalid api key|oauth token (?:has )?(?:expired|revoked)|"
@@ -54,8 +54,12 @@ _NETWORK = re.compile(
     re.I,
 )
 _STATUS = re.compile(r"\b([45]\d\d)\b")
-# "resets 3:10am (Europe/Paris)", "resets 3am", "resets 15:10" (the CLI's own wording)
-_RESETS = re.compile(r"resets? (?:at )?(\d{1,2})(?::(\d\d))?\s*(am|pm)?", re.I)
+# "resets 6:54am (UTC)", "resets 3am (Europe/Paris)", "resets 15:10": the CLI's own
+# wording, the clock time in the zone it names
+_RESETS = re.compile(
+    r"resets? (?:at )?(\d{1,2})(?::(\d\d))?\s*(am|pm)?(?:\s*\(([\w/+-]+)\))?", re.I
+)
+_LATE = 3600.0  # a stated reset up to this far behind the clock is now, not tomorrow
 _RESET_EPOCH = re.compile(r"\|(\d{10})\b")  # the older "Claude AI usage limit reached|<epoch>"
 
 
@@ -111,9 +115,27 @@ def reset_time(text: str, now: float) -> float | None:
         hour = 0
     if hour > 23 or minute > 59:
         return None
-    day = time.localtime(now)
-    at = time.mktime((day.tm_year, day.tm_mon, day.tm_mday, hour, minute, 0, 0, 0, -1))
-    return at + 86400 if at <= now else at
+    at = _today_at(hour, minute, clock.group(4), now)
+    if at <= now - _LATE:  # the time of day comes next tomorrow
+        at += 86400
+    return max(at, now)
+
+
+def _today_at(hour: int, minute: int, zone: str | None, now: float) -> float:
+    """Today's ``hour:minute`` in ``zone`` (the machine's when it names none, or
+    one this Python does not know), as an epoch second."""
+    import datetime
+
+    tz: datetime.tzinfo | None = None
+    if zone:
+        try:
+            from zoneinfo import ZoneInfo
+
+            tz = datetime.timezone.utc if zone.upper() == "UTC" else ZoneInfo(zone)
+        except (ImportError, ValueError, OSError, KeyError):
+            tz = None
+    today = datetime.datetime.fromtimestamp(now, tz).astimezone(tz)
+    return today.replace(hour=hour, minute=minute, second=0, microsecond=0).timestamp()
 
 
 def from_agent(exit_code: int, stdout: str, stderr: str, now: float) -> Stop | None:
@@ -130,10 +152,14 @@ def from_agent(exit_code: int, stdout: str, stderr: str, now: float) -> Stop | N
             return None
         status = result.get("api_error_status")
         kind = result.get("api_error_type")
+        # `api_error`: "usage_limit_reached" for a subscription past its limit
+        said = str(result.get("result") or "")
+        if "usage_limit" in str(result.get("api_error") or "") and not _USAGE.search(said):
+            said += " (usage limit reached)"
         return classify(
             status if isinstance(status, int) else None,
             kind if isinstance(kind, str) else None,
-            str(result.get("result") or ""),
+            said,
             now,
         )
     for text in (stdout, stderr):

@@ -144,6 +144,7 @@ def rate_limited(reset_epoch: int | None = None, message: str | None = None) -> 
         headers = (
             ("anthropic-ratelimit-unified-status", "rejected"),
             ("anthropic-ratelimit-unified-reset", str(reset_epoch)),
+            ("anthropic-ratelimit-unified-representative-claim", "five_hour"),
         )
     return Refusal(429, "rate_limit_error", message or "Rate limited (scripted)", headers)
 

@@ -77,6 +77,33 @@ def test_a_stated_reset_is_read() -> None:
     assert time.localtime(clock)[3:5] == (3, 10)
 
 
+# the same with a subscription's OAuth token, the 429 carrying the
+# anthropic-ratelimit-unified-* headers (status rejected, reset, five_hour)
+RESULT_USAGE = json.dumps(
+    {
+        "type": "result",
+        "is_error": True,
+        "api_error_status": 429,
+        "api_error_type": "rate_limit_error",
+        "api_error": "usage_limit_reached",
+        "terminal_reason": "api_error",
+        "result": "You've hit your 5-hour limit · resets 9:30am (UTC)",
+    }
+)
+
+
+def test_a_subscriptions_usage_limit_waits_for_its_reset() -> None:
+    # NOW is 2027-01-15 08:00 UTC
+    stop = harness.from_agent(1, RESULT_USAGE, "", NOW)
+    assert stop == Stop(
+        harness.USAGE_LIMIT, "You've hit your 5-hour limit · resets 9:30am (UTC)", NOW + 5400
+    )
+    paris = harness.reset_time("You've hit your limit · resets 10:30am (Europe/Paris)", NOW)
+    assert paris == NOW + 5400  # CET in January
+    # a reset the minute-rounded clock shows as just past is now, not tomorrow
+    assert harness.reset_time("resets 7:59am (UTC)", NOW) == NOW
+
+
 def test_the_wait_is_the_reset_else_a_doubling_backoff() -> None:
     limited = Stop(harness.USAGE_LIMIT, "limit", NOW + 3600)
     assert pause.wait_until(limited, None, NOW, 60, 1800) == NOW + 3660
