@@ -359,7 +359,7 @@ def run_claude(
     started: Callable[[int], None] | None = None,
     persist: bool = False,
     env: dict[str, str] | None = None,
-    waits: Iterable[float] = (),
+    waits: Iterable[float | Callable[[], float]] = (),
 ) -> Session:
     """Send each prompt as one user turn of a single claude session and wait for its
     result; with `idle_until`, keep the session open and idle (turns the CLI starts
@@ -369,7 +369,8 @@ def run_claude(
     as soon as it runs: a scenario may kill it, as a crash would. With `persist`,
     the CLI writes its transcripts (under `base`'s config folder), as a person's
     session does; `env`: variables added to the CLI's environment; `waits`: the
-    seconds to let pass before each prompt (a later tick, as a cron job's)."""
+    seconds to let pass before each prompt (a later tick, as a cron job's), or a
+    function saying it when the prompt is due."""
     cmd = [
         claude_or_skip(),
         "-p",
@@ -431,8 +432,10 @@ def run_claude(
         assert proc.stdin is not None
         pauses = list(waits)
         for n, prompt in enumerate(prompts):
-            if n < len(pauses) and pauses[n] > 0:
-                time.sleep(pauses[n])
+            wait = pauses[n] if n < len(pauses) else 0.0
+            wait = wait() if callable(wait) else wait
+            if wait > 0:
+                time.sleep(wait)
             msg = {"type": "user", "message": {"role": "user", "content": prompt}}
             proc.stdin.write(json.dumps(msg) + "\n")
             proc.stdin.flush()

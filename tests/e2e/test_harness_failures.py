@@ -168,6 +168,53 @@ def test_in_session_the_loop_pauses_on_429_and_529_then_commits(
     assert paused.total <= 4096, paused
 
 
+def test_in_session_a_subscriptions_usage_limit_waits_for_its_reset(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    """Signed in with a subscription, the limit kills the implementer and the
+    tick's turn with `You've hit your 5-hour limit · resets …`; the next tick
+    reads it from the transcripts and pauses until that time; the tick after the
+    reset commits the task."""
+    repo = make_project(tmp_path / "repo", plan=ONE_TASK)
+    configure(repo)
+    reset = int(time.time()) + 70
+    implementer = {"agent": "implementer", "after": "prompt", "times": 1}
+    server.script(
+        rule("implementer limited", [rate_limited(reset)], **implementer),  # type: ignore[arg-type]
+        rule("main limited", [rate_limited(reset)], after="Agent", errors=True, times=1),
+        *refusals()[3:],  # saying a pause; ending a cycle whose agent failed
+        *tick_rules(),
+        *implementer_rules(repo, good_edits),
+    )
+    session = run_claude(
+        server,
+        repo,
+        [TICK] * 3,
+        base=tmp_path / "claude",
+        persist=True,
+        env={**NO_RETRIES, "ANTHROPIC_API_KEY": "", "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-x"},
+        waits=[0, 0, lambda: max(0.0, reset + 62 - time.time())],
+        timeout=300,
+    )
+    results = session.results
+    assert len(results) == 3, server.describe()
+    assert results[0]["is_error"] is True
+    assert "hit your 5-hour limit · resets " in results[0]["result"]
+    assert not server.off_script, server.describe()
+    said = [r["result"] for r in results]
+    assert said[1].startswith("paused: Paused until "), said
+    assert said[1].endswith("— usage limit"), said
+    mem = memory(repo)
+    assert [(c["status"], c.get("harness")) for c in mem["cycles"]] == [
+        ("paused", "usage limit"),
+        ("passed", None),
+    ]
+    until = pause.epoch(mem["cycles"][0]["until"])
+    assert reset <= until <= reset + 60  # the stated minute, plus one: not the backoff
+    assert mem["consecutive_reverts"] == {"T1": 0}
+    assert git(repo, "log", "--format=%h", "-1", "--grep", "^T1: Add mul").strip()
+
+
 def test_headless_the_loop_pauses_on_429_and_529_then_commits(
     server: ModelServer, tmp_path: Path
 ) -> None:
