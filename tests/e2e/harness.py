@@ -42,6 +42,7 @@ from gtd.demo.model_server import (
     Block,
     Json,
     ModelServer,
+    Refusal,
     Request,
     Rule,
     Text,
@@ -358,13 +359,20 @@ def run_claude(
     allowed: Iterable[str] = (),
     idle_until: Callable[[Session], bool] | None = None,
     started: Callable[[int], None] | None = None,
+    persist: bool = False,
+    env: dict[str, str] | None = None,
+    waits: Iterable[float | Callable[[], float]] = (),
 ) -> Session:
     """Send each prompt as one user turn of a single claude session and wait for its
     result; with `idle_until`, keep the session open and idle (turns the CLI starts
     itself, such as a cron job's, go on) until it holds after a turn; then close
     stdin and wait for the process. The process group is killed on timeout, so
     nothing outlives the test. `started` is told the process id (also its group's)
-    as soon as it runs: a scenario may kill it, as a crash would."""
+    as soon as it runs: a scenario may kill it, as a crash would. With `persist`,
+    the CLI writes its transcripts (under `base`'s config folder), as a person's
+    session does; `env`: variables added to the CLI's environment; `waits`: the
+    seconds to let pass before each prompt (a later tick, as a cron job's), or a
+    function saying it when the prompt is due."""
     cmd = [
         claude_or_skip(),
         "-p",
@@ -379,14 +387,14 @@ def run_claude(
         # unattended run; Bash still needs the command's allowed-tools.
         "--permission-mode",
         "acceptEdits",
-        "--no-session-persistence",
+        *([] if persist else ["--no-session-persistence"]),
         # Extra tools a scenario's implementer may use (e.g. one shell command).
         *(["--allowedTools", *allowed] if allowed else []),
     ]
     proc = subprocess.Popen(
         cmd,
         cwd=repo,
-        env=claude_env(server, base),
+        env={**claude_env(server, base), **(env or {})},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -424,7 +432,12 @@ def run_claude(
     deadline = time.monotonic() + timeout
     try:
         assert proc.stdin is not None
-        for prompt in prompts:
+        pauses = list(waits)
+        for n, prompt in enumerate(prompts):
+            wait = pauses[n] if n < len(pauses) else 0.0
+            wait = wait() if callable(wait) else wait
+            if wait > 0:
+                time.sleep(wait)
             msg = {"type": "user", "message": {"role": "user", "content": prompt}}
             proc.stdin.write(json.dumps(msg) + "\n")
             proc.stdin.flush()
@@ -536,6 +549,7 @@ def tick_sizes(server: ModelServer) -> list[Tick]:
             if isinstance(b, Text)
             else {"type": "tool_use", "name": b.name, "input": b.input}
             for b in main[j].reply
+            if not isinstance(b, Refusal)
         ]
         added = [*last.messages[cut:], {"role": "assistant", "content": reply}]
         ticks.append(

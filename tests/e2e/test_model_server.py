@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from typing import Any
+from unittest.mock import ANY
 
 from gtd.demo.model_server import OFF_SCRIPT, ModelServer, Rule, Text, ToolUse
 
@@ -81,3 +82,27 @@ def test_a_request_no_rule_matches_is_recorded_and_answered_with_an_error_text()
     assert OFF_SCRIPT in json.loads(raw)["content"][0]["text"]
     assert [r.index for r in srv.off_script] == [1]
     assert "#1 [None]" in srv.describe()
+
+
+def test_a_refusal_is_the_apis_error_with_its_headers() -> None:
+    from urllib.error import HTTPError
+
+    from gtd.demo.model_server import overloaded, rate_limited
+
+    with ModelServer() as srv:
+        srv.script(Rule("limit", [rate_limited(1800000000)]), Rule("busy", [overloaded()]))
+        body = {"messages": [{"role": "user", "content": "go"}], "tools": TOOLS, "stream": True}
+        answers = []
+        for _ in range(2):
+            try:
+                post(srv, "/v1/messages", body)
+            except HTTPError as exc:
+                answers.append((exc.code, dict(exc.headers), json.loads(exc.read())))
+    (limit, headers, error), (busy, _, overload) = answers
+    assert limit == 429
+    assert headers["anthropic-ratelimit-unified-reset"] == "1800000000"
+    assert headers["anthropic-ratelimit-unified-status"] == "rejected"
+    assert error == {"type": "error", "error": {"type": "rate_limit_error", "message": ANY}}
+    assert busy == 529
+    assert overload["error"]["type"] == "overloaded_error"
+    assert [e.rule for e in srv.exchanges] == ["limit", "busy"]

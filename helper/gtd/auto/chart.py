@@ -7,7 +7,8 @@ short list of ``commit`` lines that reads in order.
 One line of commits, oldest first: a committed cycle is a plain commit (its short
 hash in the label), a reverted cycle a crossed-out commit (``REVERSE``: its work was
 kept under ``refs/gtd/reverted/cycle-N``, not on the branch), a person's commit that
-made the snapshot refresh a highlighted one, and a breaker trip or a forced halt a
+made the snapshot refresh a highlighted one (so is a cycle the harness paused,
+labelled so), and a breaker trip or a forced halt a
 tag on the cycle it followed. Skipped cycles changed nothing and are left out.
 
 Everything the chart shows is in the tables too; the chart only makes the shape
@@ -43,6 +44,8 @@ def _cycle_point(rec: CycleRecord, tag: str | None) -> _Point:
     if rec.status == "passed":
         label = f"{rec.cycle} {_safe(rec.task, 20)} {_safe(rec.commit or '', 12)}"
         return _Point(label.rstrip(), "NORMAL", tag)
+    if rec.status == "paused":  # the harness stopped the agent: no verdict
+        return _Point(f"{rec.cycle} {_safe(rec.task, 20)} paused", "HIGHLIGHT", tag)
     return _Point(f"{rec.cycle} {_safe(rec.task, 20)} reverted", "REVERSE", tag)
 
 
@@ -99,7 +102,8 @@ def mermaid(mem: Memory, limit: int = LIMIT) -> list[str]:
     caption = (
         "Cycles in order: a plain commit was committed, a crossed-out one reverted "
         "(its work is kept under the ref the Reverted section names, not on the branch), "
-        "a highlighted one is a person's commit the snapshot was refreshed from."
+        "a highlighted one is a person's commit the snapshot was refreshed from, or a "
+        "cycle the harness stopped (labelled paused: its work is kept, not judged)."
     )
     if dropped:
         caption += f" The latest {len(shown)} of {len(ran)} cycles."

@@ -115,6 +115,13 @@ _SCHEMA = schema.Fields(
         "cycle": schema.Fields({"agent_timeout_minutes": schema.Integer(1)}),
         "commit": schema.Fields({"hooks": schema.Choice(HOOK_CHOICES), "max_file_mb": _MEGABYTES}),
         "review": schema.Fields({"agent": schema.Flag(), "command": _COMMAND}),
+        "pause": schema.Fields(
+            {
+                "first_wait_seconds": schema.Number(0, inclusive=False, below=1e9),
+                "longest_wait_minutes": schema.Number(0, inclusive=False, below=1e9),
+                "longest_pause_minutes": schema.Number(0, inclusive=False, below=1e9),
+            }
+        ),
     }
 )
 
@@ -153,6 +160,11 @@ class AutoConfig(NamedTuple):
     review_agent: bool = False
     # The reviewer's command for `gtd loop` (the brief on stdin); None: the agent's.
     review_command: str | None = None
+    # After a harness failure (gtd.auto.pause): the first backoff, its cap, and
+    # the longest pause in a row before the loop halts (seconds).
+    pause_first_s: float = defaults.PAUSE_FIRST_S
+    pause_cap_s: float = defaults.PAUSE_CAP_S
+    pause_longest_s: float = defaults.PAUSE_LONGEST_S
 
 
 def template_text() -> str:
@@ -186,6 +198,7 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
     ratchet = values.get("ratchet", {})
     quality = values.get("quality", {})
     cycle = values.get("cycle", {})
+    pause = values.get("pause", {})
     test_command: str | None = ratchet.get("test_command")
     source: TestCommandSource | None = None
     reason: str | None = None
@@ -228,6 +241,10 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
                 if PATTERNS[name].action != action  # the template states the defaults
             )
         ),
+        pause_first_s=float(pause.get("first_wait_seconds", defaults.PAUSE_FIRST_S)),
+        pause_cap_s=float(pause.get("longest_wait_minutes", defaults.PAUSE_CAP_S / 60)) * 60,
+        pause_longest_s=float(pause.get("longest_pause_minutes", defaults.PAUSE_LONGEST_S / 60))
+        * 60,
     )
 
 

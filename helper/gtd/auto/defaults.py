@@ -17,3 +17,9 @@ RERUNS = 2
 WAIT_S = 540.0
 # The largest file a cycle may add or change, in MB (GitHub refuses files over 100).
 MAX_FILE_MB = 100.0
+# After a harness failure (a usage limit, an overloaded API): the first wait
+# without a stated reset (doubling with each pause in a row), its cap, and the
+# longest pause in a row before the loop halts, in seconds.
+PAUSE_FIRST_S = 60.0
+PAUSE_CAP_S = 30 * 60.0
+PAUSE_LONGEST_S = 6 * 3600.0

@@ -30,6 +30,11 @@ Stops, with one final line, and exit codes (``gtd.exits``):
   helper's state, a broken baseline after a person's commit, a cycle that could not
   finish): exit 5 (3 is kept for a bug in gtd: docs/errors.md). The final line
   names the task and the command that resumes.
+- ``paused``: the harness stopped the last agent (a usage or rate limit, an
+  overloaded API, a network drop, an expired login, a killed agent; read from its
+  exit and output by gtd.auto.harness): its work is kept, the breaker does not
+  count it, and the loop sleeps until the time `begin` answers, then goes on. A
+  pause longer than ``pause.longest_pause_minutes`` is a halt.
 - ``blocked``: every remaining task waits on an unfinished blocker: exit 4.
 - ``dirty`` (uncommitted changes no cycle made), ``busy`` with a cycle whose agent
   is still at work (a second driver, a tick in Claude Code, a loop stopped with
@@ -161,6 +166,11 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
                 return EXIT_INTERRUPTED
             continue
         waiting = None
+        if status == "paused":
+            code = _sleep_paused(answer, say)
+            if code is not None:
+                return code
+            continue
         if status != "task":
             return _stop(status, answer, say)
         cycles += 1
@@ -171,12 +181,16 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             _keep_output(root, cycle, result)
             phase = "checking"
             code, tail = agent_status(result), agent_tail(result, timeout_min)
-            end = Cycle(root, now()).end(
+            from gtd.auto import harness
+
+            clock = now()
+            end = Cycle(root, clock).end(
                 learning_from(result.stdout),
                 cycle=cycle,
                 detach=False,
                 agent_exit=code,
                 agent_tail=tail,
+                stopped=harness.from_agent(code, result.stdout, result.stderr, clock.epoch),
             )
             if end["status"] == "review":  # review.agent: the reviewer's turn
                 brief = (root / str(end["brief"])).read_text("utf-8")
@@ -193,7 +207,7 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             say(_interrupted(answer, phase))
             return EXIT_INTERRUPTED
         say(_progress(end, code, tail))
-        if end["status"] in ("passed", "reverted"):
+        if end["status"] in ("passed", "reverted", "paused"):
             Cycle(root, now()).acknowledge(cycle)
 
 
@@ -206,6 +220,25 @@ def _reviewer(command: str | None, agent: list[str]) -> list[str]:
     except ValueError as exc:
         raise GtdError(f"cannot split review.command: {exc}") from None
     return argv or agent
+
+
+def _sleep_paused(answer: Mapping[str, Any], say: Say) -> int | None:
+    """Wait out a pause (the harness stopped the last agent: a usage limit, an
+    overloaded API): sleep until the time `begin` answered, then ask again. None
+    to go on; the exit code when Ctrl-C ends the wait."""
+    from gtd.auto.pause import epoch
+
+    say(f"paused: {answer.get('message', '')}")
+    until = epoch(str(answer.get("until", "")))
+    try:
+        while True:
+            left = until - now().epoch
+            if left <= 0:
+                return None
+            time.sleep(min(left, 30.0))
+    except KeyboardInterrupt:
+        say("interrupted while paused; run `gtd loop` again to go on")
+        return EXIT_INTERRUPTED
 
 
 def _reap() -> None:
@@ -235,6 +268,8 @@ def _progress(end: Mapping[str, Any], code: int, tail: str | None) -> str:
         line = f"{head} passed {end.get('commit', '')} ({end['remaining']} remaining)"
     elif end["status"] == "reverted":
         line = f"{head} reverted: {end.get('reason') or 'no reason given'}"
+    elif end["status"] == "paused":
+        line = f"{head} paused until {end.get('until')}: {end.get('reason') or ''}"
     else:  # the cycle could not finish (git refused the commit): the next begin says why
         line = f"{head} {end['status']}: {end.get('message', '')}"
     if code != 0:

@@ -76,6 +76,11 @@ class Journal(NamedTuple):
     review_asked_epoch: float | None = None
     review: str | None = None
     review_s: float | None = None
+    # Claude Code's own id of that session (its transcripts' name), when known.
+    claude_session: str | None = None
+    # The harness stopped the agent (gtd.auto.harness.Stop's fields): the cycle is
+    # kept and recorded as paused, never judged.
+    pause: dict[str, Any] | None = None
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

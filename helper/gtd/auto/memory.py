@@ -21,13 +21,15 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-    CycleStatus = Literal["passed", "reverted", "skipped"]
+    CycleStatus = Literal["passed", "reverted", "skipped", "paused"]
 else:
     CycleStatus = str
 # One word for one outcome in the answer, the report and this file: a cycle whose
 # work the ratchet refused is `reverted` (what `gtd cycle end` answers). Files and
 # sealed records written before that say `failed`; they read as `reverted`.
-CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "reverted", "skipped")
+# "paused": the harness stopped the agent (a usage limit, an overloaded API, a
+# killed agent): the work is kept like a revert's, the breaker never counts it.
+CYCLE_STATUSES: tuple[CycleStatus, ...] = ("passed", "reverted", "skipped", "paused")
 LEGACY_STATUSES: dict[str, CycleStatus] = {"failed": "reverted"}
 
 
@@ -70,6 +72,21 @@ class CycleRecord(NamedTuple):
     # what was done for the person's refs, stash, worktrees and ignored files
     # (gtd.auto.cycle.yours): a sentence each
     yours: tuple[str, ...] = ()
+    # A paused cycle: when the task may be tried again (ISO-8601 UTC), and what
+    # stopped the agent (gtd.auto.harness kinds: "usage limit", "overloaded", ...).
+    until: str | None = None
+    harness: str | None = None
+
+
+class Pause(NamedTuple):
+    """The loop's pause in force: consecutive paused cycles since the last judged
+    one (or reset). ``since``: when the first of them was recorded."""
+
+    task: str
+    since: str
+    until: str
+    reason: str
+    attempts: int
 
 
 class TaskResult(NamedTuple):
@@ -146,6 +163,7 @@ class _MemoryFields(NamedTuple):
     quarantined: Mapping[str, Quarantine] = MappingProxyType({})
     refreshes: tuple[Refresh, ...] = ()
     stop: Halt | None = None  # a forced halt in force (cleared by a reset)
+    pause: Pause | None = None  # the harness stopped the agent: wait (cleared by a reset)
 
 
 class Memory(_MemoryFields):
@@ -166,6 +184,7 @@ class Memory(_MemoryFields):
         quarantined: Mapping[str, Quarantine] = MappingProxyType({}),
         refreshes: Iterable[Refresh] = (),
         stop: Halt | None = None,
+        pause: Pause | None = None,
     ) -> Memory:
         return super().__new__(
             cls,
@@ -178,6 +197,7 @@ class Memory(_MemoryFields):
             _frozen_map(quarantined),  # type: ignore[arg-type]
             tuple(refreshes),
             stop,
+            pause,
         )
 
     @classmethod
@@ -239,6 +259,17 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
             reverts.append(revert)
         counters[rec.task] = counters.get(rec.task, 0) + 1
     # "skipped" (the task was already done): logged, nothing else changes.
+    # "paused": logged and the pause noted; no counter, result or revert changes.
+    pause = None if rec.status in ("passed", "reverted") else mem.pause
+    if rec.status == "paused":
+        earlier = mem.pause
+        pause = Pause(
+            rec.task,
+            earlier.since if earlier is not None else rec.at,
+            rec.until or rec.at,
+            rec.harness or rec.reason or "the harness stopped the agent",
+            (earlier.attempts if earlier is not None else 0) + 1,
+        )
 
     if rec.spike and rec.learning and rec.learning.strip():
         learning = ProbeLearning(rec.task, rec.title, rec.learning.strip())
@@ -251,6 +282,7 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
         consecutive_reverts=counters,
         probe_learnings=tuple(learned),
         cycles=(*mem.cycles, rec),
+        pause=pause,
     )
 
 
@@ -296,12 +328,16 @@ def reset_breaker(
     if stop is not None and (task_id is None or task_id == stop.task):
         targets = [*targets, stop.task] if stop.task not in targets else targets
         stop = None
+    pause = mem.pause
+    if pause is not None and (task_id is None or task_id == pause.task):
+        targets = [*targets, pause.task] if pause.task not in targets else targets
+        pause = None
     if not targets:
         return mem, []
     for task in targets:
         if task in counters:
             counters[task] = 0
-    return mem._replace(consecutive_reverts=counters, stop=stop), targets
+    return mem._replace(consecutive_reverts=counters, stop=stop, pause=pause), targets
 
 
 def _all_cycle_numbers(mem: Memory) -> Iterable[int]:
@@ -329,5 +365,5 @@ def learnings(mem: Memory) -> list[ProbeLearning]:
 
 def latest_ratchet_record(mem: Memory) -> CycleRecord | None:
     """The most recent cycle that ran the ratchet (skipped cycles did not)."""
-    ran = [rec for rec in mem.cycles if rec.status != "skipped"]
+    ran = [rec for rec in mem.cycles if rec.status not in ("skipped", "paused")]
     return max(ran, key=lambda rec: rec.cycle, default=None)

@@ -54,7 +54,7 @@ KEYED = frozenset({"task_results", "consecutive_reverts", "quarantined"})
 OPTIONAL = frozenset({"halts", "quarantined", "refreshes", "stop"})
 # Free-text fields are always double-quoted, as deepflow writes `reason: "..."`.
 PROSE = frozenset(
-    {"reason", "title", "probe", "insight", "learning", "at", "evidence", "agent_tail"}
+    {"reason", "title", "probe", "insight", "learning", "at", "evidence", "agent_tail", "until"}
 )
 
 
@@ -122,6 +122,8 @@ CYCLE = schema.Fields(
         "flaky": schema.Each(TEXT),
         "skipped_by_environment": schema.Each(TEXT),
         "your_work": schema.Each(TEXT),
+        "until": WHEN,
+        "harness": TEXT,
     },
     required=("cycle", "task", "status", "at"),
     closed=False,
@@ -228,6 +230,8 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         review=e.get("review"),
         review_s=e.get("review_s"),
         yours=tuple(e.get("your_work", ())),
+        until=e.get("until"),
+        harness=e.get("harness"),
     )
 
 
@@ -280,6 +284,8 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("review", rec.review),
         ("review_s", rec.review_s),
         ("your_work", list(rec.yours) or None),
+        ("until", rec.until),
+        ("harness", rec.harness),
     ]
 
 

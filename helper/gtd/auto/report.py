@@ -205,6 +205,7 @@ class _Run(NamedTuple):
     threshold: int
     health: Health | None
     failing: tuple[int, list[str]] = (0, [])  # tests failing at the baseline
+    now: str = ""
 
     def title_of(self, task: str) -> str:
         if self.plan is not None:
@@ -256,6 +257,17 @@ def _state(run: _Run) -> list[str]:
     trip = breaker.check(run.mem, run.threshold, pending)
     if trip is not None:
         return _halted(run, trip)
+    held = run.mem.pause
+    if held is not None and run.now and held.until > run.now:  # ISO UTC: ordered as text
+        from gtd.auto.pause import clock
+
+        return [
+            f"**Paused** until {clock(held.until)} — {_flat(held.reason)}.",
+            "",
+            f"The harness stopped the agent on {held.task} ({held.attempts} in a row since "
+            f"{held.since}); its work is kept, the breaker did not count it, and the loop "
+            "tries again at that time by itself. `gtd cycle reset` ends the pause now.",
+        ]
     if run.plan is None:
         if not run.cycles:
             return ["**Ready** — no cycle has run yet."]
@@ -401,6 +413,9 @@ def _cycle_row(run: _Run, rec: CycleRecord) -> str:
         ref = kept_ref(rec)
         outcome = cell(f"work kept at `{ref}`" if ref else "nothing to keep")
         reason = short(rec.reason or "", _MAX_REASON)
+    elif rec.status == "paused":  # the harness stopped the agent: kept, not judged
+        outcome = cell(f"kept at `{kept_ref(rec)}`")
+        reason = short(f"{rec.reason or ''} (retried after {rec.until})", _MAX_REASON)
     else:
         outcome, reason = DASH, short(rec.reason or "", _MAX_REASON)
     if rec.flaky:
@@ -694,7 +709,7 @@ def render(
     halted exactly when `gtd cycle begin` would; ``failing``: how many tests
     failed at the baseline and the first few (gtd.auto.report_notes)."""
     cycles = sorted(mem.cycles, key=lambda r: r.cycle)
-    run = _Run(mem, cycles, plan, journal, threshold, health, failing)
+    run = _Run(mem, cycles, plan, journal, threshold, health, failing, now)
     picture = chart.mermaid(mem)
     probes = _probe_rows(mem, run.cycles)
     reverted, any_reverted = _reverted(run)

@@ -16,7 +16,15 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from gtd.demo.model_server import Block, Request, Rule, Text, ToolUse, message_text
+from gtd.demo.model_server import (
+    Block,
+    Reply,
+    Request,
+    Rule,
+    Text,
+    ToolUse,
+    message_text,
+)
 
 # What the pack's own markdown puts in a subagent's system prompt: tells the
 # requests of each subagent from the main conversation's.
@@ -65,7 +73,7 @@ def field_of(text: str, key: str) -> str | None:
 
 def rule(
     name: str,
-    reply: list[Block] | Callable[[Request], list[Block]],
+    reply: Reply,
     *,
     agent: str = "main",
     after: str | None = None,

@@ -6,7 +6,9 @@ each model request is answered by the first rule that matches it and has uses
 left. A rule matches on the request's *latest* message (the user's prompt, or the
 tool results the CLI sends back), on the system prompt (which tells the main
 conversation from a subagent's), or on any predicate. Its answer is a list of
-content blocks: text and tool calls, streamed as real SSE events.
+content blocks: text and tool calls, streamed as real SSE events; or a `Refusal`,
+the HTTP error the API answers instead (`rate_limited`: 429, with the reset header
+a subscription gets; `overloaded`: 529).
 
 A model request no rule matches gets an error text as its answer and is recorded
 in `off_script`, so a test can fail with the conversation that went astray. Every
@@ -18,7 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -121,8 +123,39 @@ class ToolUse:
     input: Json
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """The API refusing the request instead of answering: HTTP ``status`` with the
+    Messages API's error body (``error.type``, ``error.message``) and ``headers``
+    (``retry-after``, ``anthropic-ratelimit-unified-reset``, ...): a rate or usage
+    limit (429), an overloaded API (529). A reply holding one answers with it alone."""
+
+    status: int
+    kind: str
+    message: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def rate_limited(reset_epoch: int | None = None, message: str | None = None) -> Refusal:
+    """A 429 as the API sends it to a subscription past its limit (with the epoch
+    second it resets at) or to an API key over its rate (without)."""
+    headers: tuple[tuple[str, str], ...] = ()
+    if reset_epoch is not None:
+        headers = (
+            ("anthropic-ratelimit-unified-status", "rejected"),
+            ("anthropic-ratelimit-unified-reset", str(reset_epoch)),
+            ("anthropic-ratelimit-unified-representative-claim", "five_hour"),
+        )
+    return Refusal(429, "rate_limit_error", message or "Rate limited (scripted)", headers)
+
+
+def overloaded() -> Refusal:
+    return Refusal(529, "overloaded_error", "Overloaded (scripted)")
+
+
 Block = Text | ToolUse
-Reply = list[Block] | Callable[[Request], list[Block]]
+# Sequences (covariant): a rule's reply of text and tool calls alone is one too.
+Reply = Sequence[Block | Refusal] | Callable[[Request], Sequence[Block | Refusal]]
 
 
 @dataclass
@@ -162,7 +195,7 @@ def is_model_turn(req: Request) -> bool:
 class Exchange:
     request: Request
     rule: str | None
-    reply: list[Block]
+    reply: list[Block | Refusal]
 
 
 @dataclass
@@ -220,7 +253,7 @@ class ModelServer:
     def model_requests(self) -> list[Request]:
         return [e.request for e in self.exchanges]
 
-    def answer(self, body: Json) -> tuple[str | None, list[Block]]:
+    def answer(self, body: Json) -> tuple[str | None, list[Block | Refusal]]:
         with self._lock:
             req = Request(len(self.exchanges), body)
             if not is_model_turn(req):
@@ -230,7 +263,7 @@ class ModelServer:
             for rule in self.rules:
                 if rule.matches(req):
                     rule.used += 1
-                    reply = rule.reply(req) if callable(rule.reply) else list(rule.reply)
+                    reply = list(rule.reply(req) if callable(rule.reply) else rule.reply)
                     self.exchanges.append(Exchange(req, rule.name, reply))
                     return rule.name, reply
             self.off_script.append(req)
@@ -246,7 +279,11 @@ class ModelServer:
         lines = []
         for e in self.exchanges:
             said = "; ".join(
-                b.text[:120] if isinstance(b, Text) else f"{b.name}({json.dumps(b.input)[:160]})"
+                b.text[:120]
+                if isinstance(b, Text)
+                else f"HTTP {b.status} {b.kind}"
+                if isinstance(b, Refusal)
+                else f"{b.name}({json.dumps(b.input)[:160]})"
                 for b in e.reply
             )
             last = e.request.last.replace("\n", " ")[-200:]
@@ -350,8 +387,16 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
-        def _send(self, code: int, payload: bytes, ctype: str = "application/json") -> None:
+        def _send(
+            self,
+            code: int,
+            payload: bytes,
+            ctype: str = "application/json",
+            headers: tuple[tuple[str, str], ...] = (),
+        ) -> None:
             self.send_response(code)
+            for name, value in headers:
+                self.send_header(name, value)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(payload)))
             self.send_header("request-id", "req_e2e")
@@ -405,7 +450,14 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 raise
 
         def _messages(self, body: Json) -> None:
-            _, reply = server.answer(body)
+            _, answered = server.answer(body)
+            refusal = next((b for b in answered if isinstance(b, Refusal)), None)
+            if refusal is not None:
+                error = {"type": refusal.kind, "message": refusal.message}
+                payload = json.dumps({"type": "error", "error": error}).encode()
+                self._send(refusal.status, payload, headers=refusal.headers)
+                return
+            reply = [b for b in answered if not isinstance(b, Refusal)]
             msg = message(body, reply, server._ids)
             if not body.get("stream"):
                 self._json(200, msg)

@@ -274,7 +274,9 @@ def test_recording_twice_equals_recording_once(plan: list[tuple[str, str]]) -> N
 def test_counter_is_failures_since_last_pass(plan: list[tuple[str, str]]) -> None:
     mem = fold(*_records(plan))
     for task in {task for task, _ in plan}:
-        statuses = [status for t, status in plan if t == task and status != "skipped"]
+        # neither a skipped cycle nor a paused one (the harness stopped the agent) ran
+        # the ratchet: neither moves the breaker
+        statuses = [s for t, s in plan if t == task and s not in ("skipped", "paused")]
         trailing = 0
         for status in reversed(statuses):
             if status != "reverted":
@@ -290,7 +292,11 @@ def test_counter_is_failures_since_last_pass(plan: list[tuple[str, str]]) -> Non
 def test_task_results_mirror_the_last_ratcheted_outcome(plan: list[tuple[str, str]]) -> None:
     mem = fold(*_records(plan))
     for task in {t for t, _ in plan if t != BOOTSTRAP}:
-        last = [(i, s) for i, (t, s) in enumerate(plan, start=1) if t == task and s != "skipped"]
+        last = [
+            (i, s)
+            for i, (t, s) in enumerate(plan, start=1)
+            if t == task and s not in ("skipped", "paused")
+        ]
         if not last:
             assert task not in mem.task_results
             continue
@@ -299,6 +305,21 @@ def test_task_results_mirror_the_last_ratcheted_outcome(plan: list[tuple[str, st
         assert mem.task_results[task].status == want
         assert mem.task_results[task].cycle == cycle
     assert BOOTSTRAP not in mem.task_results
+
+
+@given(outcomes)
+def test_the_pause_is_the_paused_cycles_since_the_last_judged_one(
+    plan: list[tuple[str, str]],
+) -> None:
+    mem = fold(*_records(plan))
+    judged = [i for i, (_, s) in enumerate(plan) if s in ("passed", "failed")]
+    streak = [s for _, s in plan[(judged[-1] + 1 if judged else 0) :] if s == "paused"]
+    if not streak:
+        assert mem.pause is None
+    else:
+        assert mem.pause is not None
+        assert mem.pause.attempts == len(streak)
+        assert m.reset_breaker(mem, None)[0].pause is None
 
 
 def test_replace_keeps_the_model_frozen() -> None:

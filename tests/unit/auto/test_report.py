@@ -60,7 +60,8 @@ _Last updated: 2025-01-15T10:20:00Z_
 
 Cycles in order: a plain commit was committed, a crossed-out one reverted (its work is kept\
  under the ref the Reverted section names, not on the branch), a highlighted one is a person's\
- commit the snapshot was refreshed from.
+ commit the snapshot was refreshed from, or a cycle the harness stopped (labelled paused: its\
+ work is kept, not judged).
 
 ```mermaid
 gitGraph

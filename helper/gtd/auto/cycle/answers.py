@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from gtd import paths
 from gtd.auto.breaker import Trip
 from gtd.auto.journal import Journal
-from gtd.auto.memory import CycleRecord
+from gtd.auto.memory import CycleRecord, Pause
 from gtd.auto.plan import BlockedInfo
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         # begin
         "task",
         "busy",
+        "paused",
         "halted",
         "blocked",
         "dirty",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
         recovered: str
         previous: str
         ended_before: str
+        until: str
         message: str
         next: str
 else:
@@ -148,6 +150,19 @@ def _cycle_busy(journal: Journal, message: str, next_step: str) -> Answer:
         "since": journal.started_at,
         "message": message,
         "next": next_step,
+    }
+
+
+def paused(held: Pause) -> Answer:
+    """The harness stopped the last agent (a usage limit, an overloaded API): the
+    loop waits until ``until``. As short as busy: every tick of the wait says it."""
+    from gtd.auto.pause import describe
+
+    return {
+        "status": "paused",
+        "until": held.until,
+        "message": describe(held),
+        "next": "end this tick",
     }
 
 
@@ -254,6 +269,9 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         "task": rec.task,
         "remaining": remaining,
     }
+    if rec.status == "paused":
+        answer["status"] = "paused"
+        answer["until"] = rec.until or rec.at
     if rec.commit:
         answer["commit"] = rec.commit
     if rec.status != "passed":
@@ -284,6 +302,12 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
     if trip is not None:
         answer["next"] = "halt"
         answer["message"] = short(trip.message)
+    elif rec.status == "paused":
+        answer["next"] = "continue"
+        answer["message"] = (
+            f"The harness stopped the agent ({rec.harness}); work kept, not counted. "
+            f"Paused until {rec.until}."
+        )
     elif not remaining:
         answer["next"] = "complete"
         answer["message"] = "All tasks complete. Stop the loop and run `gtd verify`."
@@ -298,10 +322,17 @@ def previous(rec: CycleRecord) -> str:
     """One line on a cycle whose verdict no `end` reported (it came in the background)."""
     if rec.status == "passed":
         return f"cycle {rec.cycle} {rec.task} passed {rec.commit or ''}".rstrip()
+    if rec.status == "paused":
+        return f"cycle {rec.cycle} {rec.task} paused until {rec.until}: {rec.harness}"
     return f"cycle {rec.cycle} {rec.task} reverted: {short(rec.reason or 'no reason', 200)}"
 
 
 def recovered(journal: Journal, committed: bool) -> str:
+    if journal.pause and not committed:
+        return (
+            f"cycle {journal.cycle} ({journal.task}) was stopped by the harness; "
+            f"paused, its work kept: {short(journal.reason or '', 200)}"
+        )
     what = "committed" if committed else "reverted"
     text = f"cycle {journal.cycle} ({journal.task}) was interrupted; {what} it"
     if journal.reason and not committed:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from gtd import paths, session
-from gtd.auto import breaker, records, state
+from gtd.auto import breaker, harness, records, state
 from gtd.auto.config import AutoConfig
 from gtd.auto.cycle import answers, pipes, yours
 from gtd.auto.cycle.answers import Answer
@@ -221,13 +221,30 @@ class Cycle:
         st, relinked = self._relinked(st)
         if st.journal is None:  # the repository itself has no cycle in flight
             return st, None, None
+        current = st.journal
+        held = None if redirected or relinked else self._pausing(st, current, None)
+        if held is not None:  # its turn died of the harness: a pause, not a verdict
+            st, recovered = self._recover(held)
+            return st, None, recovered
         st, _, child = self._hand_over(
-            st, st.journal, redirected or relinked, learning=None, detach=True
+            st, current, redirected or relinked, learning=None, detach=True
         )
         if child is not None:
             return st, child, None
         st, recovered = self._recover(st)  # the revert sealed, finished here
         return st, None, recovered
+
+    def _pausing(self, st: State, current: Journal, told: harness.Stop | None) -> State | None:
+        """The state with ``current`` sealed as paused, when the harness stopped its
+        agent (gtd.auto.cycle.paused); None when it did not, or when the helper's
+        state was tampered with (that is a halt, whatever stopped the agent)."""
+        from gtd.auto.cycle import paused
+
+        stop = paused.detect(current, self.now.epoch, told)
+        if stop is None or state.tampered(self.root, self.git, st, strict=True):
+            return None
+        current = paused.sealed(current, stop)
+        return state.write(self.git, st, f"cycle {current.cycle}: paused", journal=current)
 
     def _relinked(self, st: State) -> tuple[State, str | None]:
         """A `.git` the cycle in its agent phase replaced with a link elsewhere, put
@@ -303,6 +320,11 @@ class Cycle:
         trip = breaker.check(mem, config.circuit_breaker_threshold, pending)
         if trip is not None:
             return answers.halted(trip), None
+        from gtd.auto import pause
+
+        held = pause.current(mem, self.now.epoch)
+        if held is not None:
+            return answers.paused(held), None
         tree = self.git.state()
         if tree.head is None:
             raise RepoError("the repository has no commits", "commit once, then run again")
@@ -401,6 +423,7 @@ class Cycle:
             "seals": sealed,
             "objects_since": state.objects_checked(st),
             "session": None if self._asker is None else session.to_json(self._asker),
+            "claude_session": None if self._asker is None else harness.session_id(),
         }
         if bootstrap:
             files = sorted({f for t in the_plan.tasks for f in t.files})
@@ -531,6 +554,9 @@ class Cycle:
             st = state.write(self.git, st, "drop an interrupted baseline run", journal=None)
             state.write_mirrors(self.root, st)
             return st, "a baseline run was interrupted; it runs again"
+        held = self._pausing(st, current, None) if current.phase == "agent" else None
+        if held is not None and held.journal is not None:
+            st, current = held, held.journal
         if current.phase in ("agent", "checking"):
             config = sealed_config(st)
             if current.phase == "agent":
@@ -572,13 +598,16 @@ class Cycle:
         agent_exit: int | None = None,
         agent_tail: str | None = None,
         review: str | None = None,
+        stopped: harness.Stop | None = None,
     ) -> Answer:
         """Judge the cycle in flight. ``cycle``: the one the caller began (the loop
         names it): where it is no longer in flight, its agent ended it, and
         :meth:`_overtaken` answers. ``detach``: in a worker process that outlives
         this one, waiting up to ``ratchet.wait_seconds`` for its verdict; otherwise
         here, to the end (`gtd loop`). ``agent_exit`` / ``agent_tail``: how the
-        agent's process ended, when the caller ran it (`gtd loop`), for the record.
+        agent's process ended, when the caller ran it (`gtd loop`), for the record;
+        ``stopped``: what it said of a harness failure (gtd.auto.harness.from_agent),
+        which pauses the cycle instead of judging it (gtd.auto.cycle.paused).
         ``review``: the reviewer's verdict line, after a `review` answer."""
         with locked(self._lock):
             redirected = self._take_back_common_dir()
@@ -602,6 +631,10 @@ class Cycle:
                     redirected = redirected or relinked
             if agent_exit is not None and current.phase == "agent":
                 current = current.evolve(agent_exit=agent_exit, agent_tail=agent_tail)
+            if current.phase == "agent" and not redirected:
+                held = self._pausing(st, current, stopped)
+                if held is not None:
+                    return self._answer(*self._finish(held)[1:])
             if current.phase == "agent" and current.kind == "task" and current.review is None:
                 asked = self._review(st, current, review)
                 if isinstance(asked, dict):
@@ -892,7 +925,7 @@ class Cycle:
         self, st: State, status: str, commit: str | None, kept: str | None = None
     ) -> tuple[State, CycleRecord, breaker.Trip | None]:
         from gtd.auto import baseline, memory, plan_file
-        from gtd.auto.cycle import seals
+        from gtd.auto.cycle import paused, seals
 
         current = st.journal
         assert current is not None
@@ -909,8 +942,16 @@ class Cycle:
             env_skipped=current.env_skipped, look_at=current.look_at, review=current.review,
             review_s=current.review_s, yours=yours.said(current),
         )  # fmt: skip
+        mem = records.fold(st.records)
+        stop = paused.stop_of(current) if status != "passed" else None
+        if stop is not None:
+            rec = paused.record(rec, stop, mem, config, self.now.epoch)
         new: list[records.Record] = [rec]
-        mem = records.apply(records.fold(st.records), rec)
+        mem = records.apply(mem, rec)
+        too_long = paused.halt_if_too_long(mem, config, current.cycle, self.now.iso)
+        if too_long is not None:
+            new.append(too_long)
+            mem = records.apply(mem, too_long)
         _, the_plan = plan_file.load(self.root)
         pending = [t.id for t in the_plan.pending]
         if current.halt and current.reason:
@@ -918,7 +959,7 @@ class Cycle:
             new.append(halt)
             mem = records.apply(mem, halt)
         trip = breaker.check(mem, config.circuit_breaker_threshold, pending)
-        if trip is not None and not current.halt:
+        if trip is not None and not current.halt and too_long is None:
             halt = breaker.halt_record(trip, current.cycle, self.now.iso)
             if memory.record_halt(mem, halt) != mem:
                 new.append(halt)

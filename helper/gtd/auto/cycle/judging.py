@@ -322,7 +322,9 @@ def _rewound(git: Git, st: State) -> list[str]:
     """A kept revert the sealed records do not know: the state was rolled back."""
     raw = git.run("for-each-ref", "--format=%(refname)", state.reverted_refs(git))
     recorded = {
-        r.cycle for r in st.records if isinstance(r, CycleRecord) and r.status == "reverted"
+        r.cycle
+        for r in st.records
+        if isinstance(r, CycleRecord) and r.status in ("reverted", "paused")
     }
     assert st.summary is not None
     recorded |= set(st.summary.get("reverted_before_setup") or ())
