@@ -312,7 +312,7 @@ def test_the_pause_is_the_paused_cycles_since_the_last_judged_one(
     plan: list[tuple[str, str]],
 ) -> None:
     mem = fold(*_records(plan))
-    judged = [i for i, (_, s) in enumerate(plan) if s in ("passed", "failed")]
+    judged = [i for i, (_, s) in enumerate(plan) if s in ("passed", "reverted")]
     streak = [s for _, s in plan[(judged[-1] + 1 if judged else 0) :] if s == "paused"]
     if not streak:
         assert mem.pause is None
