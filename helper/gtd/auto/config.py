@@ -104,6 +104,9 @@ _SCHEMA = schema.Fields(
         "circuit_breaker_threshold": schema.Integer(1),
         "cycle": schema.Fields({"agent_timeout_minutes": schema.Integer(1)}),
         "commit": schema.Fields({"hooks": schema.Choice(HOOK_CHOICES), "max_file_mb": _MEGABYTES}),
+        "notify": schema.Fields(
+            {"command": _COMMAND, "timeout_seconds": schema.Number(0, inclusive=False, below=3600)}
+        ),
     }
 )
 
@@ -135,6 +138,9 @@ class AutoConfig(NamedTuple):
     # Golden data kept outside the test folders (gitignore patterns): its files
     # join the snapshot's test files, and are held like them.
     protect: tuple[str, ...] = ()
+    # Run on each event (gtd.auto.notifier), the event as JSON on its stdin.
+    notify_command: str | None = None
+    notify_timeout_s: float = 10.0
 
 
 def template_text() -> str:
@@ -201,6 +207,8 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         test_command_reason=reason,
         max_file_mb=float(values.get("commit", {}).get("max_file_mb", defaults.MAX_FILE_MB)),
         protect=tuple(dict.fromkeys(ratchet.get("protect", ()))),
+        notify_command=values.get("notify", {}).get("command"),
+        notify_timeout_s=float(values.get("notify", {}).get("timeout_seconds", 10.0)),
     )
 
 
