@@ -101,14 +101,19 @@ def test_a_night_calls_the_notifier_once_per_event(repo: Repo) -> None:
     assert marker(repo)["failures"] == []
 
 
+# recorded: the halt sealed, nothing rendered (the next begin renders, and tells);
+# rendered: memory and report rendered too (the next begin tells without them).
 @pytest.mark.slow
-def test_a_crash_between_the_event_and_the_notification_delivers_it_once(repo: Repo) -> None:
+@pytest.mark.parametrize("point", ["recorded", "rendered"])
+def test_a_crash_between_the_event_and_the_notification_delivers_it_once(
+    repo: Repo, point: str
+) -> None:
     command, calls = recorder(repo)
     bad = make_project(
         repo, BAD_AGENT, "circuit_breaker_threshold: 1\n" + notifier_config(repo, command)
     )
     # Killed right after the halt is sealed, before anything is told.
-    env = {**os.environ, "GTD_CRASH_AT": "recorded"}
+    env = {**os.environ, "GTD_CRASH_AT": point}
     crashed = subprocess.run(
         [sys.executable, "-m", "gtd", "loop", "--agent", bad],
         cwd=repo.path,
@@ -183,3 +188,42 @@ def test_a_hanging_notifier_is_cut_off_and_the_loop_goes_on(repo: Repo) -> None:
     began = time.monotonic()
     assert run_gtd(repo.path, "loop", "--agent", bad).code == EXIT_HALTED
     assert time.monotonic() - began < 5
+
+
+def test_auto_status_reads_the_sealed_state_without_the_lock(repo: Repo) -> None:
+    """One line (or one object) from the sealed state, answered while another
+    process holds the state lock (a tick in the middle of its seal)."""
+    bad = make_project(repo, BAD_AGENT, "circuit_breaker_threshold: 1\n")
+    first = run_gtd(repo.path, "auto", "status")
+    assert first.code == 0, first.stderr
+    assert first.stdout == ("idle: next: T1 (Add mul) · 0 of 2 tasks done · cost not tracked\n")
+    assert run_gtd(repo.path, "loop", "--agent", bad).code == EXIT_HALTED
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from gtd.fsio import locked, state_lock\n"
+         "with locked(state_lock(Path('.'))):\n    print('held', flush=True); time.sleep(30)"],
+        cwd=repo.path, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        began = time.monotonic()
+        res = run_gtd(repo.path, "auto", "status", "--json", timeout=10)
+        took = time.monotonic() - began
+    finally:
+        holder.kill()
+        holder.wait()
+    assert res.code == 0, res.stderr
+    got = json.loads(res.stdout)
+    assert got["state"] == "halted"
+    assert got["detail"].startswith("Circuit breaker tripped: T1 failed 1 consecutive times")
+    assert (got["done"], got["left"], got["cost"]) == (0, 2, None)
+    assert got["last"].startswith("cycle 1 T1 reverted (tests failed: 1 of 2")
+    assert took < 5  # never waited on the lock (its wait is 30 s)
+
+
+def test_auto_status_before_setup_says_what_to_do(repo: Repo) -> None:
+    res = run_gtd(repo.path, "auto", "status")
+    assert res.code == 1
+    assert "gtd auto setup" in res.stderr
+    assert "Traceback" not in res.stderr

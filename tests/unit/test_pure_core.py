@@ -26,6 +26,8 @@ AUTO = (
     "gtd.auto.readable",
     "gtd.auto.defaults",
     "gtd.auto.memory_schema",
+    "gtd.auto.notify",
+    "gtd.auto.status",
 )
 RATCHET = (
     "gtd.auto.ratchet.model",

@@ -942,6 +942,7 @@ def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
     memory_file.save(path, mem, doc)
     render_report(root, st, the_plan, now, mem=mem)
     atomic_write(root / paths.RENDERED, f"{len(st.records)}\n")
+    crash_point("rendered")
     _notify(root, st)
 
 
