@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from gtd.auto import notify, status
 from gtd.auto.journal import Journal
-from gtd.auto.memory import CycleRecord, Halt
+from gtd.auto.memory import CycleRecord, Halt, Refresh
 from gtd.auto.plan import parse
-from gtd.auto.records import Refresh
+from gtd.auto.records import Record
 
 AT = "2026-01-15T10:00:00Z"
 
@@ -21,7 +21,7 @@ def cycle(n: int, task: str, state: str, reason: str | None = None) -> CycleReco
 
 
 def test_a_revert_is_no_event_and_a_breaker_trip_and_a_forced_halt_are() -> None:
-    history = [
+    history: list[Record] = [
         cycle(1, "T1", "failed", "tests failed: 1 of 2"),
         cycle(2, "T1", "failed", "tests failed: 1 of 2"),
         Halt(cycle=2, task="T1", failures=2, reason="tests failed: 1 of 2", at=AT),
@@ -42,7 +42,7 @@ def test_a_revert_is_no_event_and_a_breaker_trip_and_a_forced_halt_are() -> None
 
 
 def test_a_pause_and_the_first_cycle_after_it_are_paused_and_resumed() -> None:
-    history = [
+    history: list[Record] = [
         cycle(1, "T1", "passed"),
         cycle(2, "T2", "paused", "usage limit reached, resets 03:10"),
         cycle(3, "T2", "paused", "usage limit reached, resets 03:10"),
@@ -59,7 +59,7 @@ def test_a_pause_and_the_first_cycle_after_it_are_paused_and_resumed() -> None:
 
 
 def test_completion_is_one_event_per_point_in_the_history() -> None:
-    history = [cycle(1, "T1", "passed")]
+    history: list[Record] = [cycle(1, "T1", "passed")]
     first = notify.complete(history, "passed", 1, AT)
     assert first.id == "complete:1"
     assert first.as_json()["verdict"] == "passed"
