@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from gtd.cli.cycle_cmd import render
 from gtd.cli.output import emit, root
 
 
 def setup(as_json: bool, accept: bool = False) -> int:
     from gtd.auto.setup import setup as run_setup
+    from gtd.cli.cycle_cmd import render
     from gtd.clock import now
 
     answer = run_setup(root(), now(), accept=accept)
