@@ -140,6 +140,7 @@ def test_a_crash_between_the_event_and_the_notification_delivers_it_once(
     assert [c["event"]["kind"] for c in got] == ["breaker"], got
 
 
+@pytest.mark.slow
 def test_two_deliverers_at_once_tell_each_event_once(repo: Repo) -> None:
     """The notify lock: two deliverers racing over the same waiting event."""
     command, calls = recorder(repo)
