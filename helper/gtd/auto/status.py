@@ -71,6 +71,10 @@ def _state(
         if journal.phase == "checking":
             return "checking", f"the tests of {what} (cycle {journal.cycle})"
         return "checking", f"finishing {what} (cycle {journal.cycle})"
+    last = next((r for r in reversed(history) if isinstance(r, CycleRecord)), None)
+    if last is not None and str(last.status) == "paused":  # the harness stopped the agent
+        # (a paused cycle is never counted by the breaker: nothing to fold for it)
+        return "paused", last.reason or f"{last.task}: the agent's harness stopped it"
     mem = records.fold(history)
     trip = breaker.check(mem, threshold, [t.id for t in plan.pending])
     if trip is not None:

@@ -119,3 +119,11 @@ def test_the_glance_halted_complete_blocked_and_idle_as_begin_decides() -> None:
     assert "T2 on T3" in blocked["detail"]
     told = status.status(None, [], plan, 3, 0, "breaker (x): notifier exited 1")
     assert told["line"].endswith("· notifier failed: breaker (x): notifier exited 1")
+
+
+def test_the_glance_says_paused_until_the_next_cycle() -> None:
+    plan = parse(PLAN)
+    paused = [cycle(6, "T2", "paused", "usage limit reached, resets 03:10")]
+    got = status.status(None, paused, plan, 3, 0)
+    assert (got["state"], got["detail"]) == ("paused", "usage limit reached, resets 03:10")
+    assert got["last"] == "cycle 6 T2 paused (usage limit reached, resets 03:10)"
