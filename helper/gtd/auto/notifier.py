@@ -32,7 +32,7 @@ from pathlib import Path
 from gtd import paths
 from gtd.auto import notify
 from gtd.auto.notify import Event
-from gtd.fsio import atomic_write, locked, read_bytes
+from gtd.fsio import atomic_write, held, locked, read_bytes
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -109,9 +109,10 @@ def _kick(root: Path, st: State, extra: Event | None) -> None:
     marker = load(root)
     if marker is None:
         # Notifications begin now: what was sealed before is history, not news.
-        # Made before any event can follow, so a crash after one finds it.
-        with locked(root / LOCK):
-            if load(root) is None:
+        # Made before any event can follow, so a crash after one finds it. A
+        # deliverer at work (the lock taken) writes its own: never wait for it.
+        with held(root / LOCK) as taken:
+            if taken and load(root) is None:
                 _save(root, Marker(since=len(st.records)))
         marker = load(root)
         if marker is None:
