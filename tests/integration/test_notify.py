@@ -228,3 +228,18 @@ def test_auto_status_before_setup_says_what_to_do(repo: Repo) -> None:
     assert res.code == 1
     assert "gtd auto setup" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+@pytest.mark.slow
+def test_the_check_worker_of_a_ticks_end_tells_too(repo: Repo) -> None:
+    """The path Claude Code's ticks take: `gtd cycle end` hands the judging to a
+    worker of its own session, which seals the halt and kicks the deliverer."""
+    command, calls = recorder(repo)
+    make_project(repo, BAD_AGENT, "circuit_breaker_threshold: 1\n" + notifier_config(repo, command))
+    begun = json.loads(run_gtd(repo.path, "cycle", "begin", "--json").stdout)
+    assert begun["status"] == "task", begun
+    (repo.path / "calc.py").write_text("def add(a, b):\n    return 0\n")
+    ended = json.loads(run_gtd(repo.path, "cycle", "end", "--json").stdout)
+    assert ended["status"] == "reverted", ended
+    got = wait_for(calls, 1)
+    assert [(c["event"]["kind"], c["event"]["task"]) for c in got] == [("breaker", "T1")], got
