@@ -158,6 +158,10 @@ def bench_tick(runs: int) -> dict[str, float]:
                 lambda: sh(gtd_cmd("plan", "next", "--json"), repo), runs
             ),
             "gtd cycle begin --json, 5k commits, 200 tasks (ms)": median_ms(begin, runs),
+            # A glance (issue 42 asks under 150 ms); it never takes the state lock.
+            "gtd auto status --json, 5k commits, 200 tasks (ms)": median_ms(
+                lambda: sh(gtd_cmd("auto", "status", "--json"), repo), runs
+            ),
         }
 
 

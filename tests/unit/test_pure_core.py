@@ -31,6 +31,8 @@ AUTO = (
     "gtd.auto.diffread.lines",
     "gtd.auto.diffread.tests_seen",
     "gtd.auto.diffread.reader",
+    "gtd.auto.notify",
+    "gtd.auto.status",
 )
 RATCHET = (
     "gtd.auto.ratchet.model",

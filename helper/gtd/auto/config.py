@@ -122,6 +122,9 @@ _SCHEMA = schema.Fields(
                 "longest_pause_minutes": schema.Number(0, inclusive=False, below=1e9),
             }
         ),
+        "notify": schema.Fields(
+            {"command": _COMMAND, "timeout_seconds": schema.Number(0, inclusive=False, below=3600)}
+        ),
     }
 )
 
@@ -165,6 +168,9 @@ class AutoConfig(NamedTuple):
     pause_first_s: float = defaults.PAUSE_FIRST_S
     pause_cap_s: float = defaults.PAUSE_CAP_S
     pause_longest_s: float = defaults.PAUSE_LONGEST_S
+    # Run on each event (gtd.auto.notifier), the event as JSON on its stdin.
+    notify_command: str | None = None
+    notify_timeout_s: float = 10.0
 
 
 def template_text() -> str:
@@ -245,6 +251,8 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         pause_cap_s=float(pause.get("longest_wait_minutes", defaults.PAUSE_CAP_S / 60)) * 60,
         pause_longest_s=float(pause.get("longest_pause_minutes", defaults.PAUSE_LONGEST_S / 60))
         * 60,
+        notify_command=values.get("notify", {}).get("command"),
+        notify_timeout_s=float(values.get("notify", {}).get("timeout_seconds", 10.0)),
     )
 
 

@@ -76,6 +76,11 @@ def verify(root: Path, now: Now) -> Answer:
         message = "Verification failed (" + "; ".join(why) + ")"
     message += " (gtd never merges or pushes)."
     _write_report(root, the_plan, now, results)
+    if not open_tasks:
+        from gtd.auto import notifier
+
+        done = sum(1 for t in the_plan.tasks if t.status == "done")
+        notifier.completed(root, "passed" if passed else "failed", done, now.iso)
     return {
         "status": "passed" if passed else "failed",
         "levels": [

@@ -2,9 +2,10 @@
 
 Command bodies live in the ``*_cmd`` modules as plain functions; ``gtd.cli.app``
 declares them to typer. The per-tick commands (`gtd cycle begin`, `gtd plan next`)
-run every minute of an unattended loop, and `gtd ratchet run` is measured against
-the bare test command, so when argv is exactly one of them main() calls the body
-directly and typer (about 90 ms of imports) is never loaded. Any
+run every minute of an unattended loop, `gtd auto status` is a glance, and `gtd
+ratchet run` is measured against the bare test command, so when argv is exactly
+one of them main() calls the body directly and typer (about 90 ms of imports) is
+never loaded. Any
 other argv, including --help, goes through typer."""
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ FAST_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("ratchet", "run"): _JSON,
     ("hook", "pre-tool-use"): frozenset(),
     ("plan", "next"): _JSON,
+    ("auto", "status"): _JSON,
     ("step",): _JSON,
     ("step", "human"): _JSON,
     ("step", "agent"): _JSON,
@@ -95,6 +97,10 @@ def _fast_body(words: tuple[str, ...], flags: set[str]) -> Callable[[], int]:
         import gtd.cli.plan_cmd as plan_cmd
 
         return lambda: plan_cmd.next_task(as_json)
+    if words == ("auto", "status"):  # a glance: answers in well under 150 ms
+        import gtd.cli.auto_cmd as auto_cmd
+
+        return lambda: auto_cmd.status(as_json)
     # `gtd next` and its kin run once per step-mode loop beat.
     from gtd.cli import step_cmd
 

@@ -22,7 +22,7 @@ ratchet_app = typer.Typer(
     no_args_is_help=True, help="The test ratchet: snapshot, check, quarantine."
 )
 cycle_app = typer.Typer(no_args_is_help=True, help="One auto-mode cycle: begin, end, reset.")
-auto_app = typer.Typer(no_args_is_help=True, help="Auto-mode set-up.")
+auto_app = typer.Typer(no_args_is_help=True, help="Auto-mode set-up and status.")
 hook_app = typer.Typer(no_args_is_help=True, help="Claude Code hooks the plugin installs.")
 app.add_typer(plan_app, name="plan")
 app.add_typer(ratchet_app, name="ratchet")
@@ -257,6 +257,14 @@ def _auto_setup(
     from gtd.cli import auto_cmd
 
     raise typer.Exit(auto_cmd.setup(as_json, accept))
+
+
+@auto_app.command("status")
+def _auto_status(as_json: bool = JsonOpt) -> None:
+    """The loop at a glance: its state, tasks done and left, the last verdict."""
+    from gtd.cli import auto_cmd
+
+    raise typer.Exit(auto_cmd.status(as_json))
 
 
 # -- verify and the headless loop ------------------------------------------------------

@@ -2,14 +2,41 @@
 
 from __future__ import annotations
 
-from gtd.cli.cycle_cmd import render
 from gtd.cli.output import emit, root
 
 
 def setup(as_json: bool, accept: bool = False) -> int:
     from gtd.auto.setup import setup as run_setup
+    from gtd.cli.cycle_cmd import render
     from gtd.clock import now
 
     answer = run_setup(root(), now(), accept=accept)
     emit(answer, render(answer), as_json)
+    return 0
+
+
+def status(as_json: bool) -> int:
+    """`gtd auto status`: read the sealed state (no lock), PLAN.md and the
+    notifier's marker; print one line or one object."""
+    import time
+
+    from gtd.auto import notifier, plan_file, state
+    from gtd.auto import status as status_mod
+    from gtd.errors import GtdError
+    from gtd.git import Git
+
+    where = root()
+    st = state.read(Git(where, hardened=True))
+    if st.summary is None:
+        raise GtdError("auto mode is not set up in this work tree", "run `gtd auto setup` first")
+    failure = notifier.last_failure(where)
+    answer = status_mod.status(
+        st.journal,
+        st.records,
+        plan_file.load(where)[1],
+        state.sealed_config(st).circuit_breaker_threshold,
+        time.time(),
+        f"{failure.kind} ({failure.at}): {failure.why}" if failure else None,
+    )
+    emit(answer, answer["line"], as_json)
     return 0

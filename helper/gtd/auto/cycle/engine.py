@@ -128,6 +128,7 @@ class Cycle:
             redirected = self._take_back_common_dir()
             st, repaired = self._read_repairing()
             require_setup(self.root, st)
+            _notify(self.root, st)  # what a crash left untold
             state.adopt_journal(self.root, st)
             recovered: str | None = None
             if st.journal is not None and self._unattended(st.journal):
@@ -1035,6 +1036,15 @@ def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
     memory_file.save(path, mem, doc)
     render_report(root, st, the_plan, now, mem=mem)
     atomic_write(root / paths.RENDERED, f"{len(st.records)}\n")
+    crash_point("rendered")
+    _notify(root, st)
+
+
+def _notify(root: Path, st: State) -> None:
+    """Tell of what the records now say, in the background (gtd.auto.notifier)."""
+    from gtd.auto import notifier
+
+    notifier.kick(root, st)
 
 
 def render_report(
@@ -1062,6 +1072,9 @@ def render_report(
         threshold=sealed_config(st).circuit_breaker_threshold,
         failing=report_notes.failing_at_baseline(st.summary),
     )
+    from gtd.auto import notifier
+
+    text += "".join(line + "\n" for line in notifier.report_lines(root))
     atomic_write(root / paths.REPORT, text)
 
 

@@ -1,0 +1,112 @@
+"""`gtd auto status`: the loop at a glance, in one line or one object.
+
+Pure: the sealed state's journal and records, PLAN.md and the clock in; the
+status out. The state is derived as `gtd cycle begin` would decide it (the
+breaker from the records, complete and blocked from the plan), so the glance
+and the next tick never disagree; nothing here waits on the state lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gtd.auto import breaker, records
+from gtd.auto.journal import Journal
+from gtd.auto.memory import CycleRecord
+from gtd.auto.plan import Plan
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from typing import Any
+
+# The cost of a night is not tracked yet: said, never guessed.
+COST_UNKNOWN = "cost not tracked"
+
+
+def status(
+    journal: Journal | None,
+    history: Sequence[CycleRecord | Any],
+    plan: Plan,
+    threshold: int,
+    now_epoch: float,
+    notifier_failure: str | None = None,
+) -> dict[str, Any]:
+    state, detail = _state(journal, history, plan, threshold, now_epoch)
+    done = sum(1 for t in plan.tasks if t.status == "done")
+    left = len(plan.pending)
+    last = next((r for r in reversed(history) if isinstance(r, CycleRecord)), None)
+    out: dict[str, Any] = {
+        "state": state,
+        "detail": detail,
+        "done": done,
+        "left": left,
+        "cost": None,
+        "last": _verdict(last) if last is not None else None,
+    }
+    if journal is not None and journal.kind != "baseline":
+        out["cycle"] = journal.cycle
+        out["task"] = journal.task
+    if notifier_failure:
+        out["notifier"] = notifier_failure
+    out["line"] = line(out)
+    return out
+
+
+def _state(
+    journal: Journal | None,
+    history: Sequence[Any],
+    plan: Plan,
+    threshold: int,
+    now_epoch: float,
+) -> tuple[str, str]:
+    if journal is not None:
+        if journal.kind == "baseline":
+            return "checking", "taking the baseline"
+        what = f"{journal.task} ({journal.title})" if journal.title else journal.task
+        if journal.blocked:
+            return "blocked", f"cycle {journal.cycle} {journal.task}: {journal.blocked}"
+        if journal.phase == "agent":
+            minutes = max(0, int((now_epoch - journal.started_epoch) // 60))
+            return "running", f"the agent on {what} for {minutes} min"
+        if journal.phase == "checking":
+            return "checking", f"the tests of {what} (cycle {journal.cycle})"
+        return "checking", f"finishing {what} (cycle {journal.cycle})"
+    last = next((r for r in reversed(history) if isinstance(r, CycleRecord)), None)
+    if last is not None and str(last.status) == "paused":  # the harness stopped the agent
+        # (a paused cycle is never counted by the breaker: nothing to fold for it)
+        return "paused", last.reason or f"{last.task}: the agent's harness stopped it"
+    mem = records.fold(history)
+    trip = breaker.check(mem, threshold, [t.id for t in plan.pending])
+    if trip is not None:
+        return "halted", trip.message
+    if not plan.pending:
+        return "complete", f"all {len(plan.tasks)} task(s) done"
+    from gtd.auto import plan as plan_mod
+
+    pick = plan_mod.pick(plan)
+    if pick.kind == "blocked":
+        waits = ", ".join(f"{t.id} on {', '.join(b)}" for t, b in pick.blocked)
+        return "blocked", f"every remaining task waits on an unfinished one ({waits})"
+    if pick.task is not None:
+        return "idle", f"next: {pick.task.id} ({pick.task.title})"
+    return "idle", "waiting for the next tick"
+
+
+def _verdict(rec: CycleRecord) -> str:
+    head = f"cycle {rec.cycle} {rec.task}"
+    if rec.status == "passed":
+        return f"{head} passed {rec.commit or ''}".rstrip()
+    if rec.status == "reverted":
+        return f"{head} reverted ({rec.reason or 'no reason given'})"
+    return f"{head} {rec.status}" + (f" ({rec.reason})" if rec.reason else "")
+
+
+def line(st: dict[str, Any]) -> str:
+    parts = [f"{st['state']}: {st['detail']}"]
+    parts.append(f"{st['done']} of {st['done'] + st['left']} tasks done")
+    parts.append(COST_UNKNOWN)
+    if st.get("last"):
+        parts.append(f"last: {st['last']}")
+    if st.get("notifier"):
+        parts.append(f"notifier failed: {st['notifier']}")
+    return " · ".join(parts)
