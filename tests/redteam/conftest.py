@@ -727,6 +727,13 @@ QUICK = {
         "test_legit_new_function_with_a_new_doctest",
         "test_weakened_test_file_collected_by_a_custom_python_files_pattern",
     ),
+    # A person's refs and stash through branch -D, stash clear and gc, the revert
+    # and its passing twin; an ignored file moved into the kept ref.
+    "test_your_work.py": (
+        "test_refs_stash_and_ignored_files_survive_branch_d_stash_clear_and_gc[revert]",
+        "test_refs_stash_and_ignored_files_survive_branch_d_stash_clear_and_gc[pass]",
+        "test_a_kept_ref_never_holds_a_file_ignored_at_begin[mv-env]",
+    ),
 }
 
 
