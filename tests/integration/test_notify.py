@@ -15,6 +15,7 @@ import pytest
 
 from gtd.auto.headless import EXIT_HALTED
 from tests.conftest import Repo, run_gtd
+from tests.integration.calc_project import make_project as make_calc_project
 from tests.integration.test_loop import BAD_AGENT, GOOD_AGENT, make_project
 
 RECORDER = """\
@@ -243,3 +244,24 @@ def test_the_check_worker_of_a_ticks_end_tells_too(repo: Repo) -> None:
     assert ended["status"] == "reverted", ended
     got = wait_for(calls, 1)
     assert [(c["event"]["kind"], c["event"]["task"]) for c in got] == [("breaker", "T1")], got
+
+
+def test_a_pause_and_its_resume_are_each_told_once(repo: Repo) -> None:
+    """The night's pause: a 429 pauses the loop (one call), the next cycle after it
+    resumes (one call), `gtd verify` completes the plan (one call)."""
+    from tests.integration.test_pause import PLAN as ONE_TASK
+    from tests.integration.test_pause import RATE, agent
+
+    command, calls = recorder(repo)
+    make_calc_project(
+        repo,
+        plan=ONE_TASK,
+        config_extra="pause:\n  first_wait_seconds: 2\n" + notifier_config(repo, command),
+    )
+    res = run_gtd(repo.path, "loop", "--agent", agent(repo, [RATE]))
+    assert res.code == 0, res.stdout + res.stderr
+    assert run_gtd(repo.path, "verify").code == 0
+    got = wait_for(calls, 3)
+    assert [c["event"]["kind"] for c in got] == ["paused", "resumed", "complete"], got
+    assert got[0]["event"]["task"] == "T1"
+    assert "rate limit" in str(got[0]["event"]["message"])
