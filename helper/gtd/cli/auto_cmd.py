@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gtd.cli.cycle_cmd import render
+from gtd.cli.cycle_cmd import fence, render
 from gtd.cli.output import emit, root
 
 
@@ -11,5 +11,6 @@ def setup(as_json: bool, accept: bool = False) -> int:
     from gtd.clock import now
 
     answer = run_setup(root(), now(), accept=accept)
+    fence(answer)
     emit(answer, render(answer), as_json)
     return 0
