@@ -248,10 +248,17 @@ def _bash(
                 "sandbox allows: everything in the repository but the protected files."
             )
         return None  # the operating system fences every write: nothing to guess
-    cwd = event.get("cwd")
+    cwd: str | None = event.get("cwd") if isinstance(event.get("cwd"), str) else str(root)
     for simple in simples:
+        if os.path.basename(simple.name or "") in ("cd", "pushd"):
+            to = simple.args[0] if simple.args else "~"
+            # a literal folder is followed; any other leaves relative paths unknown
+            cwd = None if to is None or cwd is None else os.path.join(cwd, os.path.expanduser(to))
+            continue
         for target in _written(simple):
             plain = os.path.expanduser(target)  # the shell expands ~
+            if cwd is None and not os.path.isabs(plain):
+                continue
             rel = _relative(root, plain, cwd)
             if rel is None:
                 outside = _outside(plain, cwd)

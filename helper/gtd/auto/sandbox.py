@@ -128,63 +128,61 @@ def _other_worktrees(git: Git, real: Path) -> list[str]:
 def merge(
     settings: dict[str, Any], block: dict[str, Any]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``settings`` with ``block`` merged under ``sandbox``, and what changed."""
+    """``settings`` with ``block`` merged under ``sandbox``, and what changed, in
+    order: each object we had to create (or put in place of a value that was no
+    object), each value we set and what it replaced, each list entry we added."""
     out: dict[str, Any] = json.loads(json.dumps(settings))
     leaves: list[dict[str, Any]] = []
     for keys, value in _leaves(block, ("sandbox",)):
         parent = out
-        for k in keys[:-1]:
+        for depth, k in enumerate(keys[:-1]):
             node = parent.get(k)
             if not isinstance(node, dict):
+                leaves.append(_replaced(keys[: depth + 1], parent, k, {}))
                 node = parent[k] = {}
             parent = node
         last = keys[-1]
+        had = parent.get(last)
         if isinstance(value, list):
-            had = parent.get(last)
             current = list(had) if isinstance(had, list) else []
             added = [v for v in value if v not in current]
+            if not isinstance(had, list):
+                leaves.append(_replaced(keys, parent, last, []))
             parent[last] = current + added
-            leaves.append({"keys": list(keys), "added": added, "was_list": isinstance(had, list)})
+            leaves.append({"keys": list(keys), "added": added})
         else:
-            had_key = last in parent
-            leaves.append(
-                {"keys": list(keys), "value": value, "had": had_key, "before": parent.get(last)}
-            )
+            leaves.append(_replaced(keys, parent, last, value))
             parent[last] = value
     return out, leaves
+
+
+def _replaced(
+    keys: tuple[str, ...], parent: dict[str, Any], key: str, value: Any
+) -> dict[str, Any]:
+    return {"keys": list(keys), "value": value, "had": key in parent, "before": parent.get(key)}
 
 
 def unmerge(settings: dict[str, Any], leaves: list[dict[str, Any]]) -> dict[str, Any]:
     """``settings`` without what :func:`merge` recorded in ``leaves``: entries we
     added are removed, values we replaced come back, anything the person changed
-    since is theirs and stays; objects left empty by us go."""
+    since is theirs and stays."""
     out: dict[str, Any] = json.loads(json.dumps(settings))
     for leaf in reversed(leaves):
         keys = leaf["keys"]
-        chain = [out]
+        parent: Any = out
         for k in keys[:-1]:
-            node = chain[-1].get(k)
-            if not isinstance(node, dict):
-                break
-            chain.append(node)
-        else:
-            parent, last = chain[-1], keys[-1]
-            if "added" in leaf:
-                cur = parent.get(last)
-                if isinstance(cur, list):
-                    kept = [v for v in cur if v not in leaf["added"]]
-                    if kept or leaf["was_list"]:
-                        parent[last] = kept
-                    else:
-                        del parent[last]
-            elif parent.get(last) == leaf["value"]:
-                if leaf["had"]:
-                    parent[last] = leaf["before"]
-                else:
-                    parent.pop(last, None)
-            for depth in range(len(chain) - 1, 0, -1):
-                if chain[depth] == {}:
-                    del chain[depth - 1][keys[depth - 1]]
+            parent = parent.get(k) if isinstance(parent, dict) else None
+        if not isinstance(parent, dict) or keys[-1] not in parent:
+            continue
+        last = keys[-1]
+        if "added" in leaf:
+            if isinstance(parent[last], list):
+                parent[last] = [v for v in parent[last] if v not in leaf["added"]]
+        elif parent[last] == leaf["value"]:  # an object or list we made is empty again
+            if leaf["had"]:
+                parent[last] = leaf["before"]
+            else:
+                del parent[last]
     return out
 
 
@@ -231,6 +229,8 @@ def apply(root: Path, git: Git) -> bool:
     is the only fence, and `gtd doctor` says what to install)."""
     if unavailable() is not None or os.environ.get("GTD_SANDBOX") == "off":
         return False
+    if git.run("ls-files", "--", SETTINGS).strip():
+        return False  # a tracked file: every write would make the tree dirty
     block = policy(root, git, protected_files(root, git))
     created = remove(root, git)  # a refresh replaces exactly ours
     settings = _load(root)
@@ -238,10 +238,13 @@ def apply(root: Path, git: Git) -> bool:
     record = record_path(git)
     record.parent.mkdir(parents=True, exist_ok=True)
     created = created or not (root / SETTINGS).exists()
+    # The person's own text, so that taking our keys out gives back their bytes
+    # (order, spacing) when they changed nothing else meanwhile.
+    original = None if created else read_bytes(root / SETTINGS).decode("utf-8")
     # The record first: a crash between the two leaves a record of keys that are
     # not there yet, which remove() skips; never keys no record names.
-    text = json.dumps({"settings": SETTINGS, "created": created, "leaves": leaves}, indent=2)
-    atomic_write(record, text + "\n")
+    data = {"settings": SETTINGS, "created": created, "original": original, "leaves": leaves}
+    atomic_write(record, json.dumps(data, indent=2) + "\n")
     _save(root, merged)
     return True
 
@@ -253,6 +256,7 @@ def remove(root: Path, git: Git) -> bool:
     try:
         data = json.loads(read_bytes(record))
         leaves, created = data["leaves"], bool(data.get("created"))
+        original = data.get("original")
     except (OSError, ValueError, KeyError, TypeError):
         return False
     path = root / SETTINGS
@@ -261,10 +265,20 @@ def remove(root: Path, git: Git) -> bool:
         cleaned = unmerge(settings, leaves)
         if created and not cleaned:
             path.unlink()
+        elif isinstance(original, str) and _parses_to(original, cleaned):
+            if read_bytes(path).decode("utf-8", "replace") != original:
+                atomic_write(path, original)
         elif cleaned != settings:
             _save(root, cleaned)
     record.unlink(missing_ok=True)
     return created
+
+
+def _parses_to(text: str, value: dict[str, Any]) -> bool:
+    try:
+        return bool(json.loads(text) == value) if text.strip() else value == {}
+    except ValueError:
+        return False
 
 
 def recorded(root: Path) -> bool:
