@@ -14,7 +14,9 @@ from gtd.git import Git
 from tests.conftest import Repo
 from tests.integration.calc_project import gtd_json, make_project
 
-PERSON = '{\n    "permissions": {"allow": ["Bash(make:*)"]},\n    "sandbox": {"enabled": false}\n}\n'
+PERSON = (
+    '{\n    "permissions": {"allow": ["Bash(make:*)"]},\n    "sandbox": {"enabled": false}\n}\n'
+)
 
 
 @pytest.fixture(autouse=True)
