@@ -75,7 +75,6 @@ def test_the_sandbox_refuses_protected_writes_and_runs_ordinary_work(
     for attack in ATTACKS:
         out = session.tool_result(calls[f"{attack} && echo WROTE"])
         assert "WROTE" not in out, (attack, out)
-        print("ATTACK", attack, "->", out.strip()[-160:])
     assert (repo / "tests/test_calc.py").read_bytes() == before
     ran = session.tool_result(calls[ORDINARY])
     assert "2 passed" in ran, ran

@@ -189,3 +189,21 @@ def test_outside_a_cycle_only_a_subagents_helper_command_is_refused(tmp_path: Pa
     for command in [*WRITES, *HELPER]:
         assert decide(repo, command) is None, command
     assert decide(repo, "gtd cycle begin", agent_id="a1") is not None
+
+
+@pytest.mark.parametrize("command", [*ORDINARY[:6], *WRITES[:6]])
+def test_the_implementers_sandboxed_bash_runs_without_asking(
+    flight: Repo, mode: str, command: str
+) -> None:
+    """Nobody answers a prompt at night: with the sandbox on, the implementer's
+    Bash call is approved by the hook (the operating system fences its writes);
+    never a call that leaves the sandbox or runs the helper, never without it."""
+    sub = {"agent_id": "a1", "agent_type": "gtd:implementer"}
+    event = {"cwd": str(flight.path), "tool_name": "Bash", "tool_input": {"command": command}}
+    allowed = guard.sandboxed_bash(flight.path, {**event, **sub})
+    assert (allowed is not None) == (mode == "sandbox on")
+    assert guard.sandboxed_bash(flight.path, event) is None  # the loop's own: Claude decides
+    out = {**event, **sub, "tool_input": {"command": command, "dangerouslyDisableSandbox": True}}
+    assert guard.sandboxed_bash(flight.path, out) is None
+    helper = {**event, **sub, "tool_input": {"command": f"{command}; gtd cycle end"}}
+    assert guard.sandboxed_bash(flight.path, helper) is None

@@ -271,6 +271,34 @@ def _bash(
     return None
 
 
+def sandboxed_bash(root: Path, event: Mapping[str, Any]) -> str | None:
+    """Why the implementer's Bash call may run without asking, or None.
+
+    With the sandbox on, Claude Code approves a sandboxed command by itself
+    (``autoAllowBashIfSandboxed``) but still asks a person about some (`sed` with
+    some scripts, `perl -i`, `find -delete`, `sh -c`...): at night nobody answers,
+    and the cycle stalls. The operating system fences what such a command may
+    write, so a subagent's Bash call in a cycle is approved here — unless it asks
+    to leave the sandbox or runs the helper (whose commands Claude Code runs
+    outside it); :func:`decide` refuses those first."""
+    data = event.get("tool_input")
+    if event.get("tool_name") != "Bash" or not event.get("agent_id"):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("command"), str):
+        return None
+    if data.get("dangerouslyDisableSandbox") or not _sandboxed(root):
+        return None
+    journal = _journal(root)
+    if journal is None or journal.get("phase") != "agent":
+        return None
+    from gtd.auto import cmdline
+
+    names = {os.path.basename(s.name or "") for s in cmdline.parse(data["command"])}
+    if "gtd" in names or (not names and data["command"].strip()):
+        return None  # unreadable: Claude Code's own checks decide
+    return "gtd: runs in Claude Code's sandbox (protected files are read-only there)"
+
+
 def _helper_command(args: list[str | None], subagent: bool, in_flight: bool) -> str | None:
     named = [w for w in args[:2] if w is not None and not w.startswith("-")]
     group, sub = [*named, None, None][:2]
