@@ -6,12 +6,13 @@ repository, real CLI."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from gtd.auto import sandbox
 from gtd.git import Git
-from tests.conftest import Repo
+from tests.conftest import Repo, run_gtd
 from tests.integration.calc_project import gtd_json, make_project
 
 PERSON = (
@@ -109,3 +110,20 @@ def test_a_tracked_settings_file_is_not_written(repo: Repo) -> None:
 
 def git_is_clean(repo: Repo) -> bool:
     return repo.git("status", "--porcelain") == ""
+
+
+def test_off_everywhere_takes_the_block_out_of_every_repository(repo: Repo, tmp_path: Path) -> None:
+    """What `install.py --uninstall` runs: every repository gtd wrote the block
+    to (its registry, in the user's state folder) gets its settings back."""
+    make_project(repo)
+    sandbox.remove(repo.path, Git(repo.path))
+    (repo.path / sandbox.SETTINGS).write_text(PERSON)
+    assert sandbox.apply(repo.path, Git(repo.path))
+    assert str(repo.path.resolve()) in sandbox.registered()
+    res = run_gtd(tmp_path, "auto", "sandbox", "--off", "--all", "--json")
+    assert res.code == 0, res.stderr
+    assert str(repo.path.resolve()) in res.json["removed"]
+    assert (repo.path / sandbox.SETTINGS).read_text() == PERSON
+    assert sandbox.registered() == []
+    here = run_gtd(repo.path, "auto", "sandbox", "--json").json
+    assert here["status"] == "off"

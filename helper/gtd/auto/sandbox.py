@@ -6,9 +6,9 @@ While auto mode is set up, the project's ``.claude/settings.local.json`` carries
 Seatbelt (macOS), writable only inside the repository, minus ``denyWrite``: git's
 folder (the helper's state there too), ``.deepflow/``, PLAN.md, the snapshot's
 tests and protected configuration, the ignored files and other worktrees that
-existed when the cycle began, and git's configuration in the home folder.
-Claude Code re-reads its settings files while it runs, so ``gtd cycle begin``
-(which runs outside the sandbox) refreshes the list each cycle.
+existed at setup, and git's configuration in the home folder. Claude Code
+re-reads its settings files while it runs: written by `/gtd:auto`'s setup, the
+block applies from the loop's first tick.
 
 The helper's own commands write ``.git``: ``excludedCommands`` runs them outside
 the sandbox. Claude Code excludes a call only when every part of it matches (no
@@ -232,26 +232,65 @@ def apply(root: Path, git: Git) -> bool:
     if git.run("ls-files", "--", SETTINGS).strip():
         return False  # a tracked file: every write would make the tree dirty
     block = policy(root, git, protected_files(root, git))
-    created = remove(root, git)  # a refresh replaces exactly ours
+    remove(root, git)  # a second setup replaces exactly ours
     settings = _load(root)
     merged, leaves = merge(settings, block)
     record = record_path(git)
     record.parent.mkdir(parents=True, exist_ok=True)
-    created = created or not (root / SETTINGS).exists()
+    created = not (root / SETTINGS).exists()
     # The person's own text, so that taking our keys out gives back their bytes
     # (order, spacing) when they changed nothing else meanwhile.
     original = None if created else read_bytes(root / SETTINGS).decode("utf-8")
     # The record first: a crash between the two leaves a record of keys that are
     # not there yet, which remove() skips; never keys no record names.
     data = {"settings": SETTINGS, "created": created, "original": original, "leaves": leaves}
+    _register(root, True)
     atomic_write(record, json.dumps(data, indent=2) + "\n")
     _save(root, merged)
     return True
 
 
+def registry_path() -> Path:
+    """The list of repositories whose settings carry our block, so that
+    `install.py --uninstall` (through `gtd auto sandbox --off --all`) can take it
+    out of each: the user's state folder, never a repository."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Path(state) / "gtd" / "sandboxed.json"
+
+
+def registered() -> list[str]:
+    try:
+        data = json.loads(read_bytes(registry_path()))
+    except (OSError, ValueError):
+        return []
+    return [p for p in data if isinstance(p, str)] if isinstance(data, list) else []
+
+
+def _register(root: Path, present: bool) -> None:
+    here = str(Path(os.path.realpath(root)))
+    now = [p for p in registered() if p != here] + ([here] if present else [])
+    path = registry_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(sorted(now), indent=2) + "\n")
+
+
+def remove_everywhere() -> list[str]:
+    """:func:`remove` in every registered repository; the ones it changed."""
+    from gtd.git import Git
+
+    done = []
+    for folder in registered():
+        root = Path(folder)
+        if (root / ".git").exists() and remove(root, Git(root)):
+            done.append(folder)
+        elif not (root / ".git").exists():
+            _register(root, False)
+    return done
+
+
 def remove(root: Path, git: Git) -> bool:
     """Take out exactly what :func:`apply` wrote (the file too, when we created it
-    and nothing else is left in it); whether we had created the file."""
+    and nothing else is left in it); whether there was a block to take out."""
     record = record_path(git)
     try:
         data = json.loads(read_bytes(record))
@@ -271,7 +310,8 @@ def remove(root: Path, git: Git) -> bool:
         elif cleaned != settings:
             _save(root, cleaned)
     record.unlink(missing_ok=True)
-    return created
+    _register(root, False)
+    return True
 
 
 def _parses_to(text: str, value: dict[str, Any]) -> bool:
@@ -336,16 +376,20 @@ _ENDED = frozenset({"halted", "blocked", "complete", "error"})
 
 def follow(root: Path, answer: MutableMapping[str, Any]) -> None:
     """Keep the settings in step with the loop, after a helper command answered:
-    written when setup is ready, refreshed when a cycle begins (new tests of the
-    last cycle, ignored files of now), removed when the loop ends. Never in the
-    way: the ratchet stays the judge, so a failure here changes no answer."""
+    written when setup is ready, removed when the loop ends. Never in the way:
+    the ratchet stays the judge, so a failure here changes no answer.
+
+    Not refreshed per cycle: Claude Code tells the model the whole sandbox
+    configuration each time it changes (about 12 KB in the loop's conversation),
+    so a tick would pay that for the last cycle's new tests, which the hook and
+    the ratchet already guard."""
     from gtd.errors import GtdError
     from gtd.git import Git
 
     status, following = answer.get("status"), str(answer.get("next") or "")
     try:
         git = Git(root)
-        if status == "ready" or (status == "task" and active(git)):
+        if status == "ready":
             apply(root, git)
         elif status in _ENDED or following.startswith(("halt", "complete", "stop")):
             remove(root, git)

@@ -246,6 +246,20 @@ def _auto_setup(
     raise typer.Exit(auto_cmd.setup(as_json, accept))
 
 
+@auto_app.command("sandbox")
+def _auto_sandbox(
+    off: bool = typer.Option(False, "--off", help="Take gtd's sandbox block out of the settings."),
+    everywhere: bool = typer.Option(
+        False, "--all", help="With --off: in every repository gtd wrote it to."
+    ),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Claude Code's sandbox settings of auto mode: on, off or unavailable here."""
+    from gtd.cli import auto_cmd
+
+    raise typer.Exit(auto_cmd.sandbox(off, everywhere, as_json))
+
+
 # -- verify and the headless loop ------------------------------------------------------
 
 
