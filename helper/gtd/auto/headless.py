@@ -124,6 +124,11 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
     if not via_shell and shutil.which(argv[0]) is None:
         raise GtdError(f"agent command not found: {argv[0]}")
     timeout_min = load_auto_config(root).agent_timeout_minutes
+    from gtd.auto import agent_fence, sandbox
+
+    unfenced = agent_fence.wrap(argv, root)[1]
+    if unfenced:
+        say(unfenced)
     _take_sigint()
 
     cycles = 0
@@ -158,12 +163,17 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             continue
         waiting = None
         if status != "task":
+            sandbox.follow(root, dict(answer))  # the loop ends: the settings go
             return _stop(status, answer, say)
         cycles += 1
         phase = "agent"
         cycle = int(answer["cycle"])
         try:
-            result = proc.run(argv, root, timeout=timeout_min * 60, input_text=answer["brief_text"])
+            # fenced anew each cycle: the last cycle's tests are protected now
+            fenced = agent_fence.wrap(argv, root)[0]
+            result = proc.run(
+                fenced, root, timeout=timeout_min * 60, input_text=answer["brief_text"]
+            )
             _keep_output(root, cycle, result)
             phase = "checking"
             code, tail = agent_status(result), agent_tail(result, timeout_min)
