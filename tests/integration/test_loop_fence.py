@@ -10,7 +10,8 @@ import shutil
 import pytest
 
 from tests.conftest import Repo, run_gtd
-from tests.integration.test_loop import DIV, MUL, MUL_TEST, make_project
+from tests.integration.calc_project import MUL, MUL_TEST
+from tests.integration.test_loop import DIV, make_project
 
 AGENT = f"""\
 import sys
@@ -44,7 +45,7 @@ def test_the_headless_agent_cannot_write_protected_files(repo: Repo) -> None:
     before = {rel: (repo.path / rel).read_bytes() for rel in ("tests/test_calc.py", "PLAN.md")}
     res = run_gtd(repo.path, "loop", "--agent", agent)
     assert res.code == 0, res.stdout + res.stderr
-    assert "unfenced" not in res.stdout
+    assert "unfenced" not in res.stdout + res.stderr
     logs = "".join(p.read_text() for p in sorted((repo.path / ".deepflow/agent-logs").iterdir()))
     assert "WROTE" not in logs, logs
     for rel in ("tests/test_calc.py", "PLAN.md", ".git/HEAD", "tests/test_mul.py"):

@@ -48,6 +48,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -127,8 +128,8 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
     from gtd.auto import agent_fence, sandbox
 
     unfenced = agent_fence.wrap(argv, root)[1]
-    if unfenced:
-        say(unfenced)
+    if unfenced:  # a note, not a verdict: stderr keeps the loop's lines as they are
+        print(f"gtd loop: {unfenced}", file=sys.stderr)
     _take_sigint()
 
     cycles = 0

@@ -23,6 +23,7 @@ exactly those values and puts back any value of the person's they replaced.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -238,12 +239,19 @@ def apply(root: Path, git: Git) -> bool:
     record = record_path(git)
     record.parent.mkdir(parents=True, exist_ok=True)
     created = not (root / SETTINGS).exists()
+    folder_created = not (root / SETTINGS).parent.exists()
     # The person's own text, so that taking our keys out gives back their bytes
     # (order, spacing) when they changed nothing else meanwhile.
     original = None if created else read_bytes(root / SETTINGS).decode("utf-8")
     # The record first: a crash between the two leaves a record of keys that are
     # not there yet, which remove() skips; never keys no record names.
-    data = {"settings": SETTINGS, "created": created, "original": original, "leaves": leaves}
+    data = {
+        "settings": SETTINGS,
+        "created": created,
+        "folder_created": folder_created,
+        "original": original,
+        "leaves": leaves,
+    }
     _register(root, True)
     atomic_write(record, json.dumps(data, indent=2) + "\n")
     _save(root, merged)
@@ -304,6 +312,9 @@ def remove(root: Path, git: Git) -> bool:
         cleaned = unmerge(settings, leaves)
         if created and not cleaned:
             path.unlink()
+            if data.get("folder_created"):
+                with contextlib.suppress(OSError):  # not empty: someone's files
+                    path.parent.rmdir()
         elif isinstance(original, str) and _parses_to(original, cleaned):
             if read_bytes(path).decode("utf-8", "replace") != original:
                 atomic_write(path, original)
