@@ -38,6 +38,7 @@ def test_setup_writes_the_block_and_the_loops_end_gives_the_persons_file_back(
 ) -> None:
     make_project(repo)
     sandbox.remove(repo.path, Git(repo.path))
+    (repo.path / ".claude").mkdir(exist_ok=True)
     (repo.path / sandbox.SETTINGS).write_text(PERSON)
     assert sandbox.apply(repo.path, Git(repo.path))
     begun = gtd_json(repo, "cycle", "begin")
@@ -62,10 +63,12 @@ def test_setup_writes_the_block_and_the_loops_end_gives_the_persons_file_back(
 
 def test_a_file_we_created_is_gone_after_the_loop(repo: Repo) -> None:
     make_project(repo)
-    gtd_json(repo, "cycle", "begin")
     assert sandbox.recorded(repo.path)
     sandbox.remove(repo.path, Git(repo.path))
     assert not (repo.path / sandbox.SETTINGS).exists()
+    assert not (repo.path / ".claude").exists()  # the folder gtd made goes too
+    again = gtd_json(repo, "auto", "setup")
+    assert again["sandbox"] == f"on ({sandbox.SETTINGS})"
 
 
 def test_a_halt_removes_the_block(repo: Repo) -> None:
@@ -92,6 +95,7 @@ def test_a_broken_settings_file_is_named_and_left_alone(repo: Repo) -> None:
     answer = gtd_json(repo, "auto", "setup")
     assert answer["status"] == "ready"
     assert "settings.local.json" in str(answer.get("warning"))
+    assert "sandbox" not in answer or not str(answer["sandbox"]).startswith("on")
     assert (repo.path / sandbox.SETTINGS).read_text() == "{ not json"
     assert not sandbox.recorded(repo.path)
 
@@ -117,6 +121,7 @@ def test_off_everywhere_takes_the_block_out_of_every_repository(repo: Repo, tmp_
     to (its registry, in the user's state folder) gets its settings back."""
     make_project(repo)
     sandbox.remove(repo.path, Git(repo.path))
+    (repo.path / ".claude").mkdir(exist_ok=True)
     (repo.path / sandbox.SETTINGS).write_text(PERSON)
     assert sandbox.apply(repo.path, Git(repo.path))
     assert str(repo.path.resolve()) in sandbox.registered()

@@ -401,7 +401,9 @@ def follow(root: Path, answer: MutableMapping[str, Any]) -> None:
     try:
         git = Git(root)
         if status == "ready":
-            apply(root, git)
+            on = apply(root, git)
+            why = unavailable() or "off (GTD_SANDBOX=off, or the settings file is tracked)"
+            answer["sandbox"] = f"on ({SETTINGS})" if on else why
         elif status in _ENDED or following.startswith(("halt", "complete", "stop")):
             remove(root, git)
     except (OSError, GtdError) as exc:
