@@ -26,10 +26,15 @@ What is refused while a cycle's implementer works (journal phase ``agent``):
   ``~/.claude/settings.json``: the hooks, permissions and variables the tests
   inherit); and git's configuration outside the repository (``~/.gitconfig``,
   the XDG ``git/`` folder), whose change halts the loop;
-- ``Bash`` commands that write such a path as far as the text shows (a redirection,
-  ``rm``, ``mv``, ``cp``, ``sed -i``, ``tee``, ``truncate``...), and the git commands
-  the implementer must never run (commit, stash, reset, checkout, restore, clean,
-  switch, push, merge, rebase, config, update-ref, replace, gc...).
+- ``Bash``: the helper's commands only the loop runs (from a subagent always, as
+  some run outside Claude Code's sandbox), git's history-changing commands, and
+  ``dangerouslyDisableSandbox``; where the sandbox is off (docs/sandbox.md), a
+  plain literal protected path written by one simple command of the line (a
+  redirection, ``rm``, ``mv``, ``cp``'s destination, ``sed -i``...). Never an
+  ordinary command: what the text cannot decide exactly is the sandbox's and
+  the ratchet's. With the sandbox on, the implementer's other Bash calls are
+  approved (:func:`sandboxed_bash`): Claude Code would otherwise ask a person
+  about some of them at night.
 
 It reads the journal and the snapshot from their mirrors in ``.deepflow/`` (cheap,
 no git call: the hook runs on every tool call); an agent that edits them can only
