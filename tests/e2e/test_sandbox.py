@@ -8,6 +8,7 @@ cannot start (no bubblewrap or socat)."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from gtd.demo.model_rules import tick_rules, write
 from gtd.demo.model_server import ModelServer, ToolUse
 from tests.e2e.harness import git, make_project, run_claude
 from tests.e2e.test_guard import MUL, MUL_TEST, _end_result, implementer
+from tests.integration.calc_project import TESTS
 
 pytestmark = pytest.mark.slow
 
@@ -86,3 +88,25 @@ def test_the_sandbox_refuses_protected_writes_and_runs_ordinary_work(
     assert git(repo, "rev-parse", "HEAD~2") == head
     assert git(repo, "log", "-1", "--format=%s").startswith("T1: mark done in PLAN.md")
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_without_bubblewrap_claude_refuses_to_start_and_asks_nobody(
+    server: ModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`failIfUnavailable`: settings written where the sandbox could start, then
+    bubblewrap gone (a PATH without bwrap and socat). Claude Code stops at once
+    with the reason; no command runs unsandboxed, no prompt waits."""
+    repo = make_project(tmp_path / "repo")
+    hidden = tmp_path / "bin"
+    hidden.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        for tool in Path(folder).glob("*") if Path(folder).is_dir() else []:
+            if tool.name not in ("bwrap", "socat") and not (hidden / tool.name).exists():
+                (hidden / tool.name).symlink_to(tool)
+    monkeypatch.setenv("PATH", str(hidden))
+    server.script(*tick_rules())
+    session = run_claude(server, repo, [TICK], base=tmp_path / "claude", timeout=120)
+    assert session.returncode == 1, session.stderr[-2000:]
+    assert "Refusing to start without a working sandbox" in session.stderr
+    assert server.exchanges == []  # not one request: nothing ran
+    assert (repo / "tests/test_calc.py").read_text() == TESTS
