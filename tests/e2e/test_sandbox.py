@@ -65,6 +65,9 @@ def test_the_sandbox_refuses_protected_writes_and_runs_ordinary_work(
     tries.append(ToolUse("Bash", {"command": ORDINARY}))
     # the loop's door, tried by the implementer: refused by the hook
     tries.append(ToolUse("Bash", {"command": "gtd cycle end --cycle 1"}))
+    # and leaving the sandbox: refused by the hook before any prompt
+    leave = "echo 'def test_add(): pass' > tests/test_calc.py"
+    tries.append(ToolUse("Bash", {"command": leave, "dangerouslyDisableSandbox": True}))
     good = [write(repo, "calc.py", MUL), write(repo, "tests/test_mul.py", MUL_TEST)]
     server.script(*tick_rules(), *implementer(repo, tries, good))
     session = run_claude(server, repo, [TICK], base=tmp_path / "claude", timeout=240)
@@ -82,6 +85,8 @@ def test_the_sandbox_refuses_protected_writes_and_runs_ordinary_work(
     assert "2 passed" in ran, ran
     door = session.tool_result(calls["gtd cycle end --cycle 1"])
     assert "the loop's to run" in door, door
+    left = session.tool_result(calls[leave])
+    assert "dangerouslyDisableSandbox" in left, left
 
     result = _end_result(session)
     assert "status: passed" in result, result
