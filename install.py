@@ -747,6 +747,7 @@ class Installer:
             self.save()
             print(f"Uninstalled {only}; the helper stays (`install.py --uninstall` removes it).")
             return 0
+        self.remove_sandbox_settings()
         link = self.manifest.get("link")
         if link:
             path = Path(link["path"])
@@ -761,6 +762,25 @@ class Installer:
         self.remove_dirs(self.manifest.get("dirs", []))
         print("Dry run: nothing removed." if self.dry else "Uninstalled gtd: nothing left.")
         return 0
+
+    def remove_sandbox_settings(self) -> None:
+        """Auto mode's sandbox block in each repository's
+        .claude/settings.local.json (docs/sandbox.md): taken out by the helper,
+        which recorded exactly what it merged, before the helper goes."""
+        python = self.venv / "bin" / "python"
+        if not python.exists():
+            return
+        argv = [str(python), "-m", "gtd", "auto", "sandbox", "--off", "--all", "--json"]
+        if not self.act("remove auto mode's sandbox settings from the repositories gtd set"):
+            return
+        res = subprocess.run(argv, capture_output=True, text=True)
+        try:
+            removed = json.loads(res.stdout).get("removed") or []
+        except ValueError:
+            print(f"  could not remove them (exit {res.returncode}): {res.stderr.strip()[-300:]}")
+            return
+        for folder in removed:
+            print(f"  removed from {tilde(Path(folder))}/.claude/settings.local.json")
 
 
 def path_dirs() -> list[Path]:

@@ -77,6 +77,9 @@ def _isolated_home(
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     # The clean rooms auto mode checks candidates in (see gtd.auto.ratchet.room).
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    # The repositories whose Claude Code settings carry the sandbox block, for
+    # `install.py --uninstall` (gtd.auto.sandbox.registry_path).
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     # The helper's commands look for no Claude Code session (gtd.session): a suite

@@ -66,7 +66,20 @@ def run_checks(
     checks += check_packs(cwd, home, env, venv, installation=installation)
     if not installation:
         checks.append(check_test_command(cwd))
+    checks.append(check_sandbox())
     return checks
+
+
+def check_sandbox() -> Check:
+    """Claude Code's command sandbox, which fences the implementer's shell writes
+    in auto mode (docs/sandbox.md); without it the loop still runs, judged by
+    the ratchet, with the hook's exact refusals as the only fence up front."""
+    from gtd.auto.sandbox import unavailable
+
+    why = unavailable()
+    if why is None:
+        return Check("sandbox", "ok", "Claude Code's sandbox can start (auto mode turns it on)")
+    return Check("sandbox", "warn", f"{why}; auto mode runs without it (docs/sandbox.md)")
 
 
 # -- the environment -------------------------------------------------------------------

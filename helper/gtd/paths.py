@@ -41,6 +41,8 @@ EXCLUDE_LINES = (
     ".coverage.*",
     "htmlcov/",
     ".hypothesis/",
+    # Claude Code's personal settings, where the sandbox block goes (gtd.auto.sandbox)
+    "/.claude/settings.local.json",
 )
 
 

@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -97,10 +98,13 @@ def git(repo: Path, *args: str) -> str:
     return res.stdout
 
 
-def gtd(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def gtd(
+    repo: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gtd", *args],
         cwd=repo,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -108,10 +112,15 @@ def gtd(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def make_project(
-    path: Path, plan: str | None = PLAN, setup: bool = True, config_extra: str = ""
+    path: Path,
+    plan: str | None = PLAN,
+    setup: bool = True,
+    config_extra: str = "",
+    sandbox: bool = True,
 ) -> Path:
     """A git repository with calc.py, a real pytest suite and (optionally) PLAN.md
-    after `gtd auto setup`."""
+    after `gtd auto setup` (which turns Claude Code's sandbox on where it can
+    start; ``sandbox=False``: as where it cannot, the ratchet and the hook alone)."""
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", "main")
     files = {
@@ -129,7 +138,7 @@ def make_project(
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "initial")
     if setup:
-        res = gtd(path, "auto", "setup")
+        res = gtd(path, "auto", "setup", env=None if sandbox else {"GTD_SANDBOX": "off"})
         assert res.returncode == 0, res.stderr
         assert "status: ready" in res.stdout, res.stdout
     return path
@@ -141,6 +150,8 @@ def tree(repo: Path) -> dict[str, bytes]:
     for p in sorted(repo.rglob("*")):
         rel = p.relative_to(repo).as_posix()
         if rel.split("/")[0] in (".git", ".deepflow") or "__pycache__" in rel or not p.is_file():
+            continue
+        if rel == ".claude/settings.local.json":  # the sandbox's settings (gtd.auto.sandbox)
             continue
         out[rel] = p.read_bytes()
     return out
@@ -345,7 +356,13 @@ def claude_env(server: ModelServer, base: Path) -> dict[str, str]:
         if k in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
         or k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))
     }
-    return demo_env(server.url, base, git)
+    env = demo_env(server.url, base, git)
+    # Claude Code's sandbox binds unix sockets under TMPDIR: a path past the
+    # 108 bytes a socket's name may have ("Failed to create bridge sockets")
+    # stops every sandboxed command, as a test's deep temporary folder would.
+    short = Path(tempfile.mkdtemp(prefix="gtd-cc-"))
+    env["TMPDIR"] = str(short)
+    return env
 
 
 def run_claude(

@@ -197,8 +197,9 @@ def test_weakening_a_snapshot_test_is_reverted_with_that_reason(
 ) -> None:
     """The plugin's hook refuses an Edit of a snapshot test (tests/e2e/test_guard.py);
     a weakening it cannot see — a script that rewrites the file — is the ratchet's to
-    catch, and it reverts the cycle with that reason."""
-    repo = make_project(tmp_path / "repo")
+    catch, and it reverts the cycle with that reason. (Where Claude Code's sandbox
+    is on, the write itself fails: tests/e2e/test_sandbox.py; here it is off.)"""
+    repo = make_project(tmp_path / "repo", sandbox=False)
     before = tree(repo)
 
     def weaken(task: str, repo: Path) -> list[Block]:

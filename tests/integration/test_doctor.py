@@ -279,3 +279,29 @@ def test_a_plugin_copy_left_unregistered_by_choice_is_not_a_warning(
     else:
         assert registration.status == "warn"
         assert "re-run install.py with claude on PATH" in registration.detail
+
+
+def test_the_sandbox_check_says_what_to_install_when_bubblewrap_is_missing(
+    tmp_path: Path, claude_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PATH with git but neither bwrap nor socat: a warning naming both
+    packages (the loop still runs, judged by the ratchet)."""
+    import shutil
+
+    if sys.platform != "linux":
+        pytest.skip("the bubblewrap check is Linux's")
+    only_git = tmp_path / "only-git"
+    only_git.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (only_git / "git").symlink_to(git)
+    original = os.environ["PATH"]
+    monkeypatch.setenv("PATH", str(only_git))
+    sandbox = checks(run_gtd(tmp_path, "doctor", "--json").json)["sandbox"]
+    assert sandbox["status"] == "warn"
+    assert "bwrap and socat not found" in sandbox["detail"]
+    assert "apt-get install bubblewrap socat" in sandbox["detail"]
+    if shutil.which("bwrap", path=original) and shutil.which("socat", path=original):
+        monkeypatch.setenv("PATH", original)
+        found = checks(run_gtd(tmp_path, "doctor", "--json").json)["sandbox"]
+        assert found["status"] == "ok", found

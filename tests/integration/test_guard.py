@@ -39,8 +39,15 @@ def hook(repo: Repo, tool: str, **tool_input: Any) -> str | None:
 
 @pytest.fixture
 def in_cycle(repo: Repo) -> Repo:
+    """A cycle in flight where Claude Code's sandbox is not set (the text guard's
+    fallback: no bubblewrap, native Windows)."""
+    from gtd.auto import sandbox
+    from gtd.git import Git
+
     make_project(repo)
     assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+    sandbox.remove(repo.path, Git(repo.path))
+    assert not sandbox.recorded(repo.path)
     return repo
 
 

@@ -231,7 +231,12 @@ def test_a_failing_agent_is_recorded_with_its_status_and_output(repo: Repo) -> N
     assert "agent exited 3 (see Agent Output)" in report
 
 
-def test_a_forced_halt_stops_the_loop_with_the_halt_code(repo: Repo) -> None:
+def test_a_forced_halt_stops_the_loop_with_the_halt_code(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the helper's own detection, where no fence stops the write (bubblewrap
+    # refuses it where installed: test_loop_fence.py)
+    monkeypatch.setenv("GTD_SANDBOX", "off")
     tamper = (
         "import sys, json\nsys.stdin.read()\n"
         "open('calc.py', 'a').write('# more\\n')\n"
@@ -341,9 +346,13 @@ subprocess.run(["git", "commit", "-qam", "T1 done"], check=True)
 
 # The mechanism's quick test is tests/redteam/test_helper_commands.py's quarantine route.
 @pytest.mark.slow
-def test_an_agent_that_ends_its_own_cycle_and_commits_halts_the_loop(repo: Repo) -> None:
+def test_an_agent_that_ends_its_own_cycle_and_commits_halts_the_loop(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`gtd loop` names the cycle it began when it ends it (as the tick does), so
-    the early end shows, and what followed it halts the loop."""
+    the early end shows, and what followed it halts the loop. (Unfenced: under
+    bubblewrap the agent's `gtd cycle end` cannot write .git at all.)"""
+    monkeypatch.setenv("GTD_SANDBOX", "off")
     agent = make_project(repo, EARLY_END_AGENT)
     res = run_gtd(repo.path, "loop", "--agent", agent)
     assert res.code == EXIT_HALTED, (res.stdout, res.stderr)

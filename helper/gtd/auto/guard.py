@@ -26,10 +26,15 @@ What is refused while a cycle's implementer works (journal phase ``agent``):
   ``~/.claude/settings.json``: the hooks, permissions and variables the tests
   inherit); and git's configuration outside the repository (``~/.gitconfig``,
   the XDG ``git/`` folder), whose change halts the loop;
-- ``Bash`` commands that write such a path as far as the text shows (a redirection,
-  ``rm``, ``mv``, ``cp``, ``sed -i``, ``tee``, ``truncate``...), and the git commands
-  the implementer must never run (commit, stash, reset, checkout, restore, clean,
-  switch, push, merge, rebase, config, update-ref, replace, gc...).
+- ``Bash``: the helper's commands only the loop runs (from a subagent always, as
+  some run outside Claude Code's sandbox), git's history-changing commands, and
+  ``dangerouslyDisableSandbox``; where the sandbox is off (docs/sandbox.md), a
+  plain literal protected path written by one simple command of the line (a
+  redirection, ``rm``, ``mv``, ``cp``'s destination, ``sed -i``...). Never an
+  ordinary command: what the text cannot decide exactly is the sandbox's and
+  the ratchet's. With the sandbox on, the implementer's other Bash calls are
+  approved (:func:`sandboxed_bash`): Claude Code would otherwise ask a person
+  about some of them at night.
 
 It reads the journal and the snapshot from their mirrors in ``.deepflow/`` (cheap,
 no git call: the hook runs on every tool call); an agent that edits them can only
@@ -41,7 +46,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -75,10 +79,14 @@ _FORBIDDEN_GTD = frozenset(
         ("loop", None), ("demo", None),
     }
 )  # fmt: skip
-_WRITERS = frozenset({"rm", "mv", "tee", "truncate", "touch", "ln", "chmod", "unlink", "shred"})
-_COPIERS = frozenset({"cp", "install", "rsync"})
-_IN_PLACE = re.compile(r"(^|\s)(sed|perl|ruby)\s+(-\S*i|--in-place)")
-_REDIRECT = re.compile(r"(?:^|[^<>&\d])(?:\d?>>?|&>)\s*([^\s;&|<>]+)")
+# Commands whose every operand is written (moved, removed, truncated, ...);
+# `touch` changes no content the ratchet reads, so it is ordinary everywhere.
+_WRITERS = frozenset({"rm", "mv", "tee", "truncate", "chmod", "unlink", "shred"})
+# Commands that write only their last operand (or the `-t` folder's files).
+_COPIERS = frozenset({"cp", "install", "rsync", "ln"})
+_IN_PLACE_EDITORS = frozenset({"sed", "perl", "ruby"})
+# The helper's command groups only the loop runs (`gtd plan check` is the planner's).
+_LOOP_GROUPS = frozenset({"cycle", "auto", "ratchet", "loop", "demo", "verify"})
 
 
 def decide(root: Path, event: Mapping[str, Any]) -> str | None:
@@ -91,6 +99,8 @@ def decide(root: Path, event: Mapping[str, Any]) -> str | None:
         return None
     if tool in AGENT_TOOLS:
         return _agent(data, in_flight)
+    if tool == "Bash" and isinstance(data.get("command"), str):
+        return _bash(root, data, _Protected(root) if in_flight else None, event)
     if not in_flight:
         return None
     protected = _Protected(root)
@@ -103,8 +113,6 @@ def decide(root: Path, event: Mapping[str, Any]) -> str | None:
             return _outside(target, event.get("cwd"))
         why = protected.why(rel)
         return None if why is None else _refusal(rel or target, why)
-    if tool == "Bash" and isinstance(data.get("command"), str):
-        return _bash(root, data["command"], protected, event.get("cwd"))
     return None
 
 
@@ -210,51 +218,159 @@ def _refusal(rel: str, why: str) -> str:
     )
 
 
-def _bash(root: Path, command: str, protected: _Protected, cwd: object) -> str | None:
-    try:
-        words = shlex.split(command, comments=True, posix=True)
-    except ValueError:
-        words = command.split()
-    for i, word in enumerate(words):
-        if os.path.basename(word) == "git":
-            sub = _git_subcommand(words[i + 1 :])
+def _bash(
+    root: Path, data: Mapping[str, Any], protected: _Protected | None, event: Mapping[str, Any]
+) -> str | None:
+    """A Bash call: the helper's commands and git's (exact, by each simple
+    command's name), leaving the sandbox (refused), and, where Claude Code's
+    sandbox is off, the unambiguous writes of a protected path. ``protected`` is
+    None when no cycle is in flight."""
+    from gtd.auto import cmdline
+
+    simples = cmdline.parse(data["command"])
+    subagent = bool(event.get("agent_id"))
+    for simple in simples:
+        name = os.path.basename(simple.name or "")
+        if name == "gtd":
+            why = _helper_command(simple.args, subagent, protected is not None)
+            if why is not None:
+                return why
+        elif name == "git" and protected is not None:
+            sub = _git_subcommand([w or "" for w in simple.args])
             if sub in _FORBIDDEN_GIT:
                 return (
                     f"gtd: `git {sub}` is not allowed while a cycle is in flight: leave "
                     "your work uncommitted in the working tree; the helper commits or "
                     "reverts it after you finish."
                 )
-        if os.path.basename(word) == "gtd":
-            named = [w for w in words[i + 1 : i + 3] if not w.startswith("-")]
-            group, sub = [*named, None, None][:2]
-            if (group, sub) in _FORBIDDEN_GTD or (group, None) in _FORBIDDEN_GTD:
-                said = " ".join(w for w in ("gtd", group, sub) if w)
-                return (
-                    f"gtd: `{said}` is not allowed while a cycle is in flight: the loop runs "
-                    "the helper's commands. Do your task, run the tests, and finish."
-                )
-    targets = [m.group(1) for m in _REDIRECT.finditer(command)]
-    for i, word in enumerate(words):
-        name = os.path.basename(word)
-        operands = [w for w in words[i + 1 :] if not w.startswith("-")]
-        if name in _COPIERS:
-            targets += operands[-1:]  # cp a b: only b is written
-        elif name in _WRITERS:
-            targets += operands
-    if _IN_PLACE.search(command):
-        targets += [w for w in words if not w.startswith("-")]
-    for target in targets:
-        plain = os.path.expanduser(target.strip("'\""))  # the shell expands ~
-        rel = _relative(root, plain, cwd)
-        if rel is None:
-            outside = _outside(plain, cwd)
-            if outside is not None:
-                return outside
+    if protected is None:
+        return None
+    if _sandboxed(root):
+        if data.get("dangerouslyDisableSandbox"):
+            return (
+                "gtd: commands run inside the sandbox while a cycle is in flight "
+                "(`dangerouslyDisableSandbox` is refused). Do the task with what the "
+                "sandbox allows: everything in the repository but the protected files."
+            )
+        return None  # the operating system fences every write: nothing to guess
+    cwd: str | None = event.get("cwd") if isinstance(event.get("cwd"), str) else str(root)
+    for simple in simples:
+        if os.path.basename(simple.name or "") in ("cd", "pushd"):
+            to = simple.args[0] if simple.args else "~"
+            # a literal folder is followed; any other leaves relative paths unknown
+            cwd = None if to is None or cwd is None else os.path.join(cwd, os.path.expanduser(to))
             continue
-        why = protected.why(rel)
-        if why is not None:
-            return _refusal(rel or target, why)
+        for target in _written(simple):
+            plain = os.path.expanduser(target)  # the shell expands ~
+            if cwd is None and not os.path.isabs(plain):
+                continue
+            rel = _relative(root, plain, cwd)
+            if rel is None:
+                outside = _outside(plain, cwd)
+                if outside is not None:
+                    return outside
+                continue
+            why = protected.why(rel)
+            if why is not None:
+                return _refusal(rel or target, why)
     return None
+
+
+def sandboxed_bash(root: Path, event: Mapping[str, Any]) -> str | None:
+    """Why the implementer's Bash call may run without asking, or None.
+
+    With the sandbox on, Claude Code approves a sandboxed command by itself
+    (``autoAllowBashIfSandboxed``) but still asks a person about some (`sed` with
+    some scripts, `perl -i`, `find -delete`, `sh -c`...): at night nobody answers,
+    and the cycle stalls. The operating system fences what such a command may
+    write, so a subagent's Bash call in a cycle is approved here — unless it asks
+    to leave the sandbox or runs the helper (whose commands Claude Code runs
+    outside it); :func:`decide` refuses those first."""
+    data = event.get("tool_input")
+    if event.get("tool_name") != "Bash" or not event.get("agent_id"):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("command"), str):
+        return None
+    if data.get("dangerouslyDisableSandbox") or not _sandboxed(root):
+        return None
+    journal = _journal(root)
+    if journal is None or journal.get("phase") != "agent":
+        return None
+    from gtd.auto import cmdline
+
+    names = {os.path.basename(s.name or "") for s in cmdline.parse(data["command"])}
+    if "gtd" in names or (not names and data["command"].strip()):
+        return None  # unreadable: Claude Code's own checks decide
+    return "gtd: runs in Claude Code's sandbox (protected files are read-only there)"
+
+
+def _helper_command(args: list[str | None], subagent: bool, in_flight: bool) -> str | None:
+    named = [w for w in args[:2] if w is not None and not w.startswith("-")]
+    group, sub = [*named, None, None][:2]
+    said = " ".join(w for w in ("gtd", group, sub) if w)
+    if subagent and group in _LOOP_GROUPS:
+        # Some of these run outside Claude Code's sandbox (its excludedCommands):
+        # the loop's door, never the implementer's.
+        return (
+            f"gtd: `{said}` is the loop's to run, not a subagent's. Do your task, run "
+            "the tests, and finish: the loop ends the cycle."
+        )
+    if in_flight and ((group, sub) in _FORBIDDEN_GTD or (group, None) in _FORBIDDEN_GTD):
+        return (
+            f"gtd: `{said}` is not allowed while a cycle is in flight: the loop runs "
+            "the helper's commands. Do your task, run the tests, and finish."
+        )
+    return None
+
+
+def _sandboxed(root: Path) -> bool:
+    from gtd.auto import sandbox
+
+    return sandbox.recorded(root)
+
+
+def _written(simple: Any) -> list[str]:
+    """The plain-literal paths one simple command writes, as far as it is
+    unambiguous: its output redirections, the operands of a command that
+    writes its operands, a copy's destination, an in-place edit's files."""
+    from gtd.auto.cmdline import writes
+
+    out = [t for op, t in simple.redirects if writes(op) and t]
+    name = os.path.basename(simple.name or "")
+    args: list[str | None] = simple.args
+    operands = [w for w in args if w is not None and not w.startswith("-")]
+    if name in _WRITERS:
+        out += operands
+    elif name in _COPIERS:
+        into = _option_value(args, ("-t", "--target-directory"))
+        if into is not None:
+            sources = [w for w in operands if w != into]
+            out += [os.path.join(into, os.path.basename(w)) for w in sources]
+        elif len(operands) >= 2 and all(w is not None for w in args):
+            out += operands[-1:]
+    elif name in _IN_PLACE_EDITORS and any(_in_place(w) for w in args if w is not None):
+        out += operands
+    elif name == "dd":
+        out += [w[3:] for w in operands if w.startswith("of=")]
+    return out
+
+
+def _option_value(args: list[str | None], names: tuple[str, ...]) -> str | None:
+    for i, word in enumerate(args):
+        if word in names and i + 1 < len(args):
+            return args[i + 1]
+        for name in names:
+            if word is not None and word.startswith(name + "="):
+                return word[len(name) + 1 :]
+    return None
+
+
+def _in_place(word: str) -> bool:
+    return (
+        word == "--in-place"
+        or word.startswith("--in-place=")
+        or bool(re.fullmatch(r"-[a-zA-Z]*i\S*", word))
+    )
 
 
 def _git_subcommand(rest: list[str]) -> str | None:

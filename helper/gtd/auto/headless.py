@@ -54,6 +54,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -133,6 +134,11 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
     config = load_auto_config(root)
     timeout_min = config.agent_timeout_minutes
     reviewer = _reviewer(config.review_command, argv)
+    from gtd.auto import agent_fence, sandbox
+
+    unfenced = agent_fence.wrap(argv, root)[1]
+    if unfenced:  # a note, not a verdict: stderr keeps the loop's lines as they are
+        print(f"gtd loop: {unfenced}", file=sys.stderr)
     _take_sigint()
 
     cycles = 0
@@ -172,12 +178,17 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
                 return code
             continue
         if status != "task":
+            sandbox.follow(root, dict(answer))  # the loop ends: the settings go
             return _stop(status, answer, say)
         cycles += 1
         phase = "agent"
         cycle = int(answer["cycle"])
         try:
-            result = proc.run(argv, root, timeout=timeout_min * 60, input_text=answer["brief_text"])
+            # fenced anew each cycle: the last cycle's tests are protected now
+            fenced = agent_fence.wrap(argv, root)[0]
+            result = proc.run(
+                fenced, root, timeout=timeout_min * 60, input_text=answer["brief_text"]
+            )
             _keep_output(root, cycle, result)
             phase = "checking"
             code, tail = agent_status(result), agent_tail(result, timeout_min)

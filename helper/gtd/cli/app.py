@@ -267,6 +267,20 @@ def _auto_status(as_json: bool = JsonOpt) -> None:
     raise typer.Exit(auto_cmd.status(as_json))
 
 
+@auto_app.command("sandbox")
+def _auto_sandbox(
+    off: bool = typer.Option(False, "--off", help="Take gtd's sandbox block out of the settings."),
+    everywhere: bool = typer.Option(
+        False, "--all", help="With --off: in every repository gtd wrote it to."
+    ),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Claude Code's sandbox settings of auto mode: on, off or unavailable here."""
+    from gtd.cli import auto_cmd
+
+    raise typer.Exit(auto_cmd.sandbox(off, everywhere, as_json))
+
+
 # -- verify and the headless loop ------------------------------------------------------
 
 

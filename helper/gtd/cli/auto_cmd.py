@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gtd.cli.cycle_cmd import fence, render
 from gtd.cli.output import emit, root
 
 
@@ -11,6 +12,31 @@ def setup(as_json: bool, accept: bool = False) -> int:
     from gtd.clock import now
 
     answer = run_setup(root(), now(), accept=accept)
+    fence(answer)
+    emit(answer, render(answer), as_json)
+    return 0
+
+
+def sandbox(off: bool, everywhere: bool, as_json: bool) -> int:
+    """`gtd auto sandbox [--off [--all]]` (docs/sandbox.md)."""
+    from gtd.auto import sandbox as box
+    from gtd.git import Git
+
+    if off and everywhere:
+        done = box.remove_everywhere()
+        answer = {
+            "status": "off",
+            "removed": done,
+            "message": f"removed in {len(done)} repositories",
+        }
+    else:
+        here = root()
+        git = Git(here)
+        if off:
+            box.remove(here, git)
+        why = box.unavailable()
+        status = "on" if box.active(git) else "unavailable" if why else "off"
+        answer = {"status": status, "settings": box.SETTINGS, "message": why or f"sandbox {status}"}
     emit(answer, render(answer), as_json)
     return 0
 

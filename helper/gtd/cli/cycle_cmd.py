@@ -42,6 +42,7 @@ def begin(as_json: bool, tick: bool = False) -> int:
             "message": exc.render().replace("\n", " "),
             "next": "stop the loop and show the user this message",
         }
+    fence(answer)
     emit(answer, render(answer), as_json)
     return 0
 
@@ -53,6 +54,7 @@ def end(
     from gtd.clock import now
 
     answer = Cycle(root(), now()).end(learning, cycle=cycle, review=review)
+    fence(answer)
     emit(answer, render(answer), as_json)
     return 0
 
@@ -64,6 +66,18 @@ def reset(as_json: bool, task: str | None) -> int:
     answer = Cycle(root(), now()).reset(task)
     emit(answer, render(answer), as_json)
     return 0
+
+
+def fence(answer: Any) -> None:
+    """Claude Code's sandbox settings follow the loop (gtd.auto.sandbox)."""
+    from gtd.auto import sandbox
+    from gtd.errors import GtdError
+
+    try:
+        here = root()
+    except GtdError:
+        return
+    sandbox.follow(here, answer)
 
 
 def render(answer: Mapping[str, Any]) -> str:

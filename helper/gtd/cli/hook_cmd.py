@@ -22,7 +22,11 @@ def pre_tool_use() -> int:
         if guard.is_tick(event):
             text = guard.answer(guard.tick_allowed(root), "allow")
         else:
-            text = guard.answer(guard.decide(root, event))
+            refused = guard.decide(root, event)
+            if refused is None and guard.sandboxed_bash(root, event) is not None:
+                text = guard.answer(guard.sandboxed_bash(root, event), "allow")
+            else:
+                text = guard.answer(refused)
     except Exception:  # a broken guard must never block the session
         return 0
     if text:

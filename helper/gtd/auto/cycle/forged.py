@@ -38,7 +38,7 @@ def check(git: Git, since: float, cycle: int) -> str | None:
     since_ns = int(since * 1e9)
     aside = git_dir / PRIVATE_DIR / "forged" / f"cycle-{cycle}"
     alternates = objects / "info" / "alternates"
-    if _changed(alternates, since_ns):
+    if _changed(alternates, since_ns) and _names_a_store(alternates):
         _move(alternates, aside)
         return (
             f"git's object stores changed during the cycle: {alternates} (an alternate "
@@ -69,6 +69,16 @@ def check(git: Git, since: float, cycle: int) -> str | None:
         f"{bad[0]}{more}, moved to {aside}; if git now reports an object missing, "
         "restore it from a clone, then `gtd cycle begin`"
     )
+
+
+def _names_a_store(alternates: Path) -> bool:
+    """Whether the alternates file lists any store. An empty one adds none: Claude
+    Code's sandbox creates it empty, as the mount point of its write protection of
+    that path, the first time a sandboxed command runs (docs/sandbox.md)."""
+    try:
+        return bool(fsio.read_bytes(alternates).strip())
+    except OSError:
+        return True  # unreadable: judged as written
 
 
 def _move(path: Path, folder: Path, name: str | None = None) -> None:

@@ -1,0 +1,134 @@
+"""`gtd auto setup` writes Claude Code's sandbox settings into the project's
+`.claude/settings.local.json`, a cycle's begin refreshes them, the loop's end
+removes them, and the person's own file comes back byte for byte. Real
+repository, real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gtd.auto import sandbox
+from gtd.git import Git
+from tests.conftest import Repo, run_gtd
+from tests.integration.calc_project import gtd_json, make_project
+
+PERSON = (
+    '{\n    "permissions": {"allow": ["Bash(make:*)"]},\n    "sandbox": {"enabled": false}\n}\n'
+)
+
+
+@pytest.fixture(autouse=True)
+def _needs_the_sandbox() -> None:
+    why = sandbox.unavailable()
+    if why is not None:
+        pytest.skip(f"Claude Code's sandbox cannot start here: {why}")
+
+
+def settings(repo: Repo) -> dict[str, object]:
+    data = json.loads((repo.path / sandbox.SETTINGS).read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_setup_writes_the_block_and_the_loops_end_gives_the_persons_file_back(
+    repo: Repo,
+) -> None:
+    make_project(repo)
+    sandbox.remove(repo.path, Git(repo.path))
+    (repo.path / ".claude").mkdir(exist_ok=True)
+    (repo.path / sandbox.SETTINGS).write_text(PERSON)
+    assert sandbox.apply(repo.path, Git(repo.path))
+    begun = gtd_json(repo, "cycle", "begin")
+    assert begun["status"] == "task"
+    block = settings(repo)["sandbox"]
+    assert isinstance(block, dict)
+    assert block["enabled"] is True
+    assert block["autoAllowBashIfSandboxed"] is True
+    assert "gtd cycle end:*" in block["excludedCommands"]
+    deny = block["filesystem"]["denyWrite"]
+    real = repo.path.resolve()
+    for rel in (".git", ".deepflow", "PLAN.md", "tests/test_calc.py", "conftest.py"):
+        assert str(real / rel) in deny, rel
+    assert str(real / "calc.py") not in deny  # the agent's work stays writable
+    assert settings(repo)["permissions"] == {"allow": ["Bash(make:*)"]}
+    assert git_is_clean(repo)  # the settings file is never the project's change
+
+    sandbox.remove(repo.path, Git(repo.path))
+    assert (repo.path / sandbox.SETTINGS).read_text() == PERSON
+    assert not sandbox.recorded(repo.path)
+
+
+def test_a_file_we_created_is_gone_after_the_loop(repo: Repo) -> None:
+    make_project(repo)
+    assert sandbox.recorded(repo.path)
+    sandbox.remove(repo.path, Git(repo.path))
+    assert not (repo.path / sandbox.SETTINGS).exists()
+    assert not (repo.path / ".claude").exists()  # the folder gtd made goes too
+    again = gtd_json(repo, "auto", "setup")
+    assert again["sandbox"] == f"on ({sandbox.SETTINGS})"
+
+
+def test_a_halt_removes_the_block(repo: Repo) -> None:
+    make_project(repo)
+    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+    assert sandbox.recorded(repo.path)
+    # the implementer changes nothing three times: the breaker trips at its threshold
+    for _ in range(5):
+        answer = gtd_json(repo, "cycle", "end")
+        if answer.get("next") == "halt" or answer["status"] == "halted":
+            break
+        assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+    else:
+        pytest.fail("the breaker never tripped")
+    assert not sandbox.recorded(repo.path)
+    assert not (repo.path / sandbox.SETTINGS).exists()
+
+
+def test_a_broken_settings_file_is_named_and_left_alone(repo: Repo) -> None:
+    make_project(repo)
+    sandbox.remove(repo.path, Git(repo.path))
+    (repo.path / ".claude").mkdir(exist_ok=True)
+    (repo.path / sandbox.SETTINGS).write_text("{ not json")
+    answer = gtd_json(repo, "auto", "setup")
+    assert answer["status"] == "ready"
+    assert "settings.local.json" in str(answer.get("warning"))
+    assert "sandbox" not in answer or not str(answer["sandbox"]).startswith("on")
+    assert (repo.path / sandbox.SETTINGS).read_text() == "{ not json"
+    assert not sandbox.recorded(repo.path)
+
+
+def test_a_tracked_settings_file_is_not_written(repo: Repo) -> None:
+    """A person who commits their local settings would see every cycle answer
+    `dirty`: there the sandbox is not set (the text guard is the fence)."""
+    (repo.path / ".claude").mkdir()
+    (repo.path / sandbox.SETTINGS).write_text(PERSON)
+    make_project(repo)
+    assert repo.git("ls-files", sandbox.SETTINGS).strip()
+    assert not sandbox.recorded(repo.path)
+    assert (repo.path / sandbox.SETTINGS).read_text() == PERSON
+    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+
+
+def git_is_clean(repo: Repo) -> bool:
+    return repo.git("status", "--porcelain") == ""
+
+
+def test_off_everywhere_takes_the_block_out_of_every_repository(repo: Repo, tmp_path: Path) -> None:
+    """What `install.py --uninstall` runs: every repository gtd wrote the block
+    to (its registry, in the user's state folder) gets its settings back."""
+    make_project(repo)
+    sandbox.remove(repo.path, Git(repo.path))
+    (repo.path / ".claude").mkdir(exist_ok=True)
+    (repo.path / sandbox.SETTINGS).write_text(PERSON)
+    assert sandbox.apply(repo.path, Git(repo.path))
+    assert str(repo.path.resolve()) in sandbox.registered()
+    res = run_gtd(tmp_path, "auto", "sandbox", "--off", "--all", "--json")
+    assert res.code == 0, res.stderr
+    assert str(repo.path.resolve()) in res.json["removed"]
+    assert (repo.path / sandbox.SETTINGS).read_text() == PERSON
+    assert sandbox.registered() == []
+    here = run_gtd(repo.path, "auto", "sandbox", "--json").json
+    assert here["status"] == "off"
