@@ -325,10 +325,12 @@ class Cycle:
         if tree.head != st.summary.get("head"):
             return self._refresh(st, tree.head, tree.branch)
         from gtd.auto.ratchet.contract import EVIDENCE_KINDS
+        from gtd.auto.ratchet.doctests import FORMAT as DOCTEST_DIGEST
 
         if (
             st.summary.get("evidence_kinds") != list(EVIDENCE_KINDS)
             or st.summary.get("plugin_hooks") is not True
+            or st.summary.get("doctest_digest") != DOCTEST_DIGEST
         ):
             return self._refresh(st, tree.head, tree.branch, upgraded=True)
         state.mend_snapshot_mirror(self.root, self.git, st)
