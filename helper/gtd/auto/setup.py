@@ -315,6 +315,13 @@ def _ready_answer(
     if dirty:
         answer["dirty"] = dirty
         answer["warning"] = "uncommitted changes: every tick answers `dirty` until you commit them"
+    from gtd.auto import install_metadata
+
+    # Tracked files the project's install rewrites: said before the first tick
+    # answers `dirty` for them.
+    regenerated = install_metadata.folders(git.run("ls-files", "-z").split("\0"))
+    if regenerated:
+        answer["install_metadata"] = install_metadata.advice(regenerated)
     answer["next"] = f"start the loop: {LOOP_COMMAND}"
     return answer
 

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         flaky: list[str]
         skipped_by_environment: list[str]
         look_at: list[str]
+        install_metadata: str
         review: str
         recovered: str
         previous: str
@@ -175,13 +176,18 @@ def stopped(journal: Journal) -> Answer:
     }
 
 
-def dirty(changed: Sequence[str]) -> Answer:
-    return {
+def dirty(changed: Sequence[str], install_metadata: str | None = None) -> Answer:
+    """``install_metadata``: the advice on tracked files the project's install
+    regenerates (gtd.auto.install_metadata), where some of ``changed`` are."""
+    answer: Answer = {
         "status": "dirty",
         "paths": list(changed),
         "message": f"{len(changed)} uncommitted change(s) not made by a cycle, untouched",
         "next": "end this tick; the human commits or stashes their work",
     }
+    if install_metadata:
+        answer["install_metadata"] = install_metadata
+    return answer
 
 
 def complete(done: int) -> Answer:

@@ -313,7 +313,7 @@ class Cycle:
             )
         dirty = _uncommitted(tree)
         if dirty:
-            return answers.dirty(dirty), None
+            return answers.dirty(dirty, _install_metadata(tree)), None
         assert st.summary is not None
         from gtd.auto.cycle import seals
 
@@ -960,6 +960,15 @@ def _uncommitted(tree: WorkTree) -> list[str]:
     yet visible (a `.gitignore` negation a cycle committed), which are nobody's
     work; counted, they would stop every later cycle."""
     return [e.path for e in tree.entries if not (e.untracked and paths.is_private(e.path))]
+
+
+def _install_metadata(tree: WorkTree) -> str | None:
+    """The advice on tracked files among the changes that the project's install
+    regenerates (a ``*.egg-info/``): they stay the person's to commit or untrack."""
+    from gtd.auto import install_metadata
+
+    found = install_metadata.folders(e.path for e in tree.entries if not e.untracked)
+    return install_metadata.advice(found) if found else None
 
 
 def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
