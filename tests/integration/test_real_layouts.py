@@ -75,6 +75,7 @@ def test_a_new_test_file_outside_testpaths_is_refused_not_committed(repo: Repo) 
     )
     assert repo.git("rev-parse", "HEAD").strip() == before
     assert not (repo.path / "integration" / "test_x.py").exists()
+    assert "new_tests" not in ended  # none ran
 
 
 def test_a_new_test_file_under_testpaths_runs_and_must_pass(repo: Repo) -> None:
@@ -84,9 +85,14 @@ def test_a_new_test_file_under_testpaths_runs_and_must_pass(repo: Repo) -> None:
     failed = _cycle(repo, {"tests/test_x.py": FAILING})
     assert failed["status"] == "reverted", failed
     assert "tests/test_x.py::test_never_true" in str(failed["reason"]), failed
+    assert failed["new_tests"] == "1 ran, 0 passed", failed
     passed = _cycle(repo, {"tests/test_zero.py": PASSING})
     assert passed["status"] == "passed", passed
     assert passed["tests"] == "3 / 3", passed
+    assert passed["new_tests"] == "1 ran, 1 passed", passed
+    # What a person reads: the memory file the report is made from says it too.
+    memory = (repo.path / ".deepflow" / "auto-memory.yaml").read_text()
+    assert "new_tests: '1 ran, 1 passed'" in memory
 
 
 SETUP_PY = (

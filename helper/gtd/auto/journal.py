@@ -76,6 +76,7 @@ class Journal(NamedTuple):
     review_asked_epoch: float | None = None
     review: str | None = None
     review_s: float | None = None
+    new_tests: str | None = None  # how the tests the change adds did ("3 ran, 3 passed")
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

@@ -57,6 +57,7 @@ class CycleRecord(NamedTuple):
     look_at: tuple[str, ...] = ()
     review: str | None = None  # the reviewer's verdict, when one ran
     review_s: float | None = None  # the seconds it took
+    new_tests: str | None = None  # how the tests the cycle added did ("3 ran, 3 passed")
 
 
 class TaskResult(NamedTuple):

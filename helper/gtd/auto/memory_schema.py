@@ -120,6 +120,7 @@ CYCLE = schema.Fields(
         "agent_tail": TEXT,
         "flaky": schema.Each(TEXT),
         "skipped_by_environment": schema.Each(TEXT),
+        "new_tests": TEXT,
     },
     required=("cycle", "task", "status", "at"),
     closed=False,
@@ -225,6 +226,7 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         look_at=tuple(e.get("look_at", ())),
         review=e.get("review"),
         review_s=e.get("review_s"),
+        new_tests=e.get("new_tests"),
     )
 
 
@@ -276,6 +278,7 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("look_at", list(rec.look_at) or None),
         ("review", rec.review),
         ("review_s", rec.review_s),
+        ("new_tests", rec.new_tests),
     ]
 
 

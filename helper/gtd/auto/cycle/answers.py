@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         skipped_by_environment: list[str]
         look_at: list[str]
         install_metadata: str
+        new_tests: str
         review: str
         recovered: str
         previous: str
@@ -267,6 +268,8 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         answer["kept"] = rec.kept or f"{paths.REVERTED_REF}{rec.cycle}"
     if rec.tests_total is not None:
         answer["tests"] = f"{rec.tests_passed} / {rec.tests_total}"
+    if rec.new_tests:
+        answer["new_tests"] = rec.new_tests
     if rec.flaky:
         from gtd.auto.readable import word
 

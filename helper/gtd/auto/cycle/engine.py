@@ -889,7 +889,7 @@ class Cycle:
             kept=None if status == "passed" else f"{reverted_ref(self.git)}{current.cycle}",
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
             env_skipped=current.env_skipped, look_at=current.look_at, review=current.review,
-            review_s=current.review_s,
+            review_s=current.review_s, new_tests=current.new_tests,
         )  # fmt: skip
         new: list[records.Record] = [rec]
         mem = records.apply(records.fold(st.records), rec)

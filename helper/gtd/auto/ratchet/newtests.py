@@ -17,7 +17,7 @@ from __future__ import annotations
 import configparser
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gtd.auto.ratchet import files
 from gtd.auto.ratchet.results import Item
@@ -83,6 +83,21 @@ def reasons(unrun: Sequence[str], paths: Sequence[str], old_tests: Iterable[str]
             where = "the test command does not collect it"
         out.append(f"new test file {path} did not run: {where}: {advice}")
     return out
+
+
+def tally(before: Mapping[str, str] | None, after: Mapping[str, str] | None) -> str | None:
+    """How the tests ``after`` holds and ``before`` (the baseline's) does not did:
+    "3 ran, 3 passed" (", 1 skipped" where some were); None when there are none,
+    or no per-test outcomes to tell."""
+    if after is None:
+        return None
+    new = [outcome for test, outcome in after.items() if before is None or test not in before]
+    if not new:
+        return None
+    passed = sum(1 for o in new if o in ("passed", "xpassed"))
+    skipped = sum(1 for o in new if o in ("skipped", "xfailed"))
+    text = f"{len(new)} ran, {passed} passed"
+    return text + (f", {skipped} skipped" if skipped else "")
 
 
 def _under(path: str, root: str) -> bool:

@@ -9,6 +9,7 @@ from gtd.auto.ratchet.newtests import (
     collected_files,
     configured_paths,
     reasons,
+    tally,
 )
 from gtd.auto.ratchet.results import Item
 
@@ -73,3 +74,16 @@ def test_reasons_say_where_tests_go() -> None:
         " put it where the tests run"
     ]
     assert reasons([], ["tests"], []) == []
+
+
+def test_tally_counts_the_tests_the_baseline_did_not_hold() -> None:
+    before = {"tests/test_a.py::test_one": "passed"}
+    after = {
+        "tests/test_a.py::test_one": "failed",  # an old one: not counted here
+        "tests/test_b.py::test_two": "passed",
+        "tests/test_b.py::test_three": "failed",
+        "tests/test_b.py::test_four": "skipped",
+    }
+    assert tally(before, after) == "3 ran, 1 passed, 1 skipped"
+    assert tally(before, {"tests/test_a.py::test_one": "passed"}) is None
+    assert tally(before, None) is None
