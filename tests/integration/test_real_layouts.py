@@ -138,3 +138,14 @@ def test_install_metadata_the_install_rewrote_is_named_with_the_command(repo: Re
     assert (repo.path / "calc.egg-info" / "SOURCES.txt").exists()  # kept, now ignored
     answer = gtd_json(repo, "cycle", "begin")
     assert answer["status"] == "task", answer
+
+
+def test_untracked_install_metadata_never_makes_the_tree_dirty(repo: Repo) -> None:
+    """The common case: the project tracks no egg-info, and its install writes one."""
+    repo.write("setup.py", SETUP_PY)
+    make_project(repo)
+    _egg_info(repo)
+    assert (repo.path / "calc.egg-info" / "PKG-INFO").exists()
+    assert repo.git("status", "--porcelain").strip() == ""
+    answer = gtd_json(repo, "cycle", "begin")
+    assert answer["status"] == "task", answer
