@@ -133,6 +133,15 @@ def test_install_metadata_the_install_rewrote_is_named_with_the_command(repo: Re
         f" (pip install -e .); stop tracking it: `{command}`",
     ]
     assert "calc.egg-info/SOURCES.txt" in repo.git("status", "--porcelain")  # untouched
+    # Set-up says the same before any tick meets it.
+    repo.git("stash", "-q")
+    setup = run_cli(repo, "auto", "setup")
+    assert setup.code == 0, setup.stderr
+    assert (
+        "install_metadata: calc.egg-info/: tracked, and rewritten by the project's install"
+        f" (pip install -e .); stop tracking it: `{command}`"
+    ) in setup.stdout.splitlines(), setup.stdout
+    repo.git("stash", "pop", "-q")
     subprocess.run(command, shell=True, cwd=repo.path, check=True)
     assert repo.git("status", "--porcelain").strip() == ""
     assert (repo.path / "calc.egg-info" / "SOURCES.txt").exists()  # kept, now ignored
