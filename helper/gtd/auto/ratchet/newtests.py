@@ -105,13 +105,19 @@ def _under(path: str, root: str) -> bool:
 
 
 def _usual_folder(old_tests: Iterable[str]) -> str:
-    """The top folder holding most of the test modules, "." for the root."""
+    """Where the suite's test modules are: the folder all of them share, else the
+    top folder holding most of them ("." for the root)."""
+    folders = [posixpath.dirname(p) or "." for p in old_tests if _TEST_MODULE.search(p)]
+    if not folders:
+        return ""
+    shared = posixpath.commonpath(folders) if "." not in folders else ""
+    if shared:
+        return shared
     counts: dict[str, int] = {}
-    for path in old_tests:
-        if _TEST_MODULE.search(path):
-            top = path.split("/", 1)[0] if "/" in path else "."
-            counts[top] = counts.get(top, 0) + 1
-    return max(sorted(counts), key=lambda k: counts[k]) if counts else ""
+    for folder in folders:
+        top = folder.split("/", 1)[0]
+        counts[top] = counts.get(top, 0) + 1
+    return max(sorted(counts), key=lambda k: counts[k])
 
 
 def ini_name(inipath: str | None) -> str:

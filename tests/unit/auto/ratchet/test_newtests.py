@@ -69,6 +69,11 @@ def test_reasons_say_where_tests_go() -> None:
         "new test file integration/test_x.py did not run: the test command does not collect"
         " it: put it under tests/"
     ]
+    # A command limited to the package folder: the folder its tests share.
+    nested = ["src/pkg/tests/test_a.py", "src/pkg/tests/unit/test_b.py"]
+    assert reasons(["integration/test_x.py"], [], nested)[0].endswith(
+        ": put it under src/pkg/tests/"
+    )
     assert reasons(["test_x.py"], [], []) == [
         "new test file test_x.py did not run: the test command does not collect it:"
         " put it where the tests run"
