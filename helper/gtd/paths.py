@@ -27,8 +27,8 @@ PRIVATE_DIR = "gtd"
 
 # The block `gtd auto setup` keeps in .git/info/exclude: gtd's private files are
 # ignored on every branch (an ignore file committed on one branch is absent on the
-# next), and so is the litter test runs leave (bytecode, caches, coverage data),
-# which would otherwise make the tree dirty between cycles.
+# next), and so is the litter test runs and installs leave (bytecode, caches,
+# coverage data, egg-info), which would otherwise make the tree dirty between cycles.
 EXCLUDE_BEGIN = "# >>> gtd auto mode (managed by `gtd auto setup`)"
 EXCLUDE_END = "# <<< gtd auto mode"
 EXCLUDE_LINES = (
@@ -43,6 +43,9 @@ EXCLUDE_LINES = (
     ".hypothesis/",
     # Claude Code's personal settings, where the sandbox block goes (gtd.auto.sandbox)
     "/.claude/settings.local.json",
+    # What an install step writes beside the code (pip install -e .): the project's
+    # own when tracked (an exclude line never hides a tracked file).
+    "*.egg-info/",
 )
 
 

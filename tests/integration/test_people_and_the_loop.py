@@ -67,7 +67,7 @@ def test_auto_modes_files_are_ignored_on_every_branch(repo: Repo) -> None:
     assert tracked == [".deepflow/config.yaml"]
 
 
-@pytest.mark.parametrize("recorded", ["evidence_kinds", "plugin_hooks"])
+@pytest.mark.parametrize("recorded", ["evidence_kinds", "plugin_hooks", "doctest_digest"])
 def test_a_snapshot_an_older_gtd_took_is_taken_again_before_the_next_task(
     repo: Repo, recorded: str
 ) -> None:

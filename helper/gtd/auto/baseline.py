@@ -39,6 +39,7 @@ def summary(
     """What every tick needs, small: the sealed config and the snapshot's facts;
     ``environment``, the test environment's fingerprint the baseline ran in
     (gtd.auto.ratchet.environment): every `begin` compares it."""
+    from gtd.auto.ratchet.doctests import FORMAT as DOCTEST_DIGEST
     from gtd.auto.ratchet.environment import FORMAT
 
     return {
@@ -55,6 +56,9 @@ def summary(
         # whether the baseline's plugins' hooks are recorded where a plugin
         # reported (Environment.hooks): a snapshot before they were is taken again
         "plugin_hooks": snap.environment.plugins is None or snap.environment.hooks is not None,
+        # what a doctest's digest covers (gtd.auto.ratchet.doctests.FORMAT): a
+        # snapshot whose digests covered the whole docstring is taken again
+        "doctest_digest": DOCTEST_DIGEST,
         # the keys of a cycle's seals (gtd.auto.cycle.seals.environment_changes)
         "environment": environment,
         "environment_format": FORMAT if environment is not None else None,

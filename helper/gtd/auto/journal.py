@@ -81,6 +81,7 @@ class Journal(NamedTuple):
     # The harness stopped the agent (gtd.auto.harness.Stop's fields): the cycle is
     # kept and recorded as paused, never judged.
     pause: dict[str, Any] | None = None
+    new_tests: str | None = None  # how the tests the change adds did ("3 ran, 3 passed")
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

@@ -76,6 +76,7 @@ class CycleRecord(NamedTuple):
     # stopped the agent (gtd.auto.harness kinds: "usage limit", "overloaded", ...).
     until: str | None = None
     harness: str | None = None
+    new_tests: str | None = None  # how the tests the cycle added did ("3 ran, 3 passed")
 
 
 class Pause(NamedTuple):

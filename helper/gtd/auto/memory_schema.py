@@ -124,6 +124,7 @@ CYCLE = schema.Fields(
         "your_work": schema.Each(TEXT),
         "until": WHEN,
         "harness": TEXT,
+        "new_tests": TEXT,
     },
     required=("cycle", "task", "status", "at"),
     closed=False,
@@ -232,6 +233,7 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         yours=tuple(e.get("your_work", ())),
         until=e.get("until"),
         harness=e.get("harness"),
+        new_tests=e.get("new_tests"),
     )
 
 
@@ -286,6 +288,7 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("your_work", list(rec.yours) or None),
         ("until", rec.until),
         ("harness", rec.harness),
+        ("new_tests", rec.new_tests),
     ]
 
 

@@ -322,6 +322,13 @@ def _ready_answer(
         warnings.append("uncommitted changes: every tick answers `dirty` until you commit them")
     if warnings:
         answer["warning"] = "; ".join(warnings)
+    from gtd.auto import install_metadata
+
+    # Tracked files the project's install rewrites: said before the first tick
+    # answers `dirty` for them.
+    regenerated = install_metadata.folders(git.run("ls-files", "-z").split("\0"))
+    if regenerated:
+        answer["install_metadata"] = install_metadata.advice(regenerated)
     answer["next"] = f"start the loop: {LOOP_COMMAND}"
     return answer
 

@@ -71,6 +71,8 @@ if TYPE_CHECKING:
         flaky: list[str]
         skipped_by_environment: list[str]
         look_at: list[str]
+        install_metadata: str
+        new_tests: str
         review: str
         your_work: list[str]
         recovered: str
@@ -191,13 +193,18 @@ def stopped(journal: Journal) -> Answer:
     }
 
 
-def dirty(changed: Sequence[str]) -> Answer:
-    return {
+def dirty(changed: Sequence[str], install_metadata: str | None = None) -> Answer:
+    """``install_metadata``: the advice on tracked files the project's install
+    regenerates (gtd.auto.install_metadata), where some of ``changed`` are."""
+    answer: Answer = {
         "status": "dirty",
         "paths": list(changed),
         "message": f"{len(changed)} uncommitted change(s) not made by a cycle, untouched",
         "next": "end this tick; the human commits or stashes their work",
     }
+    if install_metadata:
+        answer["install_metadata"] = install_metadata
+    return answer
 
 
 def complete(done: int) -> Answer:
@@ -283,6 +290,8 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
             answer["kept"] = kept
     if rec.tests_total is not None:
         answer["tests"] = f"{rec.tests_passed} / {rec.tests_total}"
+    if rec.new_tests:
+        answer["new_tests"] = rec.new_tests
     if rec.flaky:
         from gtd.auto.readable import word
 

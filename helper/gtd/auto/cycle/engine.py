@@ -336,7 +336,7 @@ class Cycle:
             )
         dirty = _uncommitted(tree)
         if dirty:
-            return answers.dirty(dirty), None
+            return answers.dirty(dirty, _install_metadata(tree)), None
         assert st.summary is not None
         from gtd.auto.cycle import seals
 
@@ -348,10 +348,12 @@ class Cycle:
         if tree.head != st.summary.get("head"):
             return self._refresh(st, tree.head, tree.branch)
         from gtd.auto.ratchet.contract import EVIDENCE_KINDS
+        from gtd.auto.ratchet.doctests import FORMAT as DOCTEST_DIGEST
 
         if (
             st.summary.get("evidence_kinds") != list(EVIDENCE_KINDS)
             or st.summary.get("plugin_hooks") is not True
+            or st.summary.get("doctest_digest") != DOCTEST_DIGEST
         ):
             return self._refresh(st, tree.head, tree.branch, upgraded=True)
         state.mend_snapshot_mirror(self.root, self.git, st)
@@ -941,7 +943,7 @@ class Cycle:
             kept=None if status == "passed" else kept,
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
             env_skipped=current.env_skipped, look_at=current.look_at, review=current.review,
-            review_s=current.review_s, yours=yours.said(current),
+            review_s=current.review_s, yours=yours.said(current), new_tests=current.new_tests,
         )  # fmt: skip
         mem = records.fold(st.records)
         stop = paused.stop_of(current) if status != "passed" else None
@@ -1020,6 +1022,15 @@ def _uncommitted(tree: WorkTree) -> list[str]:
     yet visible (a `.gitignore` negation a cycle committed), which are nobody's
     work; counted, they would stop every later cycle."""
     return [e.path for e in tree.entries if not (e.untracked and paths.is_private(e.path))]
+
+
+def _install_metadata(tree: WorkTree) -> str | None:
+    """The advice on tracked files among the changes that the project's install
+    regenerates (a ``*.egg-info/``): they stay the person's to commit or untrack."""
+    from gtd.auto import install_metadata
+
+    found = install_metadata.folders(e.path for e in tree.entries if not e.untracked)
+    return install_metadata.advice(found) if found else None
 
 
 def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:

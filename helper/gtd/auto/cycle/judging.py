@@ -56,6 +56,7 @@ class Decision(NamedTuple):
     env_skipped: tuple[str, ...] = ()  # skipped now, as the base commit's code is
     objects_checked: float | None = None  # when the object files' check began
     look_at: tuple[str, ...] = ()  # the diff reader's flagged findings
+    new_tests: str | None = None  # how the tests the change adds did ("3 ran, 3 passed")
 
     def journal(self, current: Journal) -> Journal:
         v = self.verdict
@@ -78,6 +79,7 @@ class Decision(NamedTuple):
             env_skipped=self.env_skipped,
             objects_checked=self.objects_checked,
             look_at=self.look_at,
+            new_tests=self.new_tests,
         )
 
 
@@ -217,6 +219,8 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
                 held=held,
                 environment=lambda: seals.environment_changes(sealed, env_dirs),
             )
+    from gtd.auto.ratchet import newtests
+
     verdict = judged.verdict
     pending = None
     if verdict.passed:
@@ -243,6 +247,7 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
         flaky=judged.flaky,
         env_skipped=judged.env_skipped,
         look_at=look_at,
+        new_tests=newtests.tally(snapshot.baseline.tests, judged.run.tests),
     )
 
 

@@ -443,6 +443,9 @@ def judge_candidate(
             found += _written(git, rm, submodules)
         altered = room.altered(git, rm, expected)
         found += [f"a protected test was changed during the test run: {p}" for p in altered[:1]]
+        if not found and not regressed:
+            runs = (first.report, *((second.report,) if second else ()))
+            found += _unrun_new_tests(git, rm, listing, changes, snapshot, runs)
         environmental = (
             ()
             if found
@@ -478,6 +481,44 @@ def _named_test(git: Git, snapshot: Snapshot, listing: Mapping[str, TreeEntry], 
     if old is None or new is None:
         return reason
     return edits.describe(path, old.data, new.data)
+
+
+def _unrun_new_tests(
+    git: Git,
+    rm: room.Room,
+    listing: Mapping[str, TreeEntry],
+    changes: Sequence[Change],
+    snapshot: Snapshot,
+    reports: Sequence[Report],
+) -> list[str]:
+    """New test files no session collected (gtd.auto.ratchet.newtests): where the
+    plugin reported what pytest collected. The ``testpaths`` the reason quotes is
+    read from the candidate's own blob of the session's configuration file."""
+    from gtd.auto.ratchet import newtests
+
+    if not reports or any(r.source != "plugin" for r in reports):
+        return []
+    added = newtests.added_test_modules(
+        (c.path for c in changes if c.status == "A"), snapshot.test_paths
+    )
+    collected: set[str] = set()
+    for report in reports:
+        collected |= newtests.collected_files(report.items, report.tests)
+    unrun = [p for p in added if p not in collected]
+    if not unrun:
+        return []
+    paths: list[str] = []
+    ini = next((s.inipath for r in reports for s in r.sessions if s.inipath), None)
+    if ini is not None:
+        for top in (rm.tree, rm.tree.resolve()):
+            rel = os.path.relpath(ini, top).replace(os.sep, "/")
+            entry = listing.get(rel)
+            if entry is not None and entry.kind == "blob":
+                (blob,) = git.objects([entry.oid])
+                if blob is not None:
+                    paths = newtests.configured_paths(newtests.ini_name(rel), blob.data)
+                break
+    return newtests.reasons(unrun, paths, snapshot.test_paths)
 
 
 def _excusable(environment: Callable[[], list[str]] | None, found: list[str]) -> bool:

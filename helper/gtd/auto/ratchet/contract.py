@@ -43,7 +43,8 @@ writes whole, holds whole lines); a reader groups them by ``s`` and skips what i
             relative to ``root`` as pytest makes them), ``d`` true for items
             deselected (by ``-k``, ``-m``, a plugin or the selection); for
             doctest-module items ``dg``, beside ``ids``: the sha256 of the
-            docstring each doctest was parsed from (null where unknown)
+            examples each doctest runs (gtd.auto.ratchet.doctests.examples_digest;
+            null where unknown)
 ``t``       one test report: ``id`` node id, ``o`` (one of OUTCOMES), ``w`` phase
             (setup, call, teardown or collect); for a skip ``at`` ("path:line" as
             pytest reports it) and ``r`` the reason; for an xfail ``r``; for a

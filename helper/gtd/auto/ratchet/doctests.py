@@ -14,11 +14,16 @@ counts (it is an attribute when that branch runs); two definitions of one name
 digest together, so either changing counts.
 
 A docstring "has examples" when a line starts with ``>>>`` after spaces (tabs
-expanded), which is doctest's own rule. Its digest covers the docstring's text
-exactly as written (expected output included), so rewriting an example to match
-broken code is "a protected test was changed: <file>::<name> (doctest)", while edits to
-the code around it (the function body, other functions, comments, imports) leave
-every digest unchanged.
+expanded), which is doctest's own rule. Its digest covers what doctest runs and
+compares: each example's source (its ``# doctest:`` directives included) and its
+expected output, in order, as :class:`doctest.DocTestParser` reads them (see
+:func:`examples_digest`). Rewriting, adding, removing or skipping an example, or
+any change to an expected output doctest would see (a space, a blank line that
+ends it sooner), is "a protected test was changed: <file>::<name> (doctest)"; the
+docstring's prose, the indentation and where the examples sit are not the test,
+and neither are the code around it (the function body, other functions,
+comments, imports): they leave every digest unchanged. A docstring doctest
+cannot parse is digested as its whole text (pytest could not collect it).
 
 Text files collected with ``--doctest-glob`` (``*.rst``, ``*.txt``...) are not
 read here: the whole file is the test, so the snapshot hashes them like any
@@ -28,12 +33,16 @@ other test file.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 
 from gtd import digest as sha
 
 UNPARSABLE = "(unparsable)"
+# What a digest covers; a snapshot whose digests covered something else is taken
+# again (gtd.auto.baseline.summary, gtd.auto.cycle.engine).
+FORMAT = "examples"
 
 _EXAMPLE = re.compile(r"^[ ]*>>>", re.MULTILINE)  # doctest's _EXAMPLE_RE, tabs expanded
 _COMPOUND = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.AsyncFor, ast.AsyncWith)
@@ -58,9 +67,31 @@ def doctest_digests(source: bytes, module: str) -> dict[str, str]:
         if has_examples(text):
             texts.setdefault(name, []).append(text)
     return {
-        name: sha.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
-        for name, parts in texts.items()
+        name: _joined([examples_digest(text) for text in parts]) for name, parts in texts.items()
     }
+
+
+def examples_digest(docstring: str) -> str:
+    """sha256 of the examples doctest runs from ``docstring``: the JSON list of
+    ``[source, want]`` pairs. The plugin (gtd.auto.ratchet.pytest_report) computes
+    the same from the ``DocTest`` pytest parsed, to spot a docstring rewritten at
+    import. Options come from the source's directives and an exception's message
+    from the expected output, so the pair is all of it."""
+    import doctest  # (only where a module holds doctests)
+
+    try:
+        examples = doctest.DocTestParser().get_examples(docstring)
+    except ValueError:  # doctest refuses it: any change to the text counts
+        return sha.sha256(("text\0" + docstring).encode("utf-8", "surrogatepass")).hexdigest()
+    pairs = [[example.source, example.want] for example in examples]
+    return sha.sha256(json.dumps(pairs).encode("ascii")).hexdigest()
+
+
+def _joined(digests: list[str]) -> str:
+    """One digest for a name defined once (the digest itself) or more than once."""
+    if len(digests) == 1:
+        return digests[0]
+    return sha.sha256("\0".join(digests).encode("ascii")).hexdigest()
 
 
 def _docstrings(tree: ast.Module, module: str) -> Iterator[tuple[str, str]]:

@@ -3126,15 +3126,20 @@ def _item_kinds() -> tuple[type, type, type]:
 
 
 def _docstring_digest(item: pytest.Item) -> str | None:
-    """sha256 of the docstring a module doctest was parsed from, as the process
-    had it when collected: code can assign ``__doc__`` at import, which the source
-    does not show."""
+    """sha256 of the examples a module doctest runs, as the process had them when
+    collected: code can assign ``__doc__`` at import, which the source does not
+    show. The JSON list of ``[source, want]`` pairs, as
+    gtd.auto.ratchet.doctests.examples_digest digests the source's docstring."""
     import hashlib
 
-    text = getattr(getattr(item, "dtest", None), "docstring", None)
-    if not isinstance(text, str):
+    examples = getattr(getattr(item, "dtest", None), "examples", None)
+    if not isinstance(examples, list):
         return None
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        pairs = [[str(e.source), str(e.want)] for e in examples]
+    except AttributeError:
+        return None
+    return hashlib.sha256(json.dumps(pairs).encode("ascii")).hexdigest()
 
 
 def _item_kind(item: pytest.Item, kinds: tuple[type, type, type]) -> str:

@@ -42,7 +42,8 @@ class Item(NamedTuple):
     """One item pytest collected: its node id and file (both repository-relative
     when inside the repository) and its kind. ``deselected``: collected, not run
     (``-k``, ``-m``, a plugin, or the run's selection). ``docstring``: for a
-    module doctest, the sha256 of the docstring pytest parsed it from."""
+    module doctest, the sha256 of the examples pytest parsed from its docstring
+    (gtd.auto.ratchet.doctests.examples_digest)."""
 
     node_id: str
     file: str

@@ -131,6 +131,14 @@ def test_names_follow_pytest_doctest_items() -> None:
         pytest.param("    value = 0\n", "    value = 1  # changed\n", id="class-attr"),
         pytest.param("def no_example():", "def no_example(x=1):", id="signature"),
         pytest.param('"""Just prose', '"""Just other prose', id="docstring-without-examples"),
+        pytest.param('"""Add.\n', '"""Add two numbers, reworded.\n', id="prose-line"),
+        pytest.param('"""The module.\n', '"""The module.\n\nMore prose.\n', id="prose-added"),
+        pytest.param('"""A calculator.\n', '"""A calculator.\n    Its prose.\n', id="prose-class"),
+        pytest.param(
+            '"""\n            >>> Calc.zero()\n            0\n',
+            '"""Zero.\n\n        >>> Calc.zero()\n        0\n',
+            id="re-indented",
+        ),
     ],
 )
 def test_code_edits_around_doctests_change_nothing(old: str, new: str) -> None:
@@ -148,6 +156,17 @@ def test_code_edits_around_doctests_change_nothing(old: str, new: str) -> None:
         pytest.param(">>> sum([1, 2])\n3", ">>> sum([1, 2])\n4", "m.__test__.extra"),
         pytest.param(">>> modern()", ">>> modern()  # doctest: +SKIP", "m.modern"),
         pytest.param(">>> 'old'", ">>> 'new'", "m.modern"),  # either definition counts
+        pytest.param(">>> add(2, 3)\n", ">>> add(2, 3)  # doctest: +ELLIPSIS\n", "m.add"),
+        pytest.param(
+            ">>> add(2, 3)\n", ">>> add(2, 3) # doctest: +NORMALIZE_WHITESPACE\n", "m.add"
+        ),
+        pytest.param(">>> add(2, 3)\n    5\n", ">>> add(2, 3)\n    5 \n", "m.add"),  # a space
+        pytest.param(
+            '>>> add(2, 3)\n    5\n    """',
+            '>>> add(2, 3)\n    5\n    Prose right under it.\n    """',
+            "m.add",
+        ),
+        pytest.param(">>> add(2, 3)\n    5\n", ">>> add(2, 3)\n    5\n    >>> 1\n    1\n", "m.add"),
     ],
 )
 def test_an_edited_example_changes_its_digest_only(old: str, new: str, name: str) -> None:
@@ -244,11 +263,67 @@ def test_any_code_between_definitions_changes_nothing(top: list[str], middle: li
     assert doctest_digests(edited.encode(), "m") == doctest_digests(base.encode(), "m")
 
 
+def _wants(source: str) -> list[str]:
+    """The expected outputs doctest itself reads from the docstring of ``g``."""
+    import ast
+    import doctest
+
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    text = ast.get_docstring(node, clean=False) or ""
+    return [e.want for e in doctest.DocTestParser().get_examples(text)]
+
+
 @settings(deadline=None)  # a loaded machine must not fail it
 @given(st.text(alphabet="abc 123\n", min_size=1, max_size=20))
 def test_any_change_to_an_expected_output_is_caught(output: str) -> None:
-    assume(output != "1")
     base = 'def g():\n    """>>> g()\n    1\n    """\n'
     edited = base.replace("    1\n", "    " + output.replace("\n", "\n    ") + "\n")
-    assume(edited != base)
+    # Any change doctest compares (a blank line ends the output: what follows is
+    # prose, and trailing blank lines are no output at all).
+    assume(_wants(edited) != _wants(base))
     assert doctest_digests(edited.encode(), "m") != doctest_digests(base.encode(), "m")
+
+
+@settings(deadline=None)  # a loaded machine must not fail it
+@given(st.text(alphabet="abc xyz.,\n", max_size=40), st.text(alphabet="abc xyz.,\n", max_size=40))
+def test_any_prose_around_an_example_changes_nothing(before: str, after: str) -> None:
+    """Prose above an example and after the blank line that ends its output: a
+    person rewording a docstring never touches the doctest."""
+    lines = [line for line in (before + "\n" + after).split("\n") if ">>>" not in line]
+    above = "".join(f"    {line.strip()}\n" for line in lines[:3])
+    below = "".join(f"    {line.strip()}\n" for line in lines[3:])
+    base = 'def g():\n    """Doc.\n\n    >>> g()\n    1\n\n    """\n'
+    edited = f'def g():\n    """Doc.\n{above}\n    >>> g()\n    1\n\n{below}    """\n'
+    assert doctest_digests(edited.encode(), "m") == doctest_digests(base.encode(), "m")
+
+
+def test_a_docstring_doctest_refuses_is_held_as_written() -> None:
+    """``>>>x`` (no space) makes doctest raise: the docstring's text is the digest."""
+    base = doctest_digests(b'def g():\n    """Doc.\n\n    >>>g()\n    """\n', "m")
+    edited = doctest_digests(b'def g():\n    """Doc!\n\n    >>>g()\n    """\n', "m")
+    assert list(base) == ["m.g"]
+    assert base != edited
+
+
+def test_the_plugin_digests_a_parsed_doctest_as_the_source_is_digested() -> None:
+    """The plugin reads the examples pytest parsed (after any ``__doc__`` written
+    at import); the snapshot reads the source: for the same docstring they agree,
+    or every doctest would be run again at the base commit to be excused."""
+    import doctest
+    import types
+
+    from gtd.auto.ratchet.pytest_report import _docstring_digest
+
+    module = types.ModuleType("m")
+    exec(compile(SOURCE, "m.py", "exec"), module.__dict__)  # our own text
+    found = {
+        t.name: _docstring_digest(types.SimpleNamespace(dtest=t))  # type: ignore[arg-type]
+        for t in doctest.DocTestFinder().find(module, "m")
+        if t.examples
+    }
+    digests = doctest_digests(SOURCE.encode(), "m")
+    assert found["m.add"] == digests["m.add"]
+    assert found["m.Calc.mul"] == digests["m.Calc.mul"]
+    assert found["m"] == digests["m"]
+    assert found["m.__test__.extra"] == digests["m.__test__.extra"]
