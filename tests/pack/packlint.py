@@ -348,6 +348,8 @@ def gtd_invocations(text: str) -> Iterator[tuple[int, str, list[str]]]:
     """(line, the code as written, argv after `gtd`) for every `gtd ...` written as
     code. Output samples such as `gtd 0.1.0` or `gtd: error` are not invocations."""
     for number, code in code_fragments(text):
+        if code.lstrip().startswith("# "):  # a shell comment, or a heading a command printed
+            continue
         for match in GTD_WORD.finditer(code):
             argv = _tokens(code[match.end() :])
             if argv and not argv[0].startswith("-") and not re.match(r"^[a-z][a-z-]*$", argv[0]):

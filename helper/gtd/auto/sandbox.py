@@ -407,4 +407,6 @@ def follow(root: Path, answer: MutableMapping[str, Any]) -> None:
         elif status in _ENDED or following.startswith(("halt", "complete", "stop")):
             remove(root, git)
     except (OSError, GtdError) as exc:
-        answer.setdefault("warning", f"sandbox settings: {exc}")
+        said = f"sandbox settings: {exc}"
+        earlier = answer.get("warning")  # another warning (set up on main) stays too
+        answer["warning"] = f"{earlier}; {said}" if earlier else said
