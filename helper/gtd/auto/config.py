@@ -98,6 +98,10 @@ _SCHEMA = schema.Fields(
                     _PROTECT, "a list of patterns", hint="e.g. `protect: [fixtures/, golden/]`"
                 ),
                 "wait_seconds": schema.Number(0, inclusive=True, below=1e9),
+                # The judge's box (gtd.auto.ratchet.box).
+                "box": schema.Flag(),
+                "memory_limit_mb": schema.Number(0, inclusive=True, below=1e12, unit="megabytes"),
+                "network": schema.Flag(),
             }
         ),
         "quality": schema.Fields({"test_command": _COMMAND}),
@@ -135,6 +139,12 @@ class AutoConfig(NamedTuple):
     # Golden data kept outside the test folders (gitignore patterns): its files
     # join the snapshot's test files, and are held like them.
     protect: tuple[str, ...] = ()
+    # The judge's box (gtd.auto.ratchet.box): whether the room's commands run in
+    # bubblewrap where it works, their memory limit (MB; None: the default share of
+    # the machine's memory, 0: none), and whether they may use the network.
+    box: bool = True
+    memory_limit_mb: float | None = None
+    network: bool = False
 
 
 def template_text() -> str:
@@ -201,6 +211,9 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         test_command_reason=reason,
         max_file_mb=float(values.get("commit", {}).get("max_file_mb", defaults.MAX_FILE_MB)),
         protect=tuple(dict.fromkeys(ratchet.get("protect", ()))),
+        box=ratchet.get("box", True),
+        memory_limit_mb=ratchet.get("memory_limit_mb"),
+        network=ratchet.get("network", False),
     )
 
 
