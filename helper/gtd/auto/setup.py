@@ -311,6 +311,9 @@ def _ready_answer(
     }
     if snap.accepted:
         answer["accepted"] = snap.accepted
+    from gtd.auto.ratchet import box
+
+    answer["judge"] = box.plan(cfg).described.removeprefix("judge ")  # never a silent downgrade
     dirty = [e.path for e in git.status()]
     if dirty:
         answer["dirty"] = dirty

@@ -41,10 +41,8 @@ def record(kind: str, command: str, result: Result) -> None:
     body = result.output.encode("utf-8", "replace")
     if len(body) > RECORD_MAX:
         cut = body[-RECORD_MAX:]
-        newline = cut.find(b"\n")
-        body = b"[... earlier output left out ...]\n" + (
-            cut[newline + 1 :] if newline >= 0 else cut
-        )
+        newline = cut.find(b"\n", 0, 4096)  # from a line's start, where one is near
+        body = b"[... earlier output left out ...]\n" + cut[newline + 1 :]
     if body and not body.endswith(b"\n"):
         body += b"\n"
     _write(head + body)
