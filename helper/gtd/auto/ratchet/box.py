@@ -187,11 +187,19 @@ _SET_LIMIT = (
 
 
 def _environment_of(argv: Sequence[str]) -> list[str]:
-    """The environment an absolute executable belongs to: a virtualenv's
-    ``bin/python`` needs the folder above ``bin``."""
-    if not argv or not os.path.isabs(argv[0]):
-        return []
-    return [os.path.dirname(os.path.dirname(argv[0]))]
+    """What the command names by absolute path: the environment an absolute
+    executable belongs to (a virtualenv's ``bin/python`` needs the folder above
+    ``bin``), and every other absolute path among its words (a script it runs,
+    a config it reads; in a shell's command string too, split at blanks)."""
+    out = []
+    for word in argv:
+        for piece in word.split():
+            path = piece.strip("'\"").partition("=")[2] or piece.strip("'\"")
+            if os.path.isabs(path):
+                folder = os.path.dirname(path)
+                is_bin = os.path.basename(folder) == "bin"
+                out.append(os.path.dirname(folder) if is_bin else path)
+    return out
 
 
 def _under_tmp(paths: Sequence[str]) -> list[str]:

@@ -237,3 +237,14 @@ def test_check_log_records_are_bounded(tmp_path: Path, monkeypatch: pytest.Monke
         assert log.read_text().endswith("[gtd: check.log is full; later output left out]\n")
     finally:
         os.close(fd)
+
+
+def test_what_the_command_names_under_tmp_stays_visible() -> None:
+    argv = box.wrap(
+        BOXED,
+        ["/bin/sh", "-c", "/tmp/v/bin/python '/tmp/x/check.py' --rc=/tmp/c.ini -q && echo"],
+        "/r",
+        writable=["/r"],
+    )
+    bound = [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind-try"]
+    assert bound == ["/tmp/v", "/tmp/x/check.py", "/tmp/c.ini"]  # a venv whole, by its bin/
