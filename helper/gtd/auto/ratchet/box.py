@@ -8,7 +8,8 @@ runs as ``[prlimit --as=N --] bwrap ... -- <command>``:
 
 - the whole file system read-only (``--ro-bind / /``), except the room's
   checkout and the run's report folder (``--bind``); a fresh ``/dev`` and
-  ``/proc``; a private, empty ``/tmp`` (``TMPDIR=/tmp``). Paths under ``/tmp``
+  ``/proc``; a private, empty ``/tmp`` (a ``TMPDIR`` under it made again,
+  empty; one elsewhere pointed at it). Paths under ``/tmp``
   the run reads (the live repository the room's links lead to, the command's
   environment) are bound read-only again on top of it;
 - its own PID namespace (``--unshare-pid``) and ``--die-with-parent``: when the
@@ -43,7 +44,7 @@ from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from gtd.auto.config import AutoConfig
     from gtd.auto.ratchet.model import CommandRun
@@ -155,10 +156,14 @@ def wrap(
     *,
     writable: Sequence[str],
     readable: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> list[str]:
     """``argv`` as it runs in ``box`` from ``cwd`` (unchanged when unboxed):
     ``writable`` folders bound read-write, ``readable`` ones made visible again
-    where the private ``/tmp`` would hide them."""
+    where the private ``/tmp`` would hide them. ``environ``: the command's
+    environment, whose temporary folders (:data:`_TEMP_VARIABLES`) are made
+    again, empty, in the private ``/tmp`` (or pointed at it, where they lie
+    elsewhere: read-only there)."""
     if box.bwrap is None:
         return list(argv)
     out: list[str] = []
@@ -175,10 +180,18 @@ def wrap(
         out += ["--ro-bind-try", path, path]
     for path in dict.fromkeys(os.path.abspath(p) for p in writable):
         out += ["--bind", path, path]
-    out += ["--setenv", "TMPDIR", _TMP, "--chdir", cwd, "--", *argv]
+    for name in _TEMP_VARIABLES:
+        value = (os.environ if environ is None else environ).get(name)
+        if value and _under_tmp([value]):
+            out += ["--dir", os.path.abspath(value)]
+        elif value:
+            out += ["--setenv", name, _TMP]
+    out += ["--chdir", cwd, "--", *argv]
     return out
 
 
+# The environment's temporary folders (pytest's base for tmp_path among them).
+_TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP", "PYTEST_DEBUG_TEMPROOT")
 # Without prlimit(1): the limit set by a Python that then becomes bwrap.
 _SET_LIMIT = (
     "import os,resource,sys;n=int(sys.argv[1]);"

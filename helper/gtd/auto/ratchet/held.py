@@ -240,8 +240,9 @@ def _hold(
         if boxed.boxed:
             os.makedirs(rm.tree, exist_ok=True)  # bound before its first sync
         spawned = box.wrap(
-            boxed, argv, folder, writable=(str(rm.tree), folder), readable=(str(rm.live),)
-        )
+            boxed, argv, folder, writable=(str(rm.tree), folder), readable=(str(rm.live),),
+            environ={**os.environ, **env, **run},
+        )  # fmt: skip
         child = proc.start_logged(
             spawned,
             listener.files.folder,  # the gate enters the room once it is ready

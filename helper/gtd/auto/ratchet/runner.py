@@ -15,6 +15,7 @@ only the last report — name the file in ``ratchet.junit_xml`` in such set-ups.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -187,7 +188,10 @@ def run_command(
         # (a missing program is found missing unboxed, and named: see _missing)
         from gtd.auto.ratchet.box import wrap
 
-        spawned = wrap(box, argv, str(cwd), writable=(str(cwd), *writable), readable=readable)
+        spawned = wrap(
+            box, argv, str(cwd), writable=(str(cwd), *writable), readable=readable,
+            environ={**os.environ, **(env or {})},
+        )  # fmt: skip
     child = proc.start_logged(spawned, cwd, env=env, pass_fds=pass_fds)
     if isinstance(child, proc.Spawned):
         child.args = tuple(argv)  # named as configured, not as boxed
@@ -196,8 +200,6 @@ def run_command(
 
 
 def _path(env: dict[str, str] | None) -> str | None:
-    import os
-
     return (env or {}).get("PATH", os.environ.get("PATH"))
 
 

@@ -36,6 +36,7 @@ def test_the_boxed_command_line() -> None:
         "/cache/room/tree",
         writable=["/cache/room/tree", "/cache/room/reports/run"],
         readable=["/tmp/live", "/home/me/repo"],
+        environ={"TMPDIR": "/var/tmp/me", "PYTEST_DEBUG_TEMPROOT": "/tmp/pt", "HOME": "/home/me"},
     )
     assert argv[:3] == ["/usr/bin/prlimit", f"--as={512 << 20}", "--"]
     assert argv[3] == "/usr/bin/bwrap"
@@ -50,7 +51,8 @@ def test_the_boxed_command_line() -> None:
         "--ro-bind-try /tmp/env /tmp/env",  # the command's environment, under /tmp
         "--bind /cache/room/tree /cache/room/tree",
         "--bind /cache/room/reports/run /cache/room/reports/run",
-        "--setenv TMPDIR /tmp",
+        "--setenv TMPDIR /tmp",  # read-only where it was: the private /tmp instead
+        "--dir /tmp/pt",  # under /tmp: made again, empty
         "--chdir /cache/room/tree -- /tmp/env/bin/python -m pytest",
     ):
         assert part in text, part
