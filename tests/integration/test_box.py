@@ -111,10 +111,15 @@ def test_a_test_that_opens_a_socket_reaches_no_one(repo: Repo) -> None:
 
 
 DAEMON = """\
-import os, subprocess, sys
+import os, resource, subprocess, sys
 
 
 def test_leaves_a_daemon():
+    # In the box: its own PID namespace (bwrap's init is 1, the test process
+    # 2), the memory limit, and the live repository read-only.
+    assert os.getpid() == 2
+    assert resource.getrlimit(resource.RLIMIT_AS)[0] == 768 << 20
+    assert not os.access({live!r}, os.W_OK)
     if os.fork() == 0:
         os.setsid()  # out of the run's process group and session
         subprocess.Popen(
@@ -142,7 +147,7 @@ def test_nothing_a_test_starts_outlives_its_session(repo: Repo) -> None:
     make_project(repo, config_extra=LIMIT)
     token = f"gtd-box-daemon-{os.getpid()}-{time.time_ns()}"
     try:
-        answer = cycle(repo, DAEMON.format(token=token))
+        answer = cycle(repo, DAEMON.format(token=token, live=str(repo.path)))
         # The test passed; the daemon it left ended with the session's namespace.
         assert answer["status"] == "passed", answer
         assert _running(token) == []
