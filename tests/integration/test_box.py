@@ -176,3 +176,38 @@ def test_unboxed_the_same_kill_is_named_too(repo: Repo) -> None:
     reason = str(answer["reason"])
     assert "killed by SIGKILL (exit status -9): likely killed from outside" in reason, reason
     assert "judge not boxed: ratchet.box is false" in check_log(repo)
+
+
+IN_THE_BOX = """\
+import os
+
+
+def test_in_the_box():
+    assert os.getpid() == 2  # a PID namespace of its own: bwrap's init is 1
+"""
+
+
+def test_ratchet_run_never_adopts_an_unboxed_early_start(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gtd ratchet run` starts the last held command before it has read its
+    config (gtd.auto.ratchet.early), unboxed: boxed, no hint is left for it, and
+    a hint left by an unboxed run is not taken (each run's tests pass only in
+    the box)."""
+    from gtd.auto.ratchet import early
+    from tests.conftest import run_gtd
+    from tests.integration.held_suite import make_project as held_project
+
+    held_project(repo, tmp_path, monkeypatch, IN_THE_BOX, box=True)
+    rooms = Path(early.rooms_home()) / early.repo_key(str(repo.path / ".git"), "repo")
+    # A hint as an unboxed run leaves it: the very command, for the early start.
+    from tests.integration.held_suite import PYTEST
+
+    (rooms / early.HINT).write_bytes(early.hint_bytes(PYTEST.split()))
+    for _ in range(2):
+        res = run_gtd(repo.path, "ratchet", "run", "--json")
+        assert res.code == 0, res.stderr
+        assert res.json["passed"] is True, res.json
+        assert res.json["boxed"] is True
+        assert res.json["tests_total"] == 2
+        assert not (rooms / early.HINT).exists()

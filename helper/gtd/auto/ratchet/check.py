@@ -662,7 +662,7 @@ def _report_problems(
             if path and os.path.isabs(path) and not _inside(path, rm.tree):
                 out.append(f"pytest read configuration outside the clean room: {path}")
     if report.source == "plugin" and report.problems:
-        ended = f": {box.cause(test, box.plan(config))}" if test is not None and config else ""
+        ended = f": {box.cause(test, box.plan(config))}" if test and config is not None else ""
         out.append(f"test results incomplete: {report.problems[0]}{_stopped_at(report)}{ended}")
     return out
 
