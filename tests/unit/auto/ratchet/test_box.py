@@ -250,3 +250,34 @@ def test_what_the_command_names_under_tmp_stays_visible() -> None:
     )
     bound = [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind-try"]
     assert bound == ["/tmp/v", "/tmp/x/check.py", "/tmp/c.ini"]  # a venv whole, by its bin/
+
+
+def test_only_a_box_that_started_is_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    note = tmp_path / "cache/gtd/rooms/box-starts"
+    fake = tmp_path / "bwrap"
+    calls = tmp_path / "calls"
+    fake.write_text(f"#!/bin/sh\necho x >> {calls}\nexit ${{BWRAP_EXIT:-0}}\n")
+    fake.chmod(0o755)
+    box.probe.cache_clear()
+    monkeypatch.setenv("BWRAP_EXIT", "1")
+    assert box.probe(str(fake)) is not None
+    assert not note.exists()  # a failure is never remembered
+    box.probe.cache_clear()
+    monkeypatch.setenv("BWRAP_EXIT", "0")
+    assert box.probe(str(fake)) is None
+    assert note.read_bytes().startswith(str(fake).encode())
+    box.probe.cache_clear()
+    assert box.probe(str(fake)) is None
+    assert calls.read_text() == "x\nx\n"  # the third process trusted the note
+    fake.write_text(fake.read_text() + "\n")  # another bwrap (its size and ctime)
+    box.probe.cache_clear()
+    monkeypatch.setenv("BWRAP_EXIT", "1")
+    assert box.probe(str(fake)) is not None  # asked again: the note was another's
+    note.unlink()
+    os.mkfifo(note)  # a named pipe where the note goes: never a read that blocks
+    box.probe.cache_clear()
+    assert box.probe(str(fake)) is not None
+    box.probe.cache_clear()
