@@ -222,6 +222,11 @@ def _hold(
         # adopted, and no hint left for it.
         _remember(base, None)
         guess = None
+        if not os.path.isabs(argv[0]) and os.sep in argv[0]:
+            # A path through the room's link (.venv/bin/python): bwrap would
+            # look for it from the run's folder and fail before the gate,
+            # which fails the run. It runs unheld, in the room.
+            return None
     same = guess is not None and (os.path.normpath(guess.base), guess.argv, guess.exe) == (
         base,
         argv,
