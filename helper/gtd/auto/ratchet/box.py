@@ -133,7 +133,7 @@ def probe(bwrap: str) -> str | None:
     try a box that fails, which fails the run aloud, never one that goes unboxed
     in silence."""
     key = _machine_key(bwrap)
-    note = os.path.join(_rooms_home(), _GOOD_NOTE)
+    note = os.path.join(_cache_home(), _GOOD_NOTE)
     if key is not None and _known_good(note, key):
         return None
     problem = _probe(bwrap)
@@ -150,7 +150,7 @@ def probe(bwrap: str) -> str | None:
     return problem
 
 
-_GOOD_NOTE = "box-starts"  # in the rooms folder
+_GOOD_NOTE = "box-starts"  # beside the rooms folder (which holds repositories' only)
 # What a box's start depends on besides bwrap itself: the boot, and the switches
 # for unprivileged user namespaces.
 _SWITCHES = (
@@ -161,10 +161,10 @@ _SWITCHES = (
 )
 
 
-def _rooms_home() -> str:
+def _cache_home() -> str:
     from gtd.auto.ratchet import early
 
-    return early.rooms_home()
+    return os.path.dirname(early.rooms_home())
 
 
 def _machine_key(bwrap: str) -> bytes | None:
@@ -244,12 +244,19 @@ def wrap(
             out += [sys.executable, "-I", "-S", "-c", _SET_LIMIT, str(box.memory_bytes)]
     out += [box.bwrap, *_namespaces(network=box.network)]
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", _TMP]
-    for path in _under_tmp([*readable, *_environment_of(argv)]):
+    env = os.environ if environ is None else environ
+    searched = [
+        entry
+        for name in ("PATH", "PYTHONPATH")
+        for entry in env.get(name, "").split(os.pathsep)
+        if os.path.isabs(entry)
+    ]
+    for path in _under_tmp([*readable, *_environment_of(argv), *searched]):
         out += ["--ro-bind-try", path, path]
     for path in dict.fromkeys(os.path.abspath(p) for p in writable):
         out += ["--bind", path, path]
     for name in _TEMP_VARIABLES:
-        value = (os.environ if environ is None else environ).get(name)
+        value = env.get(name)
         if value and _under_tmp([value]):
             out += ["--dir", os.path.abspath(value)]
         elif value:

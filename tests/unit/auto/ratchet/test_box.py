@@ -256,7 +256,7 @@ def test_only_a_box_that_started_is_remembered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    note = tmp_path / "cache/gtd/rooms/box-starts"
+    note = tmp_path / "cache/gtd/box-starts"
     fake = tmp_path / "bwrap"
     calls = tmp_path / "calls"
     fake.write_text(f"#!/bin/sh\necho x >> {calls}\nexit ${{BWRAP_EXIT:-0}}\n")
