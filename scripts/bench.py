@@ -16,6 +16,9 @@ Measures, as medians over repeated real subprocess runs on this machine:
     .cache/realsuites/). Run it on a quiet machine: the figures are ratios of a
     few percent.
 
+  * with --only box: the judge's box's added cost on `gtd cycle end` (bubblewrap
+    needed), boxed against ``ratchet.box: false`` in paired, interleaved cycles.
+
 Usage: .venv/bin/python scripts/bench.py [--runs N] [--pairs N] [--only NAME ...]
        .venv/bin/python scripts/bench.py --realsuites [--realsuite-pairs N]
            [--realsuite-full] [--only realsuites]
@@ -318,6 +321,89 @@ def bench_room(runs: int) -> dict[str, float]:
     return out
 
 
+def bench_box(runs: int) -> dict[str, float]:
+    """The judge's box's added cost on `gtd cycle end` (gtd.auto.ratchet.box):
+    two copies of one small project (20 tests: a larger suite's run time varies
+    by far more than the box costs), one with ``ratchet.box: false``; each round
+    a cycle in each, in turn (the order alternating), whose work is a changed
+    module; `gtd cycle end --json` is timed (it judges, commits and answers).
+    Medians of each, and of the paired differences with their 95 % interval.
+    Then the box's fixed cost on one command: `python -c pass` in the box as the
+    ratchet makes it, against the same bare, paired."""
+    from gtd.auto.ratchet import box as judge_box
+    from gtd.executables import which
+
+    bwrap = which("bwrap", os.environ.get("PATH"))
+    problem = "bwrap not found" if bwrap is None else judge_box.probe(bwrap)
+    if problem is not None:
+        raise SystemExit(f"bench box: the judge's box cannot start here: {problem}")
+    with tempfile.TemporaryDirectory() as tmp:
+        repos: dict[str, Path] = {}
+        for name, extra in (("unboxed", "  box: false\n"), ("boxed", "")):
+            repo = Path(tmp) / name
+            (repo / "tests").mkdir(parents=True)
+            sh(["git", "init", "-q", "-b", "main"], repo)
+            (repo / "tests" / "test_small.py").write_text(
+                "\n".join(f"def test_{i}():\n    assert {i} + 1 == {i + 1}\n" for i in range(20))
+            )
+            (repo / ".gitignore").write_text("__pycache__/\n")
+            (repo / ".deepflow").mkdir()
+            (repo / "PLAN.md").write_text(plan_text(2 * (runs + 4)))
+            (repo / "src").mkdir()
+            (repo / ".deepflow" / "config.yaml").write_text(
+                f"ratchet:\n  test_command: {SUITE_COMMAND}\n{extra}"
+            )
+            sh(["git", "add", "-A"], repo)
+            sh(["git", "commit", "-q", "-m", "plan"], repo)
+            sh(gtd_cmd("auto", "setup", "--json"), repo)
+            repos[name] = repo
+
+        def cycle(name: str, i: int) -> float:
+            repo = repos[name]
+            out = sh(gtd_cmd("cycle", "begin", "--json"), repo).stdout
+            assert json.loads(out)["status"] == "task", out
+            (repo / "src" / f"mod{i % 20}.py").write_text(f"VALUE = {i}\n")
+            start = time.perf_counter()
+            out = sh(gtd_cmd("cycle", "end", "--json"), repo).stdout
+            took = (time.perf_counter() - start) * 1000
+            assert json.loads(out)["status"] == "passed", out
+            return took
+
+        for name in repos:
+            cycle(name, 0)  # warm
+        names = list(repos)
+        samples: dict[str, list[float]] = {name: [] for name in names}
+        for i in range(1, runs + 1):
+            for name in names if i % 2 else names[::-1]:
+                samples[name].append(cycle(name, i))
+        from gtd.auto.config import AutoConfig
+
+        room = Path(tmp) / "room"
+        room.mkdir()
+        bare_cmd = [PY, "-c", "pass"]
+        boxed_cmd = judge_box.wrap(
+            judge_box.plan(AutoConfig()), bare_cmd, str(room), writable=[str(room)]
+        )
+        pairs = paired(bare_cmd, boxed_cmd, room, ENV, 4 * runs)
+    bare, boxed = samples["unboxed"], samples["boxed"]
+    diffs = [b - u for u, b in zip(bare, boxed, strict=True)]
+    low, high = median_interval(diffs)
+    one = [b - u for u, b in pairs]
+    one_low, one_high = median_interval(one)
+    return {
+        "gtd cycle end, 20 tests, unboxed (ms)": statistics.median(bare),
+        "gtd cycle end, 20 tests, boxed (ms)": statistics.median(boxed),
+        "box's added cost on cycle end, median of paired diffs (ms)": statistics.median(diffs),
+        "box's added cost on cycle end, 95 % interval, low (ms)": low,
+        "box's added cost on cycle end, 95 % interval, high (ms)": high,
+        "python -c pass, bare (ms)": statistics.median(u for u, _ in pairs),
+        "python -c pass, boxed (ms)": statistics.median(b for _, b in pairs),
+        "box's fixed cost a command, median of paired diffs (ms)": statistics.median(one),
+        "box's fixed cost a command, 95 % interval, low (ms)": one_low,
+        "box's fixed cost a command, 95 % interval, high (ms)": one_high,
+    }
+
+
 def bench_work(runs: int) -> dict[str, float]:
     """The ratchet's overhead on the 500-test suite as work done, not time taken:
     CPU instructions counted by valgrind (cachegrind, every process of the run),
@@ -475,6 +561,7 @@ BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "room": bench_room,
     "work": bench_work,
     "realsuites": bench_realsuites,
+    "box": bench_box,
 }
 # Run only when asked for (--realsuites or --only realsuites): it takes minutes.
 DEFAULT = ("startup", "tick", "ratchet", "room", "work")

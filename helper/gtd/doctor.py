@@ -18,6 +18,7 @@ plainly, not a failure: nothing there asked for auto mode yet.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -67,6 +68,7 @@ def run_checks(
     if not installation:
         checks.append(check_test_command(cwd))
     checks.append(check_sandbox())
+    checks.append(check_judge_box(cwd))
     return checks
 
 
@@ -321,6 +323,29 @@ def _check_test_command(root: Path) -> Check:
 # Collecting a large suite takes seconds; a hung import should not hang the doctor.
 _COLLECT_TIMEOUT_S = 300.0
 _NO_TESTS = 5  # pytest's exit status when it collects nothing (and nothing failed)
+
+
+def check_judge_box(cwd: Path) -> Check:
+    """Whether the judge's box (gtd.auto.ratchet.box) can start here, and what
+    to install where it cannot: the run goes on unboxed, never silently."""
+    from gtd.auto.config import AutoConfig, load_auto_config
+    from gtd.auto.ratchet import box
+    from gtd.errors import GtdError
+
+    if not sys.platform.startswith("linux"):
+        return Check("judge's box", "warn", f"no box on {sys.platform}: the tests run unboxed")
+    root = _repo_root(cwd)
+    config = AutoConfig()
+    if root is not None:
+        # (a config with a mistake: the test command's check names it)
+        with contextlib.suppress(GtdError):
+            config = load_auto_config(root)
+    plan = box.plan(config)
+    if plan.boxed:
+        return Check("judge's box", "ok", plan.described.removeprefix("judge "))
+    if not config.box:
+        return Check("judge's box", "warn", "off (ratchet.box: false): the tests run unboxed")
+    return Check("judge's box", "warn", f"the tests run unboxed: {plan.why_not}")
 
 
 def _collect(root: Path, command: str, argv: list[str], source: str) -> Check:

@@ -26,11 +26,14 @@ def make_project(
     command: str = PYTEST,
     ratchet: str = "",
     autoload: bool = False,
+    box: bool = False,
 ) -> Repo:
     """``repo`` with the project committed and set up; the probe writes
     ``tmp_path/probe.json``, the conftest appends to ``probe.json.conftest``.
     ``autoload``: the environment's pytest plugins load (the reporting plugin
-    among them), as in a user's runs."""
+    among them), as in a user's runs. ``box``: the judge's box on (the probe
+    is written outside the room, which the box refuses: tests/integration/
+    test_box.py holds boxed runs)."""
     if not autoload:  # the venv's plugins: slow
         monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
@@ -41,7 +44,7 @@ def make_project(
         "conftest.py",
         "import os\nopen(os.environ['GTD_TEST_PROBE'] + '.conftest', 'a').write('loaded\\n')\n",
     )
-    return set_up(repo, command, ratchet)
+    return set_up(repo, command, ratchet + ("" if box else "  box: false\n"))
 
 
 def set_up(repo: Repo, command: str, ratchet: str = "") -> Repo:

@@ -305,3 +305,33 @@ def test_the_sandbox_check_says_what_to_install_when_bubblewrap_is_missing(
         monkeypatch.setenv("PATH", original)
         found = checks(run_gtd(tmp_path, "doctor", "--json").json)["sandbox"]
         assert found["status"] == "ok", found
+
+
+def test_the_judges_box_is_named_with_its_limits(repo: Repo, claude_dir: Path) -> None:
+    from gtd.auto.ratchet import box
+    from gtd.executables import which
+
+    repo.write(
+        ".deepflow/config.yaml",
+        f"ratchet:\n  test_command: {sys.executable} -m pytest\n  memory_limit_mb: 1024\n",
+    )
+    line = checks(run_gtd(repo.path, "doctor", "--json").json)["judge's box"]
+    bwrap = which("bwrap", os.environ.get("PATH"))
+    problem = "bwrap not found" if bwrap is None else box.probe(bwrap)
+    if problem is None:
+        assert line["status"] == "ok"
+        assert line["detail"] == (
+            "boxed (bubblewrap: read-only outside the room, private /tmp, own PID namespace, "
+            "no network, memory limit 1.0 GiB)"
+        )
+    else:
+        assert line["status"] == "warn"
+        assert line["detail"].startswith("the tests run unboxed: ")
+        assert "bubblewrap" in line["detail"] or "bwrap" in line["detail"]
+    repo.write(".deepflow/config.yaml", "ratchet:\n  box: false\n")
+    line = checks(run_gtd(repo.path, "doctor", "--json").json)["judge's box"]
+    assert line == {
+        "name": "judge's box",
+        "status": "warn",
+        "detail": "off (ratchet.box: false): the tests run unboxed",
+    }

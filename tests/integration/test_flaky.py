@@ -5,30 +5,54 @@ the advanced baseline keeps it as passing (so it stays protected)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import Repo
 from tests.integration.calc_project import MUL, gtd_json, make_project
 
+# Fails once: it takes the one byte waiting in a named pipe the test fills (the
+# judged tests may write nothing outside the clean room, the judge's box sees to
+# it; reading a pipe is no write). Later runs find it empty, and pass.
 FLAKY = (
     "import os\n\n\ndef test_sometimes():\n"
     "    trigger = os.environ.get('GTD_TEST_FLAKY', '')\n"
     "    if trigger and os.path.exists(trigger):\n"
-    "        os.remove(trigger)\n"
-    "        raise AssertionError('failed once')\n"
+    "        fd = os.open(trigger, os.O_RDONLY | os.O_NONBLOCK)\n"
+    "        try:\n"
+    "            if os.read(fd, 1) == b'f':\n"
+    "                raise AssertionError('failed once')\n"
+    "        except BlockingIOError:\n"
+    "            pass\n"
+    "        finally:\n"
+    "            os.close(fd)\n"
 )
 FLAKY_ID = "tests/test_flaky.py::test_sometimes"
 
 
-def test_a_flaky_failure_passes_the_cycle_and_is_reported(repo: Repo, tmp_path: Path) -> None:
+def test_a_flaky_failure_passes_the_cycle_and_is_reported(repo: Repo) -> None:
     repo.write("tests/test_flaky.py", FLAKY)
     make_project(repo)
-    trigger = tmp_path / "fail-once"
-    trigger.write_text("")
-    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
-    repo.write("calc.py", MUL)
-    answer = gtd_json(repo, "cycle", "end", env={"GTD_TEST_FLAKY": str(trigger)})
-    assert not trigger.exists()  # it did fail once
+    import os
+    import tempfile
+
+    # Outside /tmp: the judged tests' /tmp is a private one in the box.
+    folder = Path(tempfile.mkdtemp(prefix="gtd-flaky-", dir="/var/tmp"))
+    trigger = folder / "fail-once"
+    os.mkfifo(trigger)
+    held = os.open(trigger, os.O_RDWR | os.O_NONBLOCK)  # keeps the pipe open, and fills it
+    try:
+        os.write(held, b"f")
+        assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+        repo.write("calc.py", MUL)
+        answer = gtd_json(repo, "cycle", "end", env={"GTD_TEST_FLAKY": str(trigger)})
+        with pytest.raises(BlockingIOError):
+            os.read(held, 1)  # the byte was taken: it did fail once
+    finally:
+        os.close(held)
+        shutil.rmtree(folder, ignore_errors=True)
     assert answer["status"] == "passed", answer
     assert answer["flaky"] == [FLAKY_ID]
     records = [

@@ -559,6 +559,26 @@ class Templates:
         return root, answer
 
 
+@pytest.fixture
+def outside_tmp() -> Iterator[Callable[[str], Path]]:
+    """Folders outside ``/tmp`` (under ``/var/tmp``), removed after the test: what
+    an attack keeps outside the repository, or a test's handshake with the
+    judged tests. The judge's box (gtd.auto.ratchet.box) gives the judged tests
+    a private ``/tmp``: a folder there would simply not be seen, and the check
+    under test (the plugin's, say) would never be reached."""
+    import tempfile
+
+    made: list[Path] = []
+
+    def make(prefix: str) -> Path:
+        made.append(Path(tempfile.mkdtemp(prefix=f"gtd-{prefix}-", dir="/var/tmp")))
+        return made[-1]
+
+    yield make
+    for folder in made:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
     return Templates(run_wide_dir(tmp_path_factory, "redteam-templates"))

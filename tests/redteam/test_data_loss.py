@@ -6,8 +6,9 @@ other than the one the cycle began on is never rewritten."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,10 @@ class Person(threading.Thread):
         self.acted = False
 
     def run(self) -> None:
-        deadline = time.monotonic() + 120
-        while not self.started_flag.exists():
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.01)
+        # (blocks until the test opens the pipe: a test that never runs leaves
+        # this daemon thread waiting, and `acted` false)
+        with open(self.started_flag) as pipe:
+            pipe.read()
         self.act()
         self.acted = True
         self.created_flag.write_text("done")
@@ -68,16 +68,23 @@ class Person(threading.Thread):
 def _end_while_a_person_acts(
     project: Project, tmp_path: Path, act: Callable[[], object], *, fails: bool
 ) -> dict[str, Any]:
-    sync = tmp_path / "sync"
-    sync.mkdir()
+    import tempfile
+
+    # Outside /tmp (the judged tests' is private in the judge's box), and a named
+    # pipe to say "started" (writing one needs no writable file system).
+    sync = Path(tempfile.mkdtemp(prefix="gtd-sync-", dir="/var/tmp"))
     person = Person(sync, act)
+    os.mkfifo(person.started_flag)
     project.write(
         "tests/test_handshake.py",
         _handshake_test(person.started_flag, person.created_flag, fails=fails),
     )
     person.start()
-    answer = project.end()
-    person.join(timeout=5)
+    try:
+        answer = project.end()
+        person.join(timeout=5)
+    finally:
+        shutil.rmtree(sync, ignore_errors=True)
     assert person.acted, "the handshake test never ran during `gtd cycle end`"
     return answer
 

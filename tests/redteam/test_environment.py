@@ -328,9 +328,18 @@ def test_code_under_test_plants_a_pth_for_the_run_that_would_excuse_it(
         project.assert_hidden()  # (a failing run hides nothing: the run again does)
     (site / "zz-rt-next.pth").unlink(missing_ok=True)  # planted by the direct run too
     answer = project.end()
-    # Found before any run that would load it: it is still there, never loaded.
-    assert (site / "zz-rt-next.pth").exists()
-    names = ["zz-rt-next.pth", TOTAL]
+    from gtd.auto.config import AutoConfig
+    from gtd.auto.ratchet import box
+
+    if box.plan(AutoConfig()).boxed:
+        # In the judge's box the environment is read-only to the tests: nothing
+        # is planted, and the module that tried fails to import.
+        assert not (site / "zz-rt-next.pth").exists()
+        names = ["inventory/core.py", TOTAL]
+    else:
+        # Found before any run that would load it: it is still there, never loaded.
+        assert (site / "zz-rt-next.pth").exists()
+        names = ["zz-rt-next.pth", TOTAL]
     assert_refused(project, answer, before, names=names, kept={"inventory/core.py": attack})
 
 

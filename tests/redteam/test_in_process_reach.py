@@ -8,6 +8,7 @@ once the ratchet catches it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.util import source_hash
 from pathlib import Path
 
@@ -331,9 +332,9 @@ def _attack_from_init(project: Project, init: str, names: list[str]) -> dict[str
     return answer
 
 
-def _good_copy_outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _good_copy_outside(outside_tmp: Callable[[str], Path]) -> Path:
     """A good copy of the code under test, kept outside the repository."""
-    good = tmp_path_factory.mktemp("stash") / "good.py"
+    good = outside_tmp("stash") / "good.py"
     good.write_text(proj.CORE)
     return good
 
@@ -408,7 +409,7 @@ def test_code_under_test_undoes_the_bytecode_guard_before_forging(project: Proje
 
 
 def test_code_under_test_points_the_cache_prefix_at_caches_forged_before_the_run(
-    project: Project, tmp_path_factory: pytest.TempPathFactory
+    project: Project, outside_tmp: Callable[[str], Path]
 ) -> None:
     """Forged before the run, outside the repository (where the room prunes
     nothing): pytest's cache of test_total.py as a run would look it up under a
@@ -416,7 +417,7 @@ def test_code_under_test_points_the_cache_prefix_at_caches_forged_before_the_run
     the room's; the package points `sys.pycache_prefix` there."""
     from _pytest.assertion import rewrite
 
-    stash = tmp_path_factory.mktemp("stash")
+    stash = outside_tmp("stash")
     rooms = Path(early.rooms_home()) / early.repo_key(str(project.path / ".git"), "repo")
     forged = proj.TEST_TOTAL.replace(
         "from testing.asserts import assert_cents",
@@ -523,14 +524,14 @@ def test_code_under_test_loads_the_assertion_helper_with_a_finder_of_its_own(
 
 
 def test_code_under_test_copies_a_good_copy_from_outside_beside_itself_and_imports_it(
-    project: Project, tmp_path_factory: pytest.TempPathFactory
+    project: Project, outside_tmp: Callable[[str], Path]
 ) -> None:
     """The package copies a good copy kept outside the repository into its own
     folder when it is imported (in the clean room, the room's), takes `total`
     from it and removes the file again: a module the commit does not hold, loaded
     by the import system from a file of the room like any other, and gone when
     the run ends."""
-    good = _good_copy_outside(tmp_path_factory)
+    good = _good_copy_outside(outside_tmp)
     init = proj.INIT + (
         "\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
         "_rt_here = _rt_os.path.dirname(__file__)\n"
@@ -547,11 +548,11 @@ def test_code_under_test_copies_a_good_copy_from_outside_beside_itself_and_impor
 # a variant: the quick loop keeps the copy above
 @pytest.mark.slow
 def test_code_under_test_hides_the_copy_it_made_from_os_lstat(
-    project: Project, tmp_path_factory: pytest.TempPathFactory
+    project: Project, outside_tmp: Callable[[str], Path]
 ) -> None:
     """The copy above, with `os.stat` and `os.lstat` replaced before the import
     so that the copy reports the change time of the file it was copied from."""
-    good = _good_copy_outside(tmp_path_factory)
+    good = _good_copy_outside(outside_tmp)
     init = proj.INIT + (
         "\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
         f"_RT_GOOD = {str(good)!r}\n"
@@ -573,12 +574,12 @@ def test_code_under_test_hides_the_copy_it_made_from_os_lstat(
 @pytest.mark.parametrize("what", ["file", "folder"])
 @pytest.mark.slow  # variants: the quick loop keeps the copy above
 def test_code_under_test_links_a_good_copy_from_outside_beside_itself_and_imports_it(
-    project: Project, tmp_path_factory: pytest.TempPathFactory, what: str
+    project: Project, outside_tmp: Callable[[str], Path], what: str
 ) -> None:
     """The same, with a symbolic link made at import instead of a copy: to the
     good file (a link's target keeps its old change time), or to a folder
     outside that holds it."""
-    stash = tmp_path_factory.mktemp("stash")
+    stash = outside_tmp("stash")
     (stash / "good").mkdir()
     (stash / "good" / "__init__.py").write_text(proj.CORE)
     (stash / "_rt_good.py").write_text(proj.CORE)
@@ -599,12 +600,12 @@ def test_code_under_test_links_a_good_copy_from_outside_beside_itself_and_import
 # a variant: the quick loop keeps the one above
 @pytest.mark.slow
 def test_code_under_test_copies_a_good_copy_beside_itself_and_loads_it_by_hand(
-    project: Project, tmp_path_factory: pytest.TempPathFactory
+    project: Project, outside_tmp: Callable[[str], Path]
 ) -> None:
     """The same copy, made a module with importlib's own tools (never in
     `sys.modules`, never asked of the import system), removed again at once:
     only the functions it made remain, carrying the file's name."""
-    good = _good_copy_outside(tmp_path_factory)
+    good = _good_copy_outside(outside_tmp)
     init = proj.INIT + (
         "\nimport importlib.util as _rt_util\nimport os as _rt_os\nimport shutil as _rt_shutil\n\n"
         "_rt_copy = _rt_os.path.join(_rt_os.path.dirname(__file__), '_rt_good.py')\n"
@@ -920,12 +921,12 @@ def test_metadata_folder_in_the_repository_root_declares_a_plugin(
 
 
 def test_code_under_test_imports_a_good_copy_outside_the_repository(
-    project: Project, tmp_path_factory: pytest.TempPathFactory
+    project: Project, outside_tmp: Callable[[str], Path]
 ) -> None:
     """The symbolic-link form is refused (test_links.py); so is a path on
     sys.path the code under test adds: the tests would run code the commit does
     not hold. The reason names the module and its file."""
-    stash = tmp_path_factory.mktemp("stash")
+    stash = outside_tmp("stash")
     (stash / "rt_good_core.py").write_text(proj.CORE)
     init = (
         f"import sys as _rt_sys\n\n_rt_sys.path.insert(0, {str(stash)!r})\n"
@@ -946,9 +947,9 @@ BLIND_THE_PATH_CHECKS = (
 
 
 def test_code_under_test_blinds_the_plugins_path_checks_then_imports_a_copy_outside(
-    project: Project, tmp_path_factory: pytest.TempPathFactory
+    project: Project, outside_tmp: Callable[[str], Path]
 ) -> None:
-    stash = tmp_path_factory.mktemp("stash")
+    stash = outside_tmp("stash")
     (stash / "rt_good_core.py").write_text(proj.CORE)
     init = BLIND_THE_PATH_CHECKS + (
         f"import sys as _rt_sys\n\n_rt_sys.path.insert(0, {str(stash)!r})\n"
@@ -959,12 +960,12 @@ def test_code_under_test_blinds_the_plugins_path_checks_then_imports_a_copy_outs
 
 
 def test_code_under_test_execs_a_good_copy_from_a_file_outside(
-    project: Project, tmp_path_factory: pytest.TempPathFactory
+    project: Project, outside_tmp: Callable[[str], Path]
 ) -> None:
     """No `sys.path` entry and nothing left in `sys.modules`: the module is made
     from a file outside with importlib's own tools and dropped again; its
     functions, now the package's, still carry their file."""
-    good = _good_copy_outside(tmp_path_factory)
+    good = _good_copy_outside(outside_tmp)
     init = (
         "import importlib.util as _rt_util\n"
         "import sys as _rt_sys\n\n"
@@ -981,13 +982,13 @@ def test_code_under_test_execs_a_good_copy_from_a_file_outside(
 # a variant: the quick loop keeps ..._swaps_the_helpers_code_for_code_compiled_as_its_file
 @pytest.mark.slow
 def test_code_under_test_compiles_a_good_copy_read_as_text_under_its_own_file_name(
-    project: Project, tmp_path_factory: pytest.TempPathFactory
+    project: Project, outside_tmp: Callable[[str], Path]
 ) -> None:
     """No import, no module made: the package's `__init__.py` reads the good
     copy's text from a file outside and compiles it under its own file name, so
     every function it defines says it comes from the room; none of them is code
     the import system loaded from there."""
-    good = _good_copy_outside(tmp_path_factory)
+    good = _good_copy_outside(outside_tmp)
     init = (
         '"""A tiny stock-keeping package."""\n\n'
         f"with open({str(good)!r}) as _rt_file:\n"

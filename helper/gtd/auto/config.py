@@ -108,6 +108,10 @@ _SCHEMA = schema.Fields(
                 ),
                 "wait_seconds": schema.Number(0, inclusive=True, below=1e9),
                 "diff_reader": schema.Fields({name: _Action(ACTIONS) for name in PATTERNS}),
+                # The judge's box (gtd.auto.ratchet.box).
+                "box": schema.Flag(),
+                "memory_limit_mb": schema.Number(0, inclusive=True, below=1e12, unit="megabytes"),
+                "network": schema.Flag(),
             }
         ),
         "quality": schema.Fields({"test_command": _COMMAND}),
@@ -171,6 +175,12 @@ class AutoConfig(NamedTuple):
     # Run on each event (gtd.auto.notifier), the event as JSON on its stdin.
     notify_command: str | None = None
     notify_timeout_s: float = 10.0
+    # The judge's box (gtd.auto.ratchet.box): whether the room's commands run in
+    # bubblewrap where it works, their memory limit (MB; None: the default share of
+    # the machine's memory, 0: none), and whether they may use the network.
+    box: bool = True
+    memory_limit_mb: float | None = None
+    network: bool = False
 
 
 def template_text() -> str:
@@ -253,6 +263,9 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         * 60,
         notify_command=values.get("notify", {}).get("command"),
         notify_timeout_s=float(values.get("notify", {}).get("timeout_seconds", 10.0)),
+        box=ratchet.get("box", True),
+        memory_limit_mb=ratchet.get("memory_limit_mb"),
+        network=ratchet.get("network", False),
     )
 
 

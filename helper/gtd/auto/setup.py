@@ -316,6 +316,9 @@ def _ready_answer(
     branch = git.branch()
     if branch is not None and _is_main(git, branch):
         warnings.append(_on_main(branch, extra.get("committed")))
+    from gtd.auto.ratchet import box
+
+    answer["judge"] = box.plan(cfg).described.removeprefix("judge ")  # never a silent downgrade
     dirty = [e.path for e in git.status()]
     if dirty:
         answer["dirty"] = dirty

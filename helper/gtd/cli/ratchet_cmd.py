@@ -165,6 +165,11 @@ def _run(as_json: bool) -> int:
         "build_ok": verdict.build_ok,
         "commands": commands,
     }
+    from gtd.auto.ratchet import box
+
+    judge_box = box.plan(config)  # (asked once a process: the run's own answer)
+    payload["boxed"] = judge_box.boxed
+    payload["box"] = judge_box.described
     if verdict.passed:
         health = []
         if verdict.tests_total is not None:
@@ -176,6 +181,8 @@ def _run(as_json: bool) -> int:
         head = f"Ratchet: failed — {reason}"
     lines = [head]
     lines.extend(f"  - {d}" for d in details[1:])
+    if not judge_box.boxed:
+        lines.append(f"Note: {judge_box.described} (docs/judge-box.md)")
     if judged.flaky:
         payload["flaky"] = [word(t) for t in judged.flaky]
         lines.append(f"Flaky (failed, then passed when run again): {', '.join(payload['flaky'])}")

@@ -1116,6 +1116,9 @@ def _fork(root: Path, work: Any) -> int:
         os.closerange(3, _max_fd())
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
+        from gtd.auto.ratchet import checklog
+
+        checklog.to(1)  # the commands' output joins the log
         work()
         code = 0
     except BaseException:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import contract, protect, reports, room, runner
+from gtd.auto.ratchet import box, checklog, contract, protect, reports, room, runner
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet.held import Held, hold
 from gtd.auto.ratchet.model import (
@@ -419,7 +419,9 @@ def judge_candidate(
         # of what its `.pth` files, or the hooks, did to the reports)
         found = _new_site_folders(first.report, rm, snapshot)
         found += _new_plugins(first.report, rm, snapshot)
-        found += _report_problems(first.report, rm, snapshot)
+        found += _report_problems(
+            first.report, rm, snapshot, test=first.result.command("test"), config=config
+        )
         found += written.result()
         if split and not found:
             found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
@@ -439,7 +441,10 @@ def judge_candidate(
         if split and new_files and not found and not regressed:
             room.sync(git, rm, new_tree, config.links)
             second = _run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
-            found += _report_problems(second.report, rm, snapshot, new_tests=True)
+            found += _report_problems(
+                second.report, rm, snapshot, new_tests=True,
+                test=second.result.command("test"), config=config,
+            )  # fmt: skip
             found += _written(git, rm, submodules)
         altered = room.altered(git, rm, expected)
         found += [f"a protected test was changed during the test run: {p}" for p in altered[:1]]
@@ -458,6 +463,7 @@ def judge_candidate(
         verdict = judge(
             snapshot.baseline, merged, found, tolerated | frozenset(flaky), frozenset(environmental)
         )
+        verdict = _memory_named(verdict, merged, config)
         items = [*first.report.items, *(second.report.items if second else ())]
         whole, modules = _collected(items)
         if flaky and merged.tests is not None:
@@ -519,6 +525,15 @@ def _unrun_new_tests(
                     paths = newtests.configured_paths(newtests.ini_name(rel), blob.data)
                 break
     return newtests.reasons(unrun, paths, snapshot.test_paths)
+
+
+def _memory_named(verdict: Verdict, run: RunResult, config: AutoConfig) -> Verdict:
+    """A revert whose tests failed on MemoryError under the box's memory limit
+    says so: the limit, not the code, may be what a person changes."""
+    note = None if verdict.passed else box.memory_note(run.command("test"), box.plan(config))
+    if note is None or verdict.reason is None:
+        return verdict
+    return verdict._replace(reason=f"{verdict.reason} ({note})")
 
 
 def _excusable(environment: Callable[[], list[str]] | None, found: list[str]) -> bool:
@@ -617,6 +632,8 @@ def _run(
         guarded=guarded,
         env_since_ns=None if rm.began is None else int(rm.began * 1e9),
     )
+    boxed = box.plan(config)
+    checklog.note(boxed.described)
     return runner.run_all(
         rm.tree,
         config,
@@ -626,6 +643,8 @@ def _run(
         request=request,
         held=held,
         ended=ended,
+        box=boxed,
+        readable=(str(rm.live),),
     )
 
 
@@ -666,7 +685,13 @@ _NEW_TESTS_OWN = frozenset({"outside-module", "replaced-test"})
 
 
 def _report_problems(
-    report: Report, rm: room.Room, snapshot: Snapshot, *, new_tests: bool = False
+    report: Report,
+    rm: room.Room,
+    snapshot: Snapshot,
+    *,
+    new_tests: bool = False,
+    test: CommandRun | None = None,
+    config: AutoConfig | None = None,
 ) -> list[str]:
     """What the plugin saw that makes its results untrustworthy: tampering with the
     reporting (not seen at the baseline), configuration or conftests read from
@@ -699,7 +724,8 @@ def _report_problems(
             if path and os.path.isabs(path) and not _inside(path, rm.tree):
                 out.append(f"pytest read configuration outside the clean room: {path}")
     if report.source == "plugin" and report.problems:
-        out.append(f"test results incomplete: {report.problems[0]}{_stopped_at(report)}")
+        ended = f": {box.cause(test, box.plan(config))}" if test and config is not None else ""
+        out.append(f"test results incomplete: {report.problems[0]}{_stopped_at(report)}{ended}")
     return out
 
 

@@ -214,6 +214,19 @@ def _hold(
         _remember(base, None)
         return None
     assert command is not None
+    from gtd.auto.ratchet import box
+
+    boxed = box.plan(config)
+    if boxed.boxed:
+        # The early start (gtd.auto.ratchet.early) runs the hint unboxed: never
+        # adopted, and no hint left for it.
+        _remember(base, None)
+        guess = None
+        if not os.path.isabs(argv[0]) and os.sep in argv[0]:
+            # A path through the room's link (.venv/bin/python): bwrap would
+            # look for it from the run's folder and fail before the gate,
+            # which fails the run. It runs unheld, in the room.
+            return None
     same = guess is not None and (os.path.normpath(guess.base), guess.argv, guess.exe) == (
         base,
         argv,
@@ -226,8 +239,17 @@ def _hold(
     came_r, came_w = early.channel()
     run = early.held_env(str(listener.files.site), listener.env, f"{gate_r}:{came_w}", os.environ)
     try:
+        # In the box, the room and the run's folder are writable; the gate
+        # enters the room, bound at its own path (same device and inode).
+        folder = str(listener.files.folder)
+        if boxed.boxed:
+            os.makedirs(rm.tree, exist_ok=True)  # bound before its first sync
+        spawned = box.wrap(
+            boxed, argv, folder, writable=(str(rm.tree), folder), readable=(str(rm.live),),
+            environ={**os.environ, **env, **run},
+        )  # fmt: skip
         child = proc.start_logged(
-            argv,
+            spawned,
             listener.files.folder,  # the gate enters the room once it is ready
             env={**env, **run},
             pass_fds=(*listener.pass_fds, gate_r, came_w),
@@ -244,7 +266,9 @@ def _hold(
         _close(came_r)
         listener.abort()
         return None
-    _remember(base, argv)
+    child.args = tuple(argv)  # named as configured, not as boxed
+    if not boxed.boxed:
+        _remember(base, argv)
     return Held(child, listener, command, gate_w, came_r)
 
 

@@ -15,12 +15,13 @@ only the last report — name the file in ``ratchet.junit_xml`` in such set-ups.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import reports
+from gtd.auto.ratchet import checklog, reports
 from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
 from gtd.auto.ratchet.results import NO_REPORT, Report
 from gtd.errors import InputError
@@ -31,6 +32,7 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from gtd.auto.ratchet.box import Box
     from gtd.auto.ratchet.held import Held
 
 TAIL_LINES = 60
@@ -67,6 +69,8 @@ def run_all(
     request: reports.Request | None = None,
     held: Held | None = None,
     ended: Callable[[], None] | None = None,
+    box: Box | None = None,
+    readable: tuple[str, ...] = (),
 ) -> Run:
     """Run every configured command (of the kinds in ``only``) once from ``cwd``;
     never raises for a command's failure. ``env`` adds to each command's
@@ -77,7 +81,9 @@ def run_all(
     run by this call or, where no test command runs, called off. ``ended``:
     called once the last command that runs has ended — when it is the test
     command, before its report is read, so that work on what the commands left
-    (a git call) overlaps with reading it."""
+    (a git call) overlaps with reading it. ``box``: the commands run in it
+    (gtd.auto.ratchet.box), ``cwd`` and the report folder writable, ``readable``
+    visible."""
     commands: list[CommandRun] = []
     tests: dict[str, Outcome] | None = None
     skips: dict[str, str] = {}
@@ -86,7 +92,9 @@ def run_all(
     for kind, command in plan:
         if kind == "test":
             last = ended if (kind, command) == plan[-1] else None
-            run, report = run_tests(cwd, command, config, env, reports_dir, request, held, last)
+            run, report = run_tests(
+                cwd, command, config, env, reports_dir, request, held, last, box, readable
+            )
             if last is not None:
                 ended = None
             held = None
@@ -96,7 +104,7 @@ def run_all(
                     t: r.where for t, r in report.tests.items() if r.where and r.outcome != "passed"
                 }
         else:
-            run = run_command(cwd, kind, command, config.timeout_s, env)
+            run = run_command(cwd, kind, command, config.timeout_s, env, box=box, readable=readable)
         commands.append(run)
     if held is not None:
         held.cancel()
@@ -114,6 +122,8 @@ def run_tests(
     request: reports.Request | None = None,
     held: Held | None = None,
     ended: Callable[[], None] | None = None,
+    box: Box | None = None,
+    readable: tuple[str, ...] = (),
 ) -> tuple[CommandRun, Report]:
     """The test command, with the plugin set up to report into this process
     (``held``: started already, see gtd.auto.ratchet.held); ``ended`` called
@@ -139,6 +149,9 @@ def run_tests(
             config.timeout_s,
             {**(env or {}), **listener.env},
             pass_fds=listener.pass_fds,
+            box=box,
+            writable=(str(listener.files.folder),),
+            readable=readable,
         )
     except BaseException:
         listener.abort()
@@ -156,6 +169,9 @@ def run_command(
     env: dict[str, str] | None = None,
     *,
     pass_fds: tuple[int, ...] = (),
+    box: Box | None = None,
+    writable: tuple[str, ...] = (),
+    readable: tuple[str, ...] = (),
 ) -> CommandRun:
     try:
         argv, via_shell = proc.command_argv(command)
@@ -167,9 +183,24 @@ def run_command(
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
     # A long command (gtd.proc.Spawned): the run is not held up by a process it
     # left running, and its output does not wake this one at every write.
-    child = proc.start_logged(argv, cwd, env=env, pass_fds=pass_fds)
+    spawned = argv
+    if box is not None and box.boxed and proc.which(argv[0], _path(env)) is not None:
+        # (a missing program is found missing unboxed, and named: see _missing)
+        from gtd.auto.ratchet.box import wrap
+
+        spawned = wrap(
+            box, argv, str(cwd), writable=(str(cwd), *writable), readable=readable,
+            environ={**os.environ, **(env or {})},
+        )  # fmt: skip
+    child = proc.start_logged(spawned, cwd, env=env, pass_fds=pass_fds)
+    if isinstance(child, proc.Spawned):
+        child.args = tuple(argv)  # named as configured, not as boxed
     result = child if isinstance(child, proc.Result) else child.finish(timeout_s)
     return _command_run(kind, command, timeout_s, argv, via_shell, result)
+
+
+def _path(env: dict[str, str] | None) -> str | None:
+    return (env or {}).get("PATH", os.environ.get("PATH"))
 
 
 def _command_run(
@@ -181,6 +212,7 @@ def _command_run(
     result: proc.Result,
 ) -> CommandRun:
     output = result.output
+    checklog.record(kind, command, result)
     return CommandRun(
         kind=kind,
         command=command,
