@@ -405,19 +405,7 @@ class _File:
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
     """Each name an import binds, to the module or object it stands for."""
-    out: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    out[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    out[top] = top
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return out
+    return tests_seen.bindings(tree)[1]
 
 
 def _docstrings(tree: ast.Module) -> set[int]:

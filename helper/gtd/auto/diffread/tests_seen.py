@@ -154,7 +154,7 @@ def asserted_names(sources: Iterable[str]) -> frozenset[tuple[str, str]]:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
-        objects, modules = _imports(tree)
+        objects, modules = bindings(tree)
         for node in ast.walk(tree):
             if not _asserting(node):
                 continue
@@ -181,7 +181,7 @@ def _asserting(node: ast.AST) -> bool:
     return False
 
 
-def _imports(tree: ast.AST) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+def bindings(tree: ast.AST) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """(a name bound to a module's attribute → (module, attribute); a name bound
     to a module → the module)."""
     objects: dict[str, tuple[str, str]] = {}
