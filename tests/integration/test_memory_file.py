@@ -413,7 +413,10 @@ def test_any_memory_round_trips(rows: list[tuple[object, ...]], over_sample: boo
         if rows:
             mem = m.record_halt(mem, m.Halt(len(rows), "T1", 3, "why\nnot", AT))
         mf.save(path, mem, doc)
-        assert mf.load(path)[0] == mem
+        # The pause in force is folded from the sealed records alone, never read
+        # from this file (an agent that writes `paused` into it pauses nothing):
+        # the file keeps each paused cycle, not the pause.
+        assert mf.load(path)[0] == mem._replace(pause=None)
 
 
 def test_the_sealed_records_new_fields_and_parts_are_rendered(path: Path) -> None:

@@ -131,6 +131,12 @@ def write_files(root: Path, files: Mapping[str, str]) -> None:
 State = dict[str, Any]  # rel → ("-" | "x", bytes) for a file, "dir", ("link", target)
 
 
+# The sandbox block setup writes and the loop's end takes out (gtd.auto.sandbox):
+# the helper's, like .deepflow/; its own tests are tests/integration/
+# test_sandbox_settings.py. The trials' projects have no .claude/ of their own.
+_SANDBOX_FILES = frozenset({".claude/settings.local.json"})
+
+
 def tree_state(root: Path) -> State:
     """Everything in the working tree, ignored or not (the user's ignored files
     count), directories included; not `.git` and not gtd's private files in
@@ -151,11 +157,13 @@ def tree_state(root: Path) -> State:
             elif (here / name).is_symlink():
                 out[rel] = ("link", os.readlink(here / name))
                 dirnames.remove(name)
-            elif rel != ".deepflow":
+            elif rel not in (".deepflow", ".claude"):
                 out[rel + "/"] = "dir"
         for name in filenames:
             path = here / name
             rel = path.relative_to(root).as_posix()
+            if rel in _SANDBOX_FILES:
+                continue
             if path.is_symlink():
                 out[rel] = ("link", os.readlink(path))
             else:

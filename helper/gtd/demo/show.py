@@ -52,6 +52,12 @@ def demo(keep: Path | None, want_claude: bool, say: Say) -> int:
     # The clean rooms of this night live and die with it (not in ~/.cache).
     with tempfile.TemporaryDirectory(prefix="gtd-demo-rooms-") as rooms:
         env = {"XDG_CACHE_HOME": rooms}
+        if claude is None:
+            # The headless night shows the ratchet itself catching the weakened
+            # test: the scripted agent runs without the OS fence (gtd.auto
+            # .agent_fence), which would refuse that write before any judging,
+            # where bubblewrap is installed and not elsewhere.
+            env["GTD_SANDBOX"] = "off"
         try:
             night.setup(root, env, say)
             if claude is None:
