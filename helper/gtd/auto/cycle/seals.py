@@ -54,6 +54,10 @@ _KEPT = {
 # the common directory, which in a linked worktree is the main repository's (git
 # reads no `config`, `hooks/` or `info/` of `.git/worktrees/<id>/`).
 _PER_WORKTREE = frozenset({"git_commondir", "git_worktree_config"})
+# Files an empty copy of which says nothing: git reads no key, pattern or graft
+# from it. Claude Code's sandbox makes empty files where it mounts a path it
+# keeps read-only that does not exist (`config.worktree`), while the agent works.
+_EMPTY_IS_ABSENT = frozenset({"git_worktree_config", "git_attributes", "git_exclude", "git_grafts"})
 
 
 def _kept_paths(git: Git) -> dict[str, Path]:
@@ -358,7 +362,7 @@ def restore(git: Git, seals: dict[str, Any]) -> list[str]:
         now = _read(path)
         raw = seals[key]
         sealed = None if raw is None else base64.b64decode(raw)
-        if now == sealed:
+        if now == sealed or (sealed is None and now == b"" and key in _EMPTY_IS_ABSENT):
             continue
         what = _changed_keys(sealed, now) if key in ("git_config", "git_worktree_config") else ""
         out.append(f"{_CALLED[key]} changed: {path}" + (f" ({what})" if what else ""))

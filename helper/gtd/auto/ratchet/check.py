@@ -402,7 +402,7 @@ def judge_candidate(
         env = room.environment(rm)
         only_old = tuple(snapshot.test_paths) if split else None
         submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
-        protected = guarded_files(guarded, base_listing)
+        protected = guarded_files(guarded, base_listing, config.protect)
         # What the run wrote (one git call, before a sync could write over the
         # evidence), asked as soon as the commands have ended, while the report
         # is read and judged: it is on the run's critical path.
@@ -649,7 +649,9 @@ def _run(
 
 
 def guarded_files(
-    guarded: Mapping[str, protect.Protection], base: Mapping[str, TreeEntry]
+    guarded: Mapping[str, protect.Protection],
+    base: Mapping[str, TreeEntry],
+    declared: Sequence[str] = (),
 ) -> tuple[str, ...]:
     """The Python files among the wholly protected ones the judged tree takes from
     the base (``base``: its listing): test modules, conftests, the tests' helpers.
@@ -658,12 +660,23 @@ def guarded_files(
     and names each one changed by the end of the session: the change cannot edit
     these files, and must not change what they read either. The baseline's run
     is given the same files, so what the tests themselves change (a cache, a
-    counter) is evidence there too and is not held against a change."""
+    counter) is evidence there too and is not held against a change.
+
+    A module outside the test folders is guarded only when ``declared``
+    (``ratchet.protect``) names it: one the snapshot holds because the tests
+    import it and it asserts (gtd.auto.ratchet.leaned) is held by its content,
+    as its own code may change its values while the tests run (pyparsing's
+    ``pyparsing.testing``), which no baseline run recorded."""
+    named = protect.declared(declared) if declared else (lambda _: False)
     return tuple(
         sorted(
             p
             for p, why in guarded.items()
-            if why.whole and p.endswith(".py") and p in base and base[p].kind == "blob"
+            if why.whole
+            and p.endswith(".py")
+            and p in base
+            and base[p].kind == "blob"
+            and (files_mod.is_test_path(p) or protect.is_protected_path(p) or named(p))
         )
     )
 
@@ -1001,7 +1014,7 @@ def run_baseline(
         if listing is None:
             listing = git.ls_tree(tree)
         guarded = protect.protection(listing, config_commands(config), patterns=config.protect)
-        run = _run(rm, config, env, guarded=guarded_files(guarded, listing))
+        run = _run(rm, config, env, guarded=guarded_files(guarded, listing, config.protect))
         result, report = run.result, run.report
         failing = sorted(t for t, o in (result.tests or {}).items() if o in ("failed", "error"))
         flipped: list[str] = []
