@@ -20,7 +20,6 @@ not on PATH, the line for the user's shell). See docs/install.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
@@ -716,10 +715,6 @@ class Installer:
             shutil.rmtree(cache, onexc=_writable_then_retry)
         else:
             shutil.rmtree(cache, onerror=_writable_then_retry)
-        # The cache folder above it (~/.cache), when gtd's was all it held: the
-        # helper made it for its own cache; an empty cache folder holds nothing.
-        with contextlib.suppress(OSError):
-            cache.parent.rmdir()
 
     def uninstall(self, args: argparse.Namespace) -> int:
         if not self.manifest_path.exists():

@@ -135,7 +135,9 @@ def not_ours(rel: str) -> bool:
     Code's config, backups and telemetry, and the rustup settings its environment
     probe leaves when rustup's shims are on PATH."""
     top = rel.split("/", 1)[0]
-    return top in (".claude", ".rustup") or top.startswith(".claude.json")
+    # `.cache` alone: the XDG cache folder gtd's own cache was made in, which is
+    # not gtd's (uninstall removes `.cache/gtd`, test_uninstall_removes_gtds_cache)
+    return top in (".claude", ".rustup") or top.startswith(".claude.json") or rel == ".cache"
 
 
 def claude_sees(claude: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
