@@ -31,6 +31,11 @@ def _asked(repo: Repo, calc: str) -> dict[str, object]:
     return asked
 
 
+def _reviewed(repo: Repo, asked: dict[str, object], said: str) -> dict[str, object]:
+    """The cycle's second end, with the reviewer's reply."""
+    return gtd_json(repo, "cycle", "end", "--cycle", str(asked["cycle"]), "--review", said)
+
+
 def test_the_brief_holds_the_task_the_findings_and_the_change(project: Repo) -> None:
     cheat = MUL.replace("return a * b", "return a * b if a != 12 else 144")
     cheat = "import sys\n\nFLAG = 'pytest' in sys.modules\n\n\n" + cheat
@@ -46,15 +51,8 @@ def test_the_brief_holds_the_task_the_findings_and_the_change(project: Repo) -> 
 
 def test_an_objection_reverts_and_counts(project: Repo) -> None:
     asked = _asked(project, MUL)
-    answer = gtd_json(
-        project,
-        "cycle",
-        "end",
-        "--cycle",
-        str(asked["cycle"]),
-        "--review",
-        "Looks fine at first.\nVerdict: object: mul ignores negative numbers",
-    )
+    said = "Looks fine at first.\nVerdict: object: mul ignores negative numbers"
+    answer = _reviewed(project, asked, said)
     assert answer["status"] == "reverted", answer
     assert answer["reason"] == "the reviewer objected: mul ignores negative numbers"
     assert answer["review"] == "object: mul ignores negative numbers"
@@ -72,16 +70,12 @@ def test_an_objection_reverts_and_counts(project: Repo) -> None:
 @pytest.mark.slow
 def test_an_approval_leaves_the_verdict_to_the_tests(project: Repo) -> None:
     asked = _asked(project, MUL)
-    answer = gtd_json(
-        project, "cycle", "end", "--cycle", str(asked["cycle"]), "--review", "Verdict: approve"
-    )
+    answer = _reviewed(project, asked, "Verdict: approve")
     assert answer["status"] == "passed", answer
     assert answer["review"] == "approve"
     broken = MUL.replace("return a + b", "return a - b")
     asked = _asked(project, broken)
-    answer = gtd_json(
-        project, "cycle", "end", "--cycle", str(asked["cycle"]), "--review", "Verdict: approve"
-    )
+    answer = _reviewed(project, asked, "Verdict: approve")
     assert answer["status"] == "reverted", answer
     assert str(answer["reason"]).startswith("tests failed"), answer
 
@@ -89,9 +83,7 @@ def test_an_approval_leaves_the_verdict_to_the_tests(project: Repo) -> None:
 @pytest.mark.slow
 def test_a_reply_that_is_no_verdict_goes_to_the_tests(project: Repo) -> None:
     asked = _asked(project, MUL)
-    answer = gtd_json(
-        project, "cycle", "end", "--cycle", str(asked["cycle"]), "--review", "I could not decide."
-    )
+    answer = _reviewed(project, asked, "I could not decide.")
     assert answer["status"] == "passed", answer
     assert answer["review"] == "none: I could not decide."
 
