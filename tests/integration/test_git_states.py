@@ -99,6 +99,25 @@ def test_a_killed_helpers_temp_file_beside_the_plan_is_removed(project: Repo) ->
     assert mine.read_text() == "a person's file"
 
 
+def test_a_killed_setups_temp_file_beside_the_sandbox_settings_is_removed(
+    project: Repo,
+) -> None:
+    """`gtd auto setup` killed while it wrote .claude/settings.local.json (the
+    kill harness met it): the next `begin` removes its temp file, and only the
+    helper's own name there, so the loop does not stall on a dirty tree."""
+    claude = project.path / ".claude"
+    claude.mkdir(exist_ok=True)
+    leftover = claude / f".settings.local.json.gtd-tmp-{_dead_pid()}-3"
+    leftover.write_text("{")
+    other = claude / f".other.json.gtd-tmp-{_dead_pid()}-0"  # not a file the helper writes
+    other.write_text("a person's file")
+    answer = gtd_json(project, "cycle", "begin")
+    assert answer["status"] == "dirty", answer
+    assert answer["paths"] == [f".claude/{other.name}"]
+    assert not leftover.exists()
+    assert other.read_text() == "a person's file"
+
+
 def test_a_git_lock_of_the_helpers_killed_child_is_removed(project: Repo) -> None:
     """A git child of the helper killed while it held .git/index.lock: the helper
     noted the child when it started, so the lock is provably its own."""

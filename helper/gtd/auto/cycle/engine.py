@@ -44,7 +44,15 @@ from gtd.errors import (
     RepoError,
     StateError,
 )
-from gtd.fsio import atomic_write, fresh_file, locked, read_bytes, state_lock, temp_owner
+from gtd.fsio import (
+    TEMP_MARK,
+    atomic_write,
+    fresh_file,
+    locked,
+    read_bytes,
+    state_lock,
+    temp_owner,
+)
 from gtd.git import Git, WorkTree, stale_locks
 from gtd.names import readable
 from gtd.proc import alive
@@ -59,6 +67,8 @@ if TYPE_CHECKING:
 # How long `begin` waits for a snapshot refresh before answering busy: an injected
 # tick command has two minutes in Claude Code.
 _REFRESH_WAIT_S = 90.0
+# The temp file of an atomic write of .claude/settings.local.json (gtd.auto.sandbox).
+_SETTINGS_TEMP = f".settings.local.json{TEMP_MARK}"
 
 
 def crash_point(name: str, *others: int) -> None:
@@ -155,17 +165,22 @@ class Cycle:
 
     def _leftovers(self) -> None:
         """Remove what a killed helper of ours left, and nothing else: its
-        atomic-write temp files beside PLAN.md and config.yaml, and git lock files
+        atomic-write temp files beside PLAN.md, config.yaml and the sandbox
+        settings (gtd.auto.sandbox), and git lock files
         its killed git children left in the git directory. The journal mirror's
         temp files are state.adopt_journal's, once the sealed state is read: one
         may be the mirror a killed `begin` had not yet put in place."""
-        for folder in (self.root, self.root / paths.STATE_DIR):
+        claude = self.root / ".claude"
+        for folder in (self.root, self.root / paths.STATE_DIR, claude):
             try:
                 names = os.listdir(folder)
             except OSError:
                 continue
             for name in names:
-                if folder != self.root and state.journal_temp(name):
+                if folder == self.root / paths.STATE_DIR and state.journal_temp(name):
+                    continue
+                # In .claude only the sandbox settings are the helper's to write.
+                if folder == claude and not name.startswith(_SETTINGS_TEMP):
                     continue
                 pid = temp_owner(name)
                 if pid is not None and not alive(pid):
