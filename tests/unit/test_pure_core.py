@@ -17,6 +17,7 @@ AUTO = (
     "gtd.auto.plan",
     "gtd.auto.memory",
     "gtd.auto.records",
+    "gtd.auto.usage",
     "gtd.auto.breaker",
     "gtd.auto.report",
     "gtd.auto.brief",

@@ -21,6 +21,8 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, Literal
 
+    from gtd.auto.usage import Usage
+
     CycleStatus = Literal["passed", "reverted", "skipped", "paused"]
 else:
     CycleStatus = str
@@ -77,6 +79,8 @@ class CycleRecord(NamedTuple):
     until: str | None = None
     harness: str | None = None
     new_tests: str | None = None  # how the tests the cycle added did ("3 ran, 3 passed")
+    # the tokens and cost of the cycle's model calls (gtd.auto.usage), when known
+    usage: Usage | None = None
 
 
 class Pause(NamedTuple):

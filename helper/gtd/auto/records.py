@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from gtd.auto import memory
+from gtd.auto import memory, usage
 from gtd.auto.memory import (
     CYCLE_STATUSES,
     CycleRecord,
@@ -30,6 +30,7 @@ from gtd.auto.memory import (
     Refresh,
     cycle_status,
 )
+from gtd.auto.usage import Usage
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -76,7 +77,10 @@ def encode(record: Record) -> str:
     for name, value in record._asdict().items():
         if name in defaults and value == defaults[name]:
             continue
-        fields[name] = list(value) if isinstance(value, tuple) else value
+        if isinstance(value, Usage):
+            fields[name] = usage.to_json(value)
+        else:
+            fields[name] = list(value) if isinstance(value, tuple) else value
     return json.dumps(fields, ensure_ascii=False, sort_keys=False)
 
 
@@ -113,6 +117,11 @@ def _decode_line(number: int, line: str) -> Record:
         data["env_skipped"] = tuple(data.get("env_skipped") or ())
         data["look_at"] = tuple(data.get("look_at") or ())
         data["yours"] = tuple(data.get("yours") or ())
+        if data.get("usage") is not None:
+            try:
+                data["usage"] = usage.from_json(data["usage"])
+            except ValueError as exc:
+                raise RecordError(number, str(exc)) from None
     try:
         return cls(**data)  # type: ignore[no-any-return]
     except TypeError as exc:  # pragma: no cover - the field checks above cover it

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from gtd.auto import breaker, records
 from gtd.auto.memory import CycleRecord, Halt, Quarantine, Refresh
 from gtd.auto.records import RecordError, Release, Reset
+from gtd.auto.usage import Usage
 
 AT = "2026-11-30T10:00:00Z"
 
@@ -27,7 +28,7 @@ EVENTS: list[records.Record] = [
     cycle(2, flaky=("t::b",), kept="refs/gtd/reverted/cycle-2", agent_exit=3, agent_tail="oops"),
     Halt(cycle=2, task="T1", failures=2, reason="r", at=AT),
     Reset("T1", AT, 3),
-    cycle(3, status="passed", duration_s=1.5),
+    cycle(3, status="passed", duration_s=1.5, usage=Usage(10, 20, 30, 40, 0.25, ("m",))),
     Refresh("abc1234", AT, "snapshot refreshed after abc1234 by a person"),
     Quarantine("t::b", 2, AT, "failed, then passed on a re-run"),
     Release("t::b", AT),
@@ -114,3 +115,11 @@ def test_a_sealed_record_an_older_gtd_wrote_as_failed_reads_as_reverted() -> Non
     assert records.fold([rec]).consecutive_reverts == {"T2": 1}
     with pytest.raises(RecordError, match="unknown cycle status 'broken'"):
         records.decode(line.replace('"failed"', '"broken"'))
+
+
+def test_a_usage_that_is_not_counts_names_its_line_and_field() -> None:
+    good = records.encode(cycle(1, usage=Usage(1, 2, 3, 4, None, ("m",))))
+    assert records.decode(good)[0].usage == Usage(1, 2, 3, 4, None, ("m",))  # type: ignore[union-attr]
+    bad = good.replace('"input": 1', '"input": -1')
+    with pytest.raises(RecordError, match=r"line 2: usage.input is not a count"):
+        records.decode(good + "\n" + bad)
