@@ -18,6 +18,7 @@ AUTO = (
     "gtd.auto.memory",
     "gtd.auto.records",
     "gtd.auto.usage",
+    "gtd.auto.budget",
     "gtd.auto.breaker",
     "gtd.auto.report",
     "gtd.auto.brief",

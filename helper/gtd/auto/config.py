@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gtd import schema
-from gtd.auto import defaults
+from gtd.auto import budget, defaults
 from gtd.auto.diffread.patterns import ACTIONS, PATTERNS
 from gtd.errors import InputError
 from gtd.fsio import read_bytes
@@ -129,6 +129,7 @@ _SCHEMA = schema.Fields(
         "notify": schema.Fields(
             {"command": _COMMAND, "timeout_seconds": schema.Number(0, inclusive=False, below=3600)}
         ),
+        "budget": budget.SCHEMA,  # the night's ceiling (gtd.auto.budget)
     }
 )
 
@@ -181,6 +182,11 @@ class AutoConfig(NamedTuple):
     box: bool = True
     memory_limit_mb: float | None = None
     network: bool = False
+    # The night's ceiling (gtd.auto.budget): dollars and/or tokens, and the share
+    # of either at which the loop warns.
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    budget_warn_at: float = budget.WARN_AT
 
 
 def template_text() -> str:
@@ -266,6 +272,9 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         box=ratchet.get("box", True),
         memory_limit_mb=ratchet.get("memory_limit_mb"),
         network=ratchet.get("network", False),
+        budget_usd=values.get("budget", {}).get("usd"),
+        budget_tokens=values.get("budget", {}).get("tokens"),
+        budget_warn_at=values.get("budget", {}).get("warn_at", budget.WARN_AT),
     )
 
 

@@ -4,20 +4,23 @@ records (gtd.auto.records), never from prose a report or an answer printed.
 Pure. Each event has an id made of its kind and the index of the record it comes
 from (the records are append-only, so an index names the same record for ever):
 the notifier (gtd.auto.notifier) delivers each id once, whoever asks and however
-often. A new kind of event (a budget warning, say) is one entry in ``_DERIVED``:
+often. A new kind of event is one entry in ``_DERIVED``:
 a function from (index, record, the cycle record before it) to an event or None.
 
 Kinds: ``breaker`` (a task reverted too many times in a row), ``halted`` (a
 forced halt: tampering, the environment changed, a commit git refused),
 ``paused`` and ``resumed`` (the harness stopped the agent, and the first cycle
-after), ``complete`` (no task left, with `gtd verify`'s verdict; not a record, its
-id is the number of records it follows).
+after), ``budget-warning`` and ``budget-halt`` (the night's spend crossed the
+warning share; a task was not started for the ceiling: gtd.auto.budget),
+``complete`` (no task left, with `gtd verify`'s verdict; not a record, its id is
+the number of records it follows).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from gtd.auto.budget import BudgetEvent
 from gtd.auto.memory import CycleRecord, Halt
 from gtd.tuples import NamedTuple
 
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 
     from gtd.auto.records import Record
 
-KINDS = ("breaker", "halted", "paused", "resumed", "complete")
+KINDS = ("breaker", "halted", "paused", "resumed", "budget-warning", "budget-halt", "complete")
 
 
 class Event(NamedTuple):
@@ -79,11 +82,20 @@ def _resumed(index: int, rec: Record, last: CycleRecord | None) -> Event | None:
     return Event(f"resumed:{index}", "resumed", rec.at, message, rec.cycle, rec.task, rec.title)
 
 
-# One line per kind of event a record makes (budget warnings and halts join here).
+def _budget(index: int, rec: Record, _last: CycleRecord | None) -> Event | None:
+    if not isinstance(rec, BudgetEvent) or rec.event == "reset":
+        return None
+    kind = f"budget-{rec.event}"
+    message = rec.message or kind
+    return Event(f"{kind}:{index}", kind, rec.at, message, task=rec.task, reason=message)
+
+
+# One line per kind of event a record makes.
 _DERIVED: tuple[Callable[[int, Record, CycleRecord | None], Event | None], ...] = (
     _halt,
     _paused,
     _resumed,
+    _budget,
 )
 
 

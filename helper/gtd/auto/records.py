@@ -9,7 +9,9 @@ breaker reads the fold. Events, each a JSON object with a ``kind``:
 - ``reset``: `gtd cycle reset` (``task`` or every tripped task);
 - ``refresh``: the snapshot was re-taken from a person's commit;
 - ``quarantine`` / ``release``: a flaky test taken out of, or put back into, the
-  ratchet's judgement.
+  ratchet's judgement;
+- ``budget``: a budget warning or halt told, or a reset that begins a new night
+  (gtd.auto.budget.BudgetEvent; memory does not change).
 
 A line that does not parse is an error naming its number: the history is the
 only record of what the loop tried, and is never silently dropped.
@@ -20,7 +22,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from gtd.auto import memory, usage
+from gtd.auto import budget, memory, usage
+from gtd.auto.budget import BudgetEvent
 from gtd.auto.memory import (
     CYCLE_STATUSES,
     CycleRecord,
@@ -49,7 +52,7 @@ class Release(NamedTuple):
     at: str
 
 
-Record = CycleRecord | Halt | Reset | Refresh | Quarantine | Release
+Record = CycleRecord | Halt | Reset | Refresh | Quarantine | Release | BudgetEvent
 
 
 class RecordError(ValueError):
@@ -66,6 +69,7 @@ _KINDS: dict[type, str] = {
     Refresh: "refresh",
     Quarantine: "quarantine",
     Release: "release",
+    BudgetEvent: "budget",
 }
 _TYPES = {kind: cls for cls, kind in _KINDS.items()}
 
@@ -122,6 +126,10 @@ def _decode_line(number: int, line: str) -> Record:
                 data["usage"] = usage.from_json(data["usage"])
             except ValueError as exc:
                 raise RecordError(number, str(exc)) from None
+    if cls is BudgetEvent:
+        wrong = budget.check_event(data.get("event"))
+        if wrong is not None:
+            raise RecordError(number, wrong)
     try:
         return cls(**data)  # type: ignore[no-any-return]
     except TypeError as exc:  # pragma: no cover - the field checks above cover it
@@ -147,6 +155,8 @@ def apply(mem: Memory, rec: Record) -> Memory:
         return memory.record_refresh(mem, rec)
     if isinstance(rec, Quarantine):
         return memory.quarantine(mem, rec)
+    if isinstance(rec, BudgetEvent):
+        return mem  # the budget folds the cycles' usage itself (gtd.auto.budget)
     return memory.release(mem, rec.test)
 
 

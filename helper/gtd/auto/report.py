@@ -47,6 +47,8 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal
 
+    from gtd.auto.budget import Decision
+
     VerifyStatus = Literal["passed", "failed", "warning", "skipped"]
 else:
     VerifyStatus = str
@@ -206,6 +208,7 @@ class _Run(NamedTuple):
     health: Health | None
     failing: tuple[int, list[str]] = (0, [])  # tests failing at the baseline
     now: str = ""
+    budget: Decision | None = None  # the night's budget for the next task (gtd.auto.budget)
 
     def title_of(self, task: str) -> str:
         if self.plan is not None:
@@ -283,6 +286,10 @@ def _state(run: _Run) -> list[str]:
             f"Resolve the blockers in PLAN.md by hand, then start the loop again: {RESTART}.",
         ]
     assert choice.task is not None
+    if run.budget is not None and run.budget.halt is not None:
+        from gtd.auto.budget import halted_lines
+
+        return halted_lines(run.budget, RESTART)
     nxt = _named(choice.task.id, choice.task.title)
     if not run.cycles:
         return [f"**Ready** — no cycle has run yet; the first task is {nxt}."]
@@ -335,6 +342,12 @@ def _complete(run: _Run) -> list[str]:
             "gtd never merges or pushes."
         )
     return [*lines, "", verdict]
+
+
+def _budget(run: _Run) -> list[str]:
+    from gtd.auto.budget import report_lines
+
+    return report_lines(run.budget) if run.budget is not None else []
 
 
 def _plan_line(run: _Run) -> list[str]:
@@ -703,13 +716,15 @@ def render(
     journal: Journal | None = None,
     threshold: int = defaults.THRESHOLD,
     failing: tuple[int, list[str]] = (0, []),
+    budget: Decision | None = None,
 ) -> str:
     """The report. ``plan``: PLAN.md as it is (titles, what remains); ``journal``:
     the work in flight, if any; ``threshold``: the breaker's, so the State says
     halted exactly when `gtd cycle begin` would; ``failing``: how many tests
-    failed at the baseline and the first few (gtd.auto.report_notes)."""
+    failed at the baseline and the first few (gtd.auto.report_notes); ``budget``:
+    the night's budget decision for the next task, when a ceiling is set."""
     cycles = sorted(mem.cycles, key=lambda r: r.cycle)
-    run = _Run(mem, cycles, plan, journal, threshold, health, failing, now)
+    run = _Run(mem, cycles, plan, journal, threshold, health, failing, now, budget)
     picture = chart.mermaid(mem)
     probes = _probe_rows(mem, run.cycles)
     reverted, any_reverted = _reverted(run)
@@ -723,7 +738,7 @@ def render(
         "",
         f"_Last updated: {now}_",
         "",
-        *_section("State", None, [*_state(run), *_plan_line(run), *_tolerated(run)]),
+        *_section("State", None, [*_state(run), *_plan_line(run), *_budget(run), *_tolerated(run)]),
         *_section("Summary", None, _summary(run)),
         *(_section("Run Chart", None, picture) if picture else []),
         *_section("Cycle Log", None, _table(log_header, [_cycle_row(run, r) for r in run.cycles])),

@@ -19,6 +19,8 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 
+    from gtd.auto.budget import Decision
+
 # The cost of a night is not tracked yet: said, never guessed.
 COST_UNKNOWN = "cost not tracked"
 
@@ -30,8 +32,11 @@ def status(
     threshold: int,
     now_epoch: float,
     notifier_failure: str | None = None,
+    budget: Decision | None = None,
 ) -> dict[str, Any]:
-    state, detail = _state(journal, history, plan, threshold, now_epoch)
+    """``budget``: the night's budget decision for the next task (gtd.auto.budget
+    .for_next), when a ceiling is set."""
+    state, detail = _state(journal, history, plan, threshold, now_epoch, budget)
     done = sum(1 for t in plan.tasks if t.status == "done")
     left = len(plan.pending)
     last = next((r for r in reversed(history) if isinstance(r, CycleRecord)), None)
@@ -42,7 +47,13 @@ def status(
         "left": left,
         "cost": None,
         "last": _verdict(last) if last is not None else None,
+        "budget": None,
     }
+    if budget is not None:
+        from gtd.auto import budget as budget_mod
+
+        out["budget"] = budget_mod.as_json(budget)
+        out["budget"]["line"] = "budget " + budget_mod.spent_line(budget.spent, budget.ceiling)
     if journal is not None and journal.kind != "baseline":
         out["cycle"] = journal.cycle
         out["task"] = journal.task
@@ -58,6 +69,7 @@ def _state(
     plan: Plan,
     threshold: int,
     now_epoch: float,
+    budget: Decision | None = None,
 ) -> tuple[str, str]:
     if journal is not None:
         if journal.kind == "baseline":
@@ -88,6 +100,8 @@ def _state(
         waits = ", ".join(f"{t.id} on {', '.join(b)}" for t, b in pick.blocked)
         return "blocked", f"every remaining task waits on an unfinished one ({waits})"
     if pick.task is not None:
+        if budget is not None and budget.halt is not None:
+            return "halted", budget.message
         return "idle", f"next: {pick.task.id} ({pick.task.title})"
     return "idle", "waiting for the next tick"
 
@@ -105,6 +119,8 @@ def line(st: dict[str, Any]) -> str:
     parts = [f"{st['state']}: {st['detail']}"]
     parts.append(f"{st['done']} of {st['done'] + st['left']} tasks done")
     parts.append(COST_UNKNOWN)
+    if st.get("budget"):
+        parts.append(st["budget"]["line"])
     if st.get("last"):
         parts.append(f"last: {st['last']}")
     if st.get("notifier"):

@@ -234,11 +234,17 @@ def _cycle_end(
 def _cycle_reset(
     as_json: bool = JsonOpt,
     task: str | None = typer.Argument(None, help="Task id to reset (default: every tripped task)."),
+    budget: bool = typer.Option(
+        False, "--budget", help="Start a new night: the budget's spend counts from zero again."
+    ),
 ) -> None:
-    """Clear a tripped circuit breaker so the loop can run again."""
+    """Clear a tripped circuit breaker (or, with --budget, the night's spend) so the
+    loop can run again."""
     from gtd.cli import cycle_cmd
 
-    raise typer.Exit(cycle_cmd.reset(as_json, task))
+    if budget and task is not None:
+        raise typer.BadParameter("--budget resets the night's spend, not a task: drop the task")
+    raise typer.Exit(cycle_cmd.reset(as_json, task, budget))
 
 
 # -- auto ------------------------------------------------------------------------------

@@ -55,14 +55,19 @@ def status(as_json: bool) -> int:
     st = state.read(Git(where, hardened=True))
     if st.summary is None:
         raise GtdError("auto mode is not set up in this work tree", "run `gtd auto setup` first")
+    from gtd.auto import budget
+
     failure = notifier.last_failure(where)
+    plan = plan_file.load(where)[1]
+    config = state.sealed_config(st)
     answer = status_mod.status(
         st.journal,
         st.records,
-        plan_file.load(where)[1],
-        state.sealed_config(st).circuit_breaker_threshold,
+        plan,
+        config.circuit_breaker_threshold,
         time.time(),
         f"{failure.kind} ({failure.at}): {failure.why}" if failure else None,
+        budget.for_next(st.records, budget.ceiling_of(config), plan),
     )
     emit(answer, answer["line"], as_json)
     return 0

@@ -59,11 +59,16 @@ def end(
     return 0
 
 
-def reset(as_json: bool, task: str | None) -> int:
+def reset(as_json: bool, task: str | None, budget: bool = False) -> int:
     from gtd.auto.cycle import Cycle
     from gtd.clock import now
 
-    answer = Cycle(root(), now()).reset(task)
+    if budget:
+        from gtd.auto.cycle import ceiling
+
+        answer = ceiling.reset(root(), now())
+    else:
+        answer = Cycle(root(), now()).reset(task)
     emit(answer, render(answer), as_json)
     return 0
 

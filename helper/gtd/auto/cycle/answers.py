@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         review: str
         your_work: list[str]
         recovered: str
+        budget: str
         previous: str
         ended_before: str
         until: str
@@ -177,6 +178,17 @@ def halted(trip: Trip) -> Answer:
         "next": f"stop the loop; fix {trip.task} by hand, then run `gtd cycle reset {trip.task}`"
         if trip.task != "baseline"
         else "stop the loop; fix the test suite or its environment, then run `gtd cycle reset`",
+    }
+
+
+def budget_halted(task: str, reason: str, message: str, how: str) -> Answer:
+    """The night's budget stops ``task`` before it starts (gtd.auto.budget)."""
+    return {
+        "status": "halted",
+        "task": task,
+        "reason": reason,
+        "message": short(message),
+        "next": f"stop the loop; {how}",
     }
 
 

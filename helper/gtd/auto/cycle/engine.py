@@ -379,7 +379,15 @@ class Cycle:
         if shaped["status"] == "blocked":
             return answers.blocked(shaped["blocked"]), None
         assert pick.task is not None
-        return self._start(st, the_plan, pick.task, mem, where=(tree.head, tree.branch)), None
+        from gtd.auto.cycle import ceiling
+
+        st, halt, warning = ceiling.gate(self.root, self.git, st, pick.task.id, self.now)
+        if halt is not None:
+            return halt, None
+        answer = self._start(st, the_plan, pick.task, mem, where=(tree.head, tree.branch))
+        if warning:
+            answer["budget"] = warning
+        return answer, None
 
     def _halt_on_environment(self, st: State, mem: Memory, change: str) -> Answer:
         """The loop halted: the test environment is not the one the baseline ran
@@ -1085,7 +1093,7 @@ def render_report(
     """Re-render auto-report.md alone: what changes when work starts or stops
     (the State at its top), with no new record to fold into memory. ``health``:
     the levels of a `gtd verify` run, for the State and the Health Score."""
-    from gtd.auto import report, report_notes
+    from gtd.auto import budget, report, report_notes
 
     spec = next((t.spec for t in the_plan.tasks if t.spec), None)
     text = report.render(
@@ -1097,6 +1105,7 @@ def render_report(
         journal=st.journal,
         threshold=sealed_config(st).circuit_breaker_threshold,
         failing=report_notes.failing_at_baseline(st.summary),
+        budget=budget.for_next(st.records, budget.ceiling_of(sealed_config(st)), the_plan),
     )
     from gtd.auto import notifier
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gtd.auto.budget import BudgetEvent
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Halt, Quarantine, Refresh
 from gtd.auto.records import Record, Release, Reset
@@ -90,4 +91,6 @@ def _described(rec: Record) -> str:
         return "the circuit breaker was reset"
     if isinstance(rec, Halt):
         return f"the loop was halted ({rec.reason})"
+    if isinstance(rec, BudgetEvent):
+        return f"the budget was {'reset' if rec.event == 'reset' else 'told: ' + rec.event}"
     return f"cycle {rec.cycle} ({rec.task}) {rec.status}"
