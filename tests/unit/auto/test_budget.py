@@ -79,7 +79,8 @@ def test_a_wrong_budget_names_the_file_the_line_and_the_fix(
     assert err.line == line
     assert fragment in err.message
     if hint is not None:
-        assert err.hint is not None and hint in err.hint
+        assert err.hint is not None
+        assert hint in err.hint
 
 
 # -- the fold ------------------------------------------------------------------------------
@@ -179,7 +180,8 @@ def test_the_warning_share() -> None:
     history: list[Record] = [cycle(n, f"T{n}", 0.1, 100) for n in range(1, 9)]
     assert not budget.decide(history, Ceiling(usd=1.01, warn_at=0.8), "T9").warn
     warned = budget.decide(history, Ceiling(usd=1.0, warn_at=0.8), "T9")
-    assert warned.warn and warned.halt is None  # $0.80 spent, $0.10 expected
+    assert warned.warn
+    assert warned.halt is None
     assert warned.message == (
         "Budget warning: spent $0.80 of $1.00 (80 %) since setup (warns at 80 %)"
     )
@@ -222,7 +224,8 @@ def test_each_event_is_due_once_per_night_and_ceiling() -> None:
     assert [e.event for e in due] == ["warning", "halt"]
     halt = due[1]
     assert (halt.task, halt.usd, halt.ceiling_usd, halt.at) == ("T3", 1.1, 1.0, LATER)
-    assert halt.message is not None and "To go on: raise budget.usd" in halt.message
+    assert halt.message is not None
+    assert "To go on: raise budget.usd" in halt.message
     told = [*history, *due]
     assert budget.due(told, budget.decide(told, ceiling, "T3"), LATER) == []
     # a raised ceiling crossed again is news again
@@ -276,8 +279,7 @@ def test_the_notifier_hears_warnings_and_halts_never_resets() -> None:
 # -- the glances -----------------------------------------------------------------------------
 
 PLAN = parse(
-    "# P\n\n- [x] **T1**: one ✓ (abc1234)\n- [x] **T2**: two ✓ (abc1235)\n"
-    "- [ ] **T3**: three\n"
+    "# P\n\n- [x] **T1**: one ✓ (abc1234)\n- [x] **T2**: two ✓ (abc1235)\n- [ ] **T3**: three\n"
 )
 
 
@@ -287,11 +289,14 @@ def test_status_and_report_say_halted_where_begin_would() -> None:
 
     history: list[Record] = [cycle(1, "T1", 0.1), cycle(2, "T2", 1.0)]
     decision = budget.for_next(history, Ceiling(usd=1.0), PLAN)
-    assert decision is not None and decision.task == "T3" and decision.halt == "usd"
+    assert decision is not None
+    assert decision.task == "T3"
+    assert decision.halt == "usd"
     got = status.status(None, history, PLAN, 3, 0.0, budget=decision)
     assert got["state"] == "halted"
     assert got["detail"] == decision.message
-    assert got["budget"]["usd"] == 1.1 and got["budget"]["ceiling_usd"] == 1.0
+    assert got["budget"]["usd"] == 1.1
+    assert got["budget"]["ceiling_usd"] == 1.0
     assert "budget $1.10 of $1.00 (110 %)" in got["line"]
     mem = records.fold(history)
     text = report.render("t", mem, AT, plan=PLAN, budget=decision)
@@ -355,7 +360,8 @@ def test_the_spend_only_grows_and_never_counts_a_record_twice(
     longer = _history(before + after)
     small = budget.spend(budget.night(history)[0])
     big = budget.spend(budget.night(longer)[0])
-    assert big.usd >= small.usd - 1e-9 and big.tokens >= small.tokens
+    assert big.usd >= small.usd - 1e-9
+    assert big.tokens >= small.tokens
     # records sealed again (a retried write) change nothing
     again = budget.spend(budget.night(longer + longer)[0])
     assert (again.usd, again.tokens, again.cycles) == (big.usd, big.tokens, big.cycles)
