@@ -313,3 +313,35 @@ def test_a_task_begun_past_the_warning_share_says_so_once(repo: Repo) -> None:
     assert [e.event for e in budget_records(repo)] == ["warning"]
     report = (repo.path / ".deepflow/auto-report.md").read_text().split("## Summary")[0]
     assert "**Warning** — Budget: spent $0.85 of $1.00 (85 %) since setup" in report
+
+
+# The agent ends its own cycle (`gtd cycle end` is let through while it works),
+# then resets the budget between cycles, where the reset is allowed.
+ENDS_AND_RESETS = f"""\
+import subprocess, sys
+from pathlib import Path
+sys.stdin.read()
+Path("calc.py").write_text({DIV!r})
+gtd = [sys.executable, "-m", "gtd"]
+subprocess.run([*gtd, "cycle", "end"], capture_output=True)
+said = subprocess.run([*gtd, "cycle", "reset", "--budget"], capture_output=True, text=True)
+print(said.stdout.splitlines()[0] if said.stdout else said.stderr)
+"""
+
+
+@pytest.mark.slow
+def test_an_agent_that_resets_the_budget_after_ending_its_cycle_halts_the_loop(
+    repo: Repo,
+) -> None:
+    """Unfenced (the fence keeps the sealed state read-only to the agent): its
+    reset is sealed, and the loop's own end of the cycle finds it and halts."""
+    agent = make_project(repo, ENDS_AND_RESETS, budget_config(1.0))
+    spent_before(repo, ("T1", 0.30))
+    res = run_cli(repo, "loop", "--agent", agent, env={"GTD_SANDBOX": "off"})
+    assert res.code == EXIT_HALTED, res.stdout + res.stderr
+    assert "cycle 2 was ended during its agent's turn" in res.stdout
+    assert "the budget was reset" in res.stdout
+    assert [e.event for e in budget_records(repo)] == ["reset"]
+    # It holds until a person looks: every later tick is halted.
+    again = run_gtd(repo.path, "cycle", "begin")
+    assert again.stdout.startswith("status: halted\n"), again.stdout
