@@ -313,6 +313,13 @@ def test_a_task_begun_past_the_warning_share_says_so_once(repo: Repo) -> None:
     assert [e.event for e in budget_records(repo)] == ["warning"]
     report = (repo.path / ".deepflow/auto-report.md").read_text().split("## Summary")[0]
     assert "**Warning** — Budget: spent $0.85 of $1.00 (85 %) since setup" in report
+    # Said once: the next task's answer does not repeat it (the report still does).
+    ended = gtd_json(repo, "cycle", "end", "--cycle", str(begun["cycle"]))
+    assert ended["status"] == "reverted", ended
+    again = gtd_json(repo, "cycle", "begin")
+    assert again["status"] == "task", again
+    assert "budget" not in again
+    assert [e.event for e in budget_records(repo)] == ["warning"]
 
 
 # The agent ends its own cycle (`gtd cycle end` is let through while it works),

@@ -23,7 +23,8 @@ from gtd.git import Git
 def gate(root: Path, git: Git, st: State, task: str, now: Now) -> tuple[State, Answer | None, str]:
     """Before ``task`` starts: the state (with any new budget record sealed), the
     halt answer when the ceiling stops it (None: start it), and the warning to
-    add to the task's answer ("" when none)."""
+    add to the task's answer: once, when it is sealed ("" otherwise; every
+    tick's answer is read by the model, the report keeps saying it)."""
     ceiling = budget.ceiling_of(sealed_config(st))
     if ceiling is None:
         return st, None, ""
@@ -43,7 +44,8 @@ def gate(root: Path, git: Git, st: State, task: str, now: Now) -> tuple[State, A
             else f"budget ceiling ({budget.key(decision)})"
         )
         return st, answers.budget_halted(task, reason, decision.message, budget.how(decision)), ""
-    return st, None, decision.message if decision.warn else ""
+    warned = any(e.event == "warning" for e in new)
+    return st, None, decision.message if warned else ""
 
 
 def reset(root: Path, now: Now) -> Answer:
