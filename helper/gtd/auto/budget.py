@@ -231,6 +231,7 @@ class Decision(NamedTuple):
     warn: bool  # the spend is at or over the warning share of a ceiling
     halt: str | None  # why the task must not start: "usd", "tokens", "unpriced"; None: start
     message: str  # one line: the halt's, else the warning's, else the spend
+    told: tuple[BudgetEvent, ...] = ()  # every budget record of the history, for the report
 
 
 def decide(history: Sequence[Record], ceiling: Ceiling, task: str) -> Decision:
@@ -242,7 +243,8 @@ def decide(history: Sequence[Record], ceiling: Ceiling, task: str) -> Decision:
         spent.tokens, ceiling.tokens, ceiling.warn_at
     )
     halt = _halt(spent, guess, ceiling)
-    decision = Decision(ceiling, spent, guess, task, warn, halt, "")
+    told = tuple(r for r in history if isinstance(r, BudgetEvent))
+    decision = Decision(ceiling, spent, guess, task, warn, halt, "", told)
     return decision._replace(message=_message(decision))
 
 
@@ -454,6 +456,19 @@ def report_lines(decision: Decision) -> list[str]:
         text = "**Warning** — " + text
     note = unknown_note(spent)
     return ["", text + "." + (f" Not counted: {note}." if note else "")]
+
+
+def event_rows(decision: Decision) -> list[tuple[str, str]]:
+    """(when, what) for the report's Events: each warning, halt and reset."""
+    out = []
+    for rec in decision.told:
+        if rec.event == "reset":
+            before = f"{usd(rec.usd or 0.0)} and {tokens(rec.tokens or 0)}"
+            text = f"Budget reset: {before} spent before it"
+        else:
+            text = (rec.message or f"Budget {rec.event}").partition(". To go on:")[0]
+        out.append((rec.at, text))
+    return out
 
 
 def halted_lines(decision: Decision, restart: str) -> list[str]:

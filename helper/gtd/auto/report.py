@@ -699,6 +699,10 @@ def _events(run: _Run) -> list[str]:
         events.append((halt.at, short(text, _MAX_REASON + 80)))
     for refresh in run.mem.refreshes:
         events.append((refresh.at, f"{refresh.reason}: its commit is the new baseline"))
+    if run.budget is not None:
+        from gtd.auto.budget import event_rows
+
+        events += event_rows(run.budget)
     if not events:
         return []
     events.sort(key=lambda e: e[0])

@@ -304,6 +304,18 @@ def test_status_and_report_say_halted_where_begin_would() -> None:
     assert f"**Halted** — {decision.message}." in state
     assert "Raise budget.usd in .deepflow/config.yaml and commit it" in state
     assert "Budget: spent $1.10 of $1.00 (110 %) since setup; warns at 80 %." in state
+    # what happened in the night, in the Events table
+    told: list[Record] = [
+        *history,
+        BudgetEvent("warning", AT, message="Budget warning: spent $0.90 of $1.00"),
+        BudgetEvent("halt", LATER, message="Budget ceiling reached: x. To go on: y"),
+        BudgetEvent("reset", LATER, usd=1.1, tokens=2000),
+    ]
+    again = budget.for_next(told, Ceiling(usd=1.0), PLAN)
+    events = report.render("t", mem, AT, plan=PLAN, budget=again).split("## Events")[1]
+    assert f"| {AT} | Budget warning: spent $0.90 of $1.00 |" in events
+    assert f"| {LATER} | Budget ceiling reached: x |" in events
+    assert f"| {LATER} | Budget reset: $1.10 and 2,000 tokens spent before it |" in events
     # no ceiling: nothing said, nothing halted
     assert budget.for_next(history, None, PLAN) is None
     assert "Budget" not in report.render("t", Memory(), AT, plan=PLAN).split("## Summary")[0]
