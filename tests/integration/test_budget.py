@@ -82,7 +82,7 @@ def make_project(repo: Repo, agent: str, config_extra: str) -> str:
     return f"{sys.executable} {script}"
 
 
-def spent_before(repo: Repo, *costs: tuple[str, float], tried: float | None = None) -> None:
+def spent_before(repo: Repo, *costs: tuple[str, float | None], tried: float | None = None) -> None:
     """The night so far: each task's work committed by a person (PLAN.md ticked),
     and its cycle record sealed with its usage, as the cost recorder leaves it."""
     texts = {"T1": MUL, "T2": DIV}
@@ -352,3 +352,37 @@ def test_an_agent_that_resets_the_budget_after_ending_its_cycle_halts_the_loop(
     # It holds until a person looks: every later tick is halted.
     again = run_gtd(repo.path, "cycle", "begin")
     assert again.stdout.startswith("status: halted\n"), again.stdout
+
+
+@pytest.mark.slow
+def test_raising_the_ceiling_in_a_committed_config_resumes_the_loop(repo: Repo) -> None:
+    agent = make_project(repo, AGENT, budget_config(1.0))
+    spent_before(repo, ("T1", 0.10), ("T2", 1.00))
+    assert run_gtd(repo.path, "loop", "--agent", agent).code == EXIT_HALTED
+    config = repo.path / ".deepflow/config.yaml"
+    config.write_text(config.read_text().replace("usd: 1.0", "usd: 5.0"))
+    # Not committed: every tick says dirty, and the sealed ceiling is unchanged.
+    dirty = run_gtd(repo.path, "loop", "--agent", agent)
+    assert dirty.code == 1, dirty.stdout + dirty.stderr
+    assert dirty.stdout.startswith("dirty: "), dirty.stdout
+    repo.commit_all("raise the budget")
+    res = run_gtd(repo.path, "loop", "--agent", agent)
+    assert res.code == 0, res.stdout + res.stderr
+    assert any(line.startswith("cycle 3 T3 passed ") for line in res.stdout.splitlines())
+    assert state.sealed_config(state.read(Git(repo.path))).budget_usd == 5.0
+    assert glance(repo)["budget"]["line"] == "budget $1.10 of $5.00 (22 %)"
+
+
+@pytest.mark.slow
+def test_a_dollar_ceiling_that_cannot_see_a_cost_halts(repo: Repo) -> None:
+    """T1's model had no price: its tokens are known, its dollars are not."""
+    agent = make_project(repo, AGENT, budget_config(100.0))
+    spent_before(repo, ("T1", None))
+    res = run_gtd(repo.path, "loop", "--agent", agent)
+    assert res.code == EXIT_HALTED, res.stdout + res.stderr
+    last = res.stdout.splitlines()[-1]
+    assert last.startswith(
+        "halted: Budget ceiling cannot be kept: cycle 1 used tokens of a model with no price "
+        "(claude-x) and budget.usd is the only ceiling; spent $0.00 or more of $100.00"
+    ), last
+    assert "add the model's price (docs/cost.md) and run `gtd cycle reset --budget`" in last
