@@ -183,6 +183,9 @@ def test_a_budget_below_two_tasks_cost_halts_before_the_third(repo: Repo) -> Non
     # Told once each: the warning (the spend is past 80 %) and the halt.
     got = wait_for(calls, 2)
     assert kinds(got) == ["budget-warning", "budget-halt"], got
+    assert got[0]["event"]["message"] == (
+        "Budget warning: spent $1.10 of $1.00 (110 %) since setup (warns at 80 %)"
+    )
     assert got[1]["event"]["task"] == "T3"
     assert "To go on: raise budget.usd" in str(got[1]["event"]["message"])
     # Every later tick re-derives the halt and tells nothing new.

@@ -144,12 +144,9 @@ class Spend(NamedTuple):
 def night(history: Sequence[Record]) -> tuple[list[CycleRecord], str | None]:
     """The cycle records since the last budget reset (each cycle once: a number
     recorded twice counts as its last record), and when that reset was."""
-    since: str | None = None
-    start = 0
-    for index, rec in enumerate(history):
-        if isinstance(rec, BudgetEvent) and rec.event == "reset":
-            since, start = rec.at, index + 1
-    return _once(history[start:]), since
+    start = _night_start(history)
+    began = history[start - 1] if start else None
+    return _once(history[start:]), began.at if isinstance(began, BudgetEvent) else None
 
 
 def _once(history: Sequence[Record]) -> list[CycleRecord]:
@@ -371,8 +368,14 @@ def _message(decision: Decision) -> str:
             f"cost {cost} more ({what}); {task} not started"
         )
     if decision.warn:
-        return f"Budget warning: spent {line} (warns at {ceiling.warn_at * 100:.0f} %)"
+        return warning(decision)
     return f"Budget: spent {line}"
+
+
+def warning(decision: Decision) -> str:
+    """The warning's words, whatever else the decision says."""
+    line = f"{spent_line(decision.spent, decision.ceiling)} {since(decision.spent)}"
+    return f"Budget warning: spent {line} (warns at {decision.ceiling.warn_at * 100:.0f} %)"
 
 
 # -- what to seal --------------------------------------------------------------------------
@@ -390,7 +393,7 @@ def due(history: Sequence[Record], decision: Decision, at: str) -> list[BudgetEv
     ]
     out: list[BudgetEvent] = []
     if decision.warn and not any(r.event == "warning" for r in told):
-        out.append(_event("warning", decision, at, decision.message))
+        out.append(_event("warning", decision, at, warning(decision)))
     if decision.halt is not None and not any(r.event == "halt" for r in told):
         out.append(_event("halt", decision, at, f"{decision.message}. To go on: {how(decision)}"))
     return out

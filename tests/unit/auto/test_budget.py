@@ -222,6 +222,9 @@ def test_each_event_is_due_once_per_night_and_ceiling() -> None:
     decision = budget.decide(history, ceiling, "T3")
     due = budget.due(history, decision, LATER)
     assert [e.event for e in due] == ["warning", "halt"]
+    assert (
+        due[0].message == "Budget warning: spent $1.10 of $1.00 (110 %) since setup (warns at 80 %)"
+    )
     halt = due[1]
     assert (halt.task, halt.usd, halt.ceiling_usd, halt.at) == ("T3", 1.1, 1.0, LATER)
     assert halt.message is not None
