@@ -158,10 +158,13 @@ class Git:
         input_text: str | None = None,
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        timeout: float | None = None,
     ) -> proc.Result:
         """Run git and hand back the whole result (exit code, stdout, stderr), for
         callers whose non-zero exits are answers rather than failures. ``env`` adds
-        to this instance's environment."""
+        to this instance's environment. ``timeout``: the caller's own bound (a hook
+        that git runs, a quick probe), whose overrun is an answer too
+        (``result.timed_out``), not the GitError of git's own bound."""
         children = self._children if args and args[0] in _LOCKING else None
         marker: list[Path] = []
         if children is not None:
@@ -190,13 +193,15 @@ class Git:
                 check_exists=False,
                 names=True,  # paths in, paths out: byte for byte, UTF-8 or not
                 started=started if children is not None else None,
-                timeout=git_timeout(),
+                timeout=git_timeout() if timeout is None else timeout,
                 stuck=proc.pipe_wait,
             )
         finally:
             for path in marker:
                 with contextlib.suppress(OSError):
                     path.unlink()
+        if timeout is not None and result.timed_out:
+            return result
         return _checked(self.root, args, result)
 
     @property
