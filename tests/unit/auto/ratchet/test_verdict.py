@@ -6,8 +6,15 @@ from collections.abc import Mapping
 
 import pytest
 
-from gtd.auto.ratchet.model import CommandRun, FileHashes, Kind, Outcome, RunResult, Snapshot
-from gtd.auto.ratchet.model import command_reason
+from gtd.auto.ratchet.model import (
+    CommandRun,
+    FileHashes,
+    Kind,
+    Outcome,
+    RunResult,
+    Snapshot,
+    command_reason,
+)
 from gtd.auto.ratchet.verdict import Verdict, integrity, judge, shadowed_name
 
 
