@@ -412,3 +412,26 @@ def test_a_folder_declaration_covers_its_new_modules(entry: str) -> None:
     assert not stale
     assert entry[:-2] in names
     assert len(names) > 1
+
+
+def test_the_docs_map_names_every_module_on_its_side() -> None:
+    """docs/layout.md's "Modules by side" table says what this map says."""
+    doc = (ROOT.parents[1] / "docs" / "layout.md").read_text()
+    section = doc.split("## Modules by side", 1)[1].split("\n## ", 1)[0]
+    modules = scanned(ROOT, "gtd")
+    core, _ = expand(CORE, modules)
+    edge, _ = expand(EDGE, modules)
+    rows = [line for line in section.splitlines() if line.startswith("| `gtd")]
+    assert rows
+    for row in rows:
+        folder, core_cell, edge_cell = (cell.strip() for cell in row.strip("|").split("|"))
+        package = folder.strip("`")
+
+        def named(cell: str, package: str = package) -> set[str]:
+            return {f"{package}.{w.strip().strip('`')}" for w in cell.split(",") if w.strip()}
+
+        inside = {  # the folder's modules, not its subpackages (their own rows)
+            n for n, m in modules.items() if n.rpartition(".")[0] == package and not m.is_package
+        } - {f"{package}.__main__"}
+        assert named(core_cell) == inside & core, package
+        assert named(edge_cell) == inside & edge, package
