@@ -433,5 +433,9 @@ def test_the_docs_map_names_every_module_on_its_side() -> None:
         inside = {  # the folder's modules, not its subpackages (their own rows)
             n for n, m in modules.items() if n.rpartition(".")[0] == package and not m.is_package
         } - {f"{package}.__main__"}
-        assert named(core_cell) == inside & core, package
-        assert named(edge_cell) == inside & edge, package
+        for side, cell, declared in (("core", core_cell, core), ("edge", edge_cell, edge)):
+            said, true = named(cell), inside & declared
+            assert said == true, (
+                f"docs/layout.md, Modules by side, {package}, {side}: "
+                f"add {sorted(true - said)}, remove {sorted(said - true)}"
+            )
