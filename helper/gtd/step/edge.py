@@ -365,13 +365,25 @@ def _say_test_command(ctx: Context) -> None:
 def _squash(ctx: Context, base: str) -> None:
     """``reset --soft`` to the cycle's base, commit SQUASH_MSG.md verbatim."""
     root = ctx.root
-    message = (root / SQUASH_MSG).read_text(encoding="utf-8").replace("\r\n", "\n").strip()
+    written = (root / SQUASH_MSG).read_text(encoding="utf-8")
+    message = written.replace("\r\n", "\n").strip()
     if not message:
         raise StepError("input", f"{SQUASH_MSG} is empty; write the squash message first")
+    head = ctx.git.head()
     _remove(root, SQUASH_MSG)
     _prune_gtd_dir(root)
     ctx.git.run("reset", "-q", "--soft", base)
-    commit(ctx, message + "\n", verbatim=True)
+    try:
+        commit(ctx, message + "\n", verbatim=True)
+    except GtdError:
+        # A hook refused it (or git failed): back to the commits as they were, the
+        # person's message in its file again; nothing of theirs is lost.
+        if head is not None:
+            ctx.git.run("reset", "-q", head)
+        from gtd.fsio import atomic_write  # makes .gtd/ again if the prune took it
+
+        atomic_write(root / SQUASH_MSG, written)
+        raise
 
 
 # -- the fixpoint driver -------------------------------------------------------------

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import os
 
-from gtd.step.edge import commit, open_context
+import pytest
+
+from gtd.errors import GitError
+from gtd.step.edge import _squash, commit, open_context
+from gtd.step.steering import SQUASH_MSG
 from tests.integration.step.conftest import StepRepo
 
 REFUSE_ALL = "#!/bin/sh\necho 'lint: not today' >&2\nexit 1\n"
@@ -63,3 +67,23 @@ def test_a_commit_with_changes_runs_the_hook_in_the_helpers_git_environment(
     assert r.git("log", "-1", "--format=%s").strip() == "gtd(human): grilling"
     # gtd.git.GIT_ENV: git (and so its hooks) speak the C locale whatever the user's is.
     assert (r.path / ".git" / "hook-locale").read_text().strip() == "C"
+
+
+def test_a_refused_squash_leaves_the_commits_and_the_message_as_they_were(
+    step_repo: StepRepo,
+) -> None:
+    r = step_repo
+    base = r.git("rev-parse", "HEAD").strip()
+    r.write("idea.md", "x\n")
+    r.commit_all("gtd(human): grilling")
+    r.write(SQUASH_MSG, "feat: the idea\n\nWhy it matters.\n")
+    r.commit_all("gtd: squash template")
+    head = r.git("rev-parse", "HEAD").strip()
+    r.write(SQUASH_MSG, "feat: the idea, as the person wrote it\n")  # edited, uncommitted
+    _hook(r, REFUSE_ALL)
+    with pytest.raises(GitError, match="lint: not today"):
+        _squash(open_context(r.path, mutate=False), base)
+    assert r.git("rev-parse", "HEAD").strip() == head  # no squash, no commit lost
+    assert r.read(SQUASH_MSG) == "feat: the idea, as the person wrote it\n"
+    assert r.read("idea.md") == "x\n"
+    assert r.git("status", "--porcelain").strip() == f"M {SQUASH_MSG}"
