@@ -302,10 +302,8 @@ def graph(modules: dict[str, Module], package: str, *, functions: bool) -> dict[
         for imp in module.imports:
             if imp.in_function and not functions:
                 continue
-            target = imp.target
-            # Its own package: Python ran it before this module in any case.
-            if target in modules and target != name and target not in ancestors(name):
-                edges[name].add(target)
+            if imp.target in modules and imp.target != name:
+                edges[name].add(imp.target)
     return edges
 
 
