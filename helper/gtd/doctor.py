@@ -100,10 +100,12 @@ def check_helper(venv: Path) -> Check:
 
 
 def check_git(cwd: Path) -> Check:
-    from gtd import proc
+    from gtd.errors import GitError
+    from gtd.git import Git
 
-    res = proc.run(["git", "--version"], cwd, timeout=30)
-    if res.not_found:
+    try:
+        res = Git(cwd).call("--version", timeout=30)
+    except GitError:  # not installed (git's own bound is not reached: ours is 30 s)
         return Check("git", "fail", "git is not installed or not on PATH: install git")
     if not res.ok:
         return Check("git", "fail", f"`git --version` failed: {res.output.strip()[:200]}")
@@ -400,9 +402,13 @@ def _first_word(command: str) -> str | None:
 
 
 def _repo_root(cwd: Path) -> Path | None:
-    from gtd import proc
+    from gtd.errors import GitError
+    from gtd.git import Git
 
-    res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, timeout=30)
+    try:
+        res = Git(cwd).call("rev-parse", "--show-toplevel", timeout=30)
+    except GitError:  # no git: check_git says so
+        return None
     return Path(res.stdout.strip()) if res.ok and res.stdout.strip() else None
 
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from gtd import fsio, paths, proc
+from gtd import paths, proc, reading
 from gtd.errors import GitBlocked, GitError, IndexUnreadable, RepoError, UnaddableFiles
 from gtd.tuples import NamedTuple
 
@@ -158,10 +158,13 @@ class Git:
         input_text: str | None = None,
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        timeout: float | None = None,
     ) -> proc.Result:
         """Run git and hand back the whole result (exit code, stdout, stderr), for
         callers whose non-zero exits are answers rather than failures. ``env`` adds
-        to this instance's environment."""
+        to this instance's environment. ``timeout``: the caller's own bound (a hook
+        that git runs, a quick probe), whose overrun is an answer too
+        (``result.timed_out``), not the GitError of git's own bound."""
         children = self._children if args and args[0] in _LOCKING else None
         marker: list[Path] = []
         if children is not None:
@@ -190,13 +193,15 @@ class Git:
                 check_exists=False,
                 names=True,  # paths in, paths out: byte for byte, UTF-8 or not
                 started=started if children is not None else None,
-                timeout=git_timeout(),
+                timeout=git_timeout() if timeout is None else timeout,
                 stuck=proc.pipe_wait,
             )
         finally:
             for path in marker:
                 with contextlib.suppress(OSError):
                     path.unlink()
+        if timeout is not None and result.timed_out:
+            return result
         return _checked(self.root, args, result)
 
     @property
@@ -534,7 +539,7 @@ def repository_pins(root: Path) -> dict[str, str]:
     if not os.path.lexists(shallow):
         return {}
     try:
-        lines = fsio.read_bytes(shallow).split(b"\n")
+        lines = reading.read_bytes(shallow).split(b"\n")
     except OSError:  # a pipe, a folder: git could not read it either
         lines = [b"?"]
     if all(_is_oid(line) for line in lines if line):
@@ -568,8 +573,8 @@ def stale_locks(git_dir: Path) -> list[Path]:
             # writes a note just before its child starts, and a note written
             # later (by an agent, claiming time 0) cannot set that time back.
             made = note.stat(follow_symlinks=False).st_ctime_ns
-            # fsio's read: a note made a named pipe is no wait
-            claimed = int(fsio.read_bytes(Path(note.path)).strip() or 0)
+            # gtd.reading's read: a note made a named pipe is no wait
+            claimed = int(reading.read_bytes(Path(note.path)).strip() or 0)
         except (OSError, ValueError):
             claimed = made = time.time_ns()
         dead_since.append(max(claimed, made - _NOTE_SLACK_NS))
@@ -584,7 +589,7 @@ def stale_locks(git_dir: Path) -> list[Path]:
     candidates = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
     # refs/, and the helper's private indexes (the revert's keep.index in gtd/).
     for folder in ("refs", PRIVATE_DIR):
-        for parent, _dirs, names in fsio.walk(git_dir / folder):
+        for parent, _dirs, names in reading.walk(git_dir / folder):
             candidates.extend(Path(parent) / n for n in names if n.endswith(".lock"))
     stale = []
     for lock in candidates:
@@ -666,18 +671,18 @@ def blocking_pipes(root: Path, seen: Iterable[str] = ()) -> list[str]:
     themselves, which git writes). Only looked for once git has waited: a walk of
     the whole tree."""
     found = dict.fromkeys(seen)
-    for folder, dirs, files in fsio.walk(root):
+    for folder, dirs, files in reading.walk(root):
         dirs[:] = [d for d in dirs if d != ".git"]  # the repository's, a nested one's
         for name in files:
             path = os.path.join(folder, name)
-            if name in _READ_IN_TREE and fsio.is_pipe(path):
+            if name in _READ_IN_TREE and reading.is_pipe(path):
                 found[path] = None
-    for folder, dirs, files in fsio.walk(root / ".git"):
+    for folder, dirs, files in reading.walk(root / ".git"):
         if os.path.basename(folder) == "objects":
             dirs[:] = [d for d in dirs if d == "info"]
         for name in files:
             path = os.path.join(folder, name)
-            if fsio.is_pipe(path):
+            if reading.is_pipe(path):
                 found[path] = None
     return list(found)
 
@@ -941,7 +946,7 @@ def _xy(code: str) -> str:
 
 def _holds_files(path: Path) -> bool:
     """Whether a file, link or anything but a directory lies below ``path`` (a
-    stack, not recursion: see fsio.walk)."""
+    stack, not recursion: see reading.walk)."""
     stack = [str(path)]
     while stack:
         try:
@@ -960,6 +965,6 @@ def remove_empty_tree(path: Path) -> bool:
     file; True when it is gone."""
     if _holds_files(path):
         return False
-    for folder in reversed([f for f, _dirs, _files in fsio.walk(path)]):
+    for folder in reversed([f for f, _dirs, _files in reading.walk(path)]):
         os.rmdir(folder)
     return True

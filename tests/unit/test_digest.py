@@ -1,4 +1,4 @@
-"""gtd.digest gives hashlib's SHA-256 digests, whole and in parts."""
+"""gtd.digest gives hashlib's digests, whole and in parts, and git's blob ids."""
 
 from __future__ import annotations
 
@@ -22,10 +22,21 @@ def test_in_parts() -> None:
     assert hash_object.hexdigest() == hashlib.sha256(b"first second").hexdigest()
 
 
-def test_a_digest_does_not_load_openssl() -> None:
-    # The reason the module exists: hashlib's import loads libcrypto (~4 ms a run).
+def test_hashlib_loads_on_the_first_digest_not_with_the_module() -> None:
+    # A `cycle begin` that answers busy loads modules that hash but never hashes.
     code = (
-        "import sys; from gtd import digest; digest.sha256(b'x'); print('_hashlib' in sys.modules)"
+        "import sys; from gtd import digest; print('hashlib' in sys.modules); "
+        "digest.sha256(b'x'); print('hashlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("length", [40, 64])
+def test_blob_ids_are_gits(length: int) -> None:
+    data = b"some bytes\n"
+    hash_object = digest.blob_hash(len(data), length)
+    hash_object.update(data)
+    kind = hashlib.sha1 if length == 40 else hashlib.sha256
+    assert hash_object.hexdigest() == kind(b"blob %d\0" % len(data) + data).hexdigest()
+    assert digest.raw(data, length // 2) == kind(data).digest()

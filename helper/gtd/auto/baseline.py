@@ -168,8 +168,8 @@ def claim(git: Git, lock: Path) -> Journal | None:
 def refresh_worker(root: Path) -> None:
     """The worker `cycle begin` starts after a person's commit: a new baseline of
     HEAD, sealed with a ``refresh`` record (the report says whose commit it was)."""
-    from gtd.auto.cycle.engine import render
     from gtd.auto.memory import Refresh
+    from gtd.auto.rendering import render
 
     git = Git(root, hardened=True)
     lock = state_lock(root)

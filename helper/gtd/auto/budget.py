@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gtd import schema
+from gtd import paths, schema
 from gtd.auto.memory import CycleRecord
 from gtd.tuples import NamedTuple
 
@@ -43,7 +43,7 @@ else:
 
 WARN_AT = 0.8  # the default share of a ceiling at which the loop warns
 EVENTS: tuple[Kind, ...] = ("warning", "halt", "reset")
-CONFIG_FILE = ".deepflow/config.yaml"
+CONFIG_FILE = paths.CONFIG
 # Floating-point sums of dollars: a spend this close to the ceiling is at it.
 _EPSILON = 1e-9
 

@@ -22,7 +22,6 @@ the marker and shown in the report's Notifications section and `gtd auto status`
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -41,6 +40,8 @@ if TYPE_CHECKING:
 
     from gtd.auto.config import AutoConfig
     from gtd.auto.state import State
+
+    Rerender = Callable[[Path], None]
 
 MARKER = paths.STATE_DIR + "/notified.json"
 LOCK = paths.STATE_DIR + "/.notify.lock"
@@ -92,16 +93,20 @@ def waiting(marker: Marker, found: list[Event]) -> list[Event]:
     return [e for e in found if e.id not in done and _index(e.id) >= marker.since]
 
 
-def kick(root: Path, st: State, extra: Event | None = None) -> None:
+def kick(
+    root: Path, st: State, extra: Event | None = None, *, rerender: Rerender | None = None
+) -> None:
     """Deliver what is waiting, in the background. Called with the state sealed
-    (under the state lock or not). Never raises: telling is not the loop's work."""
+    (under the state lock or not). Never raises: telling is not the loop's work.
+    ``rerender(root)`` runs after a failed delivery (gtd.auto.rendering.rerender:
+    handed in, so this module never imports the renderer that imports it)."""
     try:
-        _kick(root, st, extra)
+        _kick(root, st, extra, rerender)
     except Exception as exc:
         print(f"gtd: notifications: {exc}", file=sys.stderr)
 
 
-def _kick(root: Path, st: State, extra: Event | None) -> None:
+def _kick(root: Path, st: State, extra: Event | None, rerender: Rerender | None) -> None:
     from gtd.auto.state import sealed_config
 
     if st.summary is None or not sealed_config(st).notify_command:
@@ -120,14 +125,17 @@ def _kick(root: Path, st: State, extra: Event | None) -> None:
     found = notify.events(st.records) + ([extra] if extra else [])
     if not waiting(marker, found):
         return
-    _detached(lambda: deliver(root, extra))
+    _detached(lambda: deliver(root, extra, rerender=rerender))
 
 
-def deliver(root: Path, extra: Event | None = None) -> list[tuple[Event, str | None]]:
+def deliver(
+    root: Path, extra: Event | None = None, *, rerender: Rerender | None = None
+) -> list[tuple[Event, str | None]]:
     """Run the notifier for each waiting event, in order; what each did (None:
-    delivered, else why not). Holds the notify lock throughout."""
+    delivered, else why not). Holds the notify lock throughout. After a failure,
+    ``rerender(root)`` (see :func:`kick`)."""
     from gtd.auto import state
-    from gtd.auto.cycle.engine import crash_point
+    from gtd.auto.faults import crash_point
     from gtd.auto.state import sealed_config
     from gtd.git import Git
 
@@ -150,8 +158,8 @@ def deliver(root: Path, extra: Event | None = None) -> list[tuple[Event, str | N
             marker = marker._replace(delivered=(*marker.delivered, event.id), failures=failures)
             _save(root, marker)
             done.append((event, why))
-    if any(why for _, why in done):
-        _rerender(root)
+    if rerender is not None and any(why for _, why in done):
+        rerender(root)
     return done
 
 
@@ -196,7 +204,9 @@ def environment(root: Path, event: Event) -> dict[str, str]:
     return values
 
 
-def completed(root: Path, verdict: str, done: int, at: str) -> None:
+def completed(
+    root: Path, verdict: str, done: int, at: str, *, rerender: Rerender | None = None
+) -> None:
     """`gtd verify` ran with no task left: tell of it (once for this history)."""
     from gtd.auto import state
     from gtd.git import Git
@@ -206,7 +216,7 @@ def completed(root: Path, verdict: str, done: int, at: str) -> None:
     except Exception as exc:
         print(f"gtd: notifications: {exc}", file=sys.stderr)
         return
-    kick(root, st, notify.complete(st.records, verdict, done, at))
+    kick(root, st, notify.complete(st.records, verdict, done, at), rerender=rerender)
 
 
 def report_lines(root: Path) -> list[str]:
@@ -224,20 +234,6 @@ def report_lines(root: Path) -> list[str]:
 def last_failure(root: Path) -> Failure | None:
     marker = load(root)
     return marker.failures[-1] if marker and marker.failures else None
-
-
-def _rerender(root: Path) -> None:
-    """A failure shows in the report now, not at the next cycle's render."""
-    from gtd.auto import plan_file, state
-    from gtd.auto.cycle.engine import render_report
-    from gtd.clock import now
-    from gtd.fsio import state_lock
-    from gtd.git import Git
-
-    with contextlib.suppress(Exception), locked(state_lock(root), timeout_s=10.0):
-        st = state.read(Git(root, hardened=True))
-        if st.summary is not None:
-            render_report(root, st, plan_file.load(root)[1], now())
 
 
 def _detached(work: Callable[[], Any]) -> None:

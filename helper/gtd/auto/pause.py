@@ -11,8 +11,11 @@ from __future__ import annotations
 import calendar
 import time
 
-from gtd.auto.harness import Stop
 from gtd.auto.memory import Memory, Pause
+
+TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+if TYPE_CHECKING:
+    from gtd.auto.harness import Stop  # an annotation only: harness reads files
 
 
 def wait_until(stop: Stop, earlier: Pause | None, now: float, first: float, cap: float) -> float:

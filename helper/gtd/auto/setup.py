@@ -207,8 +207,8 @@ def ensure_excluded(git: Git, virtualenvs: list[str] | None = None) -> bool:
 def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
     """The baseline run of setup, in its own process; its answer is sealed."""
     from gtd.auto import baseline, config, memory_file, plan_file
-    from gtd.auto.cycle.engine import render
     from gtd.auto.ratchet.diagnose import diagnose
+    from gtd.auto.rendering import render
     from gtd.clock import now
 
     git = Git(root, hardened=True)

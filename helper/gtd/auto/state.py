@@ -38,7 +38,7 @@ from gtd.auto import journal as journal_mod
 from gtd.auto import records as records_mod
 from gtd.auto.journal import Journal
 from gtd.auto.records import Record
-from gtd.errors import GitError, StateError
+from gtd.errors import GitError, GtdError, StateError
 from gtd.fsio import (
     TEMP_MARK,
     atomic_write,
@@ -502,3 +502,18 @@ def _previous(git: Git, st: State) -> dict[str, bytes | None]:
         JOURNAL: objects[0].data if objects[0] else None,
         SNAPSHOT: objects[1].data if objects[1] else None,
     }
+
+
+def require_setup(root: Path, st: State) -> None:
+    if st.set_up:
+        return
+    if (root / paths.SNAPSHOT_JSON).exists():
+        raise GtdError(
+            "auto mode's state now lives in git (refs/gtd/state), and this repository "
+            "was set up by an older gtd",
+            "run `gtd auto setup` once: it takes a new snapshot and keeps your memory",
+        )
+    raise GtdError(
+        "auto mode is not set up in this work tree",
+        "run `gtd auto setup` first (each worktree of a repository runs a loop of its own)",
+    )

@@ -78,9 +78,11 @@ def verify(root: Path, now: Now) -> Answer:
     _write_report(root, the_plan, now, results)
     if not open_tasks:
         from gtd.auto import notifier
+        from gtd.auto.rendering import rerender
 
         done = sum(1 for t in the_plan.tasks if t.status == "done")
-        notifier.completed(root, "passed" if passed else "failed", done, now.iso)
+        verdict = "passed" if passed else "failed"
+        notifier.completed(root, verdict, done, now.iso, rerender=rerender)
     return {
         "status": "passed" if passed else "failed",
         "levels": [
@@ -269,7 +271,7 @@ def _norm(path: str) -> str:
 
 def _write_report(root: Path, the_plan: Plan, now: Now, results: list[VerifyResult]) -> None:
     from gtd.auto import records, report, state
-    from gtd.auto.cycle.engine import render_report
+    from gtd.auto.rendering import render_report
     from gtd.fsio import atomic_write, locked, state_lock
 
     if not (root / paths.STATE_DIR).is_dir():

@@ -15,10 +15,9 @@ import os
 import sys
 from collections.abc import Callable
 
+from gtd.cli.reply import Reply, fail
 from gtd.errors import GtdError
 from gtd.exits import EXIT_BUG, EXIT_INTERRUPTED
-from gtd.names import for_terminal, readable
-from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -51,14 +50,6 @@ STEP_COMMANDS = frozenset({"step", "step-agent", "next", "status", "review", "fo
 # A bug (an exception that is not a GtdError) exits with its own code, after
 # writing a crash log (docs/errors.md).
 CRASH_EXIT = EXIT_BUG
-
-
-class Reply(NamedTuple):
-    """How this invocation answers a failure: under --json (``json``) an envelope
-    on stdout as well — step mode's (``step``) or auto mode's."""
-
-    json: bool
-    step: bool
 
 
 def reply_for(args: list[str]) -> Reply:
@@ -176,17 +167,3 @@ def _exit_now(code: int) -> NoReturn:
     except OSError:  # the reader went away (`gtd next | head`): nothing to say to it
         pass
     os._exit(code)
-
-
-def fail(message: str, reply: Reply, code: int, *, raw: bool = False) -> NoReturn:
-    """Print ``gtd: <message>`` on stderr (``raw``: the message carries its own
-    prefix) and, under --json, the command's error envelope on stdout; exit."""
-    import json  # on use: `ratchet run` starts git before json would load
-
-    message = for_terminal(readable(message))  # a file name that is not UTF-8, as \xNN
-    print(message if raw else f"gtd: {message}", file=sys.stderr)
-    if reply.json and reply.step:
-        print(json.dumps({"state": "error", "prompt": message}, ensure_ascii=False))
-    elif reply.json:
-        print(json.dumps({"status": "error", "error": message}, ensure_ascii=False))
-    sys.exit(code)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import typer
 
 from gtd import __version__
-from gtd.cli import Reply
 from gtd.cli.output import JSON_HELP
+from gtd.cli.reply import Reply
 
 app = typer.Typer(
     name="gtd",
@@ -102,7 +102,7 @@ def _register_step_mode() -> None:
 
 def run(args: list[str], reply: Reply) -> int:
     """Run typer on ``args``; usage errors become `gtd: ...` messages with exit 1."""
-    from gtd.cli import fail
+    from gtd.cli.reply import fail
 
     command = typer.main.get_command(app)
     try:

@@ -266,7 +266,8 @@ def _record_by_hand(subject: str, change: Any, as_json: bool) -> int:
     change under it: the implementer works only while a cycle is in flight), then
     re-render memory and the report."""
     from gtd.auto import plan_file, records, state
-    from gtd.auto.cycle.engine import render, require_setup
+    from gtd.auto.cycle.engine import require_setup
+    from gtd.auto.rendering import render
     from gtd.clock import now
     from gtd.fsio import locked, state_lock
     from gtd.git import Git

@@ -62,16 +62,16 @@ def _emit(payload: dict[str, Any]) -> None:
 def _root() -> Path:
     """The repository root, which must be the working directory (the 2.x contract: steering
     files, diffs and pathspecs are resolved against cwd)."""
-    from gtd import proc
-    from gtd.git import GIT_ENV, is_top_level
+    from gtd.errors import GitError
+    from gtd.git import Git, is_top_level
 
     cwd = Path.cwd()
     if is_top_level(cwd):
         return cwd
-    # Not Git.call: step mode's messages for these cases are its own (2.x contract).
-    res = proc.run(["git", "rev-parse", "--show-toplevel"], cwd, env=GIT_ENV, check_exists=False)
-    if res.not_found:
-        raise RepoError("git is not installed or not on PATH")
+    try:
+        res = Git(cwd).call("rev-parse", "--show-toplevel")
+    except GitError as exc:  # step mode's messages are its own (2.x contract): no hint
+        raise RepoError(exc.message) from None
     if res.returncode != 0:
         raise RepoError(f"not a git repository: {cwd} — run gtd from a repository's root")
     top = res.stdout.strip()

@@ -17,7 +17,7 @@ from pathlib import Path
 from gtd import proc
 from gtd.errors import GtdError
 from gtd.fsio import atomic_write
-from gtd.git import GIT_ENV, Git
+from gtd.git import Git
 from gtd.paths import CONFIG, PLAN
 from gtd.tuples import NamedTuple
 
@@ -119,9 +119,7 @@ def _outside_any_repository(path: Path) -> None:
     probe = path
     while not probe.exists():
         probe = probe.parent
-    res = proc.run(["git", "rev-parse", "--show-toplevel"], probe, env=GIT_ENV)
-    if res.not_found:
-        raise GtdError("git is not installed or not on PATH", "install git and retry")
+    res = Git(probe).call("rev-parse", "--show-toplevel")  # no git: GitError says so
     if res.ok:
         raise GtdError(
             f"{path} is inside the git repository {res.stdout.strip()}",

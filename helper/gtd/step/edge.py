@@ -183,23 +183,47 @@ def stage_all(git: Git) -> None:
 
 def commit(ctx: Context, subject: str, *, verbatim: bool = False) -> None:
     """Stage everything (but auto mode's private files) and commit ``subject``
-    (allow empty). A hook that rejects the (empty) commit is bypassed by one retry
-    without hooks. ``subject`` may carry a body (the check's trailer)."""
+    (allow empty), with the repository's hooks: they are the person's. ``subject``
+    may carry a body (the check's trailer).
+
+    A hook that refuses a commit holding changes stops the step with its output:
+    gtd never bypasses it (as auto mode, whose `commit.hooks: run` reverts on a
+    failing hook). A hook that refuses an *empty* commit (a marker such as
+    ``gtd: tests green`` with nothing new) gets one retry without hooks, as the
+    2.x contract has it, and the retry is said on stderr: such a commit carries no
+    change for a hook to judge."""
     git = ctx.git
     stage_all(git)
     args = ["commit", "-q", "--allow-empty", "-F", "-"]
     if verbatim:
         args.append("--cleanup=verbatim")
     text = subject if subject.endswith("\n") else subject + "\n"
-    result = proc.run(["git", *args], ctx.root, input_text=text, check_exists=False)
+    first = subject.strip().splitlines()[0] if subject.strip() else ""
+    result = git.call(*args, input_text=text)
     if result.returncode != 0:
-        retry = proc.run(
-            ["git", *args, "--no-verify"], ctx.root, input_text=text, check_exists=False
-        )
+        if not git.ok("diff", "--cached", "--quiet"):  # changes staged: the hook's call
+            raise GitError(
+                f"git commit of `{first}` was refused: {_last_words(result)}",
+                "the repository's commit hook (or git) refused it, and gtd does not "
+                "bypass your hooks: fix what it reports, then run gtd again (the "
+                "changes stay staged)",
+            )
+        retry = git.call(*args, "--no-verify", input_text=text)
         if retry.returncode != 0:
-            detail = (retry.stderr or retry.stdout).strip().splitlines()
-            raise GitError(f"git commit failed: {detail[-1] if detail else retry.returncode}")
-    ctx.commits.append(subject.strip().splitlines()[0] if subject.strip() else "")
+            raise GitError(f"git commit failed: {_last_words(retry)}")
+        import sys
+
+        print(
+            f"gtd: a commit hook refused the empty commit `{first}` "
+            f"({_last_words(result)}); it was made without hooks: it holds no change",
+            file=sys.stderr,
+        )
+    ctx.commits.append(first)
+
+
+def _last_words(result: proc.Result) -> str:
+    lines = (result.stderr or result.stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit {result.returncode}"
 
 
 # -- tests ---------------------------------------------------------------------------
@@ -341,13 +365,25 @@ def _say_test_command(ctx: Context) -> None:
 def _squash(ctx: Context, base: str) -> None:
     """``reset --soft`` to the cycle's base, commit SQUASH_MSG.md verbatim."""
     root = ctx.root
-    message = (root / SQUASH_MSG).read_text(encoding="utf-8").replace("\r\n", "\n").strip()
+    written = (root / SQUASH_MSG).read_text(encoding="utf-8")
+    message = written.replace("\r\n", "\n").strip()
     if not message:
         raise StepError("input", f"{SQUASH_MSG} is empty; write the squash message first")
+    head = ctx.git.head()
     _remove(root, SQUASH_MSG)
     _prune_gtd_dir(root)
     ctx.git.run("reset", "-q", "--soft", base)
-    commit(ctx, message + "\n", verbatim=True)
+    try:
+        commit(ctx, message + "\n", verbatim=True)
+    except GtdError:
+        # A hook refused it (or git failed): back to the commits as they were, the
+        # person's message in its file again; nothing of theirs is lost.
+        if head is not None:
+            ctx.git.run("reset", "-q", head)
+        from gtd.fsio import atomic_write  # makes .gtd/ again if the prune took it
+
+        atomic_write(root / SQUASH_MSG, written)
+        raise
 
 
 # -- the fixpoint driver -------------------------------------------------------------

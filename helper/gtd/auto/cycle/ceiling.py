@@ -32,7 +32,8 @@ def gate(root: Path, git: Git, st: State, task: str, now: Now) -> tuple[State, A
     new = budget.due(st.records, decision, now.iso)
     if new:
         from gtd.auto import plan_file
-        from gtd.auto.cycle.engine import crash_point, render
+        from gtd.auto.faults import crash_point
+        from gtd.auto.rendering import render
 
         st = state.write(git, st, f"budget: {', '.join(e.event for e in new)}", append=new)
         crash_point("budget-sealed")
@@ -53,7 +54,8 @@ def reset(root: Path, now: Now) -> Answer:
     while a cycle is in flight: its agent (which can run the helper) must not
     be able to clear the count it is spending against."""
     from gtd.auto import plan_file
-    from gtd.auto.cycle.engine import render, require_setup
+    from gtd.auto.rendering import render
+    from gtd.auto.state import require_setup
     from gtd.errors import GtdError
     from gtd.fsio import locked, state_lock
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -30,10 +29,13 @@ from gtd.auto import breaker, harness, records, state
 from gtd.auto.config import AutoConfig
 from gtd.auto.cycle import answers, pipes, yours
 from gtd.auto.cycle.answers import Answer
+from gtd.auto.faults import crash_point
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Halt, Memory
 from gtd.auto.plan import Plan, Task
-from gtd.auto.state import State, sealed_config
+from gtd.auto.rendering import notify as _notify
+from gtd.auto.rendering import render, render_report, rendered_count
+from gtd.auto.state import State, require_setup, sealed_config
 from gtd.clock import Now
 from gtd.errors import (
     CommitBlocked,
@@ -61,7 +63,6 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 
-    from gtd.auto.report import Health
     from gtd.session import Session
 
 # How long `begin` waits for a snapshot refresh before answering busy: an injected
@@ -69,31 +70,6 @@ if TYPE_CHECKING:
 _REFRESH_WAIT_S = 90.0
 # The temp file of an atomic write of .claude/settings.local.json (gtd.auto.sandbox).
 _SETTINGS_TEMP = f".settings.local.json{TEMP_MARK}"
-
-
-def crash_point(name: str, *others: int) -> None:
-    """Test hook: `GTD_CRASH_AT=<name>` kills the helper here (and the processes
-    ``others`` first), as a power cut would. The fault tests use it to prove every
-    point of `end` is recoverable."""
-    if os.environ.get("GTD_CRASH_AT") == name:
-        for pid in others:
-            os.kill(pid, signal.SIGKILL)
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def require_setup(root: Path, st: State) -> None:
-    if st.set_up:
-        return
-    if (root / paths.SNAPSHOT_JSON).exists():
-        raise GtdError(
-            "auto mode's state now lives in git (refs/gtd/state), and this repository "
-            "was set up by an older gtd",
-            "run `gtd auto setup` once: it takes a new snapshot and keeps your memory",
-        )
-    raise GtdError(
-        "auto mode is not set up in this work tree",
-        "run `gtd auto setup` first (each worktree of a repository runs a loop of its own)",
-    )
 
 
 class Cycle:
@@ -1054,71 +1030,6 @@ def _install_metadata(tree: WorkTree) -> str | None:
 
     found = install_metadata.folders(e.path for e in tree.entries if not e.untracked)
     return install_metadata.advice(found) if found else None
-
-
-def render(root: Path, st: State, the_plan: Plan, now: Now) -> None:
-    """Re-render auto-memory.yaml and auto-report.md from the sealed records."""
-    from gtd.auto import memory_file
-    from gtd.errors import InputError
-
-    mem = records.fold(st.records)
-    path = root / paths.MEMORY
-    try:
-        _, doc = memory_file.load(path)
-    except (InputError, OSError):  # OSError: a pipe, say (gtd.fsio.read_bytes)
-        doc = memory_file.Doc()  # a rendering: an unreadable copy is simply replaced
-    memory_file.save(path, mem, doc)
-    render_report(root, st, the_plan, now, mem=mem)
-    atomic_write(root / paths.RENDERED, f"{len(st.records)}\n")
-    crash_point("rendered")
-    _notify(root, st)
-
-
-def _notify(root: Path, st: State) -> None:
-    """Tell of what the records now say, in the background (gtd.auto.notifier)."""
-    from gtd.auto import notifier
-
-    notifier.kick(root, st)
-
-
-def render_report(
-    root: Path,
-    st: State,
-    the_plan: Plan,
-    now: Now,
-    *,
-    mem: Memory | None = None,
-    health: Health | None = None,
-) -> None:
-    """Re-render auto-report.md alone: what changes when work starts or stops
-    (the State at its top), with no new record to fold into memory. ``health``:
-    the levels of a `gtd verify` run, for the State and the Health Score."""
-    from gtd.auto import budget, report, report_notes
-
-    spec = next((t.spec for t in the_plan.tasks if t.spec), None)
-    text = report.render(
-        report_notes.title(the_plan.title, spec, root.name),
-        records.fold(st.records) if mem is None else mem,
-        now.iso,
-        health,
-        plan=the_plan,
-        journal=st.journal,
-        threshold=sealed_config(st).circuit_breaker_threshold,
-        failing=report_notes.failing_at_baseline(st.summary),
-        budget=budget.for_next(st.records, budget.ceiling_of(sealed_config(st)), the_plan),
-    )
-    from gtd.auto import notifier
-
-    text += "".join(line + "\n" for line in notifier.report_lines(root))
-    atomic_write(root / paths.REPORT, text)
-
-
-def rendered_count(root: Path) -> int | None:
-    """How many records the memory and report files were last rendered from."""
-    try:
-        return int(read_bytes(root / paths.RENDERED).strip())
-    except (OSError, ValueError):
-        return None
 
 
 def _fork(root: Path, work: Any) -> int:

@@ -266,18 +266,9 @@ def run_pre_commit(root: Path, timeout_s: float) -> str | None:
     run`), as `git commit` would run it: everything staged, the hook run by git.
     Files it reformats stay reformatted (they are what is judged). Returns the end
     of its output when it fails, else None."""
-    from gtd import proc
-    from gtd.git import GIT_ENV
-
     plain = Git(root)  # the repository's hooks, as sealed at begin (restored above)
     plain.run("add", "-A")
-    result = proc.run(
-        ["git", "hook", "run", "--ignore-missing", "pre-commit"],
-        root,
-        env=GIT_ENV,
-        timeout=timeout_s,
-        check_exists=False,
-    )
+    result = plain.call("hook", "run", "--ignore-missing", "pre-commit", timeout=timeout_s)
     if result.ok:
         return None
     lines = [line for line in result.output.splitlines() if line.strip()][-15:]

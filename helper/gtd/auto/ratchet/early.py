@@ -95,14 +95,9 @@ def repo_key(git_dir: str, top_name: str) -> str:
 
 
 def _sha256_hex(data: bytes) -> str:
-    try:  # the interpreter's own, without hashlib's OpenSSL (~2 M instructions)
-        from _sha256 import sha256  # type: ignore[import-not-found]
-    except ImportError:  # Python 3.12 renamed it
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found]
-        except ImportError:
-            from hashlib import sha256
-    return str(sha256(data).hexdigest())
+    from gtd.digest import sha256
+
+    return sha256(data).hexdigest()
 
 
 # -- which commands a gate can hold ------------------------------------------------

@@ -158,8 +158,6 @@ class Snapshot(NamedTuple):
         code is then all we have) and there are tests to protect: with zero test
         files the first cycle is a bootstrap and a red exit code is expected.
         """
-        from gtd.auto.ratchet.verdict import command_reason
-
         for run in self.baseline.commands:
             if run.timed_out or run.missing is not None:
                 return f"baseline {command_reason(run)}"
@@ -218,3 +216,27 @@ def as_junit(outcome: Outcome) -> Outcome:
 def merge(results: Iterable[Mapping[str, Outcome]]) -> dict[str, Outcome]:
     """Union of several reports; a test in more than one keeps its worst outcome."""
     return worst_by_test(pair for result in results for pair in result.items())
+
+
+# How long the last line of a failed command's output may be in its reason.
+_LINE_MAX = 120
+
+
+def command_reason(run: CommandRun) -> str:
+    """Why one command run counts as a failure, in a few words."""
+    label = LABELS[run.kind]
+    if run.timed_out:
+        return f"timeout after {run.timeout_s:g} s ({label})"
+    if run.missing is not None:
+        return f"{label} not found: {run.missing}"
+    head = "test command failed" if run.kind == "test" else f"{run.kind} failed"
+    last = _last_line(run.output_tail)
+    return f"{head} (exit {run.exit_code})" + (f": {last}" if last else "")
+
+
+def _last_line(text: str) -> str:
+    for raw in reversed(text.splitlines()):
+        line = raw.strip().strip("=").strip()
+        if line:
+            return line if len(line) <= _LINE_MAX else line[: _LINE_MAX - 1] + "…"
+    return ""

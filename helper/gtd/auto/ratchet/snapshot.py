@@ -226,6 +226,6 @@ def summary_lines(run: RunResult, baseline: RunResult | None = None) -> list[str
 
 
 def _command_reason(run: CommandRun) -> str:
-    from gtd.auto.ratchet.verdict import command_reason
+    from gtd.auto.ratchet.model import command_reason
 
     return command_reason(run)

@@ -27,19 +27,18 @@ from collections.abc import Iterable, Sequence
 from gtd.auto.ratchet.edits import CHANGED
 from gtd.auto.ratchet.model import (
     KINDS,
-    LABELS,
     CommandRun,
     FileHashes,
     Outcome,
     RunResult,
     Snapshot,
+    command_reason,
 )
 from gtd.auto.ratchet.protect import OWNED, governs
 from gtd.tuples import NamedTuple
 
 _BAD: frozenset[Outcome | None] = frozenset({"failed", "error"})
 _SHOWN_IDS = 3
-_LINE_MAX = 120
 
 
 class Verdict(NamedTuple):  # a NamedTuple: cheap to define on every run (see cycle begin)
@@ -249,23 +248,3 @@ def _ids(ids: Iterable[str]) -> str:
     listed = list(ids)
     shown = ", ".join(listed[:_SHOWN_IDS])
     return shown + (", …" if len(listed) > _SHOWN_IDS else "")
-
-
-def command_reason(run: CommandRun) -> str:
-    """Why one command run counts as a failure, in a few words."""
-    label = LABELS[run.kind]
-    if run.timed_out:
-        return f"timeout after {run.timeout_s:g} s ({label})"
-    if run.missing is not None:
-        return f"{label} not found: {run.missing}"
-    head = "test command failed" if run.kind == "test" else f"{run.kind} failed"
-    last = _last_line(run.output_tail)
-    return f"{head} (exit {run.exit_code})" + (f": {last}" if last else "")
-
-
-def _last_line(text: str) -> str:
-    for raw in reversed(text.splitlines()):
-        line = raw.strip().strip("=").strip()
-        if line:
-            return line if len(line) <= _LINE_MAX else line[: _LINE_MAX - 1] + "…"
-    return ""

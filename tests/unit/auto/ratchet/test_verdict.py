@@ -6,8 +6,16 @@ from collections.abc import Mapping
 
 import pytest
 
-from gtd.auto.ratchet.model import CommandRun, FileHashes, Kind, Outcome, RunResult, Snapshot
-from gtd.auto.ratchet.verdict import Verdict, command_reason, integrity, judge, shadowed_name
+from gtd.auto.ratchet.model import (
+    CommandRun,
+    FileHashes,
+    Kind,
+    Outcome,
+    RunResult,
+    Snapshot,
+    command_reason,
+)
+from gtd.auto.ratchet.verdict import Verdict, integrity, judge, shadowed_name
 
 
 def cmd(
