@@ -80,9 +80,14 @@ def after(git: Git, journal: Journal) -> list[str]:
         ]
     manifest = pins.load(git, seal)
     if manifest is None:
+        # (removed with the helper's folder, say: `rm -rf .git/gtd` where no
+        # sandbox fences it) A ref the cycle deleted is then lost from view, and
+        # the person is told how to look for it.
         return [
             "the pins of your refs and files taken when the cycle began are gone "
-            f"({pins.side_path(git)}): nothing could be checked"
+            f"({pins.side_path(git)}): a branch, tag, stash entry or ignored file "
+            "the cycle deleted could not be put back, nor checked; "
+            "`git fsck --lost-found` lists commits no ref names any more"
         ]
     notes = pins.settle(git, seal, journal.cycle, journal.branch or "")
     return notes + ignored.restore_deleted(git.root, pins.side(git), manifest)
