@@ -59,6 +59,9 @@ class CommandRun(NamedTuple):
     # The executable (or python -m module) that does not exist; None when it ran.
     missing: str | None = None
     output_tail: str = ""
+    # The command lines of the processes still running in the judge's box when
+    # the command ended (gtd.auto.ratchet.leftovers); () unboxed.
+    left: tuple[str, ...] = ()
 
     @property
     def not_found(self) -> bool:
