@@ -58,9 +58,15 @@ def assert_goes_on(repo: Repo) -> None:
     nxt = gtd_json(repo, "cycle", "begin")
     assert nxt["status"] == "task", nxt
     assert nxt["task"] == "T2"
-    assert (repo.path / MIRROR).is_file()
-    assert (repo.path / ".deepflow/auto-memory.yaml").is_file()
-    assert (repo.path / ".deepflow/auto-report.md").is_file()
+    for name in (
+        MIRROR,
+        ".deepflow/auto-snapshot.json",
+        ".deepflow/auto-snapshot.txt",
+        ".deepflow/auto-memory.yaml",
+        ".deepflow/auto-report.md",
+        ".deepflow/cycle-brief.md",
+    ):
+        assert (repo.path / name).is_file(), name
 
 
 def test_git_clean_fdX_during_a_cycle_then_end(project: Repo) -> None:
