@@ -151,6 +151,7 @@ def test_the_helpers_folders_in_git_removed_during_a_cycle(project: Repo, piece:
     deleted with the pins gone cannot be put back: the record says so, never
     silent."""
     project.git("branch", "feature")
+    feature = project.git("rev-parse", "feature").strip()
     assert gtd_json(project, "cycle", "begin")["task"] == "T1"
     work(project)
     project.git("branch", "-D", "feature")
@@ -162,10 +163,36 @@ def test_the_helpers_folders_in_git_removed_during_a_cycle(project: Repo, piece:
 
     assert answer["status"] == "passed", answer
     said = " ".join(answer.get("your_work") or ())  # type: ignore[arg-type]
+    # The branch's commit is still in the repository (no gc ran): put back
+    # from the sealed copy of the pins' list where the pins themselves are gone.
+    assert "branch feature put back" in said, answer
+    assert project.git("rev-parse", "feature").strip() == feature
     if piece in ("gtd", "gtd/pins.git"):
         assert "pins.git" in said, answer
-        assert "could not be put back" in said, answer
-        assert "git fsck --lost-found" in said, answer
-    else:
-        assert "branch feature put back" in said, answer
+        assert "from the copy of their list in the sealed state" in said, answer
+    assert_goes_on(project)
+
+
+def test_pins_removed_and_the_branch_pruned_is_named_not_silent(project: Repo) -> None:
+    """The worst case: the pins gone and the branch's commit pruned with `git
+    gc --prune=now`. Nothing can bring it back; the record says which branch,
+    and how to look for what is left."""
+    project.write("side.txt", "only on feature\n")
+    project.git("checkout", "-q", "-b", "feature")
+    project.git("add", "side.txt")
+    project.git("commit", "-q", "-m", "feature work")
+    project.git("checkout", "-q", "main")
+    assert gtd_json(project, "cycle", "begin")["task"] == "T1"
+    work(project)
+    project.git("branch", "-D", "feature")
+    shutil.rmtree(private_folder(project) / "pins.git")
+    project.git("reflog", "expire", "--expire-unreachable=now", "--all")
+    project.git("gc", "-q", "--prune=now")
+
+    answer = gtd_json(project, "cycle", "end")
+
+    assert answer["status"] == "passed", answer
+    said = " ".join(answer.get("your_work") or ())  # type: ignore[arg-type]
+    assert "branch feature could not be put back" in said, answer
+    assert "git fsck --lost-found" in said, answer
     assert_goes_on(project)

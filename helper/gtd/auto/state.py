@@ -12,6 +12,8 @@ audit trail) whose tree holds:
   sealed config values, the environment to watch (gtd.auto.ratchet.snapshot);
 - ``snapshot.json``: the ratchet snapshot and its baseline (read only to judge);
 - ``pending.json``: the snapshot a passed cycle advances to, until its commit is made;
+- ``pins.json``: the manifest of the person's refs pinned at the cycle's `begin`
+  (gtd.auto.cycle.yours.COPY), for when the pins' side repository is lost;
 - ``records.jsonl``: the history of cycles, halts, resets... (gtd.auto.records).
 
 Reading all of it is one `git cat-file --batch`. A write makes the new blobs, the
