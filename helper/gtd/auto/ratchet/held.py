@@ -77,7 +77,7 @@ class Released(NamedTuple):
 
     result: proc.Result
     report: Report
-    left: tuple[str, ...] = ()  # what it left running in the box (leftovers)
+    left: tuple[str, ...] | None = None  # what it left running in the box (leftovers)
 
 
 class Held:
@@ -153,9 +153,9 @@ class Held:
             exited()
         return Released(result, self.listener.finish(), left)
 
-    def _collect(self) -> tuple[str, ...]:
+    def _collect(self) -> tuple[str, ...] | None:
         if self._left < 0:
-            return ()
+            return None  # unboxed: nobody looked
         fd, self._left = self._left, -1
         return leftovers.collect(fd)
 

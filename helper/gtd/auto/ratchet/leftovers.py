@@ -28,7 +28,8 @@ pass (docs/threat-model.md).
 A project whose own suite leaves a process (a build server, a test database
 started once) is not refused for it: a process the baseline's run left too,
 with the same command line once digits are set aside (ports, pids and temporary
-names vary), is excused.
+names vary), is excused; so is all of it where the baseline's run was not
+looked at (:func:`reasons`).
 """
 
 from __future__ import annotations
@@ -120,12 +121,18 @@ def collect(fd: int) -> tuple[str, ...]:
 
 def reasons(run: RunResult, baseline: RunResult) -> list[str]:
     """The revert's reason where the test command left a process running that
-    the baseline's did not leave (:func:`_same`); [] otherwise."""
+    the baseline's did not leave (:func:`_same`); [] otherwise. A baseline
+    nobody looked at (taken unboxed, or by a gtd before this one) cannot tell
+    the project's own from the change's: nothing is held against the change
+    (check.log names what was left), and the baseline the pass advances to
+    knows from then on."""
     now = run.command("test")
     if now is None or not now.left or now.timed_out:
         return []  # (a timeout is the reason then, and the list is cut short)
     before = baseline.command("test")
-    excused = {_same(c) for c in (before.left if before is not None else ())}
+    if before is None or before.left is None:
+        return []
+    excused = {_same(c) for c in before.left}
     new = [c for c in now.left if _same(c) not in excused]
     if not new:
         return []

@@ -60,8 +60,9 @@ class CommandRun(NamedTuple):
     missing: str | None = None
     output_tail: str = ""
     # The command lines of the processes still running in the judge's box when
-    # the command ended (gtd.auto.ratchet.leftovers); () unboxed.
-    left: tuple[str, ...] = ()
+    # the test command ended (gtd.auto.ratchet.leftovers); None where nobody
+    # looked (unboxed, another command, a snapshot taken before gtd looked).
+    left: tuple[str, ...] | None = None
 
     @property
     def not_found(self) -> bool:

@@ -204,7 +204,7 @@ def run_command(
     if isinstance(child, proc.Spawned):
         child.args = tuple(argv)  # named as configured, not as boxed
     result = child if isinstance(child, proc.Result) else child.finish(timeout_s)
-    left = leftovers.collect(listed[0]) if listed else ()
+    left = leftovers.collect(listed[0]) if listed else None
     return _command_run(kind, command, timeout_s, argv, via_shell, result, left)
 
 
@@ -219,7 +219,7 @@ def _command_run(
     argv: list[str],
     via_shell: bool,
     result: proc.Result,
-    left: tuple[str, ...] = (),
+    left: tuple[str, ...] | None = None,
 ) -> CommandRun:
     output = result.output
     checklog.record(kind, command, result)

@@ -51,9 +51,10 @@ def dumps(snap: Snapshot) -> bytes:
 
 def run_json(run: RunResult) -> dict[str, Any]:
     return {
-        # (``left`` only where a process was left: most runs' bytes unchanged)
+        # (``left`` only where the box looked: other runs' bytes unchanged)
         "commands": [
-            {k: v for k, v in c._asdict().items() if k != "left" or v} for c in run.commands
+            {k: v for k, v in c._asdict().items() if k != "left" or v is not None}
+            for c in run.commands
         ],
         "tests": None if run.tests is None else dict(run.tests),
         "skips": dict(run.skips),
@@ -157,8 +158,10 @@ def _command(raw: Any, index: int, bad: Any) -> CommandRun:
     missing = raw.get("missing")
     if missing is not None and not isinstance(missing, str):
         raise bad(f"{where}.missing has the wrong type")
-    left = raw.get("left", [])  # (absent from snapshots taken before it was kept)
-    if not isinstance(left, list) or not all(isinstance(c, str) for c in left):
+    left = raw.get("left")  # absent: nobody looked (before gtd did, or unboxed)
+    if left is not None and (
+        not isinstance(left, list) or not all(isinstance(c, str) for c in left)
+    ):
         raise bad(f"{where}.left is not a list of strings")
     return CommandRun(
         kind=cast(Kind, kind),
@@ -169,7 +172,7 @@ def _command(raw: Any, index: int, bad: Any) -> CommandRun:
         timed_out=raw["timed_out"],
         missing=missing,
         output_tail=raw["output_tail"],
-        left=tuple(left),
+        left=None if left is None else tuple(left),
     )
 
 
