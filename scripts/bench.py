@@ -327,9 +327,12 @@ def bench_box(runs: int) -> dict[str, float]:
     by far more than the box costs), one with ``ratchet.box: false``; each round
     a cycle in each, in turn (the order alternating), whose work is a changed
     module; `gtd cycle end --json` is timed (it judges, commits and answers).
-    Medians of each, and of the paired differences with their 95 % interval.
-    Then the box's fixed cost on one command: `python -c pass` in the box as the
-    ratchet makes it, against the same bare, paired."""
+    Medians of each (wall time, and the CPU time of every process `end` ran:
+    the machine's load moves the first far more than the second), and of the
+    paired differences with their 95 % interval. Then the box's fixed cost on
+    one command: `python -c pass` in the box as the ratchet makes it, against
+    the same bare, paired; and the leftover lister's (the test command's box),
+    against the plain box."""
     from gtd.auto.ratchet import box as judge_box
     from gtd.executables import which
 
@@ -358,21 +361,25 @@ def bench_box(runs: int) -> dict[str, float]:
             sh(gtd_cmd("auto", "setup", "--json"), repo)
             repos[name] = repo
 
-        def cycle(name: str, i: int) -> float:
+        def cycle(name: str, i: int) -> tuple[float, float]:
+            """`gtd cycle end`'s wall time and the CPU time of its processes
+            (the helper, its worker, git, the boxed or bare tests: all waited
+            for), in ms."""
             repo = repos[name]
             out = sh(gtd_cmd("cycle", "begin", "--json"), repo).stdout
             assert json.loads(out)["status"] == "task", out
             (repo / "src" / f"mod{i % 20}.py").write_text(f"VALUE = {i}\n")
+            before = _children_cpu()
             start = time.perf_counter()
             out = sh(gtd_cmd("cycle", "end", "--json"), repo).stdout
             took = (time.perf_counter() - start) * 1000
             assert json.loads(out)["status"] == "passed", out
-            return took
+            return took, _children_cpu() - before
 
         for name in repos:
             cycle(name, 0)  # warm
         names = list(repos)
-        samples: dict[str, list[float]] = {name: [] for name in names}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
         for i in range(1, runs + 1):
             for name in names if i % 2 else names[::-1]:
                 samples[name].append(cycle(name, i))
@@ -381,27 +388,44 @@ def bench_box(runs: int) -> dict[str, float]:
         room = Path(tmp) / "room"
         room.mkdir()
         bare_cmd = [PY, "-c", "pass"]
-        boxed_cmd = judge_box.wrap(
-            judge_box.plan(AutoConfig()), bare_cmd, str(room), writable=[str(room)]
-        )
+        plan = judge_box.plan(AutoConfig())
+        boxed_cmd = judge_box.wrap(plan, bare_cmd, str(room), writable=[str(room)])
         pairs = paired(bare_cmd, boxed_cmd, room, ENV, 4 * runs)
-    bare, boxed = samples["unboxed"], samples["boxed"]
-    diffs = [b - u for u, b in zip(bare, boxed, strict=True)]
-    low, high = median_interval(diffs)
-    one = [b - u for u, b in pairs]
-    one_low, one_high = median_interval(one)
-    return {
-        "gtd cycle end, 20 tests, unboxed (ms)": statistics.median(bare),
-        "gtd cycle end, 20 tests, boxed (ms)": statistics.median(boxed),
-        "box's added cost on cycle end, median of paired diffs (ms)": statistics.median(diffs),
-        "box's added cost on cycle end, 95 % interval, low (ms)": low,
-        "box's added cost on cycle end, 95 % interval, high (ms)": high,
-        "python -c pass, bare (ms)": statistics.median(u for u, _ in pairs),
-        "python -c pass, boxed (ms)": statistics.median(b for _, b in pairs),
-        "box's fixed cost a command, median of paired diffs (ms)": statistics.median(one),
-        "box's fixed cost a command, 95 % interval, low (ms)": one_low,
-        "box's fixed cost a command, 95 % interval, high (ms)": one_high,
-    }
+        # The test command's box also lists what it leaves (a shell as its pid 1):
+        # its cost over the plain box. The pipe's end is the bench's stdin here
+        # (fd 0: nothing is listed, nothing is written).
+        listed_cmd = judge_box.wrap(plan, bare_cmd, str(room), writable=[str(room)], left_fd=0)
+        lister = paired(boxed_cmd, listed_cmd, room, ENV, 4 * runs)
+    out: dict[str, float] = {}
+    for what, at in (("wall", 0), ("CPU", 1)):
+        bare = [s[at] for s in samples["unboxed"]]
+        boxed = [s[at] for s in samples["boxed"]]
+        diffs = [b - u for u, b in zip(bare, boxed, strict=True)]
+        low, high = median_interval(diffs)
+        out[f"gtd cycle end, 20 tests, unboxed, {what} (ms)"] = statistics.median(bare)
+        out[f"gtd cycle end, 20 tests, boxed, {what} (ms)"] = statistics.median(boxed)
+        label = f"box's added {what} on cycle end"
+        out[f"{label}, median of paired diffs (ms)"] = statistics.median(diffs)
+        out[f"{label}, 95 % interval, low (ms)"] = low
+        out[f"{label}, 95 % interval, high (ms)"] = high
+    for label, got in (("box's", pairs), ("leftover lister's", lister)):
+        one = [b - u for u, b in got]
+        one_low, one_high = median_interval(one)
+        out[f"{label} fixed cost a command, median of paired diffs (ms)"] = statistics.median(one)
+        out[f"{label} fixed cost a command, 95 % interval, low (ms)"] = one_low
+        out[f"{label} fixed cost a command, 95 % interval, high (ms)"] = one_high
+    out["python -c pass, bare (ms)"] = statistics.median(u for u, _ in pairs)
+    out["python -c pass, boxed (ms)"] = statistics.median(b for _, b in pairs)
+    out["python -c pass, boxed with the lister (ms)"] = statistics.median(b for _, b in lister)
+    return out
+
+
+def _children_cpu() -> float:
+    """User and system CPU time of every child process waited for so far, in ms."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (used.ru_utime + used.ru_stime) * 1000
 
 
 def bench_work(runs: int) -> dict[str, float]:

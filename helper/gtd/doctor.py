@@ -68,6 +68,7 @@ def run_checks(
     if not installation:
         checks.append(check_test_command(cwd))
     checks.append(check_sandbox())
+    checks.append(check_network_asks(home, env))
     checks.append(check_judge_box(cwd))
     return checks
 
@@ -82,6 +83,27 @@ def check_sandbox() -> Check:
     if why is None:
         return Check("sandbox", "ok", "Claude Code's sandbox can start (auto mode turns it on)")
     return Check("sandbox", "warn", f"{why}; auto mode runs without it (docs/sandbox.md)")
+
+
+def check_network_asks(home: Path, env: Mapping[str, str]) -> Check:
+    """No prompt may wait for a person at night: a sandboxed command's connection
+    to a host no setting allows is one, unless the person's own settings refuse
+    it (gtd cannot, from the project: gtd.auto.sandbox.network_asks)."""
+    from gtd.auto.sandbox import network_asks, unavailable
+
+    name = "network prompts"
+    if unavailable() is not None:
+        return Check(name, "ok", "no sandbox here, so no sandbox network prompt")
+    why, where = network_asks(home, env)
+    if why is None:
+        return Check(name, "ok", f"a host outside the allowed domains is refused ({where})")
+    return Check(
+        name,
+        "warn",
+        f'{why}: set "sandbox": {{"network": {{"strictAllowlist": true}}}} in '
+        f"{where} (Claude Code reads it only there, --settings or managed settings; "
+        "docs/sandbox.md)",
+    )
 
 
 # -- the environment -------------------------------------------------------------------

@@ -335,3 +335,44 @@ def test_the_judges_box_is_named_with_its_limits(repo: Repo, claude_dir: Path) -
         "status": "warn",
         "detail": "off (ratchet.box: false): the tests run unboxed",
     }
+
+
+def test_a_network_prompt_at_night_is_warned_of_until_the_user_settings_refuse_it(
+    tmp_path: Path, claude_dir: Path
+) -> None:
+    """Claude Code asks the person about a sandboxed command's host outside the
+    allowed domains (interactive, default mode); the settings that refuse it
+    instead are read only from user, --settings and managed settings, where gtd
+    does not write: doctor says so, and which line to add."""
+    from gtd.auto import sandbox
+
+    if sandbox.unavailable() is not None:
+        line = checks(run_gtd(tmp_path, "doctor", "--json").json)["network prompts"]
+        assert line["status"] == "ok", line
+        return
+    if any(Path(p).exists() for p in sandbox._MANAGED):
+        pytest.skip("managed settings on this machine decide it")
+    line = checks(run_gtd(tmp_path, "doctor", "--json").json)["network prompts"]
+    assert line["status"] == "warn", line
+    assert '"strictAllowlist": true' in line["detail"]
+    assert str(claude_dir / "settings.json") in line["detail"]
+    (claude_dir / "settings.json").write_text(
+        json.dumps({"sandbox": {"network": {"strictAllowlist": True}}})
+    )
+    line = checks(run_gtd(tmp_path, "doctor", "--json").json)["network prompts"]
+    assert line["status"] == "ok", line
+    assert "sandbox.network.strictAllowlist: true in" in line["detail"]
+    (claude_dir / "settings.json").write_text(
+        json.dumps({"permissions": {"denyInsteadOfPrompting": True}})
+    )
+    line = checks(run_gtd(tmp_path, "doctor", "--json").json)["network prompts"]
+    assert line["status"] == "ok", line
+    # The project's own settings do not count: Claude Code ignores the key there.
+    (claude_dir / "settings.json").write_text("{}")
+    project = tmp_path / ".claude"
+    project.mkdir()
+    (project / "settings.local.json").write_text(
+        json.dumps({"sandbox": {"network": {"strictAllowlist": True}}})
+    )
+    line = checks(run_gtd(tmp_path, "doctor", "--json").json)["network prompts"]
+    assert line["status"] == "warn", line

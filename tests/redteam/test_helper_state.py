@@ -78,16 +78,18 @@ def test_journal_base_moved_to_the_agents_own_commit(project: Project) -> None:
     assert_refused(project, project.end(), before, names=[JOURNAL, TOTAL])
 
 
-# Slow: a variant of test_journal_phase_set_to_committing (the journal edited
-# during the cycle, refused by its seal: "helper state modified"), which keeps the
-# mechanism in the quick loop.
-@pytest.mark.slow
 def test_journal_deleted(project: Project) -> None:
+    """A deleted mirror forges nothing (the helper reads the seal): the cycle is
+    judged by its work (refused here, for the weakened test) and the mirror is
+    written again; no halt (`git clean -fdX` deletes it as a matter of course)."""
     before = project.state()
     project.begin()
     project.break_total()
     (project.path / JOURNAL).unlink()
-    assert_refused(project, project.end(), before, names=[JOURNAL])
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])
+    assert answer.get("next") != "halt", answer
+    assert "helper state modified" not in json.dumps(answer)
 
 
 def test_journal_branch_pointed_at_another_branch(project: Project) -> None:
@@ -190,7 +192,9 @@ def test_snapshot_deleted(project: Project) -> None:
     project.break_total()
     (project.path / SNAPSHOT).unlink()
     (project.path / ".deepflow/auto-snapshot.txt").unlink()
-    assert_refused(project, project.end(), before, names=[SNAPSHOT])
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])  # judged by the seal
+    assert answer.get("next") != "halt", answer
 
 
 def test_parsed_config_cache_forged(project: Project) -> None:
@@ -425,9 +429,9 @@ def test_journal_deleted_and_a_forged_copy_left_as_a_killed_helpers_temp(
     cycle claiming it passed), the sealed bytes and one more, a link or a hard link
     to a file holding exactly the sealed bytes, a named pipe, or an edited journal
     under the name of a process that runs. None passes for the mirror: the
-    mirror is missing, which is tampering. What is not the helper's is never
-    followed nor removed: the files a link leads to stay, and so does the temp of
-    an owner that runs."""
+    mirror is missing, which forges nothing, and the cycle is judged by its
+    work. What is not the helper's is never followed nor removed: the files a
+    link leads to stay, and so does the temp of an owner that runs."""
     before = project.state()
     project.begin()
     project.break_total()
@@ -451,7 +455,8 @@ def test_journal_deleted_and_a_forged_copy_left_as_a_killed_helpers_temp(
     else:
         os.mkfifo(temp)
 
-    assert_refused(project, project.end(), before, names=[JOURNAL])
+    answer = project.end()
+    assert_refused(project, answer, before, names=[TOTAL])
     assert elsewhere.read_bytes() == sealed
     assert os.path.lexists(temp) == (forgery == "live-owner")
 

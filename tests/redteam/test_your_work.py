@@ -64,8 +64,8 @@ DESTROY = [
     ("gc", "-q", "--prune=now"),
 ]
 # `git clean -fdX` also deletes the helper's own ignored files (its journal's
-# mirror): a cycle that runs it is reverted as one that tampered with the helper's
-# state, so the passing variant deletes the person's ignored files with `rm`.
+# mirror): written again from the seal, the cycle judged by its work alone
+# (tests/integration/test_agent_cleans.py).
 CLEAN = ("clean", "-fdX")
 
 
@@ -80,11 +80,7 @@ def test_refs_stash_and_ignored_files_survive_branch_d_stash_clear_and_gc(
     else:
         project.do_t1()
     shutil.rmtree(project.path / "scratch")  # `rm -rf`, of a folder `.git/info/exclude` names
-    if outcome == "revert":
-        project.agent_git(*CLEAN)
-    else:
-        shutil.rmtree(project.path / "build")
-        (project.path / ".env").unlink()
+    project.agent_git(*CLEAN)
     for args in DESTROY:
         project.agent_git(*args)
     # The attack is real: the objects are gone from the repository.

@@ -28,7 +28,7 @@ import json
 import os
 import platform
 import shutil
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 from gtd import paths
@@ -73,6 +73,45 @@ def unavailable() -> str | None:
             "`sudo dnf install bubblewrap socat`)"
         )
     return f"Claude Code has no command sandbox on {system or 'this system'} (use WSL2)"
+
+
+# The settings that make a sandboxed command's connection to a host outside
+# ``sandbox.network.allowedDomains`` a refusal rather than a question to the
+# person (Claude Code 2.1.332 asks in an interactive session, in the default and
+# acceptEdits modes). Claude Code reads both only from user, --settings and
+# managed settings: in the project's or local settings, where gtd writes, they
+# are ignored. So gtd can only say so (`gtd doctor`).
+_NO_NETWORK_ASK = (
+    ("sandbox", "network", "strictAllowlist"),
+    ("permissions", "denyInsteadOfPrompting"),
+)
+_MANAGED = (
+    "/etc/claude-code/managed-settings.json",
+    "/Library/Application Support/ClaudeCode/managed-settings.json",
+)
+
+
+def network_asks(home: Path, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """Whether a sandboxed command's connection to a host no setting allows can
+    wait for a person's answer in an interactive session: (None, the setting and
+    file that refuse it instead) when it cannot; else (why, the file to fix)."""
+    user = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "settings.json"
+    for path in (*(Path(p) for p in _MANAGED), user):
+        try:
+            data = json.loads(read_bytes(path, limit=1 << 20))
+        except (OSError, ValueError):
+            continue
+        for keys in _NO_NETWORK_ASK:
+            node: Any = data
+            for key in keys:
+                node = node.get(key) if isinstance(node, dict) else None
+            if node is True:
+                return None, f"{'.'.join(keys)}: true in {path}"
+    return (
+        "in an interactive session, a sandboxed command's connection to a host "
+        "outside sandbox.network.allowedDomains asks you and waits",
+        str(user),
+    )
 
 
 def policy(root: Path, git: Git, protected: list[str]) -> dict[str, Any]:

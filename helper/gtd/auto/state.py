@@ -12,6 +12,8 @@ audit trail) whose tree holds:
   sealed config values, the environment to watch (gtd.auto.ratchet.snapshot);
 - ``snapshot.json``: the ratchet snapshot and its baseline (read only to judge);
 - ``pending.json``: the snapshot a passed cycle advances to, until its commit is made;
+- ``pins.json``: the manifest of the person's refs pinned at the cycle's `begin`
+  (gtd.auto.cycle.yours.COPY), for when the pins' side repository is lost;
 - ``records.jsonl``: the history of cycles, halts, resets... (gtd.auto.records).
 
 Reading all of it is one `git cat-file --batch`. A write makes the new blobs, the
@@ -441,7 +443,11 @@ def tampered(root: Path, git: Git, st: State, *, strict: bool = False) -> list[s
         try:
             mirror: bytes | None = read_bytes(root / rel)
         except FileNotFoundError:
-            mirror = None
+            # A missing mirror forges nothing: the helper never reads one, and
+            # writes it again from the seal at its next write. The agent's
+            # ordinary clean-up (`git clean -fdX`, `rm -rf .deepflow`) removes
+            # it along with every ignored file; that is no reason to halt.
+            continue
         except OSError:
             out.append(rel)
             continue

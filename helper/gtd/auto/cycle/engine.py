@@ -415,7 +415,7 @@ class Cycle:
         )
         env_dirs = st.summary.get("environment_dirs") or []
         sealed = seals.take(self.git, env_dirs)
-        yours.begin(self.git, sealed)  # the person's refs, stash, ignored files pinned
+        pinned = yours.begin(self.git, sealed)  # the person's refs, stash, ignored files
         common: dict[str, Any] = {
             "cycle": number,
             "base": head,
@@ -460,8 +460,9 @@ class Cycle:
         staged = state.stage_journal(self.root, entry)
         try:
             st = state.write(
-                self.git, st, f"cycle {number} ({entry.task}): begin", journal=entry, pin=head
-            )
+                self.git, st, f"cycle {number} ({entry.task}): begin", journal=entry, pin=head,
+                others={yours.COPY: pinned},
+            )  # fmt: skip
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(staged.tmp)

@@ -221,6 +221,30 @@ def load(git: Git, seal: dict[str, str]) -> Manifest | None:
         data = read_bytes(path)
     except OSError:
         return None
+    return _checked(data, seal)
+
+
+def manifest_bytes(git: Git, seal: dict[str, str]) -> bytes | None:
+    """The manifest :func:`take` just wrote, for a copy in the sealed state."""
+    path = side_path(git) / _MANIFESTS / f"{seal.get('namespace')}.json"
+    try:
+        data = read_bytes(path)
+    except OSError:
+        return None
+    return data if sha256(data).hexdigest() == seal.get("manifest") else None
+
+
+def load_copy(git: Git, seal: dict[str, str], name: str) -> Manifest | None:
+    """The manifest's copy sealed in the state (``name`` in its tree), where the
+    side repository was lost (`rm -rf .git/gtd`): the list of the person's refs
+    at `begin`, to put back those whose commits git still has."""
+    from gtd.auto import state
+
+    (found,) = git.objects([f"{state.ref(git)}:{name}"])
+    return None if found is None else _checked(found.data, seal)
+
+
+def _checked(data: bytes, seal: dict[str, str]) -> Manifest | None:
     if sha256(data).hexdigest() != seal.get("manifest"):
         return None
     try:
@@ -235,8 +259,8 @@ def _fetch_missing(git: Git, seal: dict[str, str], oids: list[str]) -> None:
     wanted = list(dict.fromkeys(oids))
     present = git.call("cat-file", "--batch-check", input_text="".join(f"{o}\n" for o in wanted))
     gone = [line.split()[0] for line in present.stdout.splitlines() if line.endswith(" missing")]
-    if not gone:
-        return
+    if not gone or not (side_path(git) / "HEAD").is_file():
+        return  # (no pins to fetch from: a ref whose commit is gone is named)
     ns = seal["namespace"]
     git.run(
         "-c", "gc.auto=0", "-c", "maintenance.auto=false",
@@ -252,10 +276,13 @@ def called(ref: str) -> str:
     return f"ref {ref}"
 
 
-def settle(git: Git, seal: dict[str, str], cycle: int, branch: str) -> list[str]:
+def settle(
+    git: Git, seal: dict[str, str], cycle: int, branch: str, before: Manifest | None = None
+) -> list[str]:
     """Put back every ref and stash entry of the person's the cycle deleted or
-    moved; name the worktrees it removed. What was done, a sentence each."""
-    before = load(git, seal)
+    moved; name the worktrees it removed. What was done, a sentence each.
+    ``before``: the manifest (by default the side repository's)."""
+    before = load(git, seal) if before is None else before
     if before is None:
         return []
     gtd_refs = paths.refs_of(git.worktree_id())

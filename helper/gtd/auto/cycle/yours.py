@@ -20,18 +20,24 @@ if TYPE_CHECKING:
 # The key of the seals the pins are recorded under, and of the notes said so far.
 SEAL = "pins"
 NOTES = "your_work"
+# The manifest's copy in the sealed state's tree (refs/gtd/state): where the side
+# repository is lost, the list of the person's refs at `begin` survives there.
+COPY = "pins.json"
 
 
-def begin(git: Git, sealed: dict[str, Any]) -> None:
-    """Pin the person's refs, stash, worktrees and ignored files into ``sealed``.
-    A repository the pins cannot be taken of (a ref naming a missing object, a
-    full disk) does not stop the loop: the cycle runs as it did before pins, and
-    its record says none were taken, and why."""
+def begin(git: Git, sealed: dict[str, Any]) -> bytes | None:
+    """Pin the person's refs, stash, worktrees and ignored files into ``sealed``;
+    the manifest, for its copy in the sealed state (:data:`COPY`). A repository
+    the pins cannot be taken of (a ref naming a missing object, a full disk)
+    does not stop the loop: the cycle runs as it did before pins, and its record
+    says none were taken, and why."""
     try:
         sealed[SEAL] = pins.take(git, list(sealed.get("ignored") or ()))
     except (GtdError, OSError) as exc:
         why = exc.message if isinstance(exc, GtdError) else f"{exc.filename}: {exc.strerror}"
         sealed[SEAL] = {"error": why.replace("\n", " ")[:300]}
+        return None
+    return pins.manifest_bytes(git, sealed[SEAL])
 
 
 def deny_write(git: Git, ignored: Sequence[str]) -> list[str]:
@@ -80,9 +86,28 @@ def after(git: Git, journal: Journal) -> list[str]:
         ]
     manifest = pins.load(git, seal)
     if manifest is None:
-        return [
+        # Removed with the helper's folder, say (`rm -rf .git/gtd` where no
+        # sandbox fences it): the list of the refs survives in the sealed state,
+        # their objects where git still has them; the copies of ignored files
+        # and the pinned objects are gone. Said, never silent.
+        gone = (
             "the pins of your refs and files taken when the cycle began are gone "
-            f"({pins.side_path(git)}): nothing could be checked"
+            f"({pins.side_path(git)})"
+        )
+        copy = pins.load_copy(git, seal, COPY)
+        if copy is None:
+            return [
+                f"{gone}: a branch, tag, stash entry or ignored file the cycle deleted "
+                "could not be put back, nor checked; `git fsck --lost-found` lists "
+                "commits no ref names any more"
+            ]
+        notes = pins.settle(git, seal, journal.cycle, journal.branch or "", before=copy)
+        return [
+            f"{gone}: your refs and stash were checked and put back from the copy of "
+            "their list in the sealed state, where git still has their commits; "
+            "ignored files the cycle deleted could not be put back; `git fsck "
+            "--lost-found` lists commits no ref names any more",
+            *notes,
         ]
     notes = pins.settle(git, seal, journal.cycle, journal.branch or "")
     return notes + ignored.restore_deleted(git.root, pins.side(git), manifest)

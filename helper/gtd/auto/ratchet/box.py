@@ -229,13 +229,16 @@ def wrap(
     writable: Sequence[str],
     readable: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
+    left_fd: int | None = None,
 ) -> list[str]:
     """``argv`` as it runs in ``box`` from ``cwd`` (unchanged when unboxed):
     ``writable`` folders bound read-write, ``readable`` ones made visible again
     where the private ``/tmp`` would hide them. ``environ``: the command's
     environment, whose temporary folders (:data:`_TEMP_VARIABLES`) are made
     again, empty, in the private ``/tmp`` (or pointed at it, where they lie
-    elsewhere: read-only there)."""
+    elsewhere: read-only there). ``left_fd``: a pipe's writing end (passed to
+    the command) where the processes the command leaves running are listed
+    when it ends (gtd.auto.ratchet.leftovers)."""
     if box.bwrap is None:
         return list(argv)
     out: list[str] = []
@@ -247,6 +250,13 @@ def wrap(
 
             out += [sys.executable, "-I", "-S", "-c", _SET_LIMIT, str(box.memory_bytes)]
     out += [box.bwrap, *_namespaces(network=box.network)]
+    if left_fd is not None:
+        # The lister is the namespace's process 1 (no reaper of bwrap's): no
+        # process inside can kill it, and the namespace ends when it does.
+        from gtd.auto.ratchet import leftovers
+
+        out.append("--as-pid-1")
+        argv = leftovers.wrapped(argv, left_fd)
     out += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", _TMP]
     env = os.environ if environ is None else environ
     searched = [
@@ -360,3 +370,40 @@ def memory_note(cmd: CommandRun | None, box: Box) -> str | None:
     return f"MemoryError: a test reached the memory limit of {mib(box.memory_bytes)} " + (
         "(ratchet.memory_limit_mb)"
     )
+
+
+# What a test meets at the box's walls (its own words, in the run's output), and
+# what the revert's reason adds: the wall, not the code, may be what to change.
+# (said, note, whether the wall is the network's)
+_WALLS = (
+    (
+        "Read-only file system",
+        "Read-only file system: a test wrote outside the clean room, which the "
+        "judge's box refuses (only the room and a private /tmp are writable)",
+        False,
+    ),
+    (
+        "Network is unreachable",
+        "Network is unreachable: a test used the network, which the judge's box "
+        "has none of (ratchet.network)",
+        True,
+    ),
+    (
+        "Connection refused",
+        "Connection refused: the judge's box has a network of its own, and no "
+        "server outside it is reachable (ratchet.network)",
+        True,
+    ),
+)
+
+
+def wall_note(cmd: CommandRun | None, box: Box) -> str | None:
+    """Where a finished run's tests failed at one of the box's walls (the memory
+    limit, the read-only file system, the network): the words that name it."""
+    memory = memory_note(cmd, box)
+    if memory is not None or cmd is None or not box.boxed:
+        return memory
+    for said, note, network in _WALLS:
+        if said in cmd.output_tail and not (network and box.network):
+            return note
+    return None

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import box, checklog, contract, protect, reports, room, runner
+from gtd.auto.ratchet import box, checklog, contract, leftovers, protect, reports, room, runner
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet.held import Held, hold
 from gtd.auto.ratchet.model import (
@@ -422,6 +422,7 @@ def judge_candidate(
         found += _report_problems(
             first.report, rm, snapshot, test=first.result.command("test"), config=config
         )
+        found += leftovers.reasons(first.result, snapshot.baseline)
         found += written.result()
         if split and not found:
             found += _doctests_rewritten(git, rm, config, env, snapshot, first.report, submodules)
@@ -445,6 +446,7 @@ def judge_candidate(
                 second.report, rm, snapshot, new_tests=True,
                 test=second.result.command("test"), config=config,
             )  # fmt: skip
+            found += leftovers.reasons(second.result, snapshot.baseline)
             found += _written(git, rm, submodules)
         altered = room.altered(git, rm, expected)
         found += [f"a protected test was changed during the test run: {p}" for p in altered[:1]]
@@ -529,8 +531,9 @@ def _unrun_new_tests(
 
 def _memory_named(verdict: Verdict, run: RunResult, config: AutoConfig) -> Verdict:
     """A revert whose tests failed on MemoryError under the box's memory limit
-    says so: the limit, not the code, may be what a person changes."""
-    note = None if verdict.passed else box.memory_note(run.command("test"), box.plan(config))
+    (or at another of its walls: box.wall_note) says so: the limit, not the
+    code, may be what a person changes."""
+    note = None if verdict.passed else box.wall_note(run.command("test"), box.plan(config))
     if note is None or verdict.reason is None:
         return verdict
     return verdict._replace(reason=f"{verdict.reason} ({note})")

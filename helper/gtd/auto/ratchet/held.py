@@ -51,7 +51,7 @@ import select
 import stat
 
 from gtd import proc
-from gtd.auto.ratchet import early, gate, reports
+from gtd.auto.ratchet import early, gate, leftovers, reports
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -77,6 +77,7 @@ class Released(NamedTuple):
 
     result: proc.Result
     report: Report
+    left: tuple[str, ...] | None = None  # what it left running in the box (leftovers)
 
 
 class Held:
@@ -90,12 +91,14 @@ class Held:
         command: str,
         gate_fd: int,
         came_fd: int,
+        left_fd: int = -1,
     ) -> None:
         self.child = child
         self.listener = listener
         self.command = command
         self._gate = gate_fd
         self._came = came_fd
+        self._left = left_fd  # the box's list of what it left (-1: unboxed)
         self._done = False
 
     def release(
@@ -141,13 +144,20 @@ class Held:
             self._end()
             raise
         refused = _read_now(self._came) == gate.REFUSED
+        left = self._collect()
         self._close_pipes()
         if refused or not told:
             self.listener.abort()
             return None
         if exited is not None:
             exited()
-        return Released(result, self.listener.finish())
+        return Released(result, self.listener.finish(), left)
+
+    def _collect(self) -> tuple[str, ...] | None:
+        if self._left < 0:
+            return None  # unboxed: nobody looked
+        fd, self._left = self._left, -1
+        return leftovers.collect(fd)
 
     def cancel(self) -> None:
         """The run is not wanted (the candidate was refused before it): the
@@ -177,6 +187,9 @@ class Held:
 
     def _close_pipes(self) -> None:
         self._close_gate()
+        if self._left >= 0:
+            _close(self._left)
+            self._left = -1
         if self._came >= 0:
             _close(self._came)
             self._came = -1
@@ -237,6 +250,7 @@ def _hold(
     listener = reports.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
     gate_w, gate_r = early.channel()  # the helper's end, the process's
     came_r, came_w = early.channel()
+    left_r, left_w = leftovers.channel() if boxed.boxed else (-1, -1)
     run = early.held_env(str(listener.files.site), listener.env, f"{gate_r}:{came_w}", os.environ)
     try:
         # In the box, the room and the run's folder are writable; the gate
@@ -246,30 +260,32 @@ def _hold(
             os.makedirs(rm.tree, exist_ok=True)  # bound before its first sync
         spawned = box.wrap(
             boxed, argv, folder, writable=(str(rm.tree), folder), readable=(str(rm.live),),
-            environ={**os.environ, **env, **run},
+            environ={**os.environ, **env, **run}, left_fd=left_w if left_w >= 0 else None,
         )  # fmt: skip
         child = proc.start_logged(
             spawned,
             listener.files.folder,  # the gate enters the room once it is ready
             env={**env, **run},
-            pass_fds=(*listener.pass_fds, gate_r, came_w),
+            pass_fds=(*listener.pass_fds, gate_r, came_w, *((left_w,) if left_w >= 0 else ())),
         )
     except BaseException:
-        for fd in (gate_r, gate_w, came_r, came_w):
-            _close(fd)
+        for fd in (gate_r, gate_w, came_r, came_w, left_r, left_w):
+            _close(fd)  # (-1: none)
         listener.abort()
         raise
     _close(gate_r)
     _close(came_w)
+    _close(left_w)
     if isinstance(child, proc.Result):  # not found: the unheld run says so
         _close(gate_w)
         _close(came_r)
+        _close(left_r)
         listener.abort()
         return None
     child.args = tuple(argv)  # named as configured, not as boxed
     if not boxed.boxed:
         _remember(base, argv)
-    return Held(child, listener, command, gate_w, came_r)
+    return Held(child, listener, command, gate_w, came_r, left_r)
 
 
 def _adopt(guess: early.Early, rm: room.Room, command: str) -> Held:

@@ -59,6 +59,10 @@ class CommandRun(NamedTuple):
     # The executable (or python -m module) that does not exist; None when it ran.
     missing: str | None = None
     output_tail: str = ""
+    # The command lines of the processes still running in the judge's box when
+    # the test command ended (gtd.auto.ratchet.leftovers); None where nobody
+    # looked (unboxed, another command, a snapshot taken before gtd looked).
+    left: tuple[str, ...] | None = None
 
     @property
     def not_found(self) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import checklog, reports
+from gtd.auto.ratchet import checklog, leftovers, reports
 from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
 from gtd.auto.ratchet.results import NO_REPORT, Report
 from gtd.errors import InputError
@@ -137,8 +137,9 @@ def run_tests(
             if released is not None:
                 argv, via_shell = proc.command_argv(command)
                 ran = _command_run(
-                    "test", command, config.timeout_s, argv, via_shell, released.result
-                )
+                    "test", command, config.timeout_s, argv, via_shell, released.result,
+                    released.left,
+                )  # fmt: skip
                 return ran, released.report
     listener = reports.start(asked, where=reports_dir)
     try:
@@ -184,19 +185,27 @@ def run_command(
     # A long command (gtd.proc.Spawned): the run is not held up by a process it
     # left running, and its output does not wake this one at every write.
     spawned = argv
+    listed: tuple[int, int] | None = None  # what the test command leaves running
     if box is not None and box.boxed and proc.which(argv[0], _path(env)) is not None:
         # (a missing program is found missing unboxed, and named: see _missing)
         from gtd.auto.ratchet.box import wrap
 
+        listed = leftovers.channel() if kind == "test" else None
         spawned = wrap(
             box, argv, str(cwd), writable=(str(cwd), *writable), readable=readable,
-            environ={**os.environ, **(env or {})},
+            environ={**os.environ, **(env or {})}, left_fd=listed[1] if listed else None,
         )  # fmt: skip
-    child = proc.start_logged(spawned, cwd, env=env, pass_fds=pass_fds)
+        pass_fds = (*pass_fds, *listed[1:]) if listed else pass_fds
+    try:
+        child = proc.start_logged(spawned, cwd, env=env, pass_fds=pass_fds)
+    finally:
+        if listed:
+            os.close(listed[1])
     if isinstance(child, proc.Spawned):
         child.args = tuple(argv)  # named as configured, not as boxed
     result = child if isinstance(child, proc.Result) else child.finish(timeout_s)
-    return _command_run(kind, command, timeout_s, argv, via_shell, result)
+    left = leftovers.collect(listed[0]) if listed else None
+    return _command_run(kind, command, timeout_s, argv, via_shell, result, left)
 
 
 def _path(env: dict[str, str] | None) -> str | None:
@@ -210,9 +219,12 @@ def _command_run(
     argv: list[str],
     via_shell: bool,
     result: proc.Result,
+    left: tuple[str, ...] | None = None,
 ) -> CommandRun:
     output = result.output
     checklog.record(kind, command, result)
+    if left:
+        checklog.note(f"{kind}: {leftovers.described(left)}")
     return CommandRun(
         kind=kind,
         command=command,
@@ -222,6 +234,7 @@ def _command_run(
         timed_out=result.timed_out,
         missing=_missing(argv, via_shell, command, result, output),
         output_tail=tail(output),
+        left=left,
     )
 
 

@@ -51,7 +51,11 @@ def dumps(snap: Snapshot) -> bytes:
 
 def run_json(run: RunResult) -> dict[str, Any]:
     return {
-        "commands": [c._asdict() for c in run.commands],
+        # (``left`` only where the box looked: other runs' bytes unchanged)
+        "commands": [
+            {k: v for k, v in c._asdict().items() if k != "left" or v is not None}
+            for c in run.commands
+        ],
         "tests": None if run.tests is None else dict(run.tests),
         "skips": dict(run.skips),
     }
@@ -154,6 +158,11 @@ def _command(raw: Any, index: int, bad: Any) -> CommandRun:
     missing = raw.get("missing")
     if missing is not None and not isinstance(missing, str):
         raise bad(f"{where}.missing has the wrong type")
+    left = raw.get("left")  # absent: nobody looked (before gtd did, or unboxed)
+    if left is not None and (
+        not isinstance(left, list) or not all(isinstance(c, str) for c in left)
+    ):
+        raise bad(f"{where}.left is not a list of strings")
     return CommandRun(
         kind=cast(Kind, kind),
         command=raw["command"],
@@ -163,6 +172,7 @@ def _command(raw: Any, index: int, bad: Any) -> CommandRun:
         timed_out=raw["timed_out"],
         missing=missing,
         output_tail=raw["output_tail"],
+        left=None if left is None else tuple(left),
     )
 
 

@@ -125,6 +125,31 @@ def test_memory_note_only_under_a_limit() -> None:
     assert box.memory_note(None, BOXED) is None
 
 
+def test_wall_notes_name_the_wall_only_in_the_box() -> None:
+    assert box.wall_note(_run(1, "MemoryError"), BOXED) == box.memory_note(
+        _run(1, "MemoryError"), BOXED
+    )
+    written = _run(1, "E   OSError: [Errno 30] Read-only file system: '/home/me/x'")
+    assert str(box.wall_note(written, BOXED)).startswith("Read-only file system: a test wrote")
+    assert box.wall_note(written, box.UNBOXED) is None
+    refused = _run(1, "E   ConnectionRefusedError: [Errno 111] Connection refused")
+    assert "network of its own" in str(box.wall_note(refused, BOXED))
+    assert box.wall_note(refused, BOXED._replace(network=True)) is None  # not the box's doing
+    unreachable = _run(1, "OSError: [Errno 101] Network is unreachable")
+    assert "(ratchet.network)" in str(box.wall_note(unreachable, BOXED))
+    assert box.wall_note(_run(1, "AssertionError"), BOXED) is None
+
+
+def test_the_listing_of_leftovers_wraps_the_command_as_pid_1() -> None:
+    argv = box.wrap(BOXED, ["pytest", "-q"], "/r", writable=["/r"], left_fd=7)
+    assert "--as-pid-1" in argv
+    cut = argv.index("--chdir") + 2  # (--chdir /r --)
+    assert argv[cut : cut + 3] == ["--", "/bin/sh", "-c"]
+    cut += 1
+    assert argv[cut + 3 :] == ["gtd-box", "7", "pytest", "-q"]
+    assert "--as-pid-1" not in box.wrap(BOXED, ["pytest"], "/r", writable=["/r"])
+
+
 def test_switched_off_by_config() -> None:
     plan = box.plan(AutoConfig(box=False))
     assert not plan.boxed

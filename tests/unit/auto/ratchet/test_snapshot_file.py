@@ -45,6 +45,19 @@ def test_exit_code_only_baseline_round_trips() -> None:
     assert loads(dumps(snap), NAME) == snap
 
 
+@pytest.mark.parametrize("left", [None, (), ("redis-server --port 6379",)])
+def test_what_the_baseline_left_round_trips_and_only_where_looked_at(
+    left: tuple[str, ...] | None,
+) -> None:
+    """None (nobody looked: unboxed, or an older gtd) is no key at all, so such
+    a snapshot's bytes are as before; () and a list are kept as they are."""
+    run = CommandRun("test", "pytest", 0, 1.0, 60.0, left=left)
+    snap = Snapshot(baseline=RunResult((run,), {}))
+    assert loads(dumps(snap), NAME) == snap
+    written = json.loads(dumps(snap))["baseline"]["commands"][0]
+    assert ("left" in written) == (left is not None)
+
+
 def _doc() -> dict[str, object]:
     return json.loads(dumps(Snapshot(files={"t.py": "x"}, baseline=SNAP.baseline)))  # type: ignore[no-any-return]
 
