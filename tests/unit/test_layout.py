@@ -180,6 +180,7 @@ EDGE = (
     "gtd.auto.ratchet.held",
     "gtd.auto.ratchet.early",
     "gtd.auto.ratchet.box",
+    "gtd.auto.ratchet.leftovers",
     "gtd.auto.ratchet.environment",
     "gtd.auto.ratchet.pytest_report.*",
     # helper/gtd/step
