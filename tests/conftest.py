@@ -64,6 +64,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     compileall.compile_dir(str(Path(gtd.__file__).parent), quiet=1)
 
 
+# The variables `_isolated_home` gives each test a value of its own. Shared set-ups
+# (tests/integration/calc_project.py's templates) leave them out of what tells one
+# set-up from another: a variable here that reached that key would make every
+# test set its project up anew (a real `gtd auto setup` and baseline run each,
+# ~0.5 s of CPU), which is what happened when the last two were added.
+PER_TEST_VARIABLES = frozenset(
+    {"HOME", "GIT_CONFIG_GLOBAL", "XDG_CACHE_HOME", "XDG_STATE_HOME", "PYTEST_DEBUG_TEMPROOT"}
+)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
@@ -73,24 +83,28 @@ def _isolated_home(
     home = tmp_path_factory.mktemp("home")
     gitconfig = home / ".gitconfig"
     gitconfig.write_text("[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
-    # The clean rooms auto mode checks candidates in (see gtd.auto.ratchet.room).
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-    # The repositories whose Claude Code settings carry the sandbox block, for
-    # `install.py --uninstall` (gtd.auto.sandbox.registry_path).
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
-    for key, value in GIT_ENV.items():
+    own = {
+        "HOME": str(home),
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        # The clean rooms auto mode checks candidates in (see gtd.auto.ratchet.room).
+        "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("cache")),
+        # The repositories whose Claude Code settings carry the sandbox block, for
+        # `install.py --uninstall` (gtd.auto.sandbox.registry_path).
+        "XDG_STATE_HOME": str(tmp_path_factory.mktemp("state")),
+        # The temporary folders of the pytest runs a test starts (a suite in a
+        # room, a plugin run) under this test's own: pytest prunes the older runs'
+        # folders of the same user when one starts, and in /tmp those were this
+        # suite's, a whole earlier run of it at times (one such inner run took
+        # 85 s of the quick loop).
+        "PYTEST_DEBUG_TEMPROOT": str(tmp_path_factory.mktemp("pytest-tmp")),
+    }
+    assert set(own) == PER_TEST_VARIABLES  # a new one is named there too
+    for key, value in {**own, **GIT_ENV}.items():
         monkeypatch.setenv(key, value)
     # The helper's commands look for no Claude Code session (gtd.session): a suite
     # run from inside one behaves as one run from a terminal. The tests of
     # sessions run their commands under a stand-in client without it.
     monkeypatch.setenv("GTD_NO_SESSION", "1")
-    # The temporary folders of the pytest runs a test starts (a suite in a room, a
-    # plugin run) under this test's own: pytest prunes the older runs' folders of
-    # the same user when one starts, and in /tmp those were this suite's, a whole
-    # earlier run of it at times (one such inner run took 85 s of the quick loop).
-    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(tmp_path_factory.mktemp("pytest-tmp")))
     before = sorted(p.name for p in home.iterdir())
     yield
     after = sorted(p.name for p in home.iterdir())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from tests.conftest import CliResult, Repo, run_gtd
+from tests.conftest import PER_TEST_VARIABLES, CliResult, Repo, run_gtd
 
 # The sample project's own suite needs no plugin: the development environment's
 # (hypothesis, xdist) are kept out, as a project that does not use them has none.
@@ -73,8 +74,8 @@ def make_project(
     and the rooms in the test's own cache folder are built anew."""
     present = _files(repo.path)  # what the test wrote first is part of the project
     key = (plan, tests, conftest, config_extra, present, _environment())
-    template = _TEMPLATES.get(key)
-    if template is None:
+    built = _TEMPLATES.get(key)
+    if built is None:
         # The same name in every test process: the key's text, hashed.
         folder = _template_root() / hashlib.sha256(repr(key).encode()).hexdigest()[:24]
         template = folder / "repo"
@@ -85,15 +86,24 @@ def make_project(
                 for rel, data in present:
                     (template / rel).parent.mkdir(parents=True, exist_ok=True)
                     (template / rel).write_bytes(data)
-                _set_up(Repo(template), plan, tests, conftest, config_extra)
+                _set_up(Repo(template), plan, tests, conftest, config_extra, folder / "state")
                 (folder / "built").touch()
-        _TEMPLATES[key] = template
+        built = _TEMPLATES[key] = (template, _registered(template, folder / "state"))
+    template, registered = built
     shutil.rmtree(repo.path)
     shutil.copytree(template, repo.path, symlinks=True)
+    if registered:
+        # What set-up leaves outside the repository too: the copy in this test's
+        # list of repositories carrying the sandbox block (XDG_STATE_HOME).
+        from gtd.auto import sandbox
+
+        sandbox._register(repo.path, True)
     return repo
 
 
-def _set_up(repo: Repo, plan: str, tests: bool, conftest: bool, config_extra: str) -> None:
+def _set_up(
+    repo: Repo, plan: str, tests: bool, conftest: bool, config_extra: str, state: Path
+) -> None:
     repo.git("init", "-q", "-b", "main")
     repo.write("calc.py", CALC)
     if tests:
@@ -103,22 +113,34 @@ def _set_up(repo: Repo, plan: str, tests: bool, conftest: bool, config_extra: st
     repo.write("PLAN.md", plan)
     repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n{config_extra}")
     repo.commit_all("initial")
-    res = run_gtd(repo.path, "auto", "setup", "--json")
+    # The template's own state folder: the test that happens to build it keeps
+    # its own list of sandboxed repositories (each copy is added to its test's).
+    env = {"XDG_STATE_HOME": str(state)}
+    res = run_cli(repo, "auto", "setup", "--json", env=env)
     while res.code == 0 and res.json["status"] == "checking":  # a baseline longer than the wait
         time.sleep(0.3)
-        res = run_gtd(repo.path, "auto", "setup", "--json")
+        res = run_cli(repo, "auto", "setup", "--json", env=env)
     assert res.code == 0, res.stderr
     assert res.json["status"] == "ready", res.json
 
 
-# Template repositories this test process has used, by what they were made from.
-_TEMPLATES: dict[tuple[object, ...], Path] = {}
+def _registered(template: Path, state: Path) -> bool:
+    """Whether set-up put ``template`` on the user's list of sandboxed repositories."""
+    try:
+        listed = json.loads((state / "gtd" / "sandboxed.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return os.path.realpath(template) in listed
+
+
+# Template repositories this test process has used, by what they were made from,
+# and whether set-up listed them as sandboxed.
+_TEMPLATES: dict[tuple[object, ...], tuple[Path, bool]] = {}
 # What differs from one test (or test process) to the next and never reaches a
-# project's set-up: its own HOME, git config, cache folder (the rooms) and
-# pytest's and xdist's bookkeeping.
-_PER_TEST = frozenset(
-    {"HOME", "GIT_CONFIG_GLOBAL", "XDG_CACHE_HOME", "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"}
-)
+# project's set-up: the variables tests/conftest.py gives each test (HOME, git
+# config, the rooms' cache folder, the state folder, inner pytest runs' temporary
+# folders) and pytest's and xdist's bookkeeping.
+_PER_TEST = PER_TEST_VARIABLES | {"PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER"}
 
 
 def _files(root: Path) -> tuple[tuple[str, bytes], ...]:

@@ -45,7 +45,10 @@ def test_the_real_index_is_read(real_index: bytes, tmp_path: Path) -> None:
     assert [e.path for e in index.entries] == ["a.py", "pkg/b.py", "pkg/sub/" + "c" * 200 + ".py"]
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=400,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(cut=st.integers(min_value=0, max_value=400), flips=st.lists(st.integers(0, 399), max_size=6))
 def test_forged_bytes_never_raise(
     real_index: bytes, tmp_path: Path, cut: int, flips: list[int]
@@ -63,7 +66,10 @@ def test_forged_bytes_never_raise(
         assert all(e.path and "\0" not in e.path for e in answer.entries)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.binary(max_size=300))
 def test_any_bytes_after_a_header_never_raise(tmp_path: Path, data: bytes) -> None:
     for version in (2, 3, 4):

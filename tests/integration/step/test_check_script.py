@@ -116,7 +116,9 @@ def _run(repo: Path, command: str, code: int) -> tuple[list[str] | None, str | N
 
 @pytest.mark.slow
 @settings(
-    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(args=argvs, code=st.sampled_from([0, 0, 1, 3]))
 def test_the_command_gets_exactly_its_argv(tmp_path: Path, args: list[str], code: int) -> None:
@@ -138,7 +140,9 @@ def test_the_command_gets_exactly_its_argv(tmp_path: Path, args: list[str], code
 
 @pytest.mark.slow
 @settings(
-    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(raw=st.text(alphabet=st.sampled_from(list("ab '\"\\$`;|&<>()*?~#\n\t{}=!")), max_size=30))
 def test_any_parseable_command_string_is_split_as_the_inline_run_splits_it(
