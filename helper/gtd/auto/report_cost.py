@@ -61,6 +61,10 @@ def per_task(cycles: Sequence[CycleRecord]) -> dict[str, Usage]:
     return out
 
 
+def _tasks(count: int) -> str:
+    return "1 task" if count == 1 else f"{count} tasks"
+
+
 def _share(part: float | None, whole: float | None) -> str:
     if part is None or not whole:
         return ""
@@ -95,7 +99,7 @@ def summary_rows(cycles: Sequence[CycleRecord], billing: str) -> list[tuple[str,
         spent = total([u for t, u in per_task(known).items() if t in tasks])
         usd = None if spent is None or spent.usd is None else spent.usd / len(tasks)
         rows.append(
-            (f"{name} per committed task", f"{dollars(usd)} ({len(tasks)} tasks, all their cycles)")
+            (f"{name} per committed task", f"{dollars(usd)} ({_tasks(len(tasks))}, all cycles)")
         )
     reverted = total([r.usage for r in known if r.status == "reverted"])
     if reverted is not None:
