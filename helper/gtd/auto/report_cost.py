@@ -91,7 +91,10 @@ def summary_rows(cycles: Sequence[CycleRecord], billing: str) -> list[tuple[str,
     if all_of.usd is None:
         note += " (no price for " + ", ".join(dict.fromkeys(unpriced) or ["a model"]) + ")"
     rows.append(
-        (f"Total {name.lower()}", f"{dollars(all_of.usd)} for {all_of.tokens:,} tokens{note}")
+        (
+            f"Total {name[0].lower()}{name[1:]}",
+            f"{dollars(all_of.usd)} for {all_of.tokens:,} tokens{note}",
+        )
     )
     committed = [r for r in known if r.status == "passed" and r.task != paths.BOOTSTRAP]
     tasks = {r.task for r in committed}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from gtd.auto.harness import _epoch, config_dir
 from gtd.auto.prices import Tokens
 from gtd.tuples import NamedTuple
 
+_STAMP = re.compile(r'"timestamp":\s*"([^"]+)"')
 _CHUNK = 256 * 1024  # read backwards from the end in chunks this size, doubling
 SYNTHETIC = "<synthetic>"
 
@@ -177,9 +179,9 @@ def lines_since(path: Path, since: float) -> list[str]:
 def _first_time(lines: list[str]) -> float:
     """The timestamp of the first line that has one (inf: none has)."""
     for line in lines:
-        at = line.find('"timestamp":"')
-        if at >= 0:
-            found = _epoch(line[at + 13 : line.find('"', at + 13)])
-            if found:
-                return found
+        found = _STAMP.search(line)
+        if found is not None:
+            at = _epoch(found.group(1))
+            if at:
+                return at
     return float("inf")
