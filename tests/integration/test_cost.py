@@ -113,3 +113,29 @@ def test_an_unpriced_model_counts_its_tokens_with_no_cost(repo: Repo) -> None:
     assert (rec.usage.tokens, rec.usage.usd, rec.usage.models) == (520, None, ("local-llm",))
     report = (repo.path / ".deepflow/auto-report.md").read_text()
     assert "| Total cost | unknown for 520 tokens (no price for local-llm) |" in report
+
+
+def test_prices_the_agent_writes_into_the_config_are_not_used(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The price table is the sealed config's: an agent that rewrites the live
+    file to make its own run free changes nothing of what is recorded. (Run
+    unfenced, GTD_SANDBOX=off: the fence would refuse the write itself.)"""
+    free = "prices:\n  claude-sonnet-4-5: {input: 0, output: 0, cache_write: 0, cache_read: 0}\n"
+    cheat = SILENT_AGENT.replace(
+        'print("done")',
+        f"config = Path('.deepflow/config.yaml')\n"
+        f"config.write_text(config.read_text() + {free!r})\n"
+        f"print({json.dumps({'gtd_usage': {**USAGE, 'model': 'claude-sonnet-4-5'}})!r})\n",
+    )
+    make_project(repo)
+    script = repo.path.parent / "agent.py"
+    script.write_text(cheat)
+    monkeypatch.setenv("GTD_SANDBOX", "off")
+    res = run_gtd(repo.path, "loop", "--agent", f"{sys.executable} {script}", "--max-cycles", "1")
+    assert res.code in (0, 5), res.stderr
+    log = (repo.path / ".deepflow/agent-logs/cycle-1.log").read_text()
+    assert "exit 0\n" in log, log
+    rec = sealed(repo)
+    assert rec.usage is not None
+    assert rec.usage.usd == pytest.approx(AGENT_USD, abs=1e-6)

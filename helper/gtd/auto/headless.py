@@ -195,9 +195,8 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             from gtd.auto import harness
 
             clock = now()
-            from gtd.auto.cycle import spent as spending
+            from gtd.auto.cycle.spent import Said
 
-            spent = spending.from_agent(result.stdout, config)
             end = Cycle(root, clock).end(
                 learning_from(result.stdout),
                 cycle=cycle,
@@ -205,7 +204,7 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
                 agent_exit=code,
                 agent_tail=tail,
                 stopped=harness.from_agent(code, result.stdout, result.stderr, clock.epoch),
-                spent=spent,
+                spent=Said(result.stdout),
             )
             if end["status"] == "review":  # review.agent: the reviewer's turn
                 brief = (root / str(end["brief"])).read_text("utf-8")
@@ -217,7 +216,7 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
                     agent_exit=code,
                     agent_tail=tail,
                     review=said.stdout,
-                    spent=spending.reviewed(spent, spending.from_agent(said.stdout, config)),
+                    spent=Said(result.stdout, said.stdout),
                 )
         except KeyboardInterrupt:
             say(_interrupted(answer, phase))

@@ -61,7 +61,7 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 
-    from gtd.auto.cycle.spent import Spent
+    from gtd.auto.cycle.spent import Said
     from gtd.auto.report import Health
     from gtd.session import Session
 
@@ -618,7 +618,7 @@ class Cycle:
         agent_tail: str | None = None,
         review: str | None = None,
         stopped: harness.Stop | None = None,
-        spent: Spent | None = None,
+        spent: Said | None = None,
     ) -> Answer:
         """Judge the cycle in flight. ``cycle``: the one the caller began (the loop
         names it): where it is no longer in flight, its agent ended it, and
@@ -629,8 +629,8 @@ class Cycle:
         ``stopped``: what it said of a harness failure (gtd.auto.harness.from_agent),
         which pauses the cycle instead of judging it (gtd.auto.cycle.paused).
         ``review``: the reviewer's verdict line, after a `review` answer.
-        ``spent``: what the agent's run cost, as the loop read it from its output
-        (else the session's transcripts say; gtd.auto.cycle.spent)."""
+        ``spent``: what the loop's agent (and reviewer) printed, where it may say
+        what its run used (else the session's transcripts say; gtd.auto.cycle.spent)."""
         with locked(self._lock):
             redirected = self._take_back_common_dir()
             st, repaired = self._read_repairing()

@@ -30,6 +30,14 @@ from gtd.tuples import NamedTuple
 REVIEWER = "gtd:reviewer"
 
 
+class Said(NamedTuple):
+    """What a headless run printed (`gtd loop`): the agent's standard output and,
+    after a review, the reviewer's. Priced at `end`, from the sealed config."""
+
+    agent: str
+    reviewer: str | None = None
+
+
 class Spent(NamedTuple):
     total: Usage
     tick: Usage | None = None  # the main conversation's share (in a session)
@@ -99,14 +107,14 @@ def sealed(current: Journal, spent: Spent | None) -> Journal:
     )
 
 
-def collect(
-    current: Journal, now: float, config: AutoConfig, given: Spent | None = None
-) -> Journal:
+def collect(current: Journal, now: float, config: AutoConfig, given: Said | None = None) -> Journal:
     """The journal of the cycle whose agent's turn is over, with what it spent:
-    ``given`` (the loop's, from the agent's output), else its session's
-    transcripts; left as it is when neither says anything."""
+    what the loop's agent (and reviewer) printed, ``given``, else its session's
+    transcripts; left as it is when neither says anything. ``config``: the
+    sealed one (its prices), never the live file an agent could edit."""
     if given is not None:
-        return sealed(current, given)
+        reviewer = None if given.reviewer is None else from_agent(given.reviewer, config)
+        return sealed(current, reviewed(from_agent(given.agent, config), reviewer))
     if current.claude_session:
         return sealed(
             current, from_session(current.claude_session, current.started_epoch, now, config)
