@@ -19,8 +19,9 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 
-# The cost of a night is not tracked yet: said, never guessed.
-COST_UNKNOWN = "cost not tracked"
+# No cycle recorded what it spent (none ran yet, or the agent reports nothing):
+# said, never guessed (docs/cost.md).
+COST_UNKNOWN = "cost unknown"
 
 
 def status(
@@ -30,6 +31,7 @@ def status(
     threshold: int,
     now_epoch: float,
     notifier_failure: str | None = None,
+    billing: str = "api",
 ) -> dict[str, Any]:
     state, detail = _state(journal, history, plan, threshold, now_epoch)
     done = sum(1 for t in plan.tasks if t.status == "done")
@@ -40,7 +42,7 @@ def status(
         "detail": detail,
         "done": done,
         "left": left,
-        "cost": None,
+        "cost": _cost(history, billing),
         "last": _verdict(last) if last is not None else None,
     }
     if journal is not None and journal.kind != "baseline":
@@ -92,6 +94,29 @@ def _state(
     return "idle", "waiting for the next tick"
 
 
+def _cost(history: Sequence[Any], billing: str) -> dict[str, Any] | None:
+    """What the night's cycles spent so far, as sealed: dollars (None: a model
+    without a price), tokens, and whether the dollars are API-equivalent."""
+    from gtd.auto.usage import total
+
+    spent = total([r.usage for r in history if isinstance(r, CycleRecord)])
+    if spent is None:
+        return None
+    return {
+        "usd": None if spent.usd is None else round(spent.usd, 6),
+        "tokens": spent.tokens,
+        "api_equivalent": billing == "subscription",
+    }
+
+
+def _cost_words(cost: dict[str, Any] | None) -> str:
+    if cost is None:
+        return COST_UNKNOWN
+    usd = "unknown" if cost["usd"] is None else f"${cost['usd']:,.2f}"
+    label = "cost (API-equivalent)" if cost.get("api_equivalent") else "cost"
+    return f"{label} {usd} ({cost['tokens']:,} tokens)"
+
+
 def _verdict(rec: CycleRecord) -> str:
     head = f"cycle {rec.cycle} {rec.task}"
     if rec.status == "passed":
@@ -104,7 +129,7 @@ def _verdict(rec: CycleRecord) -> str:
 def line(st: dict[str, Any]) -> str:
     parts = [f"{st['state']}: {st['detail']}"]
     parts.append(f"{st['done']} of {st['done'] + st['left']} tasks done")
-    parts.append(COST_UNKNOWN)
+    parts.append(_cost_words(st.get("cost")))
     if st.get("last"):
         parts.append(f"last: {st['last']}")
     if st.get("notifier"):

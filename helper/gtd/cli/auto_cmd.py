@@ -63,6 +63,7 @@ def status(as_json: bool) -> int:
         state.sealed_config(st).circuit_breaker_threshold,
         time.time(),
         f"{failure.kind} ({failure.at}): {failure.why}" if failure else None,
+        billing=state.sealed_config(st).billing,
     )
     emit(answer, answer["line"], as_json)
     return 0
