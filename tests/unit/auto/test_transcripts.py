@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from gtd.auto import transcripts
 from gtd.auto.harness import _epoch
 from gtd.auto.prices import Tokens
@@ -97,3 +99,41 @@ def test_the_session_files_and_their_agent_types(tmp_path: Path) -> None:
     )
     assert transcripts.session_files("other", 0, tmp_path) == transcripts.Files(None, ())
     assert transcripts.session_files("x", 0, tmp_path / "nowhere") == transcripts.Files(None, ())
+
+
+def test_a_cycles_spending_splits_tick_implementer_and_reviewer(tmp_path: Path) -> None:
+    """gtd.auto.cycle.spent over a session's files: the window keeps the earlier
+    tick's last reply out, and each share is priced from the table."""
+    from gtd.auto.config import AutoConfig
+    from gtd.auto.cycle import spent
+
+    folder = tmp_path / "projects" / "-repo"
+    sub = folder / "sess-1234" / "subagents"
+    sub.mkdir(parents=True)
+    before, during = "2026-01-15T09:59:59.000Z", "2026-01-15T10:00:03.000Z"
+    (folder / "sess-1234.jsonl").write_text(
+        "\n".join([entry("prev", before, n=5000), entry("t1", during), entry("t1", during)])
+    )
+    (sub / "agent-i.jsonl").write_text(entry("i1", during, n=2000) + "\n")
+    (sub / "agent-i.meta.json").write_text(json.dumps({"agentType": "gtd:implementer"}))
+    (sub / "agent-r.jsonl").write_text(entry("r1", during, n=10) + "\n")
+    (sub / "agent-r.meta.json").write_text(json.dumps({"agentType": "gtd:reviewer"}))
+    since = _epoch("2026-01-15T10:00:00.000Z")
+    got = spent.from_session("sess-1234", since, since + 60, AutoConfig(), tmp_path)
+    assert got is not None
+    assert got.total[:4] == (100 + 2000 + 10, 10 + 200 + 1, 21, 300 + 6000 + 30)
+    assert got.tick is not None
+    assert got.tick[:4] == (100, 10, 7, 300)
+    assert got.review is not None
+    assert got.review[:4] == (10, 1, 7, 30)
+    tokens = got.total
+    usd = (
+        tokens.input * 4 + tokens.output * 20 + tokens.cache_write * 5 + tokens.cache_read * 0.2
+    ) / 1e6
+    assert got.total.usd == pytest.approx(usd, abs=1e-6)
+    # no reviewer ran: no reviewer's share (not a zero one)
+    (sub / "agent-r.jsonl").unlink()
+    again = spent.from_session("sess-1234", since, since + 60, AutoConfig(), tmp_path)
+    assert again is not None
+    assert again.review is None
+    assert spent.from_session("gone", since, since + 60, AutoConfig(), tmp_path) is None
