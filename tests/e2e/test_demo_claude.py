@@ -53,6 +53,11 @@ def test_the_night_inside_claude_code_goes_as_scripted(claude: str, tmp_path: Pa
     # model's own `gtd verify` in Claude Code), then the demo checked it again
     assert "Claude Code's last word: passed: Verification passed" in out
     assert "The night went as scripted: 6 cycles, 4 committed, 2 reverted" in out
+    # what each tick cost, read from the session's transcripts of the scripted
+    # model's answers (their usage numbers), priced from the table
+    assert "| Tokens | Cost |" in out
+    assert "    | Total cost | $" in out
+    assert "    | Tick overhead vs agent work | $" in out
     assert git(where, "status", "--porcelain") == ""
     kept = git(where, "for-each-ref", "--format=%(refname)", "refs/gtd/reverted/")
     assert kept.split() == ["refs/gtd/reverted/cycle-2", "refs/gtd/reverted/cycle-4"]

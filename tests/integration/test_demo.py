@@ -129,6 +129,13 @@ def test_the_headless_night_goes_as_scripted_and_leaves_the_callers_repository_a
         "tests/test_cart.py::test_adding_an_item_again_adds_to_its_quantity (line 21)"
     )
     assert row in out
+    # what the night cost, from the usage line the scripted implementer prints
+    # (gtd.demo.implementer.usage), priced as claude-sonnet-4-5
+    costed = next(x for x in out.splitlines() if x.startswith("    | 4 | T3 |"))
+    assert re.search(r"\| \d{1,3}(,\d{3})+ \| \$0\.\d{4} \|$", costed), costed
+    assert "    | Total cost | $" in out
+    assert "    | Cost of reverted work | $" in out
+    assert "| Tokens | Cost |" in out
 
     # the repository is left for a look: the work committed, the reverted work kept
     subjects = git(where, "log", "--format=%s").splitlines()

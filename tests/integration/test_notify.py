@@ -198,7 +198,7 @@ def test_auto_status_reads_the_sealed_state_without_the_lock(repo: Repo) -> None
     bad = make_project(repo, BAD_AGENT, "circuit_breaker_threshold: 1\n")
     first = run_gtd(repo.path, "auto", "status")
     assert first.code == 0, first.stderr
-    assert first.stdout == ("idle: next: T1 (Add mul) · 0 of 2 tasks done · cost not tracked\n")
+    assert first.stdout == ("idle: next: T1 (Add mul) · 0 of 2 tasks done · cost unknown\n")
     assert run_gtd(repo.path, "loop", "--agent", bad).code == EXIT_HALTED
     holder = subprocess.Popen(
         [sys.executable, "-c",

@@ -92,6 +92,20 @@ _PROTECT = schema.Text(
     "a gitignore-style pattern", nonempty=True, rule=_pattern_rule, hint=_QUOTE_IT, clean=str.strip
 )
 _MEGABYTES = schema.Number(0, inclusive=False, below=1e9, unit="megabytes")
+PRICE_KINDS = ("input", "output", "cache_write", "cache_read")  # gtd.auto.prices.Price
+_DOLLARS = schema.Number(0, inclusive=True, below=1e6, unit="dollars per million tokens")
+_DOLLARS.hint = "write US dollars per million tokens as a number, e.g. `input: 3` (docs/cost.md)"
+_PRICE_ROW = schema.Fields(
+    {kind: _DOLLARS for kind in PRICE_KINDS},
+    required=PRICE_KINDS,
+    expected=f"a mapping of {', '.join(PRICE_KINDS)}",
+)
+_PRICE_ROW.hint = f"give all four prices: {', '.join(PRICE_KINDS)} (docs/cost.md)"
+_PRICES = schema.Table(
+    _PRICE_ROW,
+    "a mapping of model names to prices, e.g. `prices: {claude-opus-5-5: {input: 4, ...}}`",
+    key=schema.Text("a model name", nonempty=True),
+)
 _SCHEMA = schema.Fields(
     {
         "ratchet": schema.Fields(
@@ -130,6 +144,9 @@ _SCHEMA = schema.Fields(
             {"command": _COMMAND, "timeout_seconds": schema.Number(0, inclusive=False, below=3600)}
         ),
         "budget": budget.SCHEMA,  # the night's ceiling (gtd.auto.budget)
+        # What tokens cost (gtd.auto.prices, docs/cost.md).
+        "prices": _PRICES,
+        "billing": schema.Choice(("api", "subscription")),
     }
 )
 
@@ -187,6 +204,11 @@ class AutoConfig(NamedTuple):
     budget_usd: float | None = None
     budget_tokens: int | None = None
     budget_warn_at: float = budget.WARN_AT
+    # Price rows over the shipped table (model, then PRICE_KINDS' dollars per
+    # million tokens), and whether the harness charges per token ("api") or
+    # not ("subscription": the cost shown is what the API would have charged).
+    prices: tuple[tuple[str, float, float, float, float], ...] = ()
+    billing: str = "api"
 
 
 def template_text() -> str:
@@ -275,6 +297,11 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         budget_usd=values.get("budget", {}).get("usd"),
         budget_tokens=values.get("budget", {}).get("tokens"),
         budget_warn_at=values.get("budget", {}).get("warn_at", budget.WARN_AT),
+        prices=tuple(
+            (name, *(float(row[kind]) for kind in PRICE_KINDS))
+            for name, row in values.get("prices", {}).items()
+        ),
+        billing=values.get("billing", "api"),
     )
 
 
@@ -292,6 +319,8 @@ def from_json(data: dict[str, Any]) -> AutoConfig:
             known[key] = tuple(known[key])
     if "diff_reader" in known:
         known["diff_reader"] = tuple((str(k), str(v)) for k, v in known["diff_reader"])
+    if "prices" in known:
+        known["prices"] = tuple(tuple(row) for row in known["prices"])
     return AutoConfig(**known)
 
 

@@ -195,6 +195,8 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             from gtd.auto import harness
 
             clock = now()
+            from gtd.auto.cycle.spent import Said
+
             end = Cycle(root, clock).end(
                 learning_from(result.stdout),
                 cycle=cycle,
@@ -202,6 +204,7 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
                 agent_exit=code,
                 agent_tail=tail,
                 stopped=harness.from_agent(code, result.stdout, result.stderr, clock.epoch),
+                spent=Said(result.stdout),
             )
             if end["status"] == "review":  # review.agent: the reviewer's turn
                 brief = (root / str(end["brief"])).read_text("utf-8")
@@ -213,6 +216,7 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
                     agent_exit=code,
                     agent_tail=tail,
                     review=said.stdout,
+                    spent=Said(result.stdout, said.stdout),
                 )
         except KeyboardInterrupt:
             say(_interrupted(answer, phase))

@@ -82,6 +82,11 @@ class Journal(NamedTuple):
     # kept and recorded as paused, never judged.
     pause: dict[str, Any] | None = None
     new_tests: str | None = None  # how the tests the change adds did ("3 ran, 3 passed")
+    # What the cycle's model calls spent (gtd.auto.usage's JSON form, gtd.auto.cycle.
+    # spent): in all, the main conversation's share, the reviewer's share.
+    usage: dict[str, Any] | None = None
+    usage_tick: dict[str, Any] | None = None
+    usage_review: dict[str, Any] | None = None
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

@@ -81,6 +81,10 @@ class CycleRecord(NamedTuple):
     new_tests: str | None = None  # how the tests the cycle added did ("3 ran, 3 passed")
     # the tokens and cost of the cycle's model calls (gtd.auto.usage), when known
     usage: Usage | None = None
+    # its shares: the loop's own tick turns (the main conversation, in a Claude
+    # Code session) and the reviewer's (review.agent); the rest is the implementer's
+    usage_tick: Usage | None = None
+    usage_review: Usage | None = None
 
 
 class Pause(NamedTuple):

@@ -35,6 +35,7 @@ from gtd.auto.memory_schema import (
     list_fields,
     quarantine_fields,
     result_fields,
+    task_cost_fields,
 )
 from gtd.errors import InputError
 from gtd.fsio import atomic_write, read_text
@@ -261,6 +262,8 @@ def _has(container: Any, key: Step) -> bool:
 
 
 def _size(mem: Memory, name: str) -> int:
+    if name == "task_costs":  # derived from the cycles (memory_schema.task_cost_fields)
+        return len(task_cost_fields(mem))
     part = getattr(mem, name)
     return (part is not None) if name == "stop" else len(part)
 
@@ -268,6 +271,8 @@ def _size(mem: Memory, name: str) -> int:
 def _keyed_fields(name: str, mem: Memory) -> dict[str, FieldList]:
     if name == "task_results":
         return {task: result_fields(res) for task, res in mem.task_results.items()}
+    if name == "task_costs":
+        return task_cost_fields(mem)
     return {test: quarantine_fields(q) for test, q in mem.quarantined.items()}
 
 

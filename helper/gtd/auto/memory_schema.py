@@ -31,6 +31,7 @@ from gtd.auto.memory import (
     Revert,
     TaskResult,
 )
+from gtd.auto.usage import Usage
 
 Scalar = str | int | float | bool | list[str] | None
 FieldList = list[tuple[str, Scalar]]
@@ -46,12 +47,13 @@ SECTIONS = (
     "quarantined",
     "refreshes",
     "stop",
+    "task_costs",
 )
 # Sections keyed by task id or test id (the rest are lists, and `stop` one entry).
-KEYED = frozenset({"task_results", "consecutive_reverts", "quarantined"})
+KEYED = frozenset({"task_results", "consecutive_reverts", "quarantined", "task_costs"})
 # Sections a file shows only once they hold something (deepflow's four and the
 # cycle log are always written, so the schema is visible in a new file).
-OPTIONAL = frozenset({"halts", "quarantined", "refreshes", "stop"})
+OPTIONAL = frozenset({"halts", "quarantined", "refreshes", "stop", "task_costs"})
 # Free-text fields are always double-quoted, as deepflow writes `reason: "..."`.
 PROSE = frozenset(
     {"reason", "title", "probe", "insight", "learning", "at", "evidence", "agent_tail", "until"}
@@ -289,7 +291,37 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("until", rec.until),
         ("harness", rec.harness),
         ("new_tests", rec.new_tests),
+        *usage_fields(rec.usage),
     ]
+
+
+def usage_fields(used: Usage | None) -> FieldList:
+    """A cycle's or a task's tokens and cost, as the file shows them (the sealed
+    records keep the whole value; the file is their rendering)."""
+    if used is None:
+        return []
+    return [
+        ("tokens", used.tokens),
+        ("input_tokens", used.input),
+        ("output_tokens", used.output),
+        ("cache_write_tokens", used.cache_write),
+        ("cache_read_tokens", used.cache_read),
+        ("usd", used.usd),
+        ("models", list(used.models) or None),
+    ]
+
+
+def task_cost_fields(mem: Memory) -> dict[str, FieldList]:
+    """``task_costs``: each task's tokens and cost over all its cycles."""
+    from gtd.auto.report_cost import per_task
+
+    return {
+        task: [
+            ("cycles", sum(1 for r in mem.cycles if r.task == task and r.usage)),
+            *usage_fields(u),
+        ]
+        for task, u in per_task(sorted(mem.cycles, key=lambda r: r.cycle)).items()
+    }
 
 
 def halt_fields(h: Halt) -> FieldList:

@@ -121,11 +121,13 @@ def _decode_line(number: int, line: str) -> Record:
         data["env_skipped"] = tuple(data.get("env_skipped") or ())
         data["look_at"] = tuple(data.get("look_at") or ())
         data["yours"] = tuple(data.get("yours") or ())
-        if data.get("usage") is not None:
-            try:
-                data["usage"] = usage.from_json(data["usage"])
-            except ValueError as exc:
-                raise RecordError(number, str(exc)) from None
+        for name in ("usage", "usage_tick", "usage_review"):
+            if data.get(name) is not None:
+                try:
+                    data[name] = usage.from_json(data[name])
+                except ValueError as exc:
+                    # from_json names its fields `usage.…`: this one's name instead
+                    raise RecordError(number, str(exc).replace("usage", name, 1)) from None
     if cls is BudgetEvent:
         wrong = budget.check_event(data.get("event"))
         if wrong is not None:

@@ -73,6 +73,7 @@ def render_report(
         threshold=sealed_config(st).circuit_breaker_threshold,
         failing=report_notes.failing_at_baseline(st.summary),
         budget=budget.for_next(st.records, budget.ceiling_of(sealed_config(st)), the_plan),
+        billing=sealed_config(st).billing,
     )
     from gtd.auto import notifier
 

@@ -418,7 +418,7 @@ def _reverted_tasks(run: _Run, reverts: dict[str, int], committed: set[str]) -> 
     return f"{len(reverts)} ({named}): {fate}"
 
 
-def _cycle_row(run: _Run, rec: CycleRecord) -> str:
+def _cycle_row(run: _Run, rec: CycleRecord, *extra: str) -> str:
     notes: list[str] = []
     if rec.status == "passed":
         outcome, reason = cell(rec.commit), ""
@@ -451,6 +451,7 @@ def _cycle_row(run: _Run, rec: CycleRecord) -> str:
         tests_line(rec),
         duration(rec.duration_s),
         cell(rec.at),
+        *extra,
     )
 
 
@@ -721,31 +722,43 @@ def render(
     threshold: int = defaults.THRESHOLD,
     failing: tuple[int, list[str]] = (0, []),
     budget: Decision | None = None,
+    billing: str = "api",
 ) -> str:
     """The report. ``plan``: PLAN.md as it is (titles, what remains); ``journal``:
     the work in flight, if any; ``threshold``: the breaker's, so the State says
     halted exactly when `gtd cycle begin` would; ``failing``: how many tests
     failed at the baseline and the first few (gtd.auto.report_notes); ``budget``:
-    the night's budget decision for the next task, when a ceiling is set."""
+    the night's budget decision for the next task, when a ceiling is set;
+    ``billing``: how the cost is labelled (gtd.auto.report_cost)."""
+    from gtd.auto import report_cost
+
     cycles = sorted(mem.cycles, key=lambda r: r.cycle)
     run = _Run(mem, cycles, plan, journal, threshold, health, failing, now, budget)
     picture = chart.mermaid(mem)
     probes = _probe_rows(mem, run.cycles)
     reverted, any_reverted = _reverted(run)
     heading = _flat(title) or DASH
-    log_header = (
+    log_header: tuple[str, ...] = (
         "Cycle", "Task", "Title", "Status", "Commit / Revert", "Reason", "Tests", "Test time",
         "Timestamp",
     )  # fmt: skip
+    costed = report_cost.shown(cycles)
+    if costed:
+        log_header += report_cost.header(billing)
+    log = [_cycle_row(run, r, *(report_cost.cells(r) if costed else ())) for r in run.cycles]
+    summary = _summary(run)
+    summary += [_row(cell(k), cell(v)) for k, v in report_cost.summary_rows(cycles, billing)]
+    spending = report_cost.chart(cycles, billing)
     lines = [
         f"# Auto Mode Report — {heading}",
         "",
         f"_Last updated: {now}_",
         "",
         *_section("State", None, [*_state(run), *_plan_line(run), *_budget(run), *_tolerated(run)]),
-        *_section("Summary", None, _summary(run)),
+        *_section("Summary", None, summary),
         *(_section("Run Chart", None, picture) if picture else []),
-        *_section("Cycle Log", None, _table(log_header, [_cycle_row(run, r) for r in run.cycles])),
+        *(_section("Cost Chart", None, spending) if spending else []),
+        *_section("Cycle Log", None, _table(log_header, log)),
         *_section(
             "Probe Results",
             None if probes else PROBE_PLACEHOLDER,

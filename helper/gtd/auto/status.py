@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
     from gtd.auto.budget import Decision
 
-# The cost of a night is not tracked yet: said, never guessed.
-COST_UNKNOWN = "cost not tracked"
+# No cycle recorded what it spent (none ran yet, or the agent reports nothing):
+# said, never guessed (docs/cost.md).
+COST_UNKNOWN = "cost unknown"
 
 
 def status(
@@ -33,6 +34,7 @@ def status(
     now_epoch: float,
     notifier_failure: str | None = None,
     budget: Decision | None = None,
+    billing: str = "api",
 ) -> dict[str, Any]:
     """``budget``: the night's budget decision for the next task (gtd.auto.budget
     .for_next), when a ceiling is set."""
@@ -45,7 +47,7 @@ def status(
         "detail": detail,
         "done": done,
         "left": left,
-        "cost": None,
+        "cost": _cost(history, billing),
         "last": _verdict(last) if last is not None else None,
         "budget": None,
     }
@@ -106,6 +108,29 @@ def _state(
     return "idle", "waiting for the next tick"
 
 
+def _cost(history: Sequence[Any], billing: str) -> dict[str, Any] | None:
+    """What the night's cycles spent so far, as sealed: dollars (None: a model
+    without a price), tokens, and whether the dollars are API-equivalent."""
+    from gtd.auto.usage import total
+
+    spent = total([r.usage for r in history if isinstance(r, CycleRecord)])
+    if spent is None:
+        return None
+    return {
+        "usd": None if spent.usd is None else round(spent.usd, 6),
+        "tokens": spent.tokens,
+        "api_equivalent": billing == "subscription",
+    }
+
+
+def _cost_words(cost: dict[str, Any] | None) -> str:
+    if cost is None:
+        return COST_UNKNOWN
+    usd = "unknown" if cost["usd"] is None else f"${cost['usd']:,.2f}"
+    label = "cost (API-equivalent)" if cost.get("api_equivalent") else "cost"
+    return f"{label} {usd} ({cost['tokens']:,} tokens)"
+
+
 def _verdict(rec: CycleRecord) -> str:
     head = f"cycle {rec.cycle} {rec.task}"
     if rec.status == "passed":
@@ -118,7 +143,7 @@ def _verdict(rec: CycleRecord) -> str:
 def line(st: dict[str, Any]) -> str:
     parts = [f"{st['state']}: {st['detail']}"]
     parts.append(f"{st['done']} of {st['done'] + st['left']} tasks done")
-    parts.append(COST_UNKNOWN)
+    parts.append(_cost_words(st.get("cost")))
     if st.get("budget"):
         parts.append(st["budget"]["line"])
     if st.get("last"):

@@ -68,6 +68,7 @@ def status(as_json: bool) -> int:
         time.time(),
         f"{failure.kind} ({failure.at}): {failure.why}" if failure else None,
         budget.for_next(st.records, budget.ceiling_of(config), plan),
+        billing=config.billing,
     )
     emit(answer, answer["line"], as_json)
     return 0

@@ -24,6 +24,7 @@ The same attempts drive the scripted model of ``gtd demo --claude``
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -439,7 +440,26 @@ def main() -> int:
         return 1
     print(f"{task}: {attempt.summary}")
     print("The work is left uncommitted for `gtd cycle end` to judge.")
+    print(json.dumps({"gtd_usage": usage(brief, attempt)}))
     return 0
+
+
+DEMO_MODEL = "claude-sonnet-4-5"
+
+
+def usage(brief: str, attempt: Attempt) -> dict[str, object]:
+    """What the scripted implementer says it used, as an agent CLI reports it
+    (docs/cost.md, "The agent's usage line"): made-up but steady counts, in
+    proportion to the brief it read and the code it wrote, so the demo's report
+    shows the Tokens and Cost columns."""
+    wrote = sum(len(w.text) for w in attempt.writes)
+    return {
+        "input": 2000 + len(brief) // 4,
+        "output": 200 + wrote // 4,
+        "cache_write": 1500,
+        "cache_read": 12000,
+        "model": DEMO_MODEL,
+    }
 
 
 if __name__ == "__main__":

@@ -116,7 +116,8 @@ def tick_argv(claude: str, pack: Path, env: Mapping[str, str]) -> list[str]:
         # still needs the command's allowed-tools.
         "--permission-mode",
         "acceptEdits",
-        "--no-session-persistence",
+        # Its transcripts are kept (under the demo's own config folder, thrown
+        # away with it): `gtd cycle end` reads the cycle's tokens from them.
         "--output-format",
         "json",
     ]

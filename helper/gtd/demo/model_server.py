@@ -196,6 +196,7 @@ class Exchange:
     request: Request
     rule: str | None
     reply: list[Block | Refusal]
+    usage: Json | None = None  # what the answer said it used (None: refused)
 
 
 @dataclass
@@ -311,13 +312,22 @@ def _content(reply: list[Block], ids: Iterator[int]) -> list[Json]:
     return out
 
 
-def _usage(body: Json) -> Json:
-    size = len(json.dumps(body.get("messages", [])))
+# Known token counts in every answer, all four kinds non-zero, so the cost a run
+# records can be checked against what the model said (tests/e2e/test_cost.py):
+# input from the request's size, output from the answer's, a fixed cache write
+# and a cache read that grows with the conversation.
+CACHE_WRITE = 40
+
+
+def _usage(body: Json, reply: list[Block]) -> Json:
+    messages = body.get("messages", [])
+    size = len(json.dumps(messages))
+    said = sum(len(b.text) if isinstance(b, Text) else len(json.dumps(b.input)) for b in reply)
     return {
         "input_tokens": max(1, size // 4),
-        "output_tokens": 1,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "output_tokens": 10 + said // 4,
+        "cache_creation_input_tokens": CACHE_WRITE,
+        "cache_read_input_tokens": 100 * len(messages),
     }
 
 
@@ -332,7 +342,7 @@ def message(body: Json, reply: list[Block], ids: Iterator[int]) -> Json:
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {**_usage(body), "output_tokens": 10},
+        "usage": _usage(body, reply),
     }
 
 
@@ -451,6 +461,10 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
 
         def _messages(self, body: Json) -> None:
             _, answered = server.answer(body)
+            with server._lock:  # this request's (another thread may have answered since)
+                exchange = next(
+                    (e for e in reversed(server.exchanges) if e.request.body is body), None
+                )
             refusal = next((b for b in answered if isinstance(b, Refusal)), None)
             if refusal is not None:
                 error = {"type": refusal.kind, "message": refusal.message}
@@ -459,6 +473,8 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 return
             reply = [b for b in answered if not isinstance(b, Refusal)]
             msg = message(body, reply, server._ids)
+            if exchange is not None:
+                exchange.usage = msg["usage"]
             if not body.get("stream"):
                 self._json(200, msg)
                 return

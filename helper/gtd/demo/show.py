@@ -13,12 +13,13 @@ from gtd import paths
 from gtd.demo import implementer, night, project
 from gtd.demo.night import DemoFailed, Say
 
-REPORT_LINES = 60  # at most
+REPORT_LINES = 72  # at most
 SHOWN = ("State", "Summary", "Cycle Log")  # the report sections the demo prints
 
 HEADLESS = (
     "Real: the gtd helper, git, pytest and every verdict. Scripted: only the "
-    "implementer's edits (gtd.demo.implementer, run by `gtd loop` as the agent)."
+    "implementer's edits and the token counts it reports (gtd.demo.implementer, "
+    "run by `gtd loop` as the agent)."
 )
 IN_CLAUDE = (
     "Real: Claude Code (`claude -p /gtd:auto-cycle` with the gtd pack), the gtd "

@@ -223,3 +223,66 @@ def test_a_configured_command_from_a_virtualenv_links_it_once(tmp_path: Path) ->
     # A program in a folder that is no virtualenv links nothing.
     write(tmp_path, "ratchet:\n  test_command: scripts/run-tests.sh\n")
     assert load_auto_config(tmp_path).links == ()
+
+
+# -- prices and billing (docs/cost.md) ----------------------------------------------
+
+
+def test_prices_and_billing_are_read(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "billing: subscription\nprices:\n"
+        "  local-llm: {input: 0.5, output: 1, cache_write: 0, cache_read: 0}\n"
+        "  claude-opus-5-5:\n    input: 3\n    output: 15\n    cache_write: 3.75\n"
+        "    cache_read: 0.3\n",
+    )
+    config = load_auto_config(tmp_path)
+    assert config.billing == "subscription"
+    assert config.prices == (
+        ("local-llm", 0.5, 1.0, 0.0, 0.0),
+        ("claude-opus-5-5", 3.0, 15.0, 3.75, 0.3),
+    )
+    assert AutoConfig().billing == "api"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "said", "hint"),
+    [
+        (
+            "prices:\n  m: {input: 1, output: 2, cache_write: 3}\n",
+            2,
+            "prices.m lacks `cache_read`",
+            "give all four prices",
+        ),
+        (
+            "prices:\n  m: {input: -1, output: 2, cache_write: 3, cache_read: 0}\n",
+            2,
+            "prices.m.input must be a number of dollars per million tokens ≥ 0",
+            "US dollars per million tokens",
+        ),
+        (
+            "prices:\n  m: {input: cheap, output: 2, cache_write: 3, cache_read: 0}\n",
+            2,
+            "prices.m.input must be a number",
+            "US dollars per million tokens",
+        ),
+        (
+            "prices:\n  m: {inptu: 1, output: 2, cache_write: 3, cache_read: 0}\n",
+            2,
+            "unknown key prices.m.inptu",
+            "give all four prices",
+        ),
+        ("prices: [claude]\n", 1, "prices must be a mapping of model names", None),
+        ("billing: monthly\n", 1, "billing must be one of api, subscription", None),
+    ],
+)
+def test_bad_prices_say_where_and_what_to_do(
+    tmp_path: Path, text: str, line: int, said: str, hint: str | None
+) -> None:
+    write(tmp_path, text)
+    with pytest.raises(InputError) as caught:
+        load_auto_config(tmp_path)
+    rendered = caught.value.render()
+    assert rendered.startswith(f"{CONFIG_PATH}:{line}: {said}"), rendered
+    if hint is not None:
+        assert hint in rendered, rendered

@@ -93,12 +93,29 @@ def test_the_glance_says_what_runs_how_far_and_the_last_verdict() -> None:
     history = [cycle(4, "T1", "reverted", "tests failed: 1 of 24")]
     got = status.status(journal(), history, plan, 3, 1000.0 + 6 * 60 + 5)
     assert got["line"] == (
-        "running: the agent on T2 (Add div) for 6 min · 1 of 3 tasks done · cost not tracked"
+        "running: the agent on T2 (Add div) for 6 min · 1 of 3 tasks done · cost unknown"
         " · last: cycle 4 T1 reverted (tests failed: 1 of 24)"
     )
     assert (got["state"], got["done"], got["left"], got["cost"]) == ("running", 1, 2, None)
     checking = status.status(journal(phase="checking", pid=1), history, plan, 3, 0)
     assert checking["detail"] == "the tests of T2 (Add div) (cycle 5)"
+
+
+def test_the_glance_says_the_cost_so_far_as_sealed() -> None:
+    from gtd.auto.usage import Usage
+
+    plan = parse(PLAN)
+    history = [
+        cycle(1, "T1", "passed")._replace(usage=Usage(1000, 200, 0, 50_000, 0.25, ("m",))),
+        cycle(2, "T2", "reverted", "tests failed")._replace(usage=Usage(300, 10, usd=0.01)),
+    ]
+    got = status.status(None, history, plan, 3, 0)
+    assert got["cost"] == {"usd": 0.26, "tokens": 51_510, "api_equivalent": False}
+    assert " · cost $0.26 (51,510 tokens) · " in got["line"]
+    sub = status.status(None, history, plan, 3, 0, billing="subscription")
+    assert " · cost (API-equivalent) $0.26 (51,510 tokens) · " in sub["line"]
+    unpriced = [cycle(1, "T1", "passed")._replace(usage=Usage(5, usd=None, models=("x",)))]
+    assert " · cost unknown (5 tokens) · " in status.status(None, unpriced, plan, 3, 0)["line"]
 
 
 def test_the_glance_halted_complete_blocked_and_idle_as_begin_decides() -> None:

@@ -55,6 +55,7 @@ _Last updated: 2025-01-15T10:20:00Z_
 | Cycles skipped | 1 |
 | Tasks committed | 1 |
 | Tasks with reverts | 1 (T2): not done yet |
+| Tokens | unknown: the harness reported none (docs/cost.md) |
 
 ## Run Chart
 

@@ -63,6 +63,7 @@ TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 
+    from gtd.auto.cycle.spent import Said
     from gtd.session import Session
 
 # How long `begin` waits for a snapshot refresh before answering busy: an injected
@@ -602,6 +603,7 @@ class Cycle:
         agent_tail: str | None = None,
         review: str | None = None,
         stopped: harness.Stop | None = None,
+        spent: Said | None = None,
     ) -> Answer:
         """Judge the cycle in flight. ``cycle``: the one the caller began (the loop
         names it): where it is no longer in flight, its agent ended it, and
@@ -611,7 +613,9 @@ class Cycle:
         agent's process ended, when the caller ran it (`gtd loop`), for the record;
         ``stopped``: what it said of a harness failure (gtd.auto.harness.from_agent),
         which pauses the cycle instead of judging it (gtd.auto.cycle.paused).
-        ``review``: the reviewer's verdict line, after a `review` answer."""
+        ``review``: the reviewer's verdict line, after a `review` answer.
+        ``spent``: what the loop's agent (and reviewer) printed, where it may say
+        what its run used (else the session's transcripts say; gtd.auto.cycle.spent)."""
         with locked(self._lock):
             redirected = self._take_back_common_dir()
             st, repaired = self._read_repairing()
@@ -634,6 +638,10 @@ class Cycle:
                     redirected = redirected or relinked
             if agent_exit is not None and current.phase == "agent":
                 current = current.evolve(agent_exit=agent_exit, agent_tail=agent_tail)
+            if current.phase == "agent":  # sealed with the cycle's next seal
+                from gtd.auto.cycle import spent as spending
+
+                current = spending.collect(current, self.now.epoch, sealed_config(st), spent)
             if current.phase == "agent" and not redirected:
                 held = self._pausing(st, current, stopped)
                 if held is not None:
@@ -929,10 +937,12 @@ class Cycle:
     ) -> tuple[State, CycleRecord, breaker.Trip | None]:
         from gtd.auto import baseline, memory, plan_file
         from gtd.auto.cycle import paused, seals
+        from gtd.auto.cycle import spent as spending
 
         current = st.journal
         assert current is not None
         config = sealed_config(st)
+        used = spending.recorded(current, self.now.epoch, config)
         rec = CycleRecord(
             cycle=current.cycle, task=current.task, title=current.title,
             status="passed" if status == "passed" else "reverted", commit=commit,
@@ -944,6 +954,7 @@ class Cycle:
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
             env_skipped=current.env_skipped, look_at=current.look_at, review=current.review,
             review_s=current.review_s, yours=yours.said(current), new_tests=current.new_tests,
+            usage=used[0], usage_tick=used[1], usage_review=used[2],
         )  # fmt: skip
         mem = records.fold(st.records)
         stop = paused.stop_of(current) if status != "passed" else None
