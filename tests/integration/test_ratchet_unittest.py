@@ -373,3 +373,21 @@ def test_verify_agrees_with_unittest(repo: Repo) -> None:
     (tests,) = [level for level in data["levels"] if level["level"] == "L4"]
     assert tests["status"] == "failed"
     assert "pkg/mod.py::pkg.mod.double" in tests["detail"]
+
+
+def test_the_assertion_machinery_rebound_by_the_code_is_named(repo: Repo) -> None:
+    """The code under test shares the tests' interpreter: rebinding unittest's
+    assertions or doctest's checker at import makes broken code pass the run.
+    The runner's tripwire names what changed (the baseline's run saw nothing)."""
+    set_up(repo)
+    broken = MOD.replace("return 2 * x", "return 3 * x")
+    for patch, named in (
+        ("unittest.TestCase.assertEqual = lambda *a, **k: None", "TestCase.assertEqual"),
+        ("doctest.OutputChecker.check_output = lambda *a: True", "OutputChecker.check_output"),
+    ):
+        repo.write("pkg/mod.py", broken)
+        repo.write("pkg/__init__.py", f"import doctest\nimport unittest\n\n{patch}\n")
+        verdict = ratchet(repo)
+        assert verdict["passed"] is False
+        assert str(verdict["reason"]).startswith("test reporting tampered with: ")
+        assert named in str(verdict["reason"]), verdict["reason"]

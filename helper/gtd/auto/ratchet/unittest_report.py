@@ -245,6 +245,102 @@ def flatten(suite: unittest.TestSuite | unittest.TestCase) -> Iterator[unittest.
 _FAILED_LOAD = "unittest.loader._FailedTest"
 
 
+# -- the machinery, watched ---------------------------------------------------------------
+
+# What decides a test's outcome and its report. Code under test shares this
+# interpreter and can rebind any of it (``TestCase.assertEqual = ...``); each
+# change seen at the end is evidence (``machinery``), which the verdict holds
+# against the candidate unless the baseline's run showed it too. A tripwire,
+# not a wall: the walls are outside the process (docs/threat-model.md).
+_WATCHED_CLASSES = (
+    ("unittest.case", "TestCase"),
+    ("unittest.case", "FunctionTestCase"),
+    ("unittest.case", "_Outcome"),
+    ("unittest.suite", "TestSuite"),
+    ("unittest.suite", "BaseTestSuite"),
+    ("unittest.result", "TestResult"),
+    ("unittest.runner", "TextTestResult"),
+    ("unittest.runner", "TextTestRunner"),
+    ("doctest", "DocTestCase"),
+    ("doctest", "DocTestRunner"),
+    ("doctest", "OutputChecker"),
+    ("doctest", "DocTestParser"),
+    ("doctest", "Example"),
+)
+_WATCHED_FUNCTIONS = (("os", "write"), ("json", "dumps"), ("doctest", "DocTestSuite"))
+
+
+class Watch:
+    """Every member of the watched classes (the runner's own too) and the
+    watched functions, with the code and defaults of each function, kept by
+    reference (an identity check needs the object alive)."""
+
+    def __init__(self, own: tuple[type, ...]) -> None:
+        places: list[tuple[str, type]] = []
+        for module_name, cls_name in _WATCHED_CLASSES:
+            cls = getattr(sys.modules.get(module_name), cls_name, None)
+            if isinstance(cls, type):
+                places.append((f"{module_name}.{cls_name}", cls))
+        places.extend((f"gtd-unittest.{cls.__name__}", cls) for cls in own)
+        self.classes = [
+            (name, cls, dict(vars(cls)), {a: _code_of(v) for a, v in vars(cls).items()})
+            for name, cls in places
+        ]
+        self.functions: list[tuple[str, object, str, object, tuple[object, ...] | None]] = []
+        for module_name, attr in _WATCHED_FUNCTIONS:
+            module = sys.modules.get(module_name)
+            if module is not None and hasattr(module, attr):
+                value = getattr(module, attr)
+                self.functions.append(
+                    (f"{module_name}.{attr}", module, attr, value, _code_of(value))
+                )
+
+    def changed(self) -> list[str]:
+        """What was rebound, removed, added (a member added to a class shadows its
+        base's) or had its code replaced since."""
+        out: list[str] = []
+        for name, cls, before, codes in self.classes:
+            now = vars(cls)
+            for attr in set(before) | set(now):
+                value, was = now.get(attr, _GONE), before.get(attr, _GONE)
+                if not (_behaves(value) or _behaves(was)):
+                    continue  # data unittest keeps on a test class (tearDown_exceptions)
+                if value is not was or not _same(_code_of(value), codes.get(attr)):
+                    out.append(f"{name}.{attr}")
+        for label, module, attr, was, code in self.functions:
+            value = getattr(module, attr, _GONE)
+            if value is not was or not _same(_code_of(value), code):
+                out.append(label)
+        return sorted(out)
+
+
+_GONE = object()
+
+
+def _behaves(value: object) -> bool:
+    """Code, or what finds code: a function, a class, a descriptor."""
+    return value is not _GONE and (callable(value) or hasattr(type(value), "__get__"))
+
+
+def _code_of(value: object) -> tuple[object, ...] | None:
+    """A function's code and defaults (each can be replaced in place), or None."""
+    function = getattr(value, "__func__", value)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return None
+    return (
+        code,
+        getattr(function, "__defaults__", None),
+        getattr(function, "__kwdefaults__", None),
+    )
+
+
+def _same(a: tuple[object, ...] | None, b: tuple[object, ...] | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(a[i] is b[i] for i in range(len(a)))
+
+
 # -- the recording result -------------------------------------------------------------
 
 
@@ -261,6 +357,7 @@ class Recorder:
         self.named: dict[int, Named] = {}  # id(test) → its name
         self.results: dict[str, str] = {}  # node id → worst outcome
         self.order = C.OUTCOMES
+        self.watch: Watch | None = None
         sink.write(
             [
                 {
@@ -324,6 +421,13 @@ class Recorder:
         self.sink.write([line])
 
     def end(self, status: int) -> None:
+        changed = self.watch.changed() if self.watch is not None else []
+        self.sink.write(
+            [
+                {C.KIND: C.EVIDENCE, C.SESSION: self.sid, "what": "machinery", "subject": name}
+                for name in changed
+            ]
+        )
         counts: dict[str, int] = {}
         for outcome in self.results.values():
             counts[outcome] = counts.get(outcome, 0) + 1
@@ -443,7 +547,9 @@ def _selective_loader(settings: Settings, namer: Namer) -> type[unittest.TestLoa
     return Loader
 
 
-def _program(recorder: Recorder, settings: Settings) -> type[unittest.TestProgram]:
+def _program(
+    recorder: Recorder, settings: Settings, runner_class: type[unittest.TextTestRunner]
+) -> type[unittest.TestProgram]:
     namer = recorder.namer
 
     class Program(unittest.TestProgram):
@@ -467,7 +573,7 @@ def _program(recorder: Recorder, settings: Settings) -> type[unittest.TestProgra
                     named.append(name)
             self.test = unittest.TestSuite(kept)
             recorder.items(named)
-            self.testRunner = _runner_class(recorder)
+            self.testRunner = runner_class
             leave, me.exit = me.exit, False
             super().runTests()
             status = _exit_status(me.result)
@@ -524,8 +630,16 @@ def main(argv: list[str]) -> None:
     _restore_environment(settings)
     selected = True if settings.files is not None or settings.ids is not None else None
     recorder = Recorder(sink, settings, selected)
-    loader = _selective_loader(settings, recorder.namer)()
-    _program(recorder, settings)(module=None, argv=[prog, *argv], testLoader=loader)
+    loader_class = _selective_loader(settings, recorder.namer)
+    runner_class = _runner_class(recorder)
+    program = _program(recorder, settings, runner_class)
+    import doctest  # (its classes watched from before any test module loads)
+
+    result_class: Any = runner_class.resultclass
+    own = (Recorder, Sink, Namer, Named, loader_class, runner_class, result_class)
+    recorder.watch = Watch((*own, program))
+    del doctest
+    program(module=None, argv=[prog, *argv], testLoader=loader_class())
 
 
 if __name__ == "__main__":
