@@ -391,3 +391,37 @@ def test_the_assertion_machinery_rebound_by_the_code_is_named(repo: Repo) -> Non
         assert verdict["passed"] is False
         assert str(verdict["reason"]).startswith("test reporting tampered with: ")
         assert named in str(verdict["reason"]), verdict["reason"]
+
+
+def test_a_run_that_ends_before_its_tests_do_is_incomplete(tmp_path: Path) -> None:
+    """A test (or the code under test) that ends the process with the status of
+    a green run: the session never ends, and its report says so by name."""
+    root = tmp_path / "p"
+    project(root)
+    (root / "tests" / "test_exit.py").write_text(
+        "import os\nimport unittest\n\n\nclass Exit(unittest.TestCase):\n"
+        "    def test_exit(self):\n        os._exit(0)\n"
+    )
+    code, _, report = run(root, f"{PY} -m unittest")
+    assert code == 0  # as unittest itself would exit: the status alone says green
+    assert len(report.problems) == 1
+    assert report.problems[0].startswith("unittest session unittest-")
+    assert report.problems[0].endswith(" did not finish")
+
+
+def test_the_runners_own_recorder_replaced_is_named(tmp_path: Path) -> None:
+    """Code that finds the runner's recorder (the garbage collector reaches it)
+    and puts a function of its own in place of a method: named as evidence."""
+    root = tmp_path / "p"
+    project(root)
+    (root / "tests" / "test_reach.py").write_text(
+        "import gc\nimport unittest\n\n\nclass Reach(unittest.TestCase):\n"
+        "    def test_reach(self):\n"
+        "        for obj in gc.get_objects():\n"
+        "            if type(obj).__name__ == 'Recorder' and hasattr(obj, 'results'):\n"
+        "                obj.outcome = lambda *a, **k: None\n"
+    )
+    _, _, report = run(root, f"{PY} -m unittest")
+    assert [(e.kind, e.subject) for e in report.evidence] == [
+        ("machinery", "gtd-unittest.Recorder.outcome")
+    ]

@@ -358,6 +358,7 @@ class Recorder:
         self.results: dict[str, str] = {}  # node id → worst outcome
         self.order = C.OUTCOMES
         self.watch: Watch | None = None
+        self.planned: list[Named] = []  # the tests that run, once loaded and selected
         sink.write(
             [
                 {
@@ -422,6 +423,11 @@ class Recorder:
 
     def end(self, status: int) -> None:
         changed = self.watch.changed() if self.watch is not None else []
+        # The recorder's and the sink's own attributes are data: code put there
+        # (found through the garbage collector) would stand in for a method.
+        for obj in (self, self.sink):
+            kind = type(obj).__name__
+            changed += [f"gtd-unittest.{kind}.{a}" for a, v in vars(obj).items() if _behaves(v)]
         self.sink.write(
             [
                 {C.KIND: C.EVIDENCE, C.SESSION: self.sid, "what": "machinery", "subject": name}
@@ -525,7 +531,7 @@ def _errored(recorder: Recorder, test: Any) -> list[str]:
     scope = text.rpartition(" (")[2].rstrip(")") if text.endswith(")") else ""
     held = [
         n.node_id
-        for n in recorder.named.values()
+        for n in recorder.planned
         if scope and (n.dotted == scope or n.dotted.startswith(scope + "."))
     ]
     return held or [text]
@@ -572,6 +578,7 @@ def _program(
                 if not name.dotted.startswith(_FAILED_LOAD + "."):
                     named.append(name)
             self.test = unittest.TestSuite(kept)
+            recorder.planned = named
             recorder.items(named)
             self.testRunner = runner_class
             leave, me.exit = me.exit, False
