@@ -90,6 +90,15 @@ class Outcomes(unittest.TestCase):
                 self.assertLess(i, 2)
 
 
+def plain_function():
+    pass
+
+
+def load_tests(loader, tests, ignore):
+    tests.addTest(unittest.FunctionTestCase(plain_function))
+    return tests
+
+
 class BrokenFixture(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -161,8 +170,8 @@ def test_each_test_is_reported_as_unittest_runs_it(tmp_path: Path) -> None:
     assert code == bare.returncode == 1
     assert output.splitlines()[-1] == bare.stderr.strip().splitlines()[-1]
     ran = output.splitlines()[-3]
-    assert ran.startswith("Ran 12 tests in ")
-    assert bare.stderr.strip().splitlines()[-3].startswith("Ran 12 tests in ")
+    assert ran.startswith("Ran 13 tests in ")
+    assert bare.stderr.strip().splitlines()[-3].startswith("Ran 13 tests in ")
     assert report.source == "plugin"
     assert report.problems == ()
     assert {t: r.outcome for t, r in report.tests.items()} == {
@@ -180,6 +189,7 @@ def test_each_test_is_reported_as_unittest_runs_it(tmp_path: Path) -> None:
         "tests/test_outcomes.py::Outcomes::test_subtest": "failed",
         "tests/test_outcomes.py::BrokenFixture::test_a": "error",  # its setUpClass failed
         "tests/test_outcomes.py::BrokenFixture::test_b": "error",
+        "tests/test_outcomes.py::plain_function": "passed",  # a FunctionTestCase
     }
     assert report.tests["tests/test_outcomes.py::Outcomes::test_skip"].reason == "not today"
     kinds = {i.node_id: (i.kind, i.file) for i in report.items}

@@ -210,12 +210,18 @@ class Namer:
             label = os.path.basename(dt.name) if text else dt.name
             rel = self.relative(file)
             return Named(f"{rel}::{label}" if rel else dt.name, file, kind, dotted, _digest(dt))
+        if isinstance(test, unittest.FunctionTestCase):  # a plain function, wrapped
+            function = getattr(test, "_testFunc", None)
+            file = self.module_file(str(getattr(function, "__module__", "")))
+            rel = self.relative(file)
+            qual = str(getattr(function, "__qualname__", dotted))
+            if rel:
+                return Named(f"{rel}::{qual}", file, "function", dotted, None)
+            return Named(dotted, file, "other", dotted, None)
         cls = type(test)
         file = self.module_file(cls.__module__)
         rel = self.relative(file)
         method = getattr(test, "_testMethodName", None)
-        if rel and isinstance(method, str) and isinstance(test, unittest.FunctionTestCase):
-            return Named(f"{rel}::{dotted.rpartition('.')[2]}", file, "function", dotted, None)
         if rel and isinstance(method, str):
             qual = getattr(cls, "__qualname__", cls.__name__).replace(".", "::")
             return Named(f"{rel}::{qual}::{method}", file, "function", dotted, None)
