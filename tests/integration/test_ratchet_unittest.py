@@ -435,3 +435,35 @@ def test_the_runners_own_recorder_replaced_is_named(tmp_path: Path) -> None:
     assert [(e.kind, e.subject) for e in report.evidence] == [
         ("machinery", "gtd-unittest.Recorder.outcome")
     ]
+
+
+def test_an_editable_install_of_the_live_tree_loads_from_the_room(tmp_path: Path) -> None:
+    """The project installed in development mode puts the live repository's
+    ``src`` on the import path: the tests in the room import the room's code,
+    and a module only the live tree holds (a file git does not see) is not
+    there to import."""
+    live, room = tmp_path / "live", tmp_path / "room"
+    for top, answer in ((live, 1), (room, 2)):
+        (top / "src" / "pkg").mkdir(parents=True)
+        (top / "src" / "pkg" / "__init__.py").write_text(f"ANSWER = {answer}\n")
+        (top / "tests").mkdir()
+    (live / "src" / "pkg" / "ignored.py").write_text("")
+    (room / "tests" / "__init__.py").write_text("")
+    (room / "tests" / "test_where.py").write_text(
+        "import unittest\n\nimport pkg\n\n\nclass Where(unittest.TestCase):\n"
+        "    def test_room(self):\n        self.assertEqual(pkg.ANSWER, 2)\n\n"
+        "    def test_ignored(self):\n"
+        "        with self.assertRaises(ImportError):\n"
+        "            import pkg.ignored  # noqa: F401\n"
+    )
+    request = reports.Request(room, redirect=reports.Redirect(live, room))
+    listener = reports.start(request, where=tmp_path)
+    env = {**listener.env, "PYTHONPATH": f"{live / 'src'}:{listener.env['PYTHONPATH']}"}
+    ran = runner.run_command(
+        room, "test", f"{PY} -m unittest", 120, env, pass_fds=listener.pass_fds
+    )
+    report = listener.finish()
+    assert ran.exit_code == 0, ran.output_tail
+    assert report.tests["tests/test_where.py::Where::test_room"].outcome == "passed"
+    assert report.tests["tests/test_where.py::Where::test_ignored"].outcome == "passed"
+    assert report.evidence == ()

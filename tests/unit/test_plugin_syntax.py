@@ -18,6 +18,7 @@ SOURCES = {
     "contract.py": (RATCHET / "contract.py").read_text(encoding="utf-8"),
     "the gate's sitecustomize": gate.SOURCE,
     "unittest_report.py": (RATCHET / "unittest_report.py").read_text(encoding="utf-8"),
+    "unittest_guard.py": (RATCHET / "unittest_guard.py").read_text(encoding="utf-8"),
     "the unittest runner's boot line": unittest_channel.BOOT,
 }
 # Methods and keywords of later Pythons: str.removeprefix/removesuffix (3.9),

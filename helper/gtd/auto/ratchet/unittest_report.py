@@ -31,9 +31,10 @@ other test module, and of what the selected ones load, a test case is kept
 when its class's file was asked for, a doctest always: only a selected
 module's ``load_tests`` can have added it), or only the ids asked for.
 
-Standard library only, syntax for Python 3.7 and later. The in-process
-tripwires of the pytest plugin (internals replaced, modules from forbidden
-places, guarded values) are not here: docs/ratchet.md says what that leaves.
+Its guards are unittest_guard.py beside it: the machinery tripwire and the
+redirect of imports from the live repository to the room. Standard library
+only, syntax for Python 3.7 and later. The pytest plugin's other in-process
+tripwires are not here: docs/ratchet.md says what that leaves.
 """
 
 from __future__ import annotations
@@ -53,12 +54,13 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _WRITE_MAX = 4096  # bytes a local socket writes whole: lines never interleave inside
 
 
-def _load_contract() -> Any:
-    """contract.py from beside this file: the same names the helper imports."""
+def _load_contract(file: str = "contract.py", name: str = "gtd_ratchet_contract") -> Any:
+    """contract.py (or another module of the runner's) from beside this file:
+    the same names the helper imports."""
     import importlib.util
 
-    path = os.path.join(_HERE, "contract.py")
-    spec = importlib.util.spec_from_file_location("gtd_ratchet_contract", path)
+    path = os.path.join(_HERE, file)
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -67,6 +69,7 @@ def _load_contract() -> Any:
 
 
 C: Any = _load_contract()
+G: Any = _load_contract("unittest_guard.py", "gtd_ratchet_unittest_guard")
 
 
 class Sink:
@@ -120,6 +123,8 @@ class Settings:
         self.root = _text(raw.get(C.SETTING_ROOT)) or os.getcwd()
         files, ids = raw.get(C.SETTING_FILES), raw.get(C.SETTING_IDS)
         self.files = None if not isinstance(files, list) else {str(f) for f in files}
+        self.live = _text(raw.get(C.SETTING_LIVE))
+        self.room = _text(raw.get(C.SETTING_ROOM))
         self.ids = None if not isinstance(ids, list) else {str(i) for i in ids}
 
 
@@ -251,102 +256,6 @@ def flatten(suite: unittest.TestSuite | unittest.TestCase) -> Iterator[unittest.
 _FAILED_LOAD = "unittest.loader._FailedTest"
 
 
-# -- the machinery, watched ---------------------------------------------------------------
-
-# What decides a test's outcome and its report. Code under test shares this
-# interpreter and can rebind any of it (``TestCase.assertEqual = ...``); each
-# change seen at the end is evidence (``machinery``), which the verdict holds
-# against the candidate unless the baseline's run showed it too. A tripwire,
-# not a wall: the walls are outside the process (docs/threat-model.md).
-_WATCHED_CLASSES = (
-    ("unittest.case", "TestCase"),
-    ("unittest.case", "FunctionTestCase"),
-    ("unittest.case", "_Outcome"),
-    ("unittest.suite", "TestSuite"),
-    ("unittest.suite", "BaseTestSuite"),
-    ("unittest.result", "TestResult"),
-    ("unittest.runner", "TextTestResult"),
-    ("unittest.runner", "TextTestRunner"),
-    ("doctest", "DocTestCase"),
-    ("doctest", "DocTestRunner"),
-    ("doctest", "OutputChecker"),
-    ("doctest", "DocTestParser"),
-    ("doctest", "Example"),
-)
-_WATCHED_FUNCTIONS = (("os", "write"), ("json", "dumps"), ("doctest", "DocTestSuite"))
-
-
-class Watch:
-    """Every member of the watched classes (the runner's own too) and the
-    watched functions, with the code and defaults of each function, kept by
-    reference (an identity check needs the object alive)."""
-
-    def __init__(self, own: tuple[type, ...]) -> None:
-        places: list[tuple[str, type]] = []
-        for module_name, cls_name in _WATCHED_CLASSES:
-            cls = getattr(sys.modules.get(module_name), cls_name, None)
-            if isinstance(cls, type):
-                places.append((f"{module_name}.{cls_name}", cls))
-        places.extend((f"gtd-unittest.{cls.__name__}", cls) for cls in own)
-        self.classes = [
-            (name, cls, dict(vars(cls)), {a: _code_of(v) for a, v in vars(cls).items()})
-            for name, cls in places
-        ]
-        self.functions: list[tuple[str, object, str, object, tuple[object, ...] | None]] = []
-        for module_name, attr in _WATCHED_FUNCTIONS:
-            module = sys.modules.get(module_name)
-            if module is not None and hasattr(module, attr):
-                value = getattr(module, attr)
-                self.functions.append(
-                    (f"{module_name}.{attr}", module, attr, value, _code_of(value))
-                )
-
-    def changed(self) -> list[str]:
-        """What was rebound, removed, added (a member added to a class shadows its
-        base's) or had its code replaced since."""
-        out: list[str] = []
-        for name, cls, before, codes in self.classes:
-            now = vars(cls)
-            for attr in set(before) | set(now):
-                value, was = now.get(attr, _GONE), before.get(attr, _GONE)
-                if not (_behaves(value) or _behaves(was)):
-                    continue  # data unittest keeps on a test class (tearDown_exceptions)
-                if value is not was or not _same(_code_of(value), codes.get(attr)):
-                    out.append(f"{name}.{attr}")
-        for label, module, attr, was, code in self.functions:
-            value = getattr(module, attr, _GONE)
-            if value is not was or not _same(_code_of(value), code):
-                out.append(label)
-        return sorted(out)
-
-
-_GONE = object()
-
-
-def _behaves(value: object) -> bool:
-    """Code, or what finds code: a function, a class, a descriptor."""
-    return value is not _GONE and (callable(value) or hasattr(type(value), "__get__"))
-
-
-def _code_of(value: object) -> tuple[object, ...] | None:
-    """A function's code and defaults (each can be replaced in place), or None."""
-    function = getattr(value, "__func__", value)
-    code = getattr(function, "__code__", None)
-    if code is None:
-        return None
-    return (
-        code,
-        getattr(function, "__defaults__", None),
-        getattr(function, "__kwdefaults__", None),
-    )
-
-
-def _same(a: tuple[object, ...] | None, b: tuple[object, ...] | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return len(a) == len(b) and all(a[i] is b[i] for i in range(len(a)))
-
-
 # -- the recording result -------------------------------------------------------------
 
 
@@ -363,7 +272,7 @@ class Recorder:
         self.named: dict[int, Named] = {}  # id(test) → its name
         self.results: dict[str, str] = {}  # node id → worst outcome
         self.order = C.OUTCOMES
-        self.watch: Watch | None = None
+        self.watch: Any = None  # a Watch (unittest_guard)
         self.planned: list[Named] = []  # the tests that run, once loaded and selected
         sink.write(
             [
@@ -427,13 +336,17 @@ class Recorder:
             line["r"] = reason[:500]
         self.sink.write([line])
 
+    def evidence(self, kind: str, subject: str, detail: str) -> None:
+        line = {C.KIND: C.EVIDENCE, C.SESSION: self.sid, "what": kind, "subject": subject}
+        self.sink.write([{**line, "detail": detail}])
+
     def end(self, status: int) -> None:
         changed = self.watch.changed() if self.watch is not None else []
         # The recorder's and the sink's own attributes are data: code put there
         # (found through the garbage collector) would stand in for a method.
         for obj in (self, self.sink):
             kind = type(obj).__name__
-            changed += [f"gtd-unittest.{kind}.{a}" for a, v in vars(obj).items() if _behaves(v)]
+            changed += [f"gtd-unittest.{kind}.{a}" for a, v in vars(obj).items() if G.behaves(v)]
         self.sink.write(
             [
                 {C.KIND: C.EVIDENCE, C.SESSION: self.sid, "what": "machinery", "subject": name}
@@ -650,7 +563,9 @@ def main(argv: list[str]) -> None:
 
     result_class: Any = runner_class.resultclass
     own = (Recorder, Sink, Namer, Named, loader_class, runner_class, result_class)
-    recorder.watch = Watch((*own, program))
+    recorder.watch = G.Watch((*own, program, G.RoomFinder))
+    if settings.live and settings.room:
+        G.RoomFinder(settings.live, settings.room, recorder.evidence).install()
     del doctest
     program(module=None, argv=[prog, *argv], testLoader=loader_class())
 
