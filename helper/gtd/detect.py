@@ -17,6 +17,11 @@ For a Python project, two questions are answered separately:
   run``), and only then the pytest on PATH. A virtualenv is run through its own
   interpreter (``.venv/bin/python -m pytest``), never a console script, whose
   first line names the place it was installed to.
+- **Which runner** — a project whose own files (below) first run ``python -m
+  unittest`` is run that way, with its own arguments, in the environment
+  found: the ratchet runs it through its own unittest runner, per test
+  (gtd.auto.ratchet.unittest_channel). pytest would miss what only unittest
+  loads: the doctests a ``load_tests`` adds.
 - **Which arguments** — those of the first pytest command the project itself runs:
   its ``tox.ini`` (or ``setup.cfg``'s tox sections), ``noxfile.py``, the ``test``
   target of its Makefile, or a CI workflow (``.github/workflows``,
@@ -177,12 +182,33 @@ class _Runner(NamedTuple):
 
 def _python(root: Path, env: Mapping[str, str], probe: Probe | None) -> Detection:
     runner = _environment(root, env, probe)
-    args, source = pytest_args(root)
+    found = project_runner(root)
+    if found is not None and found.tool == "unittest":
+        prefix = _unittest_prefix(runner.prefix)
+        why = runner.why
+        if runner.prefix in ("pytest", "python3 -m pytest"):  # no environment of its own
+            why = why.split(":", 1)[0] + ": python3"
+        args = found.args
+        command = prefix + ("" if not args else " " + _join(args))
+        shown = " ".join(["python -m unittest", *args])
+        reason = f"{found.source} runs {shown}: its own runner, judged per test; {why}"
+        return Detection(command, reason, runner.links)
+    args, source = (found.args, found.source) if found is not None else ([], None)
     command = runner.prefix + ("" if not args else " " + _join(args))
     reason = runner.why
     if source is not None:
         reason += f"; pytest's arguments from {source}"
     return Detection(command, reason, runner.links)
+
+
+def _unittest_prefix(pytest_prefix: str) -> str:
+    """The environment's way to run ``python -m unittest``, from its way to run
+    pytest (``.venv/bin/python -m pytest``, ``uv run pytest``, ``pytest``)."""
+    if pytest_prefix.endswith(" -m pytest"):
+        return pytest_prefix.removesuffix(" -m pytest") + " -m unittest"
+    if pytest_prefix.endswith(" run pytest"):
+        return pytest_prefix.removesuffix(" pytest") + " python -m unittest"
+    return "python3 -m unittest"
 
 
 def _environment(root: Path, env: Mapping[str, str], probe: Probe | None) -> _Runner:
@@ -291,17 +317,38 @@ def _join(words: Sequence[str]) -> str:
 # -- Python: the arguments -------------------------------------------------------------
 
 
-def pytest_args(root: Path) -> tuple[list[str], str | None]:
-    """The arguments of the first pytest command the project runs itself (tox,
-    nox, make, CI), made to run from the repository root, and where they came from.
-    ``([], None)`` when none is found."""
+class Found(NamedTuple):
+    """The first test run a project's own files start: its tool (``pytest`` or
+    ``unittest``), its arguments made to run from the root, and where it is."""
+
+    tool: str
+    args: list[str]
+    source: str
+
+
+def project_runner(root: Path) -> Found | None:
+    """The first pytest or ``python -m unittest`` command the project runs itself
+    (tox, nox, make, CI), or None when none is found."""
     for source, lines in _project_commands(root):
         for line in lines:
             for words in _simple_commands(_split(line) or []):
                 rest = _after_pytest(words)
                 if rest is not None:
-                    return clean_args(rest, root), source
-    return [], None
+                    return Found("pytest", clean_args(rest, root), source)
+                rest = _after_unittest(words)
+                if rest is not None:
+                    return Found("unittest", unittest_args(rest, root), source)
+    return None
+
+
+def pytest_args(root: Path) -> tuple[list[str], str | None]:
+    """The arguments of the first pytest command the project runs itself (tox,
+    nox, make, CI), made to run from the repository root, and where they came from.
+    ``([], None)`` when none is found, or when the project runs unittest first."""
+    found = project_runner(root)
+    if found is None or found.tool != "pytest":
+        return [], None
+    return found.args, found.source
 
 
 _OPERATORS = frozenset({"&&", "||", ";", "|", "&"})
@@ -376,7 +423,7 @@ def _tox_lines(value: str) -> list[str]:
 def _nox(root: Path) -> list[str]:
     """``session.run("pytest", ...)`` calls of noxfile.py with their literal arguments."""
     text = _read(root / "noxfile.py")
-    if "pytest" not in text:
+    if "pytest" not in text and "unittest" not in text:
         return []
     import ast
 
@@ -423,7 +470,7 @@ def _ci_lines(text: str) -> list[str]:
     out = []
     for raw in text.splitlines():
         line = raw.strip()
-        if "pytest" not in line:
+        if "pytest" not in line and "unittest" not in line:
             continue
         line = re.sub(r"^(-\s*)?(run|script)\s*:\s*[|>]?-?\s*", "", line)
         line = line.removeprefix("- ").strip().strip("'\"")
@@ -478,6 +525,52 @@ def _after_pytest(words: list[str]) -> list[str] | None:
                 return None  # python runs a script, not pytest
             j += 2 if words[j] in ("-W", "-X") else 1
     return None
+
+
+def _after_unittest(words: list[str]) -> list[str] | None:
+    """The words after ``-m unittest`` of a Python a simple command starts (behind
+    ``NAME=value`` and ``uv run``-like wrappers), or None if it runs no unittest."""
+    i = 0
+    while i < len(words) and re.match(r"^[A-Za-z_]\w*=", words[i]):
+        i += 1
+    if i + 1 < len(words) and (words[i], words[i + 1]) in _WRAPPERS:
+        i += 2
+    if i >= len(words):
+        return None
+    program = words[i].rsplit("/", 1)[-1]
+    if not (_PYTHONISH.match(program) or _PYTHONISH.match(words[i])):
+        return None
+    j = i + 1
+    while j < len(words) - 1:
+        if words[j] == "-m":
+            return words[j + 2 :] if words[j + 1] == "unittest" else None
+        if not words[j].startswith("-"):
+            return None  # python runs a script
+        j += 2 if words[j] in ("-W", "-X") else 1
+    return None
+
+
+# unittest options that change how a run stops, not what it tests.
+_UNITTEST_DROPPED = frozenset({"-f", "--failfast", "-c", "--catch"})
+
+
+def unittest_args(words: Sequence[str], root: Path) -> list[str]:
+    """``python -m unittest``'s ``words`` made to run from the repository root:
+    tox's ``{posargs}`` defaults expanded and its folders resolved, stopping
+    options dropped, words that still name something outside (a variable, an
+    absolute path) left out."""
+    out: list[str] = []
+    for word in words:
+        if word.startswith("{posargs"):
+            default = word[len("{posargs") :].removeprefix(":").removesuffix("}").strip()
+            out.extend(unittest_args(_split(default) or [], root))
+            continue
+        if word in _UNITTEST_DROPPED or word == "{dropped}":
+            continue
+        resolved = _resolve(word, root)
+        if resolved is not None:
+            out.append(resolved)
+    return out
 
 
 # Options that take a value as the next word (when not written `--opt=value`).

@@ -299,3 +299,102 @@ def test_implied_links(tmp_path: Path) -> None:
         ".venv/bin/ruff check",
     ]
     assert implied_links(tmp_path, commands) == (".venv", "tools/env")
+
+
+# -- a project that runs unittest ------------------------------------------------------
+
+# more-itertools' own files: tox and its Makefile run unittest, its tests are named
+# like pytest's (test_*.py), and pytest would never run its load_tests doctests.
+_MORE_ITERTOOLS = {
+    "tox.ini": "[testenv]\ncommands = {envpython} -m unittest -v {posargs}\n",
+    "Makefile": "test:\n\tpython3 -m unittest -v ${tests}\n",
+    "tests/__init__.py": "",
+    "tests/test_more.py": "",
+    "more_itertools/__init__.py": "",
+}
+
+
+def test_tox_running_unittest_chooses_unittest_in_the_projects_virtualenv(tmp_path: Path) -> None:
+    write(tmp_path, _MORE_ITERTOOLS)
+    make_venv(tmp_path / ".venv")
+    found = detect.detect(tmp_path, NO_TOOLS)
+    assert found == Detection(
+        ".venv/bin/python -m unittest -v",
+        "tox.ini [testenv] commands runs python -m unittest -v: its own runner, judged per "
+        "test; the project's virtualenv .venv/ (linked into the clean room)",
+        (".venv",),
+    )
+    assert pytest_args(tmp_path) == ([], None)  # pytest's arguments: none, it runs unittest
+
+
+def test_make_and_ci_running_unittest_are_found_without_tox(tmp_path: Path) -> None:
+    files = {k: v for k, v in _MORE_ITERTOOLS.items() if k != "tox.ini"}
+    write(tmp_path, files)
+    found = detect.detect(tmp_path, NO_TOOLS)
+    assert found is not None
+    # `${tests}` is the Makefile's variable: left out; no environment: python3
+    assert found.command == "python3 -m unittest -v"
+    assert found.reason.startswith("Makefile (its test target) runs python -m unittest -v: ")
+    assert found.reason.endswith(": python3")
+    (tmp_path / "Makefile").unlink()
+    write(
+        tmp_path,
+        {
+            ".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n"
+            "      - run: python -m unittest discover -s tests -f\n"
+        },
+    )
+    found = detect.detect(tmp_path, NO_TOOLS)
+    assert found is not None
+    assert found.command == "python3 -m unittest discover -s tests"  # -f stops a run early
+    assert found.reason.startswith(".github/workflows/ci.yml runs python -m unittest discover")
+
+
+def test_the_first_runner_the_project_starts_wins(tmp_path: Path) -> None:
+    """tox comes before make: tox's pytest is chosen over make's unittest, and the
+    other way round."""
+    write(tmp_path, {**_MORE_ITERTOOLS, "tox.ini": "[testenv]\ncommands = pytest -q tests\n"})
+    found = detect.detect(tmp_path, NO_TOOLS)
+    assert found is not None
+    assert found.command == "python3 -m pytest -q tests"
+    write(tmp_path, {"tox.ini": _MORE_ITERTOOLS["tox.ini"], "Makefile": "test:\n\tpytest\n"})
+    found = detect.detect(tmp_path, NO_TOOLS)
+    assert found is not None
+    assert found.command == "python3 -m unittest -v"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("python -m unittest", []),
+        ("python3.12 -W error -m unittest tests.test_a", ["tests.test_a"]),
+        ("uv run python -m unittest -b", ["-b"]),
+        ("{envpython} -m unittest --failfast --catch -k fast", ["-k", "fast"]),
+        ("PYTHONPATH=src python -m unittest discover", ["discover"]),
+    ],
+)
+def test_unittest_lines_and_their_arguments(tmp_path: Path, line: str, expected: list[str]) -> None:
+    write(tmp_path, {"tox.ini": f"[testenv]\ncommands = {line}\n"})
+    found = detect.project_runner(tmp_path)
+    assert found == detect.Found("unittest", expected, "tox.ini [testenv] commands")
+
+
+@pytest.mark.parametrize(
+    "line", ["python -m unittest_parallel", "python run_unittest.py", "coverage run -m unittest"]
+)
+def test_lines_that_do_not_run_unittest_itself(tmp_path: Path, line: str) -> None:
+    write(tmp_path, {"tox.ini": f"[testenv]\ncommands = {line}\n"})
+    assert detect.project_runner(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    ("prefix", "expected"),
+    [
+        (".venv/bin/python -m pytest", ".venv/bin/python -m unittest"),
+        ("uv run pytest", "uv run python -m unittest"),
+        ("poetry run pytest", "poetry run python -m unittest"),
+        ("pytest", "python3 -m unittest"),
+    ],
+)
+def test_unittest_runs_in_the_environment_found_for_pytest(prefix: str, expected: str) -> None:
+    assert detect._unittest_prefix(prefix) == expected

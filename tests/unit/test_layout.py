@@ -186,6 +186,9 @@ EDGE = (
     "gtd.auto.ratchet.early",
     "gtd.auto.ratchet.box",
     "gtd.auto.ratchet.leftovers",
+    "gtd.auto.ratchet.unittest_channel",
+    "gtd.auto.ratchet.unittest_guard",
+    "gtd.auto.ratchet.unittest_report",
     "gtd.auto.ratchet.environment",
     "gtd.auto.ratchet.pytest_report.*",
     # helper/gtd/step

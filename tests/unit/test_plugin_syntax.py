@@ -1,5 +1,5 @@
 """The code that runs inside the user's test interpreter — the reporting plugin,
-its contract and the held run's gate — is written for Python 3.7 and later
+its contract, the held run's gate and the unittest runner — is written for Python 3.7 and later
 (the plugin's docstring), whatever Python the helper itself needs: its grammar
 and the few newer calls a helper-side habit would bring in."""
 
@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto.ratchet import gate
+from gtd.auto.ratchet import gate, unittest_channel
 
 RATCHET = Path(__file__).resolve().parents[2] / "helper" / "gtd" / "auto" / "ratchet"
 SOURCES = {
     "pytest_report.py": (RATCHET / "pytest_report.py").read_text(encoding="utf-8"),
     "contract.py": (RATCHET / "contract.py").read_text(encoding="utf-8"),
     "the gate's sitecustomize": gate.SOURCE,
+    "unittest_report.py": (RATCHET / "unittest_report.py").read_text(encoding="utf-8"),
+    "unittest_guard.py": (RATCHET / "unittest_guard.py").read_text(encoding="utf-8"),
+    "the unittest runner's boot line": unittest_channel.BOOT,
 }
 # Methods and keywords of later Pythons: str.removeprefix/removesuffix (3.9),
 # zip(strict=) (3.10), int.bit_count (3.10).

@@ -225,7 +225,9 @@ def _assemble(
 
 def _who(session: Session) -> str:
     worker = f" (xdist {session.worker})" if session.worker else ""
-    return f"pytest session {session.id}{worker}"
+    # (the helper's unittest runner names its sessions so: gtd.auto.ratchet.unittest_report)
+    runner = "unittest" if session.id.startswith("unittest-") else "pytest"
+    return f"{runner} session {session.id}{worker}"
 
 
 def _session(sid: str, raw: _Session, ids: _Ids) -> Session:

@@ -5,7 +5,9 @@ gtd.auto.ratchet.room) with the config's timeout, in its own process group
 (gtd.proc). The test command runs with the environment of
 gtd.auto.ratchet.reports, so any pytest it ends up starting (plain, ``python -m
 pytest``, make, a shell pipeline) reports per-test outcomes; other runners report
-through ``ratchet.junit_xml``. Nothing is run twice.
+through ``ratchet.junit_xml``; a ``<python> -m unittest`` command runs through
+the helper's own unittest runner, which reports as the plugin does
+(gtd.auto.ratchet.unittest_channel). Nothing is run twice.
 
 Limits: where the plugin cannot load (the command replaces ``PYTHONPATH``), the
 JUnit fallback applies: a pytest command line that passes its own ``--junitxml``
@@ -186,13 +188,17 @@ def run_command(
     # left running, and its output does not wake this one at every write.
     spawned = argv
     listed: tuple[int, int] | None = None  # what the test command leaves running
+    if kind == "test":  # `<python> -m unittest`: through the runner that reports per test
+        from gtd.auto.ratchet.unittest_channel import wrapped
+
+        spawned = wrapped(argv, env)
     if box is not None and box.boxed and proc.which(argv[0], _path(env)) is not None:
         # (a missing program is found missing unboxed, and named: see _missing)
         from gtd.auto.ratchet.box import wrap
 
         listed = leftovers.channel() if kind == "test" else None
         spawned = wrap(
-            box, argv, str(cwd), writable=(str(cwd), *writable), readable=readable,
+            box, spawned, str(cwd), writable=(str(cwd), *writable), readable=readable,
             environ={**os.environ, **(env or {})}, left_fd=listed[1] if listed else None,
         )  # fmt: skip
         pass_fds = (*pass_fds, *listed[1:]) if listed else pass_fds
