@@ -17,6 +17,11 @@ SOURCES = {
     "pytest_report.py": (RATCHET / "pytest_report.py").read_text(encoding="utf-8"),
     "contract.py": (RATCHET / "contract.py").read_text(encoding="utf-8"),
     "the gate's sitecustomize": gate.SOURCE,
+    # the plugin's parts, which it loads beside it
+    **{
+        f"plugin/{path.name}": path.read_text(encoding="utf-8")
+        for path in sorted((RATCHET / "plugin").glob("*.py"))
+    },
 }
 # Methods and keywords of later Pythons: str.removeprefix/removesuffix (3.9),
 # zip(strict=) (3.10), int.bit_count (3.10).
