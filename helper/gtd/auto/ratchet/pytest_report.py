@@ -39,7 +39,7 @@ it (gtd.auto.ratchet.plugin: settings, sink, selection, provenance, bytecode
 guard, values, import watch, identities, outcome watch, recorder, checks, its
 own check) into pytest's hooks. It loads each part by path, in the order of
 :data:`_PARTS`, under a private package name (``_gtd_ratchet_plugin``), before
-any of them runs anything: the parts are the helper's files as this module is,
+the plugin starts anything: the parts are the helper's files as this module is,
 and no finder on ``sys.meta_path`` (pytest's assertion rewriter among them) is
 asked for them. Each part is handed what it needs; what the process keeps (the
 state, provenance, the values watch) is made here.

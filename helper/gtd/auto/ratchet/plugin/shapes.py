@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 from functools import partial
-from itertools import chain, compress, count, repeat  # noqa: F401  (re-read by values)
 from operator import attrgetter, is_not, itemgetter
 from operator import is_ as _is
 from types import BuiltinFunctionType, FunctionType, ModuleType, SimpleNamespace
@@ -20,22 +19,6 @@ from .terms import MISSING as _MISSING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
-
-# -- tamper evidence: values protected code reads -------------------------------------
-
-# A protected module (a test module, a conftest, a helper in a test folder: a
-# file the judged tree takes from the base) cannot be edited by the change; what
-# it reads while the tests run can be. Each one's values are recorded as its
-# import left them, walked into plain containers, and compared at the end of
-# the session: a tolerance constant rebound, a default argument replaced, a dict
-# of limits or a class attribute changed, a closure's cell set, a name the test
-# module bound its assertion helper to rebound to a builtin. So are the
-# builtins and the public functions of the libraries protected modules import,
-# as they were when this plugin was imported (before any conftest, test or code
-# under test ran) or, for a library loaded since, when the first protected
-# module that binds it was imported. The module's own code may change its
-# values too (a cache filled, a counter): the baseline's run does the same, and
-# the helper does not hold evidence the baseline shows against a change.
 
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 _WALK_BUDGET = 256  # container elements walked per value; beyond, identity only
