@@ -15,7 +15,7 @@ import pytest
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import contract, reports
+from gtd.auto.ratchet import contract, early, reports
 from gtd.auto.ratchet.model import as_junit
 from gtd.auto.ratchet.results import Report, Result
 from gtd.auto.ratchet.runner import run_tests
@@ -437,6 +437,28 @@ def test_a_plugin_that_fails_to_load_leaves_pytest_and_its_xml_alone(
     assert result.returncode == 1
     assert report.source == "junit"
     assert report.junit_outcomes == {k: v for k, v in EXPECTED.items() if k.startswith(K)}
+
+
+def test_a_helper_not_installed_as_plain_files_runs_a_copy_of_the_plugin_and_its_parts(
+    suite: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As from a zip: the plugin, its contract and every part are copied among the
+    # run's files, laid out as installed, and that copy reports.
+    monkeypatch.setattr(early, "plugin_installed", lambda source: False)
+    listener = reports.start(reports.Request(suite.path))
+    copy = listener.files.folder / "plugin"
+    parts = sorted(p.name for p in (copy / "plugin").glob("*.py"))
+    installed = Path(early.PLUGIN_SOURCE).parent / "plugin"
+    assert parts == sorted(p.name for p in installed.glob("*.py"))
+    assert (copy / "pytest_report.py").is_file()
+    assert (copy / "contract.py").is_file()
+    argv, _ = proc.command_argv(f"{PYTEST} tests/test_kinds.py")
+    proc.run(argv, suite.path, env=listener.env, pass_fds=listener.pass_fds)
+    report = listener.finish()
+    assert report.source == "plugin"
+    assert report.junit_outcomes == {k: v for k, v in EXPECTED.items() if k.startswith(K)}
+    loaded = {p.file for p in report.sessions[0].plugins if p.name == reports.PLUGIN_NAME}
+    assert loaded == {str(copy / "pytest_report.py")}
 
 
 def test_the_settings_file_is_the_contract(tmp_path: Path) -> None:

@@ -441,6 +441,19 @@ def test_code_under_test_takes_the_plugins_own_check_apart(project: Project, nam
     _take_the_plugin_apart(project, NEUTER[name])
 
 
+# The plugin is a package of parts: the function its record class calls is
+# rebound in the part that holds it (the module the class was defined in), not
+# in the entry point's namespace.
+NEUTER_IN_ITS_PART = (
+    "    _rt_part = sys.modules[_rt_values.__module__]\n"
+    "    _rt_part._watchable = lambda value: False\n"
+)
+
+
+def test_code_under_test_rebinds_a_function_in_the_plugins_part(project: Project) -> None:
+    _take_the_plugin_apart(project, NEUTER_IN_ITS_PART)
+
+
 @open_route("the plugin's own check and the identity watch that guards it, both taken apart")
 def test_code_under_test_takes_apart_the_plugins_check_and_its_guard(project: Project) -> None:
     _take_the_plugin_apart(

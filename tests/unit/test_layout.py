@@ -191,6 +191,8 @@ EDGE = (
     "gtd.auto.ratchet.unittest_report",
     "gtd.auto.ratchet.environment",
     "gtd.auto.ratchet.pytest_report.*",
+    "gtd.auto.ratchet.plugin",
+    "gtd.auto.ratchet.plugin.*",
     # helper/gtd/step
     "gtd.step.edge",
     "gtd.step.gather",

@@ -20,6 +20,11 @@ SOURCES = {
     "unittest_report.py": (RATCHET / "unittest_report.py").read_text(encoding="utf-8"),
     "unittest_guard.py": (RATCHET / "unittest_guard.py").read_text(encoding="utf-8"),
     "the unittest runner's boot line": unittest_channel.BOOT,
+    # the plugin's parts, which it loads beside it
+    **{
+        f"plugin/{path.name}": path.read_text(encoding="utf-8")
+        for path in sorted((RATCHET / "plugin").glob("*.py"))
+    },
 }
 # Methods and keywords of later Pythons: str.removeprefix/removesuffix (3.9),
 # zip(strict=) (3.10), int.bit_count (3.10).

@@ -10,6 +10,7 @@ configuration governs tests, and its digests), ``files`` (which paths are tests)
 checkout), ``runner`` (running the commands), ``reports`` (where a run reports),
 ``environment`` (the test interpreter's site-packages), ``worktree`` (the working
 tree on disk), ``check`` (judging a candidate and taking a baseline).
-``pytest_report`` is the plugin that runs inside the user's pytest. Importing this
-package loads none of them.
+``pytest_report`` is the plugin that runs inside the user's pytest (its entry
+point; its parts are the package ``plugin``). Importing this package loads none
+of them.
 """

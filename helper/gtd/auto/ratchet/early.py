@@ -57,6 +57,7 @@ _FLAGS = frozenset({"--json"})
 PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet_report`
 PLUGIN_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytest_report.py")
 CONTRACT_SOURCE = os.path.join(os.path.dirname(PLUGIN_SOURCE), "contract.py")
+PARTS = "plugin"  # the folder beside PLUGIN_SOURCE that holds the parts it loads
 # A run's files, inside its folder (gtd.auto.ratchet.reports.RunFiles).
 SITE, SETTINGS, LINES, JUNIT = "site", "settings.json", "lines.jsonl", "pytest.xml"
 STUB = '''\
@@ -155,6 +156,17 @@ def write_site(site: str, plugin: str, gate_source: str | None) -> None:
     create(os.path.join(dist, "entry_points.txt"), f"[pytest11]\n{PLUGIN_NAME} = {module}\n")
     if gate_source is not None:
         create(os.path.join(site, "sitecustomize.py"), gate_source)
+
+
+def plugin_installed(source: str) -> bool:
+    """Whether the plugin at ``source`` is installed as plain files: itself, the
+    contract and the folder of its parts beside it (not inside a zip)."""
+    folder = os.path.dirname(source)
+    return (
+        os.path.isfile(source)
+        and os.path.isfile(os.path.join(folder, "contract.py"))
+        and os.path.isfile(os.path.join(folder, PARTS, "recorder.py"))
+    )
 
 
 def create(path: str, text: str) -> None:
@@ -393,7 +405,7 @@ def _spawn(
 
     since_ns = time.time_ns()
     site = os.path.join(folder, SITE)
-    if not (os.path.isfile(PLUGIN_SOURCE) and os.path.isfile(CONTRACT_SOURCE)):
+    if not plugin_installed(PLUGIN_SOURCE):
         raise OSError("the plugin is not installed as plain files")  # reports copies it
     write_site(site, PLUGIN_SOURCE, gate.SOURCE)
     # (ours, theirs) each: the output pipes (read, write), the channels' pairs.

@@ -13,7 +13,7 @@ a revert naming the entry. A file edited inside an installed package keeps every
 top-level entry as it was, and a top-level file can be given back its size and
 modification time: the end's test runs judge what they run instead, every
 module file of the environment whose change time is later than the cycle's
-begin (gtd.auto.ratchet.pytest_report.EnvironmentFiles; a change time cannot be
+begin (gtd.auto.ratchet.plugin.imports.EnvironmentFiles; a change time cannot be
 set back).
 
 Hidden entries (a name that starts with a dot) are not watched, except the kinds
@@ -117,7 +117,7 @@ def _folder(path: str, was: str | None) -> str:
     added, removed or renamed moves; another folder moved into its place (an
     older copy of the package, whose files keep their old change times) is
     another inode. A file edited where it lies changes neither (the end's runs
-    judge the files they run, gtd.auto.ratchet.pytest_report.EnvironmentFiles).
+    judge the files they run, gtd.auto.ratchet.plugin.imports.EnvironmentFiles).
 
     A first import writes a package's first bytecode cache folder into it (a
     virtualenv made without bytecode, as uv makes them), which moves the time:

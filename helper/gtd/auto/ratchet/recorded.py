@@ -139,7 +139,7 @@ class Reading:
         return _assemble(self.sessions, self.orphans, self.unreadable, selection)
 
 
-# The line the plugin writes for most tests (gtd.auto.ratchet.pytest_report's
+# The line the plugin writes for most tests (gtd.auto.ratchet.plugin.recorder's
 # Recorder.template): a plain outcome, with neither location nor reason. It is
 # read without decoding the JSON object: that decode and the dict it makes were
 # ~20 M instructions of the ~225 M a 500-test `gtd ratchet run` costs the helper

@@ -31,7 +31,8 @@ same in the four outcomes JUnit XML has, or None unless complete — what the
 verdict compares.
 
 Where they come from: any pytest the test command starts loads the plugin
-gtd.auto.ratchet.pytest_report (the contract is gtd.auto.ratchet.contract) through
+gtd.auto.ratchet.pytest_report (its parts in gtd.auto.ratchet.plugin, the contract
+gtd.auto.ratchet.contract) through
 a per-run entry point on ``PYTHONPATH``, and streams its lines into a pipe this
 module reads in a thread while the command runs (so a large suite never blocks on
 a full pipe), or into a file where the pipe was not inherited. A pytest that does
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
 
 PLUGIN_NAME = early.PLUGIN_NAME  # the entry point's name: `-p no:gtd_ratchet_report`
 _PLUGIN_SOURCE = Path(early.PLUGIN_SOURCE)
-_CONTRACT_SOURCE = Path(early.CONTRACT_SOURCE)
 _READ_CHUNK = 1 << 16
 # After the command ends, a process it left behind may still hold the pipe open:
 # read on until it is quiet this long, and never longer than the drain limit.
@@ -513,16 +513,23 @@ def _fresh(folder: Path) -> None:
 
 
 def _plugin_file(folder: Path) -> Path:
-    """The plugin as installed; a copy among the run's files (with the contract)
-    where the helper is not installed as plain files (a zip)."""
-    if _PLUGIN_SOURCE.is_file() and _CONTRACT_SOURCE.is_file():
+    """The plugin as installed; a copy among the run's files (with the contract
+    and its parts, laid out as installed) where the helper is not installed as
+    plain files (a zip)."""
+    if _PLUGIN_SOURCE.is_file() and early.plugin_installed(early.PLUGIN_SOURCE):
         return _PLUGIN_SOURCE
     from importlib.resources import files
 
     package = files("gtd.auto.ratchet")
     copy = folder / "plugin"
-    copy.mkdir()
-    for name in ("pytest_report.py", "contract.py"):
+    (copy / early.PARTS).mkdir(parents=True)
+    names = ["pytest_report.py", "contract.py"]
+    names += sorted(
+        f"{early.PARTS}/{entry.name}"
+        for entry in package.joinpath(early.PARTS).iterdir()
+        if entry.name.endswith(".py")
+    )
+    for name in names:
         early.create(str(copy / name), package.joinpath(name).read_text(encoding="utf-8"))
     return copy / "pytest_report.py"
 

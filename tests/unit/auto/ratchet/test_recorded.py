@@ -271,7 +271,7 @@ def test_nothing_readable_is_no_session_and_an_empty_session_is_zero_tests(tmp_p
 # -- the plain test line, read without decoding it ---------------------------------------
 
 
-# What the plugin writes for a test's plain outcome (pytest_report's Recorder.template,
+# What the plugin writes for a test's plain outcome (the plugin's Recorder.template,
 # which the last test below holds to this): compact JSON, the id ASCII-escaped.
 def _plain(sid: str, node_id: str, outcome: str, when: str) -> str:
     quoted = json.encoder.encode_basestring_ascii(node_id)
@@ -305,8 +305,8 @@ def test_plain_lines_read_as_their_whole_decode(tests: list[tuple[str, str, str,
 
 
 def test_the_plugin_writes_the_plain_line_read_without_decoding() -> None:
-    source = (Path(C.__file__).parent / "pytest_report.py").read_text(encoding="utf-8")
-    assert """head = f'"{C.KIND}":"{C.TEST}","{C.SESSION}":"{state.session}"'""" in source
+    source = (Path(C.__file__).parent / "plugin" / "recorder.py").read_text(encoding="utf-8")
+    assert """head = f'"{C.KIND}":"{C.TEST}","{C.SESSION}":"{sink.session}"'""" in source
     assert """self.template = "{" + head + ',"id":%s,"o":"%s","w":"%s"}\\n'""" in source
     line = _plain("s1", "tests/test_a.py::test_b[x-1]", "passed", "call")
     assert Reading("/repo")._plain_test(line) is False  # no such session yet
