@@ -157,6 +157,7 @@ EDGE = (
     # helper/gtd/auto/cycle
     "gtd.auto.cycle",
     "gtd.auto.cycle.engine",
+    "gtd.auto.cycle.worker",
     "gtd.auto.cycle.judging",
     "gtd.auto.cycle.finish",
     "gtd.auto.cycle.keep",

@@ -4,7 +4,7 @@ passing cycle (the snapshot advances to what was just judged).
 
 A baseline run goes through the clean room like a cycle's check and may take as
 long as the suite does, so setup and refresh run it in a worker process of their
-own (gtd.auto.cycle.engine._fork) and seal the result when it is in.
+own (gtd.auto.cycle.worker) and seal the result when it is in.
 """
 
 from __future__ import annotations

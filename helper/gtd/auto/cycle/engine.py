@@ -29,6 +29,7 @@ from gtd.auto import breaker, harness, records, state
 from gtd.auto.config import AutoConfig
 from gtd.auto.cycle import answers, pipes, yours
 from gtd.auto.cycle.answers import Answer
+from gtd.auto.cycle.worker import fork
 from gtd.auto.faults import crash_point
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Halt, Memory
@@ -49,7 +50,6 @@ from gtd.errors import (
 from gtd.fsio import (
     TEMP_MARK,
     atomic_write,
-    fresh_file,
     locked,
     read_bytes,
     state_lock,
@@ -285,7 +285,7 @@ class Cycle:
             # (which `tampered` allows), never two (which reads as tampering).
             state.write_mirrors(self.root, st)
             cycle = current.cycle
-            child = _fork(self.root, lambda: Cycle(self.root, self.now).work(cycle))
+            child = fork(self.root, lambda: Cycle(self.root, self.now).work(cycle))
             current = current.evolve(pid=child)
             st = state.write(self.git, st, f"cycle {cycle}: worker {child}", journal=current)
             crash_point("worker-named", child)
@@ -506,7 +506,7 @@ class Cycle:
         st = state.write(self.git, st, f"refresh after {short}", journal=entry)
         from gtd.auto import baseline
 
-        child = _fork(self.root, lambda: baseline.refresh_worker(self.root))
+        child = fork(self.root, lambda: baseline.refresh_worker(self.root))
         entry = entry.evolve(pid=child)
         st = state.write(self.git, st, f"refresh after {short}: worker {child}", journal=entry)
         state.write_mirrors(self.root, st)
@@ -1042,71 +1042,6 @@ def _install_metadata(tree: WorkTree) -> str | None:
 
     found = install_metadata.folders(e.path for e in tree.entries if not e.untracked)
     return install_metadata.advice(found) if found else None
-
-
-def _fork(root: Path, work: Any) -> int:
-    """Run ``work()`` in a child process of its own session, detached from this
-    one's terminal, output and process group: it goes on when the caller (a tool
-    call with a timeout, a killed shell) ends. Returns the child's pid."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        return pid
-    try:  # the child: never return into the caller's stack
-        os.setsid()
-        fd = _open_log(root)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.closerange(3, _max_fd())
-        sys.stdout = os.fdopen(1, "w", buffering=1)
-        sys.stderr = os.fdopen(2, "w", buffering=1)
-        from gtd.auto.ratchet import checklog
-
-        checklog.to(1)  # the commands' output joins the log
-        work()
-        code = 0
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-    os._exit(code)
-
-
-def _open_log(root: Path) -> int:
-    """The worker's log, `.deepflow/check.log`, a new file each time (gtd.fsio
-    fresh_file: nothing at the name is opened, so no link is written through and
-    no named pipe blocks). A folder there, made since the command's sweep (gtd
-    own_files), is set aside first. A log that still cannot be made is no reason
-    for the worker to die (the cycle would be reverted as interrupted, every time):
-    it then writes nowhere."""
-    from gtd.own_files import reclaim
-
-    log = root / paths.CHECK_LOG
-    for _ in range(2):
-        try:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            return fresh_file(log)
-        except IsADirectoryError:
-            with contextlib.suppress(GtdError, OSError):
-                reclaim(root, (paths.CHECK_LOG,))
-        except (OSError, GtdError):
-            break
-    return os.open(os.devnull, os.O_WRONLY)
-
-
-def _max_fd() -> int:
-    try:
-        return int(os.sysconf("SC_OPEN_MAX"))
-    except (ValueError, OSError):
-        return 1024
 
 
 def dump(answer: Answer) -> str:
