@@ -136,7 +136,7 @@ def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], li
     config = from_json(st.summary.get("config") or {})
     reverted = st.summary.get("reverted_before_setup") or []
     # The environment is the one the baseline ran in: the cycle began only if it
-    # was (gtd.auto.cycle.engine), and passed only if it did not change.
+    # was (gtd.auto.cycle.begin), and passed only if it did not change.
     from gtd.auto.ratchet.environment import FORMAT
 
     measured = st.summary.get("environment")
