@@ -216,7 +216,7 @@ KINDS = (
     "end-pass",
     "end-fail",
     # `begin` judging a cycle left in its agent phase by a session that is gone, or
-    # that asks again (gtd.auto.cycle.engine, Cycle._unattended), passing or failing.
+    # that asks again (gtd.auto.cycle.begin, Beginning._unattended), passing or failing.
     "begin-gone-pass",
     "begin-gone-fail",
     "begin-same-pass",

@@ -157,6 +157,11 @@ EDGE = (
     # helper/gtd/auto/cycle
     "gtd.auto.cycle",
     "gtd.auto.cycle.engine",
+    "gtd.auto.cycle.worker",
+    "gtd.auto.cycle.steps",
+    "gtd.auto.cycle.recovery",
+    "gtd.auto.cycle.end",
+    "gtd.auto.cycle.begin",
     "gtd.auto.cycle.judging",
     "gtd.auto.cycle.finish",
     "gtd.auto.cycle.keep",

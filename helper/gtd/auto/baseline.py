@@ -4,7 +4,7 @@ passing cycle (the snapshot advances to what was just judged).
 
 A baseline run goes through the clean room like a cycle's check and may take as
 long as the suite does, so setup and refresh run it in a worker process of their
-own (gtd.auto.cycle.engine._fork) and seal the result when it is in.
+own (gtd.auto.cycle.worker) and seal the result when it is in.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def advanced(git: Git, st: State, final: str) -> tuple[bytes, dict[str, Any], li
     config = from_json(st.summary.get("config") or {})
     reverted = st.summary.get("reverted_before_setup") or []
     # The environment is the one the baseline ran in: the cycle began only if it
-    # was (gtd.auto.cycle.engine), and passed only if it did not change.
+    # was (gtd.auto.cycle.begin), and passed only if it did not change.
     from gtd.auto.ratchet.environment import FORMAT
 
     measured = st.summary.get("environment")

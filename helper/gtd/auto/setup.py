@@ -107,7 +107,7 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
             and not environment_changes(summary, summary.get("environment_dirs") or [])
         ):
             return _ready(root, git, st, plan, cfg, created=created, committed=committed)
-        from gtd.auto.cycle.engine import _fork
+        from gtd.auto.cycle.worker import fork
         from gtd.auto.journal import Journal
 
         entry = Journal(
@@ -117,7 +117,7 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
         )  # fmt: skip
         st = state.write(git, st, "setup: baseline", journal=entry)
         extra = {"created": created, "committed": committed}
-        child = _fork(root, lambda: _worker(root, accept, extra))
+        child = fork(root, lambda: _worker(root, accept, extra))
         st = state.write(git, st, f"setup: worker {child}", journal=entry.evolve(pid=child))
     deadline = time.monotonic() + cfg.wait_s
     while True:

@@ -8,7 +8,7 @@ flight, commits read as a person's (the next `begin` takes them as the new
 baseline), and a quarantine, a release, a snapshot or a cycle of its own are
 all allowed. So the loop's end answers N's own verdict only where nothing
 changed since N's end; anything else halts the loop naming it
-(gtd.auto.cycle.engine). Pure: the caller reads the state, HEAD and the tree.
+(gtd.auto.cycle.end). Pure: the caller reads the state, HEAD and the tree.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _SHOWN = 3  # paths named in a reason before "and N more"
 
 
 def finish_subject(rec: CycleRecord) -> str:
-    """The subject of the state commit that recorded ``rec`` (gtd.auto.cycle.engine)."""
+    """The subject of the state commit that recorded ``rec`` (gtd.auto.cycle.recovery)."""
     return f"cycle {rec.cycle} ({rec.task}): {rec.status}"
 
 

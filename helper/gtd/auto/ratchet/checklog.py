@@ -1,7 +1,7 @@
 """The run's output in ``.deepflow/check.log``.
 
 A cycle's check runs in a worker whose standard output and error are that log
-(gtd.auto.cycle.engine, a new file each time). The commands' output goes to pipes
+(gtd.auto.cycle.worker, a new file each time). The commands' output goes to pipes
 the helper reads, so without this module the log held only the worker's own
 words: nothing when all went well. The worker calls :func:`to` once; from then
 on each command the ratchet runs adds its record (the command, how it ended, its

@@ -41,7 +41,7 @@ from gtd import digest as sha
 
 UNPARSABLE = "(unparsable)"
 # What a digest covers; a snapshot whose digests covered something else is taken
-# again (gtd.auto.baseline.summary, gtd.auto.cycle.engine).
+# again (gtd.auto.baseline.summary, gtd.auto.cycle.begin).
 FORMAT = "examples"
 
 _EXAMPLE = re.compile(r"^[ ]*>>>", re.MULTILINE)  # doctest's _EXAMPLE_RE, tabs expanded
