@@ -106,3 +106,25 @@ def test_a_refusal_is_the_apis_error_with_its_headers() -> None:
     assert busy == 529
     assert overload["error"]["type"] == "overloaded_error"
     assert [e.rule for e in srv.exchanges] == ["limit", "busy"]
+
+
+def test_a_rules_usage_is_added_to_what_the_answer_says_it_used() -> None:
+    """A budget scenario gives one answer a known, large cost: the streamed
+    `message_start` and `message_delta` carry it, and the exchange records it."""
+    with ModelServer() as srv:
+        srv.script(
+            Rule("plain", [Text("a")], last=("one",)),
+            Rule("dear", [Text("a")], last=("two",), usage={"output_tokens": 40_000}),
+        )
+        plain = {"messages": [{"role": "user", "content": "one"}], "tools": TOOLS, "stream": True}
+        dear = {**plain, "messages": [{"role": "user", "content": "two"}]}
+        _, raw_plain = post(srv, "/v1/messages", plain)
+        _, raw_dear = post(srv, "/v1/messages", dear)
+    said = [dict(events(raw)) for raw in (raw_plain, raw_dear)]
+    outputs = [s["message_delta"]["usage"]["output_tokens"] for s in said]
+    assert outputs[1] == outputs[0] + 40_000
+    assert (
+        said[1]["message_start"]["message"]["usage"]["input_tokens"]
+        == (said[0]["message_start"]["message"]["usage"]["input_tokens"])
+    )
+    assert [e.usage["output_tokens"] for e in srv.exchanges if e.usage] == outputs

@@ -1,11 +1,11 @@
 """The budget ceiling through the real engine: `gtd loop` with scripted agents, real
 git and pytest, the notifier recording its calls.
 
-The tokens and cost of a cycle are recorded by the cost recorder (docs/cost.md),
-which this branch does not hold yet: the night's first cycles are seeded into
-the sealed history with the engine's own record-writing function
-(gtd.auto.state.write), as the recorder would leave them, with the work they
-did committed by a person. Everything after that is the real loop.
+Every cycle's cost is really recorded: the scripted agent does its task and
+prints its usage line (docs/cost.md, "The agent's usage line") with a priced
+model, and the loop seals it with the cycle, as with any agent. The night's
+spend is what those cycles cost; nothing is written into the sealed state by
+the test. (tests/e2e/test_budget.py: the same through the pinned Claude Code.)
 """
 
 from __future__ import annotations
@@ -18,15 +18,9 @@ from typing import Any
 
 import pytest
 
-from gtd.auto import plan_file, state
+from gtd.auto import state
 from gtd.auto.budget import BudgetEvent
-from gtd.auto.cycle.engine import Cycle, render
 from gtd.auto.headless import EXIT_HALTED
-from gtd.auto.memory import CycleRecord
-from gtd.auto.records import Record
-from gtd.auto.usage import Usage
-from gtd.clock import now
-from gtd.fsio import locked, state_lock
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
 from tests.integration.calc_project import MUL, MUL_TEST, gtd_json, run_cli
@@ -50,29 +44,41 @@ PLAN = """\
 """
 DIV = MUL + "\n\ndef div(a, b):\n    return a / b\n"
 SUB = DIV + "\n\ndef sub(a, b):\n    return a - b\n"
-AGENT = f"""\
-import sys
+FILES = {
+    "T1": {"calc.py": MUL, "tests/test_mul.py": MUL_TEST},
+    "T2": {"calc.py": DIV},
+    "T3": {"calc.py": SUB},
+}
+# The model the agents say they used: claude-opus-5-5, $20 per million output
+# tokens, so a dollar is 50,000 output tokens and every cost below is exact.
+MODEL = "claude-opus-5-5"
+PER_USD = 50_000
+
+
+def agent_source(costs: dict[str, float], *, model: str = MODEL, then: str = "") -> str:
+    """An agent that does the brief's task (FILES), prints its usage line (the
+    task's cost in ``costs``, as output tokens of ``model``), then runs ``then``
+    (Python, with ``cycle``, ``task`` and ``Path`` at hand)."""
+    tokens = {task: round(usd * PER_USD) for task, usd in costs.items()}
+    return f"""\
+import json, re, subprocess, sys
 from pathlib import Path
 brief = sys.stdin.read()
-if "— T2:" in brief:
-    Path("calc.py").write_text({DIV!r})
-elif "— T3:" in brief:
-    Path("calc.py").write_text({SUB!r})
+cycle, task = re.search(r"^# Cycle (\\d+) \\S (T\\d+):", brief, re.M).groups()
+for rel, text in {FILES!r}[task].items():
+    Path(rel).write_text(text)
+print(json.dumps({{"gtd_usage": {{"output": {tokens!r}[task], "model": {model!r}}}}}), flush=True)
+{then}
 """
-# The agent that tries to lift the ceiling it spends against (and does the task).
-RAISER = f"""\
-import sys
-from pathlib import Path
-sys.stdin.read()
-Path("calc.py").write_text({DIV!r})
-config = Path(".deepflow/config.yaml")
-config.write_text(config.read_text().replace("usd: 1.0", "usd: 1000.0"))
-"""
-AT = "2026-01-15T01:00:00Z"
 
 
-def budget_config(usd: float = 1.0) -> str:
-    return f"budget:\n  usd: {usd}\n  warn_at: 0.8\n"
+# T1 $0.10 and T2 $1.00: the spend before T3 is over a $1.00 ceiling.
+CHEAP_THEN_DEAR = {"T1": 0.10, "T2": 1.00, "T3": 0.10}
+AGENT = agent_source(CHEAP_THEN_DEAR)
+
+
+def budget_config(usd: float = 1.0, warn_at: float = 0.8) -> str:
+    return f"budget:\n  usd: {usd}\n  warn_at: {warn_at}\n"
 
 
 def make_project(repo: Repo, agent: str, config_extra: str) -> str:
@@ -82,58 +88,14 @@ def make_project(repo: Repo, agent: str, config_extra: str) -> str:
     return f"{sys.executable} {script}"
 
 
-def spent_before(repo: Repo, *costs: tuple[str, float | None], tried: float | None = None) -> None:
-    """The night so far: each task's work committed by a person (PLAN.md ticked),
-    and its cycle record sealed with its usage, as the cost recorder leaves it."""
-    texts = {"T1": MUL, "T2": DIV}
-    plan = PLAN
-    seeded: list[Record] = []
-    for number, (task, usd) in enumerate(costs, 1):
-        repo.write("calc.py", texts[task])
-        if task == "T1":
-            repo.write("tests/test_mul.py", MUL_TEST)
-        title = "Add mul" if task == "T1" else "Add div"
-        plan = plan.replace(f"- [ ] **{task}**: {title}", f"- [x] **{task}**: {title} ✓ (abc1234)")
-        seeded.append(
-            CycleRecord(
-                cycle=number,
-                task=task,
-                title=title,
-                status="passed",
-                commit="abc1234",
-                reason=None,
-                at=AT,
-                tests_passed=2,
-                tests_total=2,
-                build_ok=True,
-                usage=Usage(input=1000 * number, output=100, usd=usd, models=("claude-x",)),
-            )
-        )
-    if tried is not None:  # an earlier, reverted try of the next task, T2
-        seeded.append(
-            CycleRecord(
-                cycle=len(seeded) + 1,
-                task="T2",
-                title="Add div",
-                status="reverted",
-                commit=None,
-                reason="tests failed: 1 of 3",
-                at=AT,
-                tests_passed=2,
-                tests_total=3,
-                build_ok=True,
-                usage=Usage(input=500, usd=tried),
-            )
-        )
-    repo.write("PLAN.md", plan)
-    repo.commit_all("the night's work so far")
-    # The baseline taken now, not by the next tick (whose crash a test aims at).
-    assert run_gtd(repo.path, "ratchet", "snapshot").code == 0
-    git = Git(repo.path, hardened=True)
-    with locked(state_lock(repo.path)):
-        st = state.write(git, state.read(git), "cycle records (as recorded)", append=seeded)
-        render(repo.path, st, plan_file.load(repo.path)[1], now())
-    Cycle(repo.path, now()).acknowledge(len(seeded))  # their verdicts were told
+def night(repo: Repo, agent: str, cycles: int, env: dict[str, str] | None = None) -> list[str]:
+    """The night so far: ``cycles`` cycles of the real loop, their usage recorded
+    from the agent's own lines. Its progress lines."""
+    res = run_cli(repo, "loop", "--agent", agent, "--max-cycles", str(cycles), env=env)
+    assert res.code == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == cycles + 1, lines  # one line a cycle, then the stop
+    return lines[:cycles]
 
 
 def glance(repo: Repo) -> dict[str, Any]:
@@ -163,13 +125,16 @@ HALT_LINE = (
 def test_a_budget_below_two_tasks_cost_halts_before_the_third(repo: Repo) -> None:
     command, calls = recorder(repo)
     agent = make_project(repo, AGENT, budget_config(1.0) + notifier_config(repo, command))
-    spent_before(repo, ("T1", 0.10), ("T2", 1.00))
     res = run_gtd(repo.path, "loop", "--agent", agent)
     assert res.code == EXIT_HALTED == 5, res.stdout + res.stderr
-    assert res.stdout.splitlines()[-1] == HALT_LINE
-    # No cycle began: nothing of T3 was spent, the tree is as the person left it.
+    lines = res.stdout.splitlines()
+    # T2 started: $0.10 spent and as much again expected fits under $1.00.
+    assert lines[0].startswith("cycle 1 T1 passed "), lines
+    assert lines[1].startswith("cycle 2 T2 passed "), lines
+    assert lines[2:] == [HALT_LINE]
+    # No cycle began: nothing of T3 was spent, the tree is as T2 left it.
     assert state.read(Git(repo.path)).journal is None
-    assert repo.subjects()[0] == "the night's work so far"
+    assert repo.subjects()[0].startswith("T2: mark done in PLAN.md")
     assert repo.status() == ""
     report = (repo.path / ".deepflow/auto-report.md").read_text()
     top = report.split("## Summary")[0]
@@ -200,7 +165,7 @@ def test_a_budget_below_two_tasks_cost_halts_before_the_third(repo: Repo) -> Non
     reset = run_gtd(repo.path, "cycle", "reset", "--budget")
     assert reset.code == 0, reset.stderr
     assert reset.stdout.startswith("status: reset\n")
-    assert "budget reset: $1.10 and 3,200 tokens spent before it" in reset.stdout
+    assert "budget reset: $1.10 and 55,000 tokens spent before it" in reset.stdout
     assert [e.event for e in budget_records(repo)] == ["warning", "halt", "reset"]
     res = run_gtd(repo.path, "loop", "--agent", agent)
     assert res.code == 0, res.stdout + res.stderr
@@ -218,7 +183,7 @@ def test_a_crash_after_the_seal_tells_each_event_once_and_counts_once(
 ) -> None:
     command, calls = recorder(repo)
     agent = make_project(repo, AGENT, budget_config(1.0) + notifier_config(repo, command))
-    spent_before(repo, ("T1", 0.10), ("T2", 1.00))
+    night(repo, agent, 2)  # T1 and T2: the next begin seals the warning and the halt
     env = {**os.environ, "GTD_CRASH_AT": point}
     crashed = subprocess.run(
         [sys.executable, "-m", "gtd", "loop", "--agent", agent],
@@ -245,20 +210,29 @@ def test_a_crash_after_the_seal_tells_each_event_once_and_counts_once(
     assert glance(repo)["budget"]["usd"] == 1.1
 
 
+# The agent that tries to lift the ceiling it spends against (and does the task).
+RAISER = agent_source(
+    {"T1": 0.30, "T2": 0.30},
+    then="""\
+if task == "T2":
+    config = Path(".deepflow/config.yaml")
+    config.write_text(config.read_text().replace("usd: 1.0", "usd: 1000.0"))
+""",
+)
+
+
 # fenced: the headless agent's sandbox keeps `.deepflow/` read-only (docs/sandbox.md);
 # unfenced (GTD_SANDBOX=off): the edit lands, and the ratchet reverts the cycle.
 @pytest.mark.slow
 @pytest.mark.parametrize("fence", ["fenced", "unfenced"])
 def test_an_agent_cannot_raise_the_ceiling_it_spends_against(repo: Repo, fence: str) -> None:
     agent = make_project(repo, RAISER, budget_config(1.0))
-    spent_before(repo, ("T1", 0.30))
     env = {"GTD_SANDBOX": "off"} if fence == "unfenced" else {}
-    res = run_cli(repo, "loop", "--agent", agent, "--max-cycles", "1", env=env)
-    assert res.code == 0, res.stdout + res.stderr
-    first = res.stdout.splitlines()[0]
-    if fence == "unfenced" or "Read-only file system" not in first:
-        assert first.startswith("cycle 2 T2 reverted: "), first
-        assert ".deepflow/config.yaml" in first
+    first, second = night(repo, agent, 2, env=env)
+    assert first.startswith("cycle 1 T1 passed "), first
+    if fence == "unfenced" or "Read-only file system" not in second:
+        assert second.startswith("cycle 2 T2 reverted: "), second
+        assert ".deepflow/config.yaml" in second
     # The file is back as the person wrote it, and the sealed ceiling never moved.
     assert "usd: 1.0\n" in (repo.path / ".deepflow/config.yaml").read_text()
     assert repo.status() == ""
@@ -275,7 +249,7 @@ def test_an_agent_cannot_raise_the_ceiling_it_spends_against(repo: Repo, fence: 
 def test_the_reset_waits_for_the_cycle_in_flight_and_says_when_nothing_is_spent(
     repo: Repo,
 ) -> None:
-    make_project(repo, AGENT, budget_config(1.0))
+    make_project(repo, AGENT, budget_config(1.0))  # (its agent never runs here)
     nothing = run_gtd(repo.path, "cycle", "reset", "--budget", "--json")
     assert nothing.code == 0, nothing.stderr
     assert nothing.json == {"status": "unchanged", "message": "nothing spent since the night began"}
@@ -303,19 +277,35 @@ def test_the_reset_waits_for_the_cycle_in_flight_and_says_when_nothing_is_spent(
     }
 
 
+# T2's first try (cycle 2) breaks a test of the snapshot: it is reverted.
+TRIES_TWICE = agent_source(
+    {"T1": 0.45, "T2": 0.25},
+    then=f"""\
+if (cycle, task) == ("2", "T2"):
+    Path("calc.py").write_text({DIV.replace("return a + b", "return a - b")!r})
+""",
+)
+
+
+@pytest.mark.slow
 def test_a_task_begun_past_the_warning_share_says_so_once(repo: Repo) -> None:
-    """$0.85 of $1.00 spent, and T2's own earlier try cost $0.05: it starts, its
+    """T1 cost $0.45, T2's reverted try $0.25: $0.70 of $1.00 is past the 60 %
+    warning share. T2 is expected to cost what its own try did, $0.25, so it
+    starts (the night's average, $0.35, would have crossed the ceiling); its
     answer carries the warning, and the warning is sealed once."""
-    make_project(repo, AGENT, budget_config(1.0))
-    spent_before(repo, ("T1", 0.80), tried=0.05)
+    agent = make_project(repo, TRIES_TWICE, budget_config(1.0, warn_at=0.6))
+    first, second = night(repo, agent, 2)
+    assert first.startswith("cycle 1 T1 passed "), first
+    assert second.startswith("cycle 2 T2 reverted: tests failed"), second
+    assert [e.event for e in budget_records(repo)] == []  # T2's try began at 45 %
     begun = gtd_json(repo, "cycle", "begin")
     assert (begun["status"], begun["task"]) == ("task", "T2"), begun
     assert begun["budget"] == (
-        "Budget warning: spent $0.85 of $1.00 (85 %) since setup (warns at 80 %)"
+        "Budget warning: spent $0.70 of $1.00 (70 %) since setup (warns at 60 %)"
     )
     assert [e.event for e in budget_records(repo)] == ["warning"]
     report = (repo.path / ".deepflow/auto-report.md").read_text().split("## Summary")[0]
-    assert "**Warning** — Budget: spent $0.85 of $1.00 (85 %) since setup" in report
+    assert "**Warning** — Budget: spent $0.70 of $1.00 (70 %) since setup" in report
     # Said once: the next task's answer does not repeat it (the report still does).
     ended = gtd_json(repo, "cycle", "end", "--cycle", str(begun["cycle"]))
     assert ended["status"] == "reverted", ended
@@ -327,16 +317,16 @@ def test_a_task_begun_past_the_warning_share_says_so_once(repo: Repo) -> None:
 
 # The agent ends its own cycle (`gtd cycle end` is let through while it works),
 # then resets the budget between cycles, where the reset is allowed.
-ENDS_AND_RESETS = f"""\
-import subprocess, sys
-from pathlib import Path
-sys.stdin.read()
-Path("calc.py").write_text({DIV!r})
-gtd = [sys.executable, "-m", "gtd"]
-subprocess.run([*gtd, "cycle", "end"], capture_output=True)
-said = subprocess.run([*gtd, "cycle", "reset", "--budget"], capture_output=True, text=True)
-print(said.stdout.splitlines()[0] if said.stdout else said.stderr)
-"""
+ENDS_AND_RESETS = agent_source(
+    {"T1": 0.30, "T2": 0.30},
+    then="""\
+if task == "T2":
+    gtd = [sys.executable, "-m", "gtd"]
+    subprocess.run([*gtd, "cycle", "end"], capture_output=True)
+    said = subprocess.run([*gtd, "cycle", "reset", "--budget"], capture_output=True, text=True)
+    print(said.stdout.splitlines()[0] if said.stdout else said.stderr)
+""",
+)
 
 
 @pytest.mark.slow
@@ -346,9 +336,9 @@ def test_an_agent_that_resets_the_budget_after_ending_its_cycle_halts_the_loop(
     """Unfenced (the fence keeps the sealed state read-only to the agent): its
     reset is sealed, and the loop's own end of the cycle finds it and halts."""
     agent = make_project(repo, ENDS_AND_RESETS, budget_config(1.0))
-    spent_before(repo, ("T1", 0.30))
     res = run_cli(repo, "loop", "--agent", agent, env={"GTD_SANDBOX": "off"})
     assert res.code == EXIT_HALTED, res.stdout + res.stderr
+    assert res.stdout.startswith("cycle 1 T1 passed "), res.stdout
     assert "cycle 2 was ended during its agent's turn" in res.stdout
     assert "the budget was reset" in res.stdout
     assert [e.event for e in budget_records(repo)] == ["reset"]
@@ -360,8 +350,7 @@ def test_an_agent_that_resets_the_budget_after_ending_its_cycle_halts_the_loop(
 @pytest.mark.slow
 def test_raising_the_ceiling_in_a_committed_config_resumes_the_loop(repo: Repo) -> None:
     agent = make_project(repo, AGENT, budget_config(1.0))
-    spent_before(repo, ("T1", 0.10), ("T2", 1.00))
-    assert run_gtd(repo.path, "loop", "--agent", agent).code == EXIT_HALTED
+    assert run_gtd(repo.path, "loop", "--agent", agent).code == EXIT_HALTED  # before T3
     config = repo.path / ".deepflow/config.yaml"
     config.write_text(config.read_text().replace("usd: 1.0", "usd: 5.0"))
     # Not committed: every tick says dirty, and the sealed ceiling is unchanged.
@@ -373,16 +362,17 @@ def test_raising_the_ceiling_in_a_committed_config_resumes_the_loop(repo: Repo) 
     assert res.code == 0, res.stdout + res.stderr
     assert any(line.startswith("cycle 3 T3 passed ") for line in res.stdout.splitlines())
     assert state.sealed_config(state.read(Git(repo.path))).budget_usd == 5.0
-    assert glance(repo)["budget"]["line"] == "budget $1.10 of $5.00 (22 %)"
+    # T1, T2 and now T3's $0.10
+    assert glance(repo)["budget"]["line"] == "budget $1.20 of $5.00 (24 %)"
 
 
 @pytest.mark.slow
 def test_a_dollar_ceiling_that_cannot_see_a_cost_halts(repo: Repo) -> None:
     """T1's model had no price: its tokens are known, its dollars are not."""
-    agent = make_project(repo, AGENT, budget_config(100.0))
-    spent_before(repo, ("T1", None))
+    agent = make_project(repo, agent_source(CHEAP_THEN_DEAR, model="claude-x"), budget_config(100))
     res = run_gtd(repo.path, "loop", "--agent", agent)
     assert res.code == EXIT_HALTED, res.stdout + res.stderr
+    assert res.stdout.startswith("cycle 1 T1 passed "), res.stdout  # a first task starts
     last = res.stdout.splitlines()[-1]
     assert last.startswith(
         "halted: Budget ceiling cannot be kept: cycle 1 used tokens of a model with no price "

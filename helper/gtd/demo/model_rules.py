@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gtd.demo.model_server import (
     Block,
+    Json,
     Reply,
     Request,
     Rule,
@@ -81,12 +82,14 @@ def rule(
     when: Callable[[Request], bool] | None = None,
     times: int | None = None,
     errors: bool = False,
+    usage: Json | None = None,
 ) -> Rule:
     """A rule for one speaker (`main`, `implementer`, `planner`): it answers requests
     carrying the results of tool `after` (or a fresh prompt when `after` is "prompt"),
     whose latest message contains every string of `has`. A failed tool call never
     matches unless `errors` — so a denied permission or a helper error goes
-    off-script and fails the test."""
+    off-script and fails the test. `usage`: counts the answer adds to what it
+    says it used (Rule.usage)."""
 
     def check(req: Request) -> bool:
         if role(req) != agent:
@@ -99,7 +102,7 @@ def rule(
             return False
         return when is None or when(req)
 
-    return Rule(name, reply, last=tuple(has), when=check, times=times)
+    return Rule(name, reply, last=tuple(has), when=check, times=times, usage=usage)
 
 
 # -- the scripted model's behaviour ---------------------------------------------------

@@ -162,7 +162,10 @@ Reply = Sequence[Block | Refusal] | Callable[[Request], Sequence[Block | Refusal
 class Rule:
     """Answer `reply` to a model request whose latest message contains every string
     of `last`, whose system prompt contains `system` and lacks `not_system`, and for
-    which `when` holds. `times` limits how often it fires (None: unlimited)."""
+    which `when` holds. `times` limits how often it fires (None: unlimited).
+    `usage`: token counts the answer says it used on top of what its sizes give
+    (the Messages API's keys, e.g. ``{"output_tokens": 40000}``): a scenario that
+    needs a known, large cost (a budget's) sets it on one answer."""
 
     name: str
     reply: Reply
@@ -171,6 +174,7 @@ class Rule:
     not_system: str | None = None
     when: Callable[[Request], bool] | None = None
     times: int | None = 1
+    usage: Json | None = None
     used: int = 0
 
     def matches(self, req: Request) -> bool:
@@ -197,6 +201,7 @@ class Exchange:
     rule: str | None
     reply: list[Block | Refusal]
     usage: Json | None = None  # what the answer said it used (None: refused)
+    extra: Json | None = None  # the rule's own counts, added to the sizes' (Rule.usage)
 
 
 @dataclass
@@ -265,7 +270,7 @@ class ModelServer:
                 if rule.matches(req):
                     rule.used += 1
                     reply = list(rule.reply(req) if callable(rule.reply) else rule.reply)
-                    self.exchanges.append(Exchange(req, rule.name, reply))
+                    self.exchanges.append(Exchange(req, rule.name, reply, extra=rule.usage))
                     return rule.name, reply
             self.off_script.append(req)
             text = (
@@ -319,19 +324,22 @@ def _content(reply: list[Block], ids: Iterator[int]) -> list[Json]:
 CACHE_WRITE = 40
 
 
-def _usage(body: Json, reply: list[Block]) -> Json:
+def _usage(body: Json, reply: list[Block], extra: Json | None = None) -> Json:
     messages = body.get("messages", [])
     size = len(json.dumps(messages))
     said = sum(len(b.text) if isinstance(b, Text) else len(json.dumps(b.input)) for b in reply)
-    return {
+    usage = {
         "input_tokens": max(1, size // 4),
         "output_tokens": 10 + said // 4,
         "cache_creation_input_tokens": CACHE_WRITE,
         "cache_read_input_tokens": 100 * len(messages),
     }
+    for kind, count in (extra or {}).items():
+        usage[kind] += int(count)  # (a kind the API does not send is a script's mistake)
+    return usage
 
 
-def message(body: Json, reply: list[Block], ids: Iterator[int]) -> Json:
+def message(body: Json, reply: list[Block], ids: Iterator[int], extra: Json | None = None) -> Json:
     content = _content(reply, ids)
     stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
     return {
@@ -342,7 +350,7 @@ def message(body: Json, reply: list[Block], ids: Iterator[int]) -> Json:
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": _usage(body, reply),
+        "usage": _usage(body, reply, extra),
     }
 
 
@@ -472,7 +480,7 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 self._send(refusal.status, payload, headers=refusal.headers)
                 return
             reply = [b for b in answered if not isinstance(b, Refusal)]
-            msg = message(body, reply, server._ids)
+            msg = message(body, reply, server._ids, exchange.extra if exchange else None)
             if exchange is not None:
                 exchange.usage = msg["usage"]
             if not body.get("stream"):
