@@ -106,8 +106,8 @@ def fast_options(
         elif at < len(rest) and not rest[at].startswith("-"):
             raw = rest[at]
             at += 1
-        else:  # no value, or one click reads differently (`--opt --json`)
-            return None
+        else:  # no value, or one starting with "-" (typer would take `--json` as
+            return None  # the value: a slip more likely than a meaning)
         value = _value(raw, kind)
         if value is None:
             return None
