@@ -18,6 +18,8 @@ Measures, as medians over repeated real subprocess runs on this machine:
 
   * with --only box: the judge's box's added cost on `gtd cycle end` (bubblewrap
     needed), boxed against ``ratchet.box: false`` in paired, interleaved cycles.
+  * with --only end: `gtd cycle end` on the CLI's fast path against typer's path,
+    in paired, interleaved cycles, and counted in instructions (valgrind).
 
 Usage: .venv/bin/python scripts/bench.py [--runs N] [--pairs N] [--only NAME ...]
        .venv/bin/python scripts/bench.py --realsuites [--realsuite-pairs N]
@@ -420,6 +422,134 @@ def bench_box(runs: int) -> dict[str, float]:
     return out
 
 
+# `gtd cycle end` as the loop runs it, through `python -c` so that both ways of
+# reading its argv start alike: as it is (main()'s fast path), and with the
+# fast path's entry for it taken out before main() runs (typer's path, the
+# helper before `cycle end` joined the fast path).
+_RUN = "import sys; sys.argv = ['gtd', *sys.argv[1:]]; from gtd.cli import main; main()"
+_VIA_TYPER = "import gtd.cli; del gtd.cli.FAST_COMMANDS[('cycle', 'end')]; " + _RUN
+
+
+def bench_end(runs: int) -> dict[str, float]:
+    """`gtd cycle end --cycle N --json` on its fast path against typer's, in one
+    20-test project: each round two real cycles (begin, a changed module, end:
+    passed and committed), one each way, the order alternating. The instructions
+    of the helper's processes (its own and the worker it forks; not git, not the
+    tests) are valgrind's, one cycle each way; the times are medians of the
+    rounds and of their paired differences: wall time, and the CPU time of every
+    process `end` waited for (the helper, its worker, git, the tests)."""
+    import shutil
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo"
+        (repo / "tests").mkdir(parents=True)
+        (repo / "src").mkdir()
+        sh(["git", "init", "-q", "-b", "main"], repo)
+        (repo / "tests" / "test_small.py").write_text(
+            "\n".join(f"def test_{i}():\n    assert {i} + 1 == {i + 1}\n" for i in range(20))
+        )
+        (repo / "src" / "mod0.py").write_text("VALUE = 0\n")
+        (repo / ".gitignore").write_text("__pycache__/\n")
+        (repo / ".deepflow").mkdir()
+        (repo / ".deepflow" / "config.yaml").write_text(
+            f"ratchet:\n  test_command: {SUITE_COMMAND}\n"
+        )
+        (repo / "PLAN.md").write_text(plan_text(4 * runs + 12))  # half of them done
+        sh(["git", "add", "-A"], repo)
+        sh(["git", "commit", "-q", "-m", "plan"], repo)
+        sh(gtd_cmd("auto", "setup", "--json"), repo)
+        ways = {"fast path": [PY, "-c", _RUN], "typer": [PY, "-c", _VIA_TYPER]}
+        step = iter(range(1, 10**6))  # mod0.py holds 0 already
+
+        def begun(valgrind: list[str] = []) -> int:  # noqa: B006 (never changed)
+            argv = [*valgrind, *gtd_cmd("cycle", "begin", "--json")]
+            out = json.loads(sh(argv, repo).stdout)
+            assert out["status"] == "task", out
+            i = next(step)
+            (repo / "src" / f"mod{i % 20}.py").write_text(f"VALUE = {i}\n")
+            return int(out["cycle"])
+
+        def end(way: str, cycle: int) -> list[str]:
+            return [*ways[way], "cycle", "end", "--cycle", str(cycle), "--json"]
+
+        def timed(way: str) -> tuple[float, float]:
+            argv = end(way, begun())
+            before = _children_cpu()
+            start = time.perf_counter()
+            out = sh(argv, repo).stdout
+            took = (time.perf_counter() - start) * 1000
+            assert json.loads(out)["status"] == "passed", out
+            return took, _children_cpu() - before
+
+        def instructions(way: str) -> tuple[float, float]:
+            """The helper's own process and the worker it forks, in M instructions
+            (valgrind follows a fork, not an exec: git and the tests are not
+            counted). The worker's count starts from the helper's at the fork
+            (the counters are copied with the process). `begin` runs under
+            valgrind too: the environment it records for the cycle is then the
+            one `end` sees (valgrind sets LD_LIBRARY_PATH; a change reverts)."""
+            import re
+
+            logs = Path(tmp) / way.replace(" ", "-")
+            logs.mkdir()
+            valgrind = [
+                "valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=no",
+                "--cachegrind-out-file=/dev/null", f"--log-file={logs}/%p.log",
+            ]  # fmt: skip
+            cycle = begun([*valgrind[:-1], f"--log-file={logs}/begin.log"])
+            run = subprocess.run(
+                [*valgrind, *end(way, cycle)],
+                cwd=repo,
+                env=ENV,  # as begin's: a changed variable would revert the cycle
+                text=True,
+                capture_output=True,
+                check=True,
+            )
+            assert json.loads(run.stdout)["status"] == "passed", run.stdout
+            time.sleep(2)  # the worker may write its last lines after the answer
+            counts: dict[int, tuple[int, int]] = {}  # pid: (parent pid, instructions)
+            for log in logs.glob("[0-9]*.log"):  # an exec'd child's log has no count
+                text = log.read_text()
+                refs = re.findall(r"I\s+refs:\s+([\d,]+)", text)
+                parent = re.findall(r"Parent PID: (\d+)", text)
+                if refs and parent:
+                    counts[int(log.stem)] = (int(parent[0]), int(refs[-1].replace(",", "")))
+            helper = [n for ppid, n in counts.values() if ppid not in counts]
+            worker = [n for ppid, n in counts.values() if ppid in counts]
+            assert len(helper) == len(worker) == 1, counts
+            return helper[0] / 1e6, worker[0] / 1e6
+
+        out: dict[str, float] = {}
+        if shutil.which("valgrind") is not None:
+            for way in ways:
+                helper, worker = instructions(way)
+                out[f"gtd cycle end, {way}: the helper's process (M instructions)"] = helper
+                out[f"gtd cycle end, {way}: its worker, counted from the helper's start (M)"] = (
+                    worker
+                )
+        else:
+            print("# end: instructions skipped, valgrind is not installed", flush=True)
+        for way in ways:
+            timed(way)  # warm
+        samples: dict[str, list[tuple[float, float]]] = {way: [] for way in ways}
+        names = list(ways)
+        for i in range(runs):
+            for way in names if i % 2 else names[::-1]:
+                samples[way].append(timed(way))
+    for what, at in (("wall", 0), ("CPU", 1)):
+        for way in names:
+            got = [s[at] for s in samples[way]]
+            out[f"gtd cycle end, {way}, {what} (ms)"] = statistics.median(got)
+        diffs = [t[at] - f[at] for f, t in zip(samples["fast path"], samples["typer"], strict=True)]
+        low, high = median_interval(diffs)
+        out[f"typer's path over the fast path, {what}, median of paired diffs (ms)"] = (
+            statistics.median(diffs)
+        )
+        out[f"  95 % interval, low (ms), {what}"] = low
+        out[f"  95 % interval, high (ms), {what}"] = high
+    return out
+
+
 def _children_cpu() -> float:
     """User and system CPU time of every child process waited for so far, in ms."""
     import resource
@@ -586,6 +716,7 @@ BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "work": bench_work,
     "realsuites": bench_realsuites,
     "box": bench_box,
+    "end": bench_end,
 }
 # Run only when asked for (--realsuites or --only realsuites): it takes minutes.
 DEFAULT = ("startup", "tick", "ratchet", "room", "work")

@@ -65,3 +65,7 @@ def test_the_per_tick_commands_and_the_hook_load_neither_typing_nor_typer(projec
     loaded, out = _loaded(project.path, "hook", "pre-tool-use", stdin=json.dumps(call))
     assert '"deny"' in out, out  # it judged the call (a snapshot test, mid-cycle)
     assert loaded == [], f"gtd hook pre-tool-use loaded {loaded}"
+    project.write("app.py", "VALUE = 1\n")
+    loaded, out = _loaded(project.path, "cycle", "end", "--cycle", "1", "--learning", "x", "--json")
+    assert json.loads(out)["status"] == "passed", out  # it judged and committed
+    assert loaded == [], f"gtd cycle end loaded {loaded}"

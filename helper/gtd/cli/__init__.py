@@ -1,12 +1,12 @@
 """The `gtd` entry point.
 
 Command bodies live in the ``*_cmd`` modules as plain functions; ``gtd.cli.app``
-declares them to typer. The per-tick commands (`gtd cycle begin`, `gtd plan next`)
-run every minute of an unattended loop, `gtd auto status` is a glance, and `gtd
-ratchet run` is measured against the bare test command, so when argv is exactly
-one of them main() calls the body directly and typer (about 90 ms of imports) is
-never loaded. Any
-other argv, including --help, goes through typer."""
+declares them to typer. The per-tick commands (`gtd cycle begin`, `gtd cycle end`,
+`gtd plan next`, the PreToolUse hook) run every minute or every tool call of an
+unattended loop, `gtd auto status` is a glance, and `gtd ratchet run` is measured
+against the bare test command, so when argv is exactly one of them main() calls
+the body directly and typer (about 90 ms of imports) is never loaded. Any other
+argv, including --help, goes through typer."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 _JSON = frozenset({"--json"})
 FAST_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("cycle", "begin"): frozenset({"--json", "--tick"}),
+    ("cycle", "end"): _JSON,
     ("ratchet", "run"): _JSON,
     ("hook", "pre-tool-use"): frozenset(),
     ("plan", "next"): _JSON,
@@ -42,6 +43,15 @@ FAST_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("next",): _JSON,
     ("status",): _JSON,
     ("run",): _JSON,
+}
+# The options with a value the fast path reads, by the kind of value: "text" any
+# string (typer's `str`), "count" a whole number of at least 1 (typer's `int,
+# min=1`). A value the fast path cannot read exactly as typer would (one
+# that starts with "-", a number with a sign, a leading zero, spaces or more than
+# nine digits) sends the argv through typer. tests/test_cli.py checks these
+# options' types against typer's and parses argvs both ways.
+FAST_VALUES: dict[tuple[str, ...], dict[str, str]] = {
+    ("cycle", "end"): {"--learning": "text", "--cycle": "count", "--review": "text"},
 }
 # Step mode (the gtd 2.x surface): its errors answer {"state":"error","prompt":...}
 # under --json instead of auto mode's envelope. The same test checks these are the
@@ -62,15 +72,75 @@ def _fast_path(args: list[str]) -> Callable[[], int] | None:
         allowed = FAST_COMMANDS.get(words) if len(words) == size else None
         if allowed is None:
             continue
-        flags = args[size:]
-        if len(set(flags)) != len(flags) or not set(flags) <= allowed:
+        parsed = fast_options(args[size:], allowed, FAST_VALUES.get(words, {}))
+        if parsed is None:
             return None
-        return _fast_body(words, set(flags))
+        flags, values = parsed
+        return _fast_body(words, flags, values)
     return None
 
 
-def _fast_body(words: tuple[str, ...], flags: set[str]) -> Callable[[], int]:
+def fast_options(
+    rest: list[str], allowed: frozenset[str], kinds: dict[str, str]
+) -> tuple[set[str], dict[str, str | int]] | None:
+    """The flags and option values of ``rest`` as typer would read them, or None
+    for anything else (typer then answers it, errors included): an unknown
+    token, an option given twice, a missing or unusual value."""
+    flags: set[str] = set()
+    values: dict[str, str | int] = {}
+    at = 0
+    while at < len(rest):
+        token = rest[at]
+        at += 1
+        name, eq, inline = token.partition("=")
+        if not eq and token in allowed:
+            if token in flags:
+                return None
+            flags.add(token)
+            continue
+        kind = kinds.get(name)
+        if kind is None or name in values:
+            return None
+        if eq:  # `--opt=value`: click takes the value after "=" as it is
+            raw = inline
+        elif at < len(rest) and not rest[at].startswith("-"):
+            raw = rest[at]
+            at += 1
+        else:  # no value, or one starting with "-" (typer would take `--json` as
+            return None  # the value: a slip more likely than a meaning)
+        value = _value(raw, kind)
+        if value is None:
+            return None
+        values[name] = value
+    return flags, values
+
+
+def _value(raw: str, kind: str) -> str | int | None:
+    if kind == "text":  # typer's `str` keeps it as it is (spaces, lone surrogates)
+        return raw
+    # "count": plain ASCII digits, no leading zero (so at least 1), few enough
+    # that int() reads them as typer's `int, min=1` does (typer itself also takes
+    # " 3", "01" or "3.0": those go through it).
+    if raw.isascii() and raw.isdigit() and raw[0] != "0" and len(raw) <= 9:
+        return int(raw)
+    return None
+
+
+def _fast_body(
+    words: tuple[str, ...], flags: set[str], values: dict[str, str | int]
+) -> Callable[[], int]:
     as_json = "--json" in flags
+    if words == ("cycle", "end"):  # once a tick, after the implementer's turn
+        import gtd.cli.cycle_cmd as cycle_cmd
+
+        learning, review = values.get("--learning"), values.get("--review")
+        cycle = values.get("--cycle")
+        return lambda: cycle_cmd.end(
+            as_json,
+            learning if isinstance(learning, str) else None,
+            cycle if isinstance(cycle, int) else None,
+            review if isinstance(review, str) else None,
+        )
     if words == ("cycle", "begin"):
         import gtd.cli.cycle_cmd as cycle_cmd
 
