@@ -69,6 +69,7 @@ def run_checks(
         checks.append(check_test_command(cwd))
     checks.append(check_sandbox())
     checks.append(check_network_asks(home, env))
+    checks.append(check_prompts(home, env))
     checks.append(check_judge_box(cwd))
     return checks
 
@@ -103,6 +104,29 @@ def check_network_asks(home: Path, env: Mapping[str, str]) -> Check:
         f'{why}: set "sandbox": {{"network": {{"strictAllowlist": true}}}} in '
         f"{where} (Claude Code reads it only there, --settings or managed settings; "
         "docs/sandbox.md)",
+    )
+
+
+def check_prompts(home: Path, env: Mapping[str, str]) -> Check:
+    """Whether any permission prompt of Claude Code can still wait for a person
+    during a night's loop, said plainly: only
+    ``permissions.denyInsteadOfPrompting`` in the user's (or managed) settings
+    refuses every one; gtd sets it for a loop's duration with the person's
+    consent (gtd.auto.user_settings)."""
+    from gtd.auto import user_settings
+
+    name = "prompts"
+    why, where = user_settings.prompt_waits(home, env)
+    held = user_settings.owners()
+    if why is None:
+        by = f"; set by gtd for the loop in {', '.join(held)}" if held else ""
+        return Check(name, "ok", f"no prompt can wait for you: {where}{by}")
+    return Check(
+        name,
+        "warn",
+        f"a prompt can wait for you: {why}. `gtd auto setup --user-settings` (or "
+        f"GTD_USER_SETTINGS=on) sets permissions.denyInsteadOfPrompting in {where} "
+        "for the loop's duration (docs/sandbox.md)",
     )
 
 
