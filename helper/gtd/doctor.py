@@ -88,8 +88,9 @@ def check_sandbox() -> Check:
 
 def check_network_asks(home: Path, env: Mapping[str, str]) -> Check:
     """No prompt may wait for a person at night: a sandboxed command's connection
-    to a host no setting allows is one, unless the person's own settings refuse
-    it (gtd cannot, from the project: gtd.auto.sandbox.network_asks)."""
+    to a host no setting allows is one, unless the user's settings refuse it
+    (not the project's: gtd.auto.sandbox.network_asks; `check_prompts` covers
+    every prompt)."""
     from gtd.auto.sandbox import network_asks, unavailable
 
     name = "network prompts"
@@ -101,7 +102,8 @@ def check_network_asks(home: Path, env: Mapping[str, str]) -> Check:
     return Check(
         name,
         "warn",
-        f'{why}: set "sandbox": {{"network": {{"strictAllowlist": true}}}} in '
+        f"{why}: `gtd auto setup --user-settings` refuses it for the loop's duration, "
+        f'or set "sandbox": {{"network": {{"strictAllowlist": true}}}} in '
         f"{where} (Claude Code reads it only there, --settings or managed settings; "
         "docs/sandbox.md)",
     )

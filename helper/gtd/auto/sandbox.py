@@ -79,8 +79,9 @@ def unavailable() -> str | None:
 # ``sandbox.network.allowedDomains`` a refusal rather than a question to the
 # person (Claude Code 2.1.332 asks in an interactive session, in the default and
 # acceptEdits modes). Claude Code reads both only from user, --settings and
-# managed settings: in the project's or local settings, where gtd writes, they
-# are ignored. So gtd can only say so (`gtd doctor`).
+# managed settings: in the project's or local settings, where this block goes,
+# they are ignored. gtd.auto.user_settings sets the first in the user settings
+# for a loop, with the person's consent; `gtd doctor` says whether one is set.
 _NO_NETWORK_ASK = (
     ("sandbox", "network", "strictAllowlist"),
     ("permissions", "denyInsteadOfPrompting"),
