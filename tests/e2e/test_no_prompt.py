@@ -16,6 +16,7 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -142,7 +143,7 @@ def test_a_network_prompt_waits_until_setup_writes_the_user_setting(
 
         gtd_env = {**os.environ, "CLAUDE_CONFIG_DIR": env["CLAUDE_CONFIG_DIR"]}
         res = subprocess.run(
-            ["gtd", "auto", "setup", "--user-settings"],
+            [sys.executable, "-m", "gtd", "auto", "setup", "--user-settings"],
             cwd=repo,
             env=gtd_env,
             capture_output=True,
@@ -167,7 +168,11 @@ def test_a_network_prompt_waits_until_setup_writes_the_user_setting(
             proc.wait(timeout=10)
 
     res = subprocess.run(
-        ["gtd", "auto", "sandbox", "--off"], cwd=repo, env=gtd_env, capture_output=True, text=True
+        [sys.executable, "-m", "gtd", "auto", "sandbox", "--off"],
+        cwd=repo,
+        env=gtd_env,
+        capture_output=True,
+        text=True,
     )
     assert res.returncode == 0, res.stderr
     assert user.read_text() == PERSON
