@@ -781,6 +781,8 @@ class Installer:
             return
         for folder in removed:
             print(f"  removed from {tilde(Path(folder))}/.claude/settings.local.json")
+        if json.loads(res.stdout).get("user_settings") == "removed":
+            print("  removed permissions.denyInsteadOfPrompting from Claude Code's user settings")
 
 
 def path_dirs() -> list[Path]:

@@ -69,6 +69,7 @@ def run_checks(
         checks.append(check_test_command(cwd))
     checks.append(check_sandbox())
     checks.append(check_network_asks(home, env))
+    checks.append(check_prompts(home, env))
     checks.append(check_judge_box(cwd))
     return checks
 
@@ -87,8 +88,9 @@ def check_sandbox() -> Check:
 
 def check_network_asks(home: Path, env: Mapping[str, str]) -> Check:
     """No prompt may wait for a person at night: a sandboxed command's connection
-    to a host no setting allows is one, unless the person's own settings refuse
-    it (gtd cannot, from the project: gtd.auto.sandbox.network_asks)."""
+    to a host no setting allows is one, unless the user's settings refuse it
+    (not the project's: gtd.auto.sandbox.network_asks; `check_prompts` covers
+    every prompt)."""
     from gtd.auto.sandbox import network_asks, unavailable
 
     name = "network prompts"
@@ -100,9 +102,33 @@ def check_network_asks(home: Path, env: Mapping[str, str]) -> Check:
     return Check(
         name,
         "warn",
-        f'{why}: set "sandbox": {{"network": {{"strictAllowlist": true}}}} in '
+        f"{why}: `gtd auto setup --user-settings` refuses it for the loop's duration, "
+        f'or set "sandbox": {{"network": {{"strictAllowlist": true}}}} in '
         f"{where} (Claude Code reads it only there, --settings or managed settings; "
         "docs/sandbox.md)",
+    )
+
+
+def check_prompts(home: Path, env: Mapping[str, str]) -> Check:
+    """Whether any permission prompt of Claude Code can still wait for a person
+    during a night's loop, said plainly: only
+    ``permissions.denyInsteadOfPrompting`` in the user's (or managed) settings
+    refuses every one; gtd sets it for a loop's duration with the person's
+    consent (gtd.auto.user_settings)."""
+    from gtd.auto import user_settings
+
+    name = "prompts"
+    why, where = user_settings.prompt_waits(home, env)
+    held = user_settings.owners()
+    if why is None:
+        by = f"; set by gtd for the loop in {', '.join(held)}" if held else ""
+        return Check(name, "ok", f"no prompt can wait for you: {where}{by}")
+    return Check(
+        name,
+        "warn",
+        f"a prompt can wait for you: {why}. `gtd auto setup --user-settings` (or "
+        f"GTD_USER_SETTINGS=on) sets permissions.denyInsteadOfPrompting in {where} "
+        "for the loop's duration (docs/sandbox.md)",
     )
 
 

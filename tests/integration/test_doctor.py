@@ -376,3 +376,36 @@ def test_a_network_prompt_at_night_is_warned_of_until_the_user_settings_refuse_i
     )
     line = checks(run_gtd(tmp_path, "doctor", "--json").json)["network prompts"]
     assert line["status"] == "warn", line
+
+
+def test_doctor_says_plainly_whether_a_prompt_can_still_wait(
+    tmp_path: Path, claude_dir: Path
+) -> None:
+    """Only permissions.denyInsteadOfPrompting in the user's (or managed)
+    settings refuses every prompt; strictAllowlist refuses the network's only,
+    and the project's settings do not count."""
+    from gtd.auto import sandbox
+
+    if any(Path(p).exists() for p in sandbox._MANAGED):
+        pytest.skip("managed settings on this machine decide it")
+    line = checks(run_gtd(tmp_path, "doctor", "--json").json)["prompts"]
+    assert line["status"] == "warn", line
+    assert "a prompt can wait for you" in line["detail"]
+    assert "--user-settings" in line["detail"]
+    (claude_dir / "settings.json").write_text(
+        json.dumps({"sandbox": {"network": {"strictAllowlist": True}}})
+    )
+    assert checks(run_gtd(tmp_path, "doctor", "--json").json)["prompts"]["status"] == "warn"
+    project = tmp_path / ".claude"
+    project.mkdir()
+    (project / "settings.local.json").write_text(
+        json.dumps({"permissions": {"denyInsteadOfPrompting": True}})
+    )
+    assert checks(run_gtd(tmp_path, "doctor", "--json").json)["prompts"]["status"] == "warn"
+    (claude_dir / "settings.json").write_text(
+        json.dumps({"permissions": {"denyInsteadOfPrompting": True}})
+    )
+    line = checks(run_gtd(tmp_path, "doctor", "--json").json)["prompts"]
+    assert line["status"] == "ok", line
+    assert line["detail"].startswith("no prompt can wait for you")
+    assert str(claude_dir / "settings.json") in line["detail"]

@@ -729,3 +729,39 @@ def test_with_another_gtd_first_on_path_the_next_step_names_this_one(
     monkeypatch.setenv("PATH", f"{installer.bin_dir}:{other}:/usr/bin:/bin")
     lines = installer.summary("plugin", installer.prefix / "plugin", __version__, 0).splitlines()
     assert lines[-2] == "Next: gtd demo   (one night of auto mode on a sample project)"
+
+
+def test_uninstall_gives_the_user_settings_back(tmp_path: Path) -> None:
+    """The night's key gtd merged into Claude Code's user settings
+    (gtd.auto.user_settings) goes with the helper: install.py runs the helper's
+    `gtd auto sandbox --off --all` before removing it. The helper here is this
+    checkout's, behind the venv's `python`."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    person = '{\n    "theme": "dark"\n}\n'
+    settings = home / ".claude" / "settings.json"
+    settings.write_text(person)
+    env = user_env(home)
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    prefix = home / ".local" / "share" / "gtd-pack"
+    python = prefix / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    held = subprocess.run(
+        [str(python), "-c", "import sys; from pathlib import Path; "
+         "from gtd.auto import user_settings; user_settings.hold(Path(sys.argv[1]))",
+         str(tmp_path)],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert held.returncode == 0, held.stderr
+    assert json.loads(settings.read_text())["permissions"]["denyInsteadOfPrompting"] is True
+    res = run([sys.executable, str(ROOT / "install.py"), "--uninstall"], tmp_path, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "removed permissions.denyInsteadOfPrompting" in res.stdout, res.stdout
+    assert settings.read_text() == person
+    assert not (tmp_path / "state" / "gtd" / "user-settings.json").exists()

@@ -152,6 +152,7 @@ EDGE = (
     "gtd.auto.harness",
     "gtd.auto.guard",
     "gtd.auto.sandbox",
+    "gtd.auto.user_settings",
     "gtd.auto.agent_fence",
     "gtd.auto.notifier",
     # helper/gtd/auto/cycle

@@ -179,6 +179,7 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             continue
         if status != "task":
             sandbox.follow(root, dict(answer))  # the loop ends: the settings go
+            _release_user_settings(root)
             return _stop(status, answer, say)
         cycles += 1
         phase = "agent"
@@ -355,3 +356,13 @@ def prune_logs(folder: Path, newest: int, keep: int = KEEP_LOGS) -> list[Path]:
                 path.unlink()
                 removed.append(path)
     return removed
+
+
+def _release_user_settings(root: Path) -> None:
+    """The night's no-prompt key of the person's user settings, if this loop
+    held it (gtd.auto.user_settings), goes with the loop."""
+    from gtd.auto import user_settings
+    from gtd.errors import GtdError
+
+    with contextlib.suppress(OSError, GtdError):
+        user_settings.release(root)

@@ -79,8 +79,9 @@ def unavailable() -> str | None:
 # ``sandbox.network.allowedDomains`` a refusal rather than a question to the
 # person (Claude Code 2.1.332 asks in an interactive session, in the default and
 # acceptEdits modes). Claude Code reads both only from user, --settings and
-# managed settings: in the project's or local settings, where gtd writes, they
-# are ignored. So gtd can only say so (`gtd doctor`).
+# managed settings: in the project's or local settings, where this block goes,
+# they are ignored. gtd.auto.user_settings sets the first in the user settings
+# for a loop, with the person's consent; `gtd doctor` says whether one is set.
 _NO_NETWORK_ASK = (
     ("sandbox", "network", "strictAllowlist"),
     ("permissions", "denyInsteadOfPrompting"),
@@ -166,14 +167,15 @@ def _other_worktrees(git: Git, real: Path) -> list[str]:
 
 
 def merge(
-    settings: dict[str, Any], block: dict[str, Any]
+    settings: dict[str, Any], block: dict[str, Any], under: tuple[str, ...] = ("sandbox",)
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``settings`` with ``block`` merged under ``sandbox``, and what changed, in
-    order: each object we had to create (or put in place of a value that was no
+    """``settings`` with ``block`` merged under ``under`` (the user's settings
+    take theirs at the top: gtd.auto.user_settings), and what changed, in order:
+    each object we had to create (or put in place of a value that was no
     object), each value we set and what it replaced, each list entry we added."""
     out: dict[str, Any] = json.loads(json.dumps(settings))
     leaves: list[dict[str, Any]] = []
-    for keys, value in _leaves(block, ("sandbox",)):
+    for keys, value in _leaves(block, under):
         parent = out
         for depth, k in enumerate(keys[:-1]):
             node = parent.get(k)
@@ -424,6 +426,12 @@ def _save(root: Path, settings: dict[str, Any]) -> None:
 _ENDED = frozenset({"halted", "blocked", "complete", "error"})
 
 
+def ends(answer: Mapping[str, Any]) -> bool:
+    """Whether ``answer`` ends the loop (no agent runs until a person acts)."""
+    following = str(answer.get("next") or "")
+    return answer.get("status") in _ENDED or following.startswith(("halt", "complete", "stop"))
+
+
 def follow(root: Path, answer: MutableMapping[str, Any]) -> None:
     """Keep the settings in step with the loop, after a helper command answered:
     written when setup is ready, removed when the loop ends. Never in the way:
@@ -436,14 +444,14 @@ def follow(root: Path, answer: MutableMapping[str, Any]) -> None:
     from gtd.errors import GtdError
     from gtd.git import Git
 
-    status, following = answer.get("status"), str(answer.get("next") or "")
+    status = answer.get("status")
     try:
         git = Git(root)
         if status == "ready":
             on = apply(root, git)
             why = unavailable() or "off (GTD_SANDBOX=off, or the settings file is tracked)"
             answer["sandbox"] = f"on ({SETTINGS})" if on else why
-        elif status in _ENDED or following.startswith(("halt", "complete", "stop")):
+        elif ends(answer):
             remove(root, git)
     except (OSError, GtdError) as exc:
         said = f"sandbox settings: {exc}"

@@ -258,11 +258,17 @@ def _auto_setup(
         "--accept-baseline",
         help="Seal a baseline with problems (collection errors, no test passing) anyway.",
     ),
+    user_settings: bool = typer.Option(
+        False,
+        "--user-settings",
+        help="For the loop's duration, set permissions.denyInsteadOfPrompting in your "
+        "Claude Code user settings, so no prompt waits for you (docs/sandbox.md).",
+    ),
 ) -> None:
     """Check repo and PLAN.md, write config, snapshot + baseline; print the loop command."""
     from gtd.cli import auto_cmd
 
-    raise typer.Exit(auto_cmd.setup(as_json, accept))
+    raise typer.Exit(auto_cmd.setup(as_json, accept, user_settings))
 
 
 @auto_app.command("status")

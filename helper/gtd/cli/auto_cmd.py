@@ -6,13 +6,16 @@ from gtd.cli.cycle_cmd import fence, render
 from gtd.cli.output import emit, root
 
 
-def setup(as_json: bool, accept: bool = False) -> int:
+def setup(as_json: bool, accept: bool = False, user_settings: bool = False) -> int:
+    from gtd.auto import user_settings as no_prompt
     from gtd.auto.setup import setup as run_setup
     from gtd.cli.cycle_cmd import render
     from gtd.clock import now
 
-    answer = run_setup(root(), now(), accept=accept)
+    here = root()
+    answer = run_setup(here, now(), accept=accept)
     fence(answer)
+    no_prompt.follow_setup(here, answer, user_settings)
     emit(answer, render(answer), as_json)
     return 0
 
@@ -20,6 +23,7 @@ def setup(as_json: bool, accept: bool = False) -> int:
 def sandbox(off: bool, everywhere: bool, as_json: bool) -> int:
     """`gtd auto sandbox [--off [--all]]` (docs/sandbox.md)."""
     from gtd.auto import sandbox as box
+    from gtd.auto import user_settings
     from gtd.git import Git
 
     if off and everywhere:
@@ -27,6 +31,7 @@ def sandbox(off: bool, everywhere: bool, as_json: bool) -> int:
         answer = {
             "status": "off",
             "removed": done,
+            "user_settings": "removed" if user_settings.release_all() else "untouched",
             "message": f"removed in {len(done)} repositories",
         }
     else:
@@ -34,6 +39,7 @@ def sandbox(off: bool, everywhere: bool, as_json: bool) -> int:
         git = Git(here)
         if off:
             box.remove(here, git)
+            user_settings.release(here)
         why = box.unavailable()
         status = "on" if box.active(git) else "unavailable" if why else "off"
         answer = {"status": status, "settings": box.SETTINGS, "message": why or f"sandbox {status}"}

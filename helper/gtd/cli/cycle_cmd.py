@@ -5,6 +5,7 @@ tick, so it is a few `key: value` lines with the status first, nothing more."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 from gtd.auto.cycle.answers import Answer
@@ -83,6 +84,11 @@ def fence(answer: Any) -> None:
     except GtdError:
         return
     sandbox.follow(here, answer)
+    if sandbox.ends(answer):
+        from gtd.auto import user_settings
+
+        with contextlib.suppress(OSError, GtdError):  # never in the way of the answer
+            user_settings.release(here)  # the night's no-prompt key, if held
 
 
 def render(answer: Mapping[str, Any]) -> str:

@@ -81,3 +81,15 @@ _keys = st.sampled_from(["sandbox", "enabled", "filesystem", "denyWrite", "exclu
 def test_any_settings_round_trip(person: dict[str, Any]) -> None:
     merged, leaves = merge(person, BLOCK)
     assert unmerge(merged, json.loads(json.dumps(leaves))) == person
+
+
+def test_a_block_merged_at_the_top_comes_out_exactly() -> None:
+    """The user settings' key (gtd.auto.user_settings) is merged at the top,
+    beside the person's own permissions."""
+    person = {"permissions": {"allow": ["Bash(make:*)"]}, "theme": "dark"}
+    block = {"permissions": {"denyInsteadOfPrompting": True}}
+    merged, leaves = merge(person, block, ())
+    assert merged["permissions"] == {"allow": ["Bash(make:*)"], "denyInsteadOfPrompting": True}
+    assert unmerge(merged, leaves) == person
+    none, leaves = merge({}, block, ())
+    assert unmerge(none, leaves) == {}
