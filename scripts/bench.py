@@ -668,6 +668,8 @@ def main() -> None:
     parser.add_argument("--repo", help="--only repo: a repository `gtd auto setup` made ready")
     parser.add_argument("--repo-command", help="--only repo: its test command, run bare")
     args = parser.parse_args()
+    if "repo" in (args.only or ()) and not (args.repo and args.repo_command):
+        parser.error("--only repo needs --repo and --repo-command")
     import compileall
 
     import gtd
