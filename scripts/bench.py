@@ -16,6 +16,10 @@ Measures, as medians over repeated real subprocess runs on this machine:
     .cache/realsuites/). Run it on a quiet machine: the figures are ratios of a
     few percent.
 
+  * with --only repo --repo PATH --repo-command CMD [--pairs N]: the same
+    overhead on any repository set up with `gtd auto setup` (a real suite too
+    large for tests/realsuites), CPU time of paired, interleaved runs first.
+
   * with --only box: the judge's box's added cost on `gtd cycle end` (bubblewrap
     needed), boxed against ``ratchet.box: false`` in paired, interleaved cycles.
   * with --only end: `gtd cycle end` on the CLI's fast path against typer's path,
@@ -24,6 +28,7 @@ Measures, as medians over repeated real subprocess runs on this machine:
 Usage: .venv/bin/python scripts/bench.py [--runs N] [--pairs N] [--only NAME ...]
        .venv/bin/python scripts/bench.py --realsuites [--realsuite-pairs N]
            [--realsuite-full] [--only realsuites]
+       .venv/bin/python scripts/bench.py --only repo --repo PATH --repo-command CMD
 """
 
 from __future__ import annotations
@@ -708,6 +713,48 @@ def bench_realsuites(pairs: int, full: bool = False) -> dict[str, float]:
     return out
 
 
+def bench_repo(pairs: int, repo: Path, command: str) -> dict[str, float]:
+    """`gtd ratchet run` vs its bare test command on a repository the caller set
+    up (`gtd auto setup` answered ready): a real project's suite too large or too
+    slow for tests/realsuites (one with hypothesis and ~1,400 tests, say).
+    Interleaved pairs, the order alternating; CPU time of each run's processes
+    (the helper's, git's and the test process's: RUSAGE_CHILDREN) is the main
+    measure, as a loaded machine's wall time moves by more than the overhead.
+    ``command``: the test command setup chose (`gtd doctor` names it)."""
+    import shlex
+
+    direct = shlex.split(command)
+    ratchet = gtd_cmd("ratchet", "run", "--json")
+    first = subprocess.run(ratchet, cwd=repo, env=ENV, capture_output=True, text=True)
+    verdict = json.loads(first.stdout)
+    assert verdict["passed"], verdict
+    total = verdict["tests_total"]
+    subprocess.run(direct, cwd=repo, env=ENV, capture_output=True, check=False)
+    cpu: list[tuple[float, float]] = []
+    wall: list[tuple[float, float]] = []
+    for i in range(pairs):
+        sample = {}
+        order = [("bare", direct), ("ratchet", ratchet)]
+        for name, cmd in order if i % 2 == 0 else order[::-1]:
+            before, start = _children_cpu(), time.perf_counter()
+            subprocess.run(cmd, cwd=repo, env=ENV, capture_output=True, check=False)
+            sample[name] = (time.perf_counter() - start) * 1000, _children_cpu() - before
+        wall.append((sample["bare"][0], sample["ratchet"][0]))
+        cpu.append((sample["bare"][1], sample["ratchet"][1]))
+        print(f"# pair {i + 1}: cpu {cpu[-1][0]:.0f} / {cpu[-1][1]:.0f} ms", flush=True)
+    label = f"{repo.name}, {total} tests, {pairs} pairs"
+    out: dict[str, float] = {}
+    for measure, samples in (("CPU", cpu), ("wall", wall)):
+        ratios = [r / d for d, r in samples]
+        low, high = median_interval(ratios)
+        out[f"{label}: bare, {measure} (ms)"] = statistics.median(d for d, _ in samples)
+        out[f"{label}: gtd ratchet run, {measure} (ms)"] = statistics.median(r for _, r in samples)
+        out[f"{label}: {measure} median of paired ratios"] = statistics.median(ratios)
+        out[f"{label}: {measure} 95 % interval, low ratio"] = low
+        out[f"{label}: {measure} 95 % interval, high ratio"] = high
+    return out
+
+
 BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "startup": bench_startup,
     "tick": bench_tick,
@@ -717,6 +764,7 @@ BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "realsuites": bench_realsuites,
     "box": bench_box,
     "end": bench_end,
+    "repo": lambda n: {},  # (needs --repo: made in main)
 }
 # Run only when asked for (--realsuites or --only realsuites): it takes minutes.
 DEFAULT = ("startup", "tick", "ratchet", "room", "work")
@@ -748,7 +796,11 @@ def main() -> None:
         default=15,
         help="interleaved pairs per real suite (boltons: ~10 s a run, pyparsing: ~6 s)",
     )
+    parser.add_argument("--repo", help="--only repo: a repository `gtd auto setup` made ready")
+    parser.add_argument("--repo-command", help="--only repo: its test command, run bare")
     args = parser.parse_args()
+    if "repo" in (args.only or ()) and not (args.repo and args.repo_command):
+        parser.error("--only repo needs --repo and --repo-command")
     import compileall
 
     import gtd
@@ -761,10 +813,11 @@ def main() -> None:
     names = list(args.only or DEFAULT)
     if args.realsuites and "realsuites" not in names:
         names.append("realsuites")
-    counts = {"ratchet": args.pairs, "realsuites": args.realsuite_pairs}
+    counts = {"ratchet": args.pairs, "realsuites": args.realsuite_pairs, "repo": args.pairs}
     benches: dict[str, Callable[[int], dict[str, float]]] = {
         **BENCHES,
         "realsuites": lambda n: bench_realsuites(n, args.realsuite_full),
+        "repo": lambda n: bench_repo(n, Path(args.repo).resolve(), args.repo_command),
     }
     for name in names:
         for label, value in benches[name](counts.get(name, args.runs)).items():
