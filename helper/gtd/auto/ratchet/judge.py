@@ -113,6 +113,7 @@ def judge_candidate(git: Git, rm: room.Room, config: AutoConfig, job: JudgeReque
         only_old = tuple(snapshot.test_paths) if split else None
         submodules = frozenset(p for p, e in listing.items() if e.kind == "commit")
         protected = guarded_files(guarded, base_listing, config.protect)
+        again = reruns.Context(git, rm, config, env, snapshot, submodules)  # runs to excuse
         # What the run wrote (one git call, before a sync could write over the
         # evidence), asked as soon as the commands have ended, while the report
         # is read and judged: it is on the run's critical path.
@@ -135,14 +136,12 @@ def judge_candidate(git: Git, rm: room.Room, config: AutoConfig, job: JudgeReque
         found += leftovers.reasons(first.result, snapshot.baseline)
         found += written.result()
         if split and not found:
-            found += reruns.doctests_rewritten(
-                git, rm, config, env, snapshot, first.report, submodules
-            )
+            found += reruns.doctests_rewritten(again, first.report)
         flaky: tuple[str, ...] = ()
         if not found:
             judged = old_tree if split else new_tree
             flaky = reruns.flaky(
-                git, rm, config, env, snapshot, first.result, tolerated, judged, submodules,
+                again, first.result, tolerated, judged,
                 excusable=lambda: _excusable(environment, found), guarded=protected,
                 company=only_old,
             )  # fmt: skip
@@ -169,8 +168,7 @@ def judge_candidate(git: Git, rm: room.Room, config: AutoConfig, job: JudgeReque
             ()
             if found
             else reruns.skipped_by_environment(
-                git, rm, config, env, snapshot, first.result, submodules,
-                excusable=lambda: _excusable(environment, found),
+                again, first.result, excusable=lambda: _excusable(environment, found)
             )
         )  # fmt: skip
         merged = merge_runs(first.result, None if second is None else second.result, snapshot)

@@ -14,18 +14,28 @@ from gtd.auto.ratchet.model import RunResult, Snapshot
 from gtd.auto.ratchet.results import Report
 from gtd.auto.ratchet.verdict import skipped_now
 from gtd.git import Git
+from gtd.tuples import NamedTuple
+
+
+class Context(NamedTuple):
+    """Where these runs are made: the room ``rm`` of ``git``, with ``config`` and
+    the test environment ``env``, against ``snapshot``; ``submodules``: the judged
+    tree's submodule paths (a run that wrote a file of the tree is not believed:
+    gtd.auto.ratchet.trust.untrusted)."""
+
+    git: Git
+    rm: room.Room
+    config: AutoConfig
+    env: dict[str, str]
+    snapshot: Snapshot
+    submodules: frozenset[str] = frozenset()
 
 
 def flaky(
-    git: Git,
-    rm: room.Room,
-    config: AutoConfig,
-    env: dict[str, str],
-    snapshot: Snapshot,
+    ctx: Context,
     run: RunResult,
     tolerated: frozenset[str],
     tree: str,
-    submodules: frozenset[str],
     excusable: Callable[[], bool] = lambda: True,
     guarded: tuple[str, ...] | None = None,
     company: tuple[str, ...] | None = None,
@@ -44,13 +54,14 @@ def flaky(
     itself: nothing the stat check of tracked files sees) would otherwise
     decide the next run. A run again whose report is not trustworthy, or that
     wrote a file of the judged tree, passes nothing."""
-    suspects = failing_now(snapshot, run, tolerated)
+    rm, config, env = ctx.rm, ctx.config, ctx.env
+    suspects = failing_now(ctx.snapshot, run, tolerated)
     alone = _passing_again(
-        git, rm, config, env, snapshot, tree, submodules, suspects, excusable,
+        ctx, tree, suspects, excusable,
         lambda tests: runs.run(rm, config, env, only_ids=tuple(tests), only=_TEST, guarded=guarded),
     )  # fmt: skip
     return _passing_again(
-        git, rm, config, env, snapshot, tree, submodules, list(alone), excusable,
+        ctx, tree, list(alone), excusable,
         lambda _: runs.run(rm, config, env, only_files=company, only=_TEST, guarded=guarded),
     )  # fmt: skip
 
@@ -59,13 +70,8 @@ _TEST = frozenset({"test"})  # of the configured commands, only the test command
 
 
 def _passing_again(
-    git: Git,
-    rm: room.Room,
-    config: AutoConfig,
-    env: dict[str, str],
-    snapshot: Snapshot,
+    ctx: Context,
     tree: str,
-    submodules: frozenset[str],
     suspects: list[str],
     excusable: Callable[[], bool],
     again: Callable[[list[str]], runner.Run],
@@ -73,6 +79,7 @@ def _passing_again(
     """Of ``suspects``, those that pass in one of up to ``ratchet.rerun_failures``
     runs ``again`` makes of the ones still failing, each from ``tree`` synced
     afresh; an untrustworthy run ends the search."""
+    git, rm, config, _, snapshot, submodules = ctx
     flipped: list[str] = []
     for _ in range(config.rerun_failures):
         if not suspects or not excusable():
@@ -99,13 +106,8 @@ def failing_now(snapshot: Snapshot, run: RunResult, excused: frozenset[str]) -> 
 
 
 def skipped_by_environment(
-    git: Git,
-    rm: room.Room,
-    config: AutoConfig,
-    env: dict[str, str],
-    snapshot: Snapshot,
+    ctx: Context,
     run: RunResult,
-    submodules: frozenset[str] = frozenset(),
     excusable: Callable[[], bool] = lambda: True,
 ) -> tuple[str, ...]:
     """Baseline-passing tests the candidate's run skipped that the base commit's
@@ -113,6 +115,7 @@ def skipped_by_environment(
     optional dependency went), not the code. Runs only those tests, on the base;
     a run that is not trustworthy (a process left running may rewrite the base's
     code in the checkout while it runs) excuses nothing."""
+    git, rm, config, env, snapshot, submodules = ctx
     base = snapshot.baseline.tests or {}
     suspects = sorted(
         t
@@ -128,15 +131,7 @@ def skipped_by_environment(
     return tuple(t for t in suspects if skipped_now(base[t], (again.result.tests or {}).get(t)))
 
 
-def doctests_rewritten(
-    git: Git,
-    rm: room.Room,
-    config: AutoConfig,
-    env: dict[str, str],
-    snapshot: Snapshot,
-    report: Report,
-    submodules: frozenset[str],
-) -> list[str]:
+def doctests_rewritten(ctx: Context, report: Report) -> list[str]:
     """Snapshot doctests that ran from another docstring than their source holds.
     Code can assign ``__doc__`` at import (``f.__doc__ = ...``, from any module):
     the source's docstring and its digest stay as they were while pytest runs
@@ -144,6 +139,7 @@ def doctests_rewritten(
     decorator that fills it in), that is the project's own doing: those doctests
     run on the base commit, and only a docstring that differs from that run's
     counts."""
+    git, rm, config, env, snapshot, submodules = ctx
     suspects: dict[str, str] = {}
     for item in report.items:
         if item.kind != "doctest-module" or item.docstring is None or item.deselected:
