@@ -129,10 +129,7 @@ def _run(as_json: bool) -> int:
             head, head_tree = st.head or (None, None)
             # None: HEAD was unborn (or the early build failed, and says why now).
             candidate = built if built is not None else git.worktree_tree(index, head)
-            judged = check.judge_candidate(
-                git,
-                rm,
-                config,
+            job = check.JudgeRequest(
                 snap,
                 base=snap.head,
                 base_tree=head_tree if head == snap.head else None,
@@ -141,6 +138,7 @@ def _run(as_json: bool) -> int:
                 tolerated=frozenset(records.fold(st.records).quarantined),
                 held=held,
             )
+            judged = check.judge_candidate(git, rm, config, job)
     from gtd.auto.ratchet import snapshot as codec
     from gtd.auto.readable import readable, word
 
@@ -266,8 +264,8 @@ def _record_by_hand(subject: str, change: Any, as_json: bool) -> int:
     change under it: the implementer works only while a cycle is in flight), then
     re-render memory and the report."""
     from gtd.auto import plan_file, records, state
-    from gtd.auto.cycle.engine import require_setup
     from gtd.auto.rendering import render
+    from gtd.auto.state import require_setup
     from gtd.clock import now
     from gtd.fsio import locked, state_lock
     from gtd.git import Git

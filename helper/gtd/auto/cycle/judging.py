@@ -206,10 +206,7 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
                     False, guard or refused, candidate=candidate, head=tree.head, taken_epoch=taken
                 )
             quarantined = frozenset(records.fold(st.records).quarantined)
-            judged = check.judge_candidate(
-                git,
-                rm,
-                config,
+            job = check.JudgeRequest(
                 snapshot,
                 base=current.base,
                 base_tree=base_tree,
@@ -219,6 +216,7 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
                 held=held,
                 environment=lambda: seals.environment_changes(sealed, env_dirs),
             )
+            judged = check.judge_candidate(git, rm, config, job)
     from gtd.auto.ratchet import newtests
 
     verdict = judged.verdict

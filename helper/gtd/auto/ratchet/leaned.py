@@ -2,8 +2,9 @@
 being declared: the modules they import that assert (an assertion helper kept in
 the product package, ``pkg/testing.py``), and the data files they open (golden
 files beside the code). Pure: the test sources and the tree's paths in, paths
-out. The snapshot holds them like its tests (gtd.auto.ratchet.check.snapshot_of),
-so a cycle that widens the helper or rewrites the golden file is reverted.
+out. The snapshot holds them like its tests
+(gtd.auto.ratchet.baseline_run.snapshot_of), so a cycle that widens the helper
+or rewrites the golden file is reverted.
 
 Read from the tests' syntax trees: an import names its module, and a file is a
 string the tests hand to ``open``, ``Path``, ``os.path.join`` or a ``/`` path.

@@ -19,7 +19,7 @@ usually product code shipped for users, which an agent must be free to change.
 Golden data a project keeps elsewhere (``fixtures/expected.json`` at the top)
 is declared with ``ratchet.protect``: gitignore-style patterns
 (:func:`declared`), whose files join the snapshot's test files
-(gtd.auto.ratchet.check.snapshot_of) and are held like them.
+(gtd.auto.ratchet.baseline_run.snapshot_of) and are held like them.
 
 Digests (:func:`digests`) map a *key* to a sha256:
 

@@ -1,8 +1,8 @@
 """The working tree on disk (the edge around :mod:`files` and :mod:`protect`):
 git's listing of it, and the protected configuration present in it.
 
-The ratchet itself judges git trees (gtd.auto.ratchet.check reads protected
-configuration from objects); these read the live files, for a view of the
+The ratchet itself judges git trees (gtd.auto.ratchet.candidate reads
+protected configuration from objects); these read the live files, for a view of the
 working tree as it stands."""
 
 from __future__ import annotations
