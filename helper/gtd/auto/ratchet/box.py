@@ -265,7 +265,7 @@ def wrap(
         for entry in env.get(name, "").split(os.pathsep)
         if os.path.isabs(entry)
     ]
-    for path in _under_tmp([*readable, *_environment_of(argv), *searched]):
+    for path in _under_tmp([*readable, _HELPER, *_environment_of(argv), *searched]):
         out += ["--ro-bind-try", path, path]
     for path in dict.fromkeys(os.path.abspath(p) for p in writable):
         out += ["--bind", path, path]
@@ -279,6 +279,11 @@ def wrap(
     return out
 
 
+# The helper's own package: the test process loads the ratchet's plugin and its
+# parts (gtd.auto.ratchet.plugin) from it by path, so a helper installed under
+# /tmp must stay visible through the private /tmp, or the plugin runs without
+# its parts' watches.
+_HELPER = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The environment's temporary folders (pytest's base for tmp_path among them).
 _TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP", "PYTEST_DEBUG_TEMPROOT")
 # Without prlimit(1): the limit set by a Python that then becomes bwrap.

@@ -61,6 +61,17 @@ def test_the_boxed_command_line() -> None:
     assert argv.index("--tmpfs") < argv.index("--ro-bind-try") < argv.index("--bind")
 
 
+def test_a_helper_installed_under_tmp_stays_visible_in_the_box(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The test process loads the plugin's parts by path from the helper's
+    package: a clone under /tmp (a CI checkout, say) hidden by the private /tmp
+    ran the plugin without its watches, and an in-process attack landed."""
+    monkeypatch.setattr(box, "_HELPER", "/tmp/clone/helper/gtd")
+    text = " ".join(box.wrap(BOXED, ["pytest"], "/r", writable=["/r"]))
+    assert "--ro-bind-try /tmp/clone/helper/gtd /tmp/clone/helper/gtd" in text
+
+
 def test_network_and_no_memory_limit() -> None:
     argv = box.wrap(BOXED._replace(network=True, memory_bytes=0), ["t"], "/r", writable=["/r"])
     assert argv[0] == "/usr/bin/bwrap"
