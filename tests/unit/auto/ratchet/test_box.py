@@ -285,6 +285,7 @@ def test_what_the_command_names_under_tmp_stays_visible() -> None:
         writable=["/r"],
     )
     bound = [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind-try"]
+    bound = [b for b in bound if b != box._HELPER]  # bound too when the clone is under /tmp
     assert bound == ["/tmp/v", "/tmp/x/check.py", "/tmp/c.ini"]  # a venv whole, by its bin/
 
 
