@@ -257,15 +257,17 @@ def test_new_user_walk_through(tmp_path: Path, with_claude: bool) -> None:
         "registered with Claude Code: start it with `claude --plugin-dir "
         "~/.local/share/gtd-pack/plugin` or re-run install.py with claude on PATH"
     )
-    doctor_line = (
-        "doctor: ok (0 failed, 0 warnings)" if claude else "doctor: warn (0 failed, 1 warnings)"
-    )
+    # A fresh machine also rightly warns that a permission prompt can wait for a
+    # person (gtd auto setup --user-settings closes it): those and no others.
+    expected_warnings = {"network prompts", "prompts"}
+    if claude is None:
+        expected_warnings.add("claude registration")
 
     # 1. the README's install command
     first = run(install, clone, env)
     assert first.returncode == 0, first.stdout + first.stderr
     assert f"Installed gtd {__version__}" in first.stdout
-    assert doctor_line in first.stdout, first.stdout
+    assert_doctor_warns(first.stdout, expected_warnings)
     assert (unregistered in first.stdout) is (claude is None), first.stdout
     assert os.path.realpath(gtd).startswith(str(home / ".local" / "share" / "gtd-pack" / "venv"))
     assert (plugin / "commands" / "auto.md").is_file()
@@ -286,12 +288,14 @@ def test_new_user_walk_through(tmp_path: Path, with_claude: bool) -> None:
     else:
         assert f"claude --plugin-dir {plugin}" in first.stdout
 
-    # 3. doctor in the sample repository: green, or the one warning without claude
+    # 3. doctor in the sample repository: no failure; the prompt warnings, and the
+    # registration one without claude
     code, answer = doctor_json(gtd, sample, env)
     assert code == 0
     warned = [c["name"] for c in answer["checks"] if c["status"] != "ok"]
-    assert warned == ([] if claude else ["claude registration"]), answer
-    assert answer["status"] == ("ok" if claude else "warn"), answer
+    assert set(warned) <= expected_warnings, answer
+    assert ("claude registration" in warned) is (claude is None), answer
+    assert answer["status"] == ("warn" if warned else "ok"), answer
     by_name = {c["name"]: c for c in answer["checks"]}
     assert by_name["test command"]["status"] == "ok"
     assert any(name.startswith("pack (plugin") for name in by_name)
@@ -302,7 +306,7 @@ def test_new_user_walk_through(tmp_path: Path, with_claude: bool) -> None:
     assert second.returncode == 0, second.stdout + second.stderr
     assert "Nothing changed" in second.stdout
     assert "would " not in second.stdout
-    assert doctor_line in second.stdout, second.stdout
+    assert_doctor_warns(second.stdout, expected_warnings)
     assert snapshot(home) == before
 
     # 5. dry runs print every action and change nothing
@@ -347,7 +351,8 @@ def test_new_user_walk_through(tmp_path: Path, with_claude: bool) -> None:
     assert (dot / "skills" / "gtd-plan-format" / "SKILL.md").is_file()
     assert not (dot / "bin").exists()
     assert not (dot / "README.md").exists()
-    assert "doctor: ok" in project.stdout, project.stdout
+    # the project copy is registered where it is: only the prompt warnings remain
+    assert_doctor_warns(project.stdout, {"network prompts", "prompts"})
     if claude:
         seen = claude_sees(claude, sample, env)
         assert {"gtd:auto", "gtd:auto-cycle", "gtd:step"} <= set(seen["slash_commands"]), seen
@@ -765,3 +770,15 @@ def test_uninstall_gives_the_user_settings_back(tmp_path: Path) -> None:
     assert "removed permissions.denyInsteadOfPrompting" in res.stdout, res.stdout
     assert settings.read_text() == person
     assert not (tmp_path / "state" / "gtd" / "user-settings.json").exists()
+
+
+def assert_doctor_warns(out: str, allowed: set[str]) -> None:
+    """Doctor's summary says no check failed, its warnings are only of ``allowed``
+    kinds, every warning is counted, and ``claude registration`` is there when
+    allowed (the one that depends on the machine under test)."""
+    warned = [line.removeprefix("warn ").split(":")[0] for line in out.splitlines()
+              if line.startswith("warn ")]  # fmt: skip
+    assert set(warned) <= allowed, out
+    assert ("claude registration" in warned) is ("claude registration" in allowed), out
+    word = "ok" if not warned else "warn"
+    assert f"doctor: {word} (0 failed, {len(warned)} warnings)" in out, out
