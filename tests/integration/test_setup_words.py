@@ -6,6 +6,9 @@ names the work."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 
 from tests.conftest import CliResult, Repo, run_gtd
@@ -112,3 +115,67 @@ def test_a_test_file_that_does_not_compile_is_named_with_its_line(repo: Repo) ->
     assert said["problem"] == "1 test file(s) could not be collected (tests/test_bad.py)"
     assert said["fix"] == ("correct the SyntaxError in tests/test_bad.py at line 1: invalid syntax")
     assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
+
+
+SETUP_PY = (
+    "from setuptools import setup\n\nsetup(name='calc', version='0.1', py_modules=['calc'])\n"
+)
+
+
+def _egg_info(repo: Repo) -> None:
+    """setuptools' own step, the one `pip install -e .` runs: it writes calc.egg-info/."""
+    done = subprocess.run(
+        [sys.executable, "setup.py", "-q", "egg_info"], cwd=repo.path, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_setup_the_install_dirtied_says_to_untrack_before_the_loop(repo: Repo) -> None:
+    """`pip install -e .` rewrote a tracked egg-info before set-up: the answer says
+    every tick would answer `dirty`, and `next:` puts the command before the loop;
+    that command, run as written, leaves a tree the next setup starts the loop on."""
+    project(repo)
+    repo.write("setup.py", SETUP_PY.replace("0.1", "0.0"))
+    _egg_info(repo)
+    repo.write("setup.py", SETUP_PY)
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+    _egg_info(repo)  # the install: PKG-INFO now says version 0.1
+    assert repo.git("status", "--porcelain").strip() == "M calc.egg-info/PKG-INFO"
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "ready"
+    assert said["dirty"] == "calc.egg-info/PKG-INFO"
+    assert said["warning"] == (
+        "calc.egg-info/ rewritten by the project's install: every tick answers `dirty` "
+        "until it is untracked (the install_metadata: command)"
+    )
+    assert said["next"] == (
+        "run the install_metadata: command, then start the loop: /loop 1m /gtd:auto-cycle"
+    )
+    command = said["install_metadata"].rsplit("stop tracking it: ", 1)[1].strip("`")
+    subprocess.run(command, shell=True, cwd=repo.path, check=True)
+    assert repo.git("status", "--porcelain").strip() == ""
+    again = answer_lines(setup(repo))
+    assert again["next"] == "start the loop: /loop 1m /gtd:auto-cycle"
+    assert "warning" not in again
+    assert "dirty" not in again
+    assert json.loads(run_gtd(repo.path, "cycle", "begin", "--json").stdout)["status"] == "task"
+
+
+def test_a_setup_on_a_dirty_tree_says_to_commit_before_the_loop(repo: Repo) -> None:
+    project(repo)
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+    repo.write("calc.py", CALC + "\n# half done\n")
+
+    said = answer_lines(setup(repo))
+
+    assert said["dirty"] == "calc.py"
+    assert said["warning"] == (
+        "uncommitted changes: every tick answers `dirty` until you commit or stash them"
+    )
+    assert said["next"] == (
+        "commit or stash the uncommitted changes, then start the loop: /loop 1m /gtd:auto-cycle"
+    )

@@ -319,21 +319,41 @@ def _ready_answer(
     from gtd.auto.ratchet import box
 
     answer["judge"] = box.plan(cfg).described.removeprefix("judge ")  # never a silent downgrade
-    dirty = [e.path for e in git.status()]
-    if dirty:
-        answer["dirty"] = dirty
-        warnings.append("uncommitted changes: every tick answers `dirty` until you commit them")
-    if warnings:
-        answer["warning"] = "; ".join(warnings)
     from gtd.auto import install_metadata
 
+    entries = git.status()
+    dirty = [e.path for e in entries]
+    rewritten = install_metadata.folders(e.path for e in entries if not e.untracked)
+    others = [p for p in dirty if not any(p.startswith(f + "/") for f in rewritten)]
+    if dirty:
+        answer["dirty"] = dirty
+    if rewritten:
+        warnings.append(
+            f"{', '.join(f + '/' for f in rewritten)} rewritten by the project's install: "
+            "every tick answers `dirty` until it is untracked (the install_metadata: command)"
+        )
+    if others:
+        warnings.append(
+            "uncommitted changes: every tick answers `dirty` until you commit or stash them"
+        )
+    if warnings:
+        answer["warning"] = "; ".join(warnings)
     # Tracked files the project's install rewrites: said before the first tick
     # answers `dirty` for them.
     regenerated = install_metadata.folders(git.run("ls-files", "-z").split("\0"))
     if regenerated:
         answer["install_metadata"] = install_metadata.advice(regenerated)
-    answer["next"] = f"start the loop: {LOOP_COMMAND}"
+    answer["next"] = _first(bool(rewritten), bool(others)) + f"start the loop: {LOOP_COMMAND}"
     return answer
+
+
+def _first(rewritten: bool, others: bool) -> str:
+    """What a dirty tree needs before the loop starts: a loop started on it only
+    answers `dirty`, tick after tick."""
+    steps = ["run the install_metadata: command"] if rewritten else []
+    if others:
+        steps.append(f"commit or stash the {'other' if rewritten else 'uncommitted'} changes")
+    return f"{' and '.join(steps)}, then " if steps else ""
 
 
 # Branch names that are, by convention, the one others build on: a loop's commits
