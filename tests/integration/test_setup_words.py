@@ -179,3 +179,26 @@ def test_a_setup_on_a_dirty_tree_says_to_commit_before_the_loop(repo: Repo) -> N
     assert said["next"] == (
         "commit or stash the uncommitted changes, then start the loop: /loop 1m /gtd:auto-cycle"
     )
+
+
+def test_pytest_that_never_loaded_the_plugin_is_warned_of(repo: Repo) -> None:
+    """`python -I` ignores PYTHONPATH, the way the plugin reaches pytest: the
+    suite passes, judged by JUnit XML alone, and the answer says so."""
+    project(repo)
+    isolated = PYTEST.replace(" -m pytest", " -I -m pytest", 1)
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {isolated}\n")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "ready"
+    assert said["tests"] == "2 / 2 passed at baseline"
+    assert said["warning"].startswith("pytest ran without gtd's plugin at the baseline (")
+    assert "every cycle is judged by pytest's JUnit XML alone" in said["warning"]
+    # The command the warning points to loads it: set up again, no warning.
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
+    repo.commit_all("the plain command")
+    again = answer_lines(setup(repo))
+    assert again["tests"] == "2 / 2 passed at baseline"
+    assert "warning" not in again

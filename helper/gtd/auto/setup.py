@@ -316,6 +316,11 @@ def _ready_answer(
     branch = git.branch()
     if branch is not None and _is_main(git, branch):
         warnings.append(_on_main(branch, extra.get("committed")))
+    from gtd.auto.ratchet.diagnose import plugin_unheard
+
+    unheard = plugin_unheard(snap.baseline, cfg.test_command, plugin=snap.environment.plugin)
+    if unheard is not None:
+        warnings.append(unheard)
     from gtd.auto.ratchet import box
 
     answer["judge"] = box.plan(cfg).described.removeprefix("judge ")  # never a silent downgrade
