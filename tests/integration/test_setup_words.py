@@ -202,3 +202,28 @@ def test_pytest_that_never_loaded_the_plugin_is_warned_of(repo: Repo) -> None:
     again = answer_lines(setup(repo))
     assert again["tests"] == "2 / 2 passed at baseline"
     assert "warning" not in again
+
+
+def test_a_refused_baseline_names_its_failing_tests_and_accepted_tolerates_them(
+    repo: Repo,
+) -> None:
+    """No test passes: setup refuses the baseline and names the failing tests (not
+    tolerated yet); accepted, they are named tolerated, as the report says."""
+    project(repo)
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "baseline-broken"
+    assert said["problem"] == "no test passed (2 ran)"
+    assert said["failing"] == (
+        "2 tests fail at the baseline: tests/test_calc.py::test_add, "
+        "tests/test_calc.py::test_add_negative."
+    )
+    accepted = answer_lines(setup(repo, "--accept-baseline"))
+    assert accepted["status"] == "ready"
+    assert accepted["failing"].startswith(
+        "2 tests already failed at the baseline and are tolerated (no cycle is reverted"
+    )
