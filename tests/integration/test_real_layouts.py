@@ -128,11 +128,18 @@ def test_install_metadata_the_install_rewrote_is_named_with_the_command(repo: Re
         "status: dirty",
         "paths: calc.egg-info/SOURCES.txt",
         "message: 1 uncommitted change(s) not made by a cycle, untouched",
-        "next: end this tick; the human commits or stashes their work",
+        "next: end this tick; the human runs the install_metadata: command (and commits"
+        " or stashes any other work)",
         "install_metadata: calc.egg-info/: tracked, and rewritten by the project's install"
         f" (pip install -e .); stop tracking it: `{command}`",
     ]
     assert "calc.egg-info/SOURCES.txt" in repo.git("status", "--porcelain")  # untouched
+    # A night of such ticks starts nothing: the report's State says why, and what to do.
+    assert _state_of(repo) == (
+        "**Waiting** — uncommitted changes no cycle made (calc.egg-info/SOURCES.txt): each "
+        "tick starts nothing until they are committed or stashed. calc.egg-info/: tracked, "
+        f"and rewritten by the project's install (pip install -e .); stop tracking it: `{command}`"
+    )
     # Set-up says the same before any tick meets it.
     repo.git("stash", "-q")
     setup = run_cli(repo, "auto", "setup")
@@ -147,6 +154,13 @@ def test_install_metadata_the_install_rewrote_is_named_with_the_command(repo: Re
     assert (repo.path / "calc.egg-info" / "SOURCES.txt").exists()  # kept, now ignored
     answer = gtd_json(repo, "cycle", "begin")
     assert answer["status"] == "task", answer
+    assert _state_of(repo).startswith("**Running** — cycle 1, T1"), _state_of(repo)
+
+
+def _state_of(repo: Repo) -> str:
+    """The first paragraph of the report's State."""
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    return report.split("## State\n\n", 1)[1].split("\n\n", 1)[0]
 
 
 def test_untracked_install_metadata_never_makes_the_tree_dirty(repo: Repo) -> None:

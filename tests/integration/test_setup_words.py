@@ -6,6 +6,9 @@ names the work."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 
 from tests.conftest import CliResult, Repo, run_gtd
@@ -112,3 +115,115 @@ def test_a_test_file_that_does_not_compile_is_named_with_its_line(repo: Repo) ->
     assert said["problem"] == "1 test file(s) could not be collected (tests/test_bad.py)"
     assert said["fix"] == ("correct the SyntaxError in tests/test_bad.py at line 1: invalid syntax")
     assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
+
+
+SETUP_PY = (
+    "from setuptools import setup\n\nsetup(name='calc', version='0.1', py_modules=['calc'])\n"
+)
+
+
+def _egg_info(repo: Repo) -> None:
+    """setuptools' own step, the one `pip install -e .` runs: it writes calc.egg-info/."""
+    done = subprocess.run(
+        [sys.executable, "setup.py", "-q", "egg_info"], cwd=repo.path, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_setup_the_install_dirtied_says_to_untrack_before_the_loop(repo: Repo) -> None:
+    """`pip install -e .` rewrote a tracked egg-info before set-up: the answer says
+    every tick would answer `dirty`, and `next:` puts the command before the loop;
+    that command, run as written, leaves a tree the next setup starts the loop on."""
+    project(repo)
+    repo.write("setup.py", SETUP_PY.replace("0.1", "0.0"))
+    _egg_info(repo)
+    repo.write("setup.py", SETUP_PY)
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+    _egg_info(repo)  # the install: PKG-INFO now says version 0.1
+    assert repo.git("status", "--porcelain").strip() == "M calc.egg-info/PKG-INFO"
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "ready"
+    assert said["dirty"] == "calc.egg-info/PKG-INFO"
+    assert said["warning"] == (
+        "calc.egg-info/ rewritten by the project's install: every tick answers `dirty` "
+        "until it is untracked (the install_metadata: command)"
+    )
+    assert said["next"] == (
+        "run the install_metadata: command, then start the loop: /loop 1m /gtd:auto-cycle"
+    )
+    command = said["install_metadata"].rsplit("stop tracking it: ", 1)[1].strip("`")
+    subprocess.run(command, shell=True, cwd=repo.path, check=True)
+    assert repo.git("status", "--porcelain").strip() == ""
+    again = answer_lines(setup(repo))
+    assert again["next"] == "start the loop: /loop 1m /gtd:auto-cycle"
+    assert "warning" not in again
+    assert "dirty" not in again
+    assert json.loads(run_gtd(repo.path, "cycle", "begin", "--json").stdout)["status"] == "task"
+
+
+def test_a_setup_on_a_dirty_tree_says_to_commit_before_the_loop(repo: Repo) -> None:
+    project(repo)
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+    repo.write("calc.py", CALC + "\n# half done\n")
+
+    said = answer_lines(setup(repo))
+
+    assert said["dirty"] == "calc.py"
+    assert said["warning"] == (
+        "uncommitted changes: every tick answers `dirty` until you commit or stash them"
+    )
+    assert said["next"] == (
+        "commit or stash the uncommitted changes, then start the loop: /loop 1m /gtd:auto-cycle"
+    )
+
+
+def test_pytest_that_never_loaded_the_plugin_is_warned_of(repo: Repo) -> None:
+    """`python -I` ignores PYTHONPATH, the way the plugin reaches pytest: the
+    suite passes, judged by JUnit XML alone, and the answer says so."""
+    project(repo)
+    isolated = PYTEST.replace(" -m pytest", " -I -m pytest", 1)
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {isolated}\n")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "ready"
+    assert said["tests"] == "2 / 2 passed at baseline"
+    assert said["warning"].startswith("pytest ran without gtd's plugin at the baseline (")
+    assert "every cycle is judged by pytest's JUnit XML alone" in said["warning"]
+    # The command the warning points to loads it: set up again, no warning.
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
+    repo.commit_all("the plain command")
+    again = answer_lines(setup(repo))
+    assert again["tests"] == "2 / 2 passed at baseline"
+    assert "warning" not in again
+
+
+def test_a_refused_baseline_names_its_failing_tests_and_accepted_tolerates_them(
+    repo: Repo,
+) -> None:
+    """No test passes: setup refuses the baseline and names the failing tests (not
+    tolerated yet); accepted, they are named tolerated, as the report says."""
+    project(repo)
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "baseline-broken"
+    assert said["problem"] == "no test passed (2 ran)"
+    assert said["failing"] == (
+        "2 tests fail at the baseline: tests/test_calc.py::test_add, "
+        "tests/test_calc.py::test_add_negative."
+    )
+    accepted = answer_lines(setup(repo, "--accept-baseline"))
+    assert accepted["status"] == "ready"
+    assert accepted["failing"].startswith(
+        "2 tests already failed at the baseline and are tolerated (no cycle is reverted"
+    )

@@ -56,10 +56,12 @@ def render_report(
     *,
     mem: Memory | None = None,
     health: Health | None = None,
+    waiting: str | None = None,
 ) -> None:
     """Re-render auto-report.md alone: what changes when work starts or stops
     (the State at its top), with no new record to fold into memory. ``health``:
-    the levels of a `gtd verify` run, for the State and the Health Score."""
+    the levels of a `gtd verify` run, for the State and the Health Score;
+    ``waiting``: why the tick started nothing (a dirty tree)."""
     from gtd.auto import budget, report, report_notes
 
     spec = next((t.spec for t in the_plan.tasks if t.spec), None)
@@ -74,6 +76,7 @@ def render_report(
         failing=report_notes.failing_at_baseline(st.summary),
         budget=budget.for_next(st.records, budget.ceiling_of(sealed_config(st)), the_plan),
         billing=sealed_config(st).billing,
+        waiting=waiting,
     )
     from gtd.auto import notifier
 

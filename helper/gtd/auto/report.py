@@ -234,17 +234,19 @@ def render(
     failing: tuple[int, list[str]] = (0, []),
     budget: Decision | None = None,
     billing: str = "api",
+    waiting: str | None = None,
 ) -> str:
     """The report. ``plan``: PLAN.md as it is (titles, what remains); ``journal``:
     the work in flight, if any; ``threshold``: the breaker's, so the State says
     halted exactly when `gtd cycle begin` would; ``failing``: how many tests
     failed at the baseline and the first few (gtd.auto.report_notes); ``budget``:
     the night's budget decision for the next task, when a ceiling is set;
-    ``billing``: how the cost is labelled (gtd.auto.report_cost)."""
+    ``billing``: how the cost is labelled (gtd.auto.report_cost); ``waiting``:
+    why the last tick started nothing (gtd.auto.report_state)."""
     from gtd.auto import report_cost
 
     cycles = sorted(mem.cycles, key=lambda r: r.cycle)
-    run = Run(mem, cycles, plan, journal, threshold, health, failing, now, budget)
+    run = Run(mem, cycles, plan, journal, threshold, health, failing, now, budget, waiting)
     picture = chart.mermaid(mem)
     probes = report_tables.probe_rows(mem, run.cycles)
     reverted, any_reverted = report_tables.reverted_table(run)

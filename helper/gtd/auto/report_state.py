@@ -53,6 +53,7 @@ class Run(NamedTuple):
     failing: tuple[int, list[str]] = (0, [])  # tests failing at the baseline
     now: str = ""
     budget: Decision | None = None  # the night's budget for the next task (gtd.auto.budget)
+    waiting: str | None = None  # why the last tick started nothing (a dirty tree)
 
     def title_of(self, task: str) -> str:
         if self.plan is not None:
@@ -96,6 +97,8 @@ def state(run: Run) -> list[str]:
         what = _PHASES.get(journal.phase, journal.phase)
         where = f"cycle {journal.cycle}, {named_task(journal.task, journal.title)}"
         return [f"**Running** — {where}: {what} {since}."]
+    if run.waiting:  # `begin` answered dirty: the ticks go on, and start nothing
+        return [f"**Waiting** — {flat(run.waiting)}"]
     pending = (
         [t.id for t in run.plan.pending]
         if run.plan is not None

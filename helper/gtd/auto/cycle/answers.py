@@ -215,6 +215,10 @@ def dirty(changed: Sequence[str], install_metadata: str | None = None) -> Answer
         "next": "end this tick; the human commits or stashes their work",
     }
     if install_metadata:
+        answer["next"] = (
+            "end this tick; the human runs the install_metadata: command (and commits or "
+            "stashes any other work)"
+        )
         answer["install_metadata"] = install_metadata
     return answer
 

@@ -21,7 +21,7 @@ from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
 from gtd.auto.plan import Plan, Task
 from gtd.auto.rendering import notify as _notify
-from gtd.auto.rendering import render, rendered_count
+from gtd.auto.rendering import render, render_report, rendered_count
 from gtd.auto.state import State, require_setup, sealed_config
 from gtd.errors import RepoError
 from gtd.fsio import TEMP_MARK, atomic_write, locked, temp_owner
@@ -193,7 +193,10 @@ class Beginning(Ending):
             )
         dirty = uncommitted(tree)
         if dirty:
-            return answers.dirty(dirty, _install_metadata(tree)), None
+            advice = _install_metadata(tree)
+            # A night of such ticks changes nothing: the report says why.
+            render_report(self.root, st, the_plan, self.now, waiting=_waiting(dirty, advice))
+            return answers.dirty(dirty, advice), None
         assert st.summary is not None
         from gtd.auto.cycle import seals
 
@@ -372,6 +375,17 @@ class Beginning(Ending):
         self._mark_reported(last.cycle)
         answer["previous"] = answers.previous(last)
         return answer
+
+
+def _waiting(dirty: list[str], advice: str | None) -> str:
+    """The report's State while ticks answer `dirty`."""
+    from gtd.auto.report_text import id_list
+
+    what = (
+        f"uncommitted changes no cycle made ({id_list(dirty)}): each tick starts nothing "
+        "until they are committed or stashed."
+    )
+    return f"{what} {advice}" if advice else what
 
 
 def _install_metadata(tree: WorkTree) -> str | None:

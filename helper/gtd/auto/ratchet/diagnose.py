@@ -168,3 +168,26 @@ def _fix(missing: re.Match[str] | None, default: str) -> str:
 
 def _looks_like_pytest(command: str | None) -> bool:
     return bool(command) and "pytest" in (command or "")
+
+
+def plugin_unheard(run: RunResult, command: str | None, *, plugin: bool) -> str | None:
+    """The warning of a baseline whose test command runs pytest but whose pytest
+    never loaded the helper's plugin (``plugin``: it reported); None otherwise.
+
+    The plugin reaches pytest through the environment the helper gives the
+    command (``PYTHONPATH``, an inherited report channel). A command that runs
+    pytest without it — ``python -I``, ``env -i``, a task runner that starts pytest
+    in a cleaned environment or closes inherited descriptors — still passes, but
+    every cycle is then judged by pytest's JUnit XML or the exit code alone,
+    without the plugin's tamper checks or the check that new tests ran: a
+    downgrade nobody chose, so setup says it."""
+    if plugin or not _looks_like_pytest(command):
+        return None
+    judged = "pytest's JUnit XML" if run.tests is not None else "the exit code"
+    return (
+        "pytest ran without gtd's plugin at the baseline (a command that runs it in a "
+        "cleaned environment or a process of its own keeps the plugin out: `python -I`, "
+        f"`env -i`, tox, nox): every cycle is judged by {judged} alone, without the "
+        "plugin's tamper checks or the check that new tests ran; let the command pass its "
+        "environment on to pytest (e.g. `.venv/bin/python -m pytest`)"
+    )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gtd.auto.ratchet.diagnose import collection, diagnose
+from gtd.auto.ratchet.diagnose import collection, diagnose, plugin_unheard
 from gtd.auto.ratchet.model import CommandRun, Outcome, RunResult
 
 
@@ -107,3 +107,23 @@ def test_a_file_that_does_not_import_says_how_to_see_why() -> None:
         "tests/test_net.py is not"
     )
     assert "import errors" not in found.fix
+
+
+def test_pytest_without_the_plugin_at_the_baseline_is_named_with_what_judges() -> None:
+    tests: dict[str, Outcome] = {"tests/test_a.py::t": "passed"}
+    command = ".venv/bin/python -I -m pytest"
+    by_xml = plugin_unheard(run("1 passed", 0, tests), command, plugin=False)
+    by_exit = plugin_unheard(run("1 passed", 0, None), command, plugin=False)
+    assert by_xml is not None
+    assert by_xml.startswith("pytest ran without gtd's plugin at the baseline (")
+    assert "every cycle is judged by pytest's JUnit XML alone, without the plugin's" in by_xml
+    assert by_xml.endswith("(e.g. `.venv/bin/python -m pytest`)")
+    assert by_exit is not None
+    assert "every cycle is judged by the exit code alone" in by_exit
+
+
+def test_a_plugin_that_reported_or_a_command_without_pytest_says_nothing() -> None:
+    tests: dict[str, Outcome] = {"tests/test_a.py::t": "passed"}
+    assert plugin_unheard(run("1 passed", 0, tests), "python -m pytest", plugin=True) is None
+    assert plugin_unheard(run("ok", 0, tests), "python -m unittest", plugin=False) is None
+    assert plugin_unheard(run("ok", 0, None), None, plugin=False) is None
