@@ -70,6 +70,7 @@ __all__ = [
     "commit",
     "complete",
     "file_fields",
+    "make_review_folder",
     "open_context",
     "resolve_snapshot",
     "resting_file",
@@ -542,9 +543,16 @@ def _rest(ctx: Context, r: Resolution) -> Advance:
     folder the last package's close removed is made again (empty, so git sees
     nothing), so the agent's REVIEW.md has a folder to go in."""
     if r.state == "review" and r.actor == "agent" and not r.pending:
-        with contextlib.suppress(OSError):  # a file in the way: the write says so
-            (ctx.root / GTD_DIR).mkdir(exist_ok=True)
+        make_review_folder(ctx.root)
     return _done(ctx, r.state)
+
+
+def make_review_folder(root: Path) -> None:
+    """An empty ``.gtd/`` (git sees nothing) for the agent's REVIEW.md at a review
+    rest: the last package's close, or a clone, leaves none, and a plain
+    ``cat > .gtd/REVIEW.md`` would fail."""
+    with contextlib.suppress(OSError):  # a file in the way: the agent's write says so
+        (root / GTD_DIR).mkdir(exist_ok=True)
 
 
 def _done(ctx: Context, state: State) -> Advance:

@@ -229,7 +229,9 @@ def test_review_main_on_a_feature_branch(step_repo: StepRepo) -> None:
     assert (nxt["state"], nxt["actor"]) == ("review", "agent")
     assert "+ok" in nxt["prompt"]
     assert base in nxt["prompt"]
-    r.write(".gtd/REVIEW.md", RECORD)
+    # the anchor leaves the folder ready: written as `cat > .gtd/REVIEW.md` would
+    with open(r.path / ".gtd/REVIEW.md", "w", encoding="utf-8") as review:
+        review.write(RECORD)
     assert r.ok("step-agent").committed == ["gtd(agent): review", "gtd: awaiting review"]
     assert r.ok("step").committed == ["gtd(human): review", "gtd: done", "gtd: squash template"]
     r.write(".gtd/SQUASH_MSG.md", "docs: review the value change\n")
@@ -257,6 +259,21 @@ def test_the_agent_can_write_its_review_once_the_last_package_is_done(
         "has none — `gtd next` prints the turn\n"
     )
     assert "make the `.gtd/` folder first if it is not there" in r.ok("next").stdout
+    # A review that went anywhere but `.gtd/REVIEW.md` is not a finished turn: it
+    # would otherwise be committed into the feature as `gtd(agent): review`.
+    r.write("REVIEW.md", RECORD)
+    astray = r.gtd("step-agent")
+    assert (astray.code, astray.stdout, astray.committed) == (1, "", [])
+    assert astray.stderr == (
+        "gtd: review: the working tree has changes (REVIEW.md) but no `.gtd/REVIEW.md`, so "
+        "the agent's turn is not captured — write the review to `.gtd/REVIEW.md` (make the "
+        "`.gtd/` folder if it is missing), then run `gtd step-agent` again\n"
+    )
+    assert r.first_parent()[-1] == "gtd: package done"
+    assert r.ok("status").stdout.startswith(
+        "State: review\nAwaits: agent\nPredicted commit: (none)\n"
+    )
+    r.remove("REVIEW.md")
     # Written as `cat > .gtd/REVIEW.md` would: no folder is made on the way.
     with open(r.path / ".gtd/REVIEW.md", "w", encoding="utf-8") as review:
         review.write(RECORD)
