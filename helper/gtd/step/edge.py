@@ -59,6 +59,7 @@ from gtd.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from gtd.step.runner import Running
+    from gtd.step.sketch import Sketch
 
 __all__ = [
     "HOPS",
@@ -371,8 +372,15 @@ def _squash(ctx: Context, base: str) -> None:
     if not message:
         raise StepError("input", f"{SQUASH_MSG} is empty; write the squash message first")
     head = ctx.git.head()
+    from gtd.step.sketch import unchanged_notes
+
+    sketch = unchanged_notes(ctx.git, base, head) if head is not None else None
+    paths = sketch.paths if sketch is not None else ()
+    notes = {p: (root / p).read_bytes() for p in paths if (root / p).is_file()}
     _remove(root, SQUASH_MSG)
     _prune_gtd_dir(root)
+    for rel in notes:
+        _remove(root, rel)
     ctx.git.run("reset", "-q", "--soft", base)
     try:
         commit(ctx, message + "\n", verbatim=True)
@@ -381,10 +389,30 @@ def _squash(ctx: Context, base: str) -> None:
         # person's message in its file again; nothing of theirs is lost.
         if head is not None:
             ctx.git.run("reset", "-q", head)
-        from gtd.fsio import atomic_write  # makes .gtd/ again if the prune took it
+        from gtd.fsio import atomic_write, atomic_write_bytes  # make .gtd/ again if pruned
 
         atomic_write(root / SQUASH_MSG, written)
+        for rel, data in notes.items():
+            atomic_write_bytes(root / rel, data)
         raise
+    if sketch is not None:
+        _say_left_out(ctx, sketch)
+
+
+def _say_left_out(ctx: Context, sketch: Sketch) -> None:
+    """Keep the opening turn reachable and say which notes the squash left out."""
+    import sys
+
+    ctx.git.run("update-ref", sketch.ref, sketch.opening)
+    named = ", ".join(sketch.paths)
+    first = sketch.paths[0]
+    ctx.actions.append(f"leave the sketch {named} out of the squashed commit")
+    print(
+        f"gtd: left out of the squashed commit: {named} — the sketch the human's first "
+        f"turn added, unchanged since; kept at {sketch.ref} "
+        f"(`git show {sketch.ref}:{first}`)",
+        file=sys.stderr,
+    )
 
 
 # -- the fixpoint driver -------------------------------------------------------------

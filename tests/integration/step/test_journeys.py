@@ -73,7 +73,10 @@ def test_happy_path_squashes_into_one_conventional_commit(step_repo: StepRepo) -
     assert r.status() == ""
     assert not r.exists(".gtd")
     assert r.read("value.txt") == "ok\n"
-    assert r.exists("idea.md")
+    # the human's sketch, untouched by the cycle, is not part of the feature
+    assert not r.exists("idea.md")
+    assert r.git("show", "--name-only", "--format=", "HEAD").split() == ["value.txt"]
+    assert out.stderr.startswith("gtd: left out of the squashed commit: idea.md — ")
 
 
 def test_red_fix_green(step_repo: StepRepo) -> None:
@@ -290,8 +293,8 @@ def test_the_humans_sketch_note_is_carried_into_the_plan_and_removed(
     prompt = r.ok("next").stdout
     assert (
         "5. `IDEA.md` only describes the request: carry what it says into `.gtd/TODO.md`, "
-        "then delete it, so the note does not end up in the feature's commit. If it is "
-        "documentation the project keeps, leave it.\n"
+        "then delete it; gtd leaves an unchanged note out of the squashed commit. If it "
+        "is documentation the project keeps, move it under `docs/`.\n"
     ) in prompt
     assert "`docs/value.md`" not in prompt  # documentation, not a note
     r.write(".gtd/TODO.md", TODO)
@@ -309,3 +312,49 @@ def test_the_humans_sketch_note_is_carried_into_the_plan_and_removed(
     assert r.first_parent() == ["chore: init", "feat: make the value ok"]
     shipped = r.git("show", "--name-only", "--format=", "HEAD").split()
     assert sorted(shipped) == ["docs/value.md", "value.txt"]  # no IDEA.md
+
+
+def _cycle_keeping_the_note(r: StepRepo, note: str) -> None:
+    """A cycle whose agent never deletes the human's ``note``; it ends squashing."""
+    r.write(note, "make the value ok\n")
+    r.ok("step")
+    r.write(".gtd/TODO.md", TODO)
+    r.ok("step-agent")
+    r.ok("step")
+    r.write(".gtd/01-value/01-write.md", TASK)
+    r.ok("step-agent")
+    r.write("value.txt", "ok\n")
+    r.ok("step-agent")
+    _approve_package_and_review(r)
+    r.ok("step")
+    r.write(".gtd/SQUASH_MSG.md", "feat: make the value ok\n")
+
+
+def test_a_sketch_the_agent_left_is_not_squashed_into_the_feature(step_repo: StepRepo) -> None:
+    r = step_repo
+    _cycle_keeping_the_note(r, "IDEA.md")
+    log = r.git("log", "--reverse", "--format=%H %s").splitlines()
+    opening = next(line.split()[0] for line in log if line.endswith(" gtd(human): grilling"))
+    ref = f"refs/gtd/sketch/{opening[:12]}"
+    out = r.ok("step-agent")
+    assert out.committed == ["gtd(agent): squashing", "feat: make the value ok"]
+    assert out.stderr == (
+        "gtd: left out of the squashed commit: IDEA.md — the sketch the human's first turn "
+        f"added, unchanged since; kept at {ref} (`git show {ref}:IDEA.md`)\n"
+    )
+    assert r.first_parent() == ["chore: init", "feat: make the value ok"]
+    assert r.git("show", "--name-only", "--format=", "HEAD").split() == ["value.txt"]
+    assert not r.exists("IDEA.md")
+    assert r.status() == ""  # idle, not a new sketch
+    assert r.git("show", f"{ref}:IDEA.md") == "make the value ok\n"
+    assert r.ok("status").stdout.startswith("State: idle\n")
+
+
+def test_a_note_the_cycle_changed_ships(step_repo: StepRepo) -> None:
+    r = step_repo
+    _cycle_keeping_the_note(r, "NOTES.md")
+    r.write("NOTES.md", "The value is ok, always.\n")  # kept and edited: the project's
+    out = r.ok("step-agent")
+    assert "left out" not in out.stderr
+    shipped = r.git("show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(shipped) == ["NOTES.md", "value.txt"]
