@@ -143,11 +143,22 @@ def auto_init(ctx: Context) -> None:
         git.run(
             "commit", "-q", "--no-verify", "--allow-empty", "--amend", "--no-edit", "--", STUB_NAME
         )
+        done = "amended it into HEAD"
     else:
         message = "chore: add .gtdrc.json"
         git.run("commit", "-q", "--no-verify", "-m", message, "--", STUB_NAME)
         ctx.commits.append(message)
         ctx.actions.append(f'write {STUB_NAME} and commit "{message}"')
+        done = f"committed it as `{message}`"
+    import sys
+
+    # `gtd next` and `gtd status` print no commit lines: the one write they make
+    # (gtd 2.0's auto-init) is said here, or it would pass unseen.
+    print(
+        f"gtd: no gtd config in this folder or above: wrote {STUB_NAME} and {done} "
+        "(gtd 2.0's auto-init, once per repository; set testCommand in it)",
+        file=sys.stderr,
+    )
 
 
 # -- commits -------------------------------------------------------------------------

@@ -3,6 +3,9 @@ subject sequence each leaves behind (gtd 2.x's walkthroughs)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from tests.integration.step.conftest import StepRepo
 
 TODO = (
@@ -348,6 +351,9 @@ def test_a_sketch_the_agent_left_is_not_squashed_into_the_feature(step_repo: Ste
     assert r.status() == ""  # idle, not a new sketch
     assert r.git("show", f"{ref}:IDEA.md") == "make the value ok\n"
     assert r.ok("status").stdout.startswith("State: idle\n")
+    page = (Path(__file__).resolve().parents[3] / "docs" / "step-mode.md").read_text()
+    quoted = re.sub(r"[0-9a-f]{12}", "<hash>", out.stderr)
+    assert quoted in re.sub(r"[0-9a-f]{12}", "<hash>", page)  # the page quotes it as printed
 
 
 def test_a_note_the_cycle_changed_ships(step_repo: StepRepo) -> None:
