@@ -67,6 +67,9 @@ Decisions where the tables are silent (each repeated where it is coded):
 - A ``gtd(agent): review`` HEAD with a REVIEW.md that has findings rests at review
   (awaiting the agent's turn) instead of committing ``gtd: awaiting review``: the
   mid-chain commit would otherwise carry a malformed draft past the validation.
+- An agent turn at ``review`` whose changes hold no ``.gtd/REVIEW.md`` (a review
+  written elsewhere after a failed write) is refused the same way, where gtd 2.x
+  commits it as ``gtd(agent): review`` and rests at review again.
 
 Scripted checks (``"checks": "scripted"``; docs/step-mode.md, "Scripted checks"):
 
