@@ -155,7 +155,7 @@ def auto_init(ctx: Context) -> None:
     # `gtd next` and `gtd status` print no commit lines: the one write they make
     # (gtd 2.0's auto-init) is said here, or it would pass unseen.
     print(
-        f"gtd: no gtd config in this folder or above: wrote {STUB_NAME} and {done} "
+        f"gtd: no config file in this folder or above: wrote {STUB_NAME} and {done} "
         "(gtd 2.0's auto-init, once per repository; set testCommand in it)",
         file=sys.stderr,
     )

@@ -208,7 +208,7 @@ def notes_step(notes: Sequence[str]) -> str:
         verb, says, them, which = "describe", "they say", "them", "one is"
     return (
         f"5. {named} only {verb} the request: carry what {says} into `.gtd/TODO.md`, "
-        f"then delete {them}; gtd leaves an unchanged note out of the squashed commit. "
+        f"then delete {them}; an unchanged note is left out of the squashed commit. "
         f"If {which} documentation the project keeps, move it under `docs/`."
     )
 

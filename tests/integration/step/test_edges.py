@@ -280,7 +280,7 @@ def test_status_in_a_fresh_repository_commits_the_config_stub_once(
     )
     # the write is said, since status prints no commit lines
     assert first.stderr == (
-        "gtd: no gtd config in this folder or above: wrote .gtdrc.json and committed it as "
+        "gtd: no config file in this folder or above: wrote .gtdrc.json and committed it as "
         "`chore: add .gtdrc.json` (gtd 2.0's auto-init, once per repository; set "
         "testCommand in it)\n"
     )
@@ -312,7 +312,7 @@ def test_auto_init_commits_only_the_stub_and_amends_a_gtd_head(
     amended = other.ok("status")
     assert amended.stdout.startswith("State: grilling\nAwaits: human\n")
     assert amended.stderr.startswith(
-        "gtd: no gtd config in this folder or above: wrote .gtdrc.json and amended it into HEAD"
+        "gtd: no config file in this folder or above: wrote .gtdrc.json and amended it into HEAD"
     )
     assert other.first_parent() == ["chore: init", "gtd(agent): grilling"]
     files = other.git("show", "--name-only", "--format=", "HEAD").split()

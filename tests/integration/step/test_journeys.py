@@ -296,7 +296,7 @@ def test_the_humans_sketch_note_is_carried_into_the_plan_and_removed(
     prompt = r.ok("next").stdout
     assert (
         "5. `IDEA.md` only describes the request: carry what it says into `.gtd/TODO.md`, "
-        "then delete it; gtd leaves an unchanged note out of the squashed commit. If it "
+        "then delete it; an unchanged note is left out of the squashed commit. If it "
         "is documentation the project keeps, move it under `docs/`.\n"
     ) in prompt
     assert "`docs/value.md`" not in prompt  # documentation, not a note
