@@ -214,6 +214,7 @@ EDGE = (
     "gtd.step.edge",
     "gtd.step.gather",
     "gtd.step.inlines",
+    "gtd.step.sketch",
     "gtd.step.runner",
     "gtd.step.config_file",
     # whole folders

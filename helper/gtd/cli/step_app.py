@@ -39,14 +39,14 @@ def register(app: typer.Typer) -> None:
 
     @app.command("next")
     def _next(as_json: bool = json_opt) -> None:
-        """Print the prompt for whichever actor is awaited (no mutation)."""
+        """Print the awaited actor's prompt (no mutation but auto-init)."""
         from gtd.cli import step_cmd
 
         raise typer.Exit(step_cmd.next_prompt(as_json))
 
     @app.command("status")
     def _status(as_json: bool = json_opt) -> None:
-        """Predict the next commit and state from the working tree (no mutation)."""
+        """Predict the next commit and state (no mutation but auto-init)."""
         from gtd.cli import step_cmd
 
         raise typer.Exit(step_cmd.status(as_json))

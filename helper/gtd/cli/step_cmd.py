@@ -291,7 +291,7 @@ def review(targets: list[str], as_json: bool) -> int:
             f"gtd review: too many arguments — expected one target, got: {' '.join(targets)}"
         )
     target = targets[0]
-    from gtd.step.edge import commit, open_context, resolve_snapshot
+    from gtd.step.edge import commit, make_review_folder, open_context, resolve_snapshot
     from gtd.step.gather import gather
     from gtd.step.subjects import reviewing_subject
 
@@ -322,6 +322,7 @@ def review(targets: list[str], as_json: bool) -> int:
     subject = reviewing_subject(base)
     ctx.actions.append(f'anchor the review at {base} with "{subject}"')
     commit(ctx, subject)
+    make_review_folder(git.root)
     if as_json:
         _emit({"state": "review", "actions": ctx.actions, "commits": ctx.commits})
     else:

@@ -59,6 +59,7 @@ from gtd.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from gtd.step.runner import Running
+    from gtd.step.sketch import Sketch
 
 __all__ = [
     "HOPS",
@@ -70,6 +71,7 @@ __all__ = [
     "commit",
     "complete",
     "file_fields",
+    "make_review_folder",
     "open_context",
     "resolve_snapshot",
     "resting_file",
@@ -141,11 +143,22 @@ def auto_init(ctx: Context) -> None:
         git.run(
             "commit", "-q", "--no-verify", "--allow-empty", "--amend", "--no-edit", "--", STUB_NAME
         )
+        done = "amended it into HEAD"
     else:
         message = "chore: add .gtdrc.json"
         git.run("commit", "-q", "--no-verify", "-m", message, "--", STUB_NAME)
         ctx.commits.append(message)
         ctx.actions.append(f'write {STUB_NAME} and commit "{message}"')
+        done = f"committed it as `{message}`"
+    import sys
+
+    # `gtd next` and `gtd status` print no commit lines: the one write they make
+    # (gtd 2.0's auto-init) is said here, or it would pass unseen.
+    print(
+        f"gtd: no config file in this folder or above: wrote {STUB_NAME} and {done} "
+        "(gtd 2.0's auto-init, once per repository; set testCommand in it)",
+        file=sys.stderr,
+    )
 
 
 # -- commits -------------------------------------------------------------------------
@@ -370,8 +383,15 @@ def _squash(ctx: Context, base: str) -> None:
     if not message:
         raise StepError("input", f"{SQUASH_MSG} is empty; write the squash message first")
     head = ctx.git.head()
+    from gtd.step.sketch import unchanged_notes
+
+    sketch = unchanged_notes(ctx.git, base, head) if head is not None else None
+    paths = sketch.paths if sketch is not None else ()
+    notes = {p: (root / p).read_bytes() for p in paths if (root / p).is_file()}
     _remove(root, SQUASH_MSG)
     _prune_gtd_dir(root)
+    for rel in notes:
+        _remove(root, rel)
     ctx.git.run("reset", "-q", "--soft", base)
     try:
         commit(ctx, message + "\n", verbatim=True)
@@ -380,10 +400,30 @@ def _squash(ctx: Context, base: str) -> None:
         # person's message in its file again; nothing of theirs is lost.
         if head is not None:
             ctx.git.run("reset", "-q", head)
-        from gtd.fsio import atomic_write  # makes .gtd/ again if the prune took it
+        from gtd.fsio import atomic_write, atomic_write_bytes  # make .gtd/ again if pruned
 
         atomic_write(root / SQUASH_MSG, written)
+        for rel, data in notes.items():
+            atomic_write_bytes(root / rel, data)
         raise
+    if sketch is not None:
+        _say_left_out(ctx, sketch)
+
+
+def _say_left_out(ctx: Context, sketch: Sketch) -> None:
+    """Keep the opening turn reachable and say which notes the squash left out."""
+    import sys
+
+    ctx.git.run("update-ref", sketch.ref, sketch.opening)
+    named = ", ".join(sketch.paths)
+    first = sketch.paths[0]
+    ctx.actions.append(f"leave the sketch {named} out of the squashed commit")
+    print(
+        f"gtd: left out of the squashed commit: {named} — the sketch the human's first "
+        f"turn added, unchanged since; kept at {sketch.ref} "
+        f"(`git show {sketch.ref}:{first}`)",
+        file=sys.stderr,
+    )
 
 
 # -- the fixpoint driver -------------------------------------------------------------
@@ -542,9 +582,16 @@ def _rest(ctx: Context, r: Resolution) -> Advance:
     folder the last package's close removed is made again (empty, so git sees
     nothing), so the agent's REVIEW.md has a folder to go in."""
     if r.state == "review" and r.actor == "agent" and not r.pending:
-        with contextlib.suppress(OSError):  # a file in the way: the write says so
-            (ctx.root / GTD_DIR).mkdir(exist_ok=True)
+        make_review_folder(ctx.root)
     return _done(ctx, r.state)
+
+
+def make_review_folder(root: Path) -> None:
+    """An empty ``.gtd/`` (git sees nothing) for the agent's REVIEW.md at a review
+    rest: the last package's close, or a clone, leaves none, and a plain
+    ``cat > .gtd/REVIEW.md`` would fail."""
+    with contextlib.suppress(OSError):  # a file in the way: the agent's write says so
+        (root / GTD_DIR).mkdir(exist_ok=True)
 
 
 def _done(ctx: Context, state: State) -> Advance:

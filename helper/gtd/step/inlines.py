@@ -48,10 +48,9 @@ def _diff(git: Git, base: str | None, head: str) -> str:
 def _added(git: Git, commit: Commit) -> list[str]:
     """The paths ``commit`` added that are still in the working tree (a note the
     agent already deleted is not asked about again)."""
-    raw = git.run("diff-tree", "-r", "-z", "--root", "--no-commit-id", "--name-status", commit.sha)
-    fields = raw.split("\0")
-    added = [fields[i + 1] for i in range(0, len(fields) - 1, 2) if fields[i] == "A"]
-    return [p for p in added if (git.root / p).is_file()]
+    from gtd.step.sketch import added_by
+
+    return [p for p in added_by(git, commit.sha) if (git.root / p).is_file()]
 
 
 def _commit_diff(git: Git, commit: Commit) -> str:

@@ -67,6 +67,9 @@ Decisions where the tables are silent (each repeated where it is coded):
 - A ``gtd(agent): review`` HEAD with a REVIEW.md that has findings rests at review
   (awaiting the agent's turn) instead of committing ``gtd: awaiting review``: the
   mid-chain commit would otherwise carry a malformed draft past the validation.
+- An agent turn at ``review`` whose changes hold no ``.gtd/REVIEW.md`` (a review
+  written elsewhere after a failed write) is refused the same way, where gtd 2.x
+  commits it as ``gtd(agent): review`` and rests at review again.
 
 Scripted checks (``"checks": "scripted"``; docs/step-mode.md, "Scripted checks"):
 
@@ -122,7 +125,16 @@ from gtd.step.errors import StepError
 from gtd.step.events import Commit, FormatFinding, Invoker, WorkingTree
 from gtd.step.review_diff import is_substantive
 from gtd.step.states import DRAFTED, State, SteeringFile, capture_gate, steering_file
-from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, REVIEW, SQUASH_MSG, TODO, Package
+from gtd.step.steering import (
+    ERRORS,
+    FEEDBACK,
+    GTD_DIR,
+    HEALTH,
+    REVIEW,
+    SQUASH_MSG,
+    TODO,
+    Package,
+)
 from gtd.step.subjects import Actor, Boundary, Check, Party, Route, Routing, Subject, Turn
 from gtd.tuples import NamedTuple
 
@@ -235,6 +247,16 @@ def malformed_message(state: State, path: str, findings: Sequence[FormatFinding]
     return (
         f"{state}: {path} breaks its format ({count} {noun}), so the agent's turn is not "
         f"captured — fix every finding, then run `gtd step-agent` again:\n{lines}"
+    )
+
+
+def missing_review_message(tree: WorkingTree) -> str:
+    paths = ", ".join(change.path for change in tree.dirty[:5])
+    more = f" and {len(tree.dirty) - 5} more" if len(tree.dirty) > 5 else ""
+    return (
+        f"review: the working tree has changes ({paths}{more}) but no `{REVIEW}`, so the "
+        f"agent's turn is not captured — write the review to `{REVIEW}` (make the "
+        f"`{GTD_DIR}/` folder if it is missing), then run `gtd step-agent` again"
     )
 
 
@@ -648,6 +670,11 @@ def _turn_taking(f: _Facts, base: _Baseline, invoker: Invoker) -> _Outcome:
         return _Outcome(
             state, awaited, "malformed", refusal=malformed_message(state, drafted, findings)
         )
+    if invoker == "agent" and state == "review" and not f.tree.has(REVIEW):
+        # The agent's one move here is `.gtd/REVIEW.md`: changes without it are a
+        # review that went elsewhere (a root REVIEW.md, a failed write), which a
+        # capture would commit into the feature as if the turn were done.
+        return _Outcome(state, awaited, "malformed", refusal=missing_review_message(f.tree))
     return _Outcome(state, awaited, "capture", action=MakeCommit(turn.render()))  # 9
 
 

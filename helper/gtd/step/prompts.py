@@ -208,8 +208,8 @@ def notes_step(notes: Sequence[str]) -> str:
         verb, says, them, which = "describe", "they say", "them", "one is"
     return (
         f"5. {named} only {verb} the request: carry what {says} into `.gtd/TODO.md`, "
-        f"then delete {them}, so the note does not end up in the feature's commit. If "
-        f"{which} documentation the project keeps, leave it."
+        f"then delete {them}; an unchanged note is left out of the squashed commit. "
+        f"If {which} documentation the project keeps, move it under `docs/`."
     )
 
 

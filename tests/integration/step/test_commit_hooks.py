@@ -74,7 +74,8 @@ def test_a_refused_squash_leaves_the_commits_and_the_message_as_they_were(
 ) -> None:
     r = step_repo
     base = r.git("rev-parse", "HEAD").strip()
-    r.write("idea.md", "x\n")
+    r.write("idea.md", "x\n")  # the human's sketch: left out of the squash
+    r.write("value.txt", "ok\n")
     r.commit_all("gtd(human): grilling")
     r.write(SQUASH_MSG, "feat: the idea\n\nWhy it matters.\n")
     r.commit_all("gtd: squash template")
@@ -85,5 +86,5 @@ def test_a_refused_squash_leaves_the_commits_and_the_message_as_they_were(
         _squash(open_context(r.path, mutate=False), base)
     assert r.git("rev-parse", "HEAD").strip() == head  # no squash, no commit lost
     assert r.read(SQUASH_MSG) == "feat: the idea, as the person wrote it\n"
-    assert r.read("idea.md") == "x\n"
+    assert r.read("idea.md") == "x\n"  # the left-out sketch is back too
     assert r.git("status", "--porcelain").strip() == f"M {SQUASH_MSG}"

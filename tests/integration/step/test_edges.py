@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -277,8 +278,17 @@ def test_status_in_a_fresh_repository_commits_the_config_stub_once(
     assert first.stdout == (
         "State: idle\nAwaits: human\nPredicted commit: (none)\nPredicted state: idle\n"
     )
+    # the write is said, since status prints no commit lines
+    assert first.stderr == (
+        "gtd: no config file in this folder or above: wrote .gtdrc.json and committed it as "
+        "`chore: add .gtdrc.json` (gtd 2.0's auto-init, once per repository; set "
+        "testCommand in it)\n"
+    )
     assert r.first_parent() == ["chore: init", "chore: add .gtdrc.json"]
-    assert r.ok("status").stdout == first.stdout
+    again = r.ok("status")
+    assert (again.stdout, again.stderr) == (first.stdout, "")
+    page = Path(__file__).resolve().parents[3] / "docs" / "step-mode.md"
+    assert first.stderr in page.read_text(encoding="utf-8")  # the page quotes it as printed
     assert r.first_parent() == ["chore: init", "chore: add .gtdrc.json"]  # never again
 
 
@@ -299,7 +309,11 @@ def test_auto_init_commits_only_the_stub_and_amends_a_gtd_head(
     other.write(".gtd/TODO.md", "# Plan\n")
     other.commit_all("gtd(agent): grilling")
     other.write("pending.md", "not mine\n")
-    assert other.ok("status").stdout.startswith("State: grilling\nAwaits: human\n")
+    amended = other.ok("status")
+    assert amended.stdout.startswith("State: grilling\nAwaits: human\n")
+    assert amended.stderr.startswith(
+        "gtd: no config file in this folder or above: wrote .gtdrc.json and amended it into HEAD"
+    )
     assert other.first_parent() == ["chore: init", "gtd(agent): grilling"]
     files = other.git("show", "--name-only", "--format=", "HEAD").split()
     assert sorted(files) == [".gtd/TODO.md", ".gtdrc.json"]

@@ -3,6 +3,9 @@ subject sequence each leaves behind (gtd 2.x's walkthroughs)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from tests.integration.step.conftest import StepRepo
 
 TODO = (
@@ -73,7 +76,10 @@ def test_happy_path_squashes_into_one_conventional_commit(step_repo: StepRepo) -
     assert r.status() == ""
     assert not r.exists(".gtd")
     assert r.read("value.txt") == "ok\n"
-    assert r.exists("idea.md")
+    # the human's sketch, untouched by the cycle, is not part of the feature
+    assert not r.exists("idea.md")
+    assert r.git("show", "--name-only", "--format=", "HEAD").split() == ["value.txt"]
+    assert out.stderr.startswith("gtd: left out of the squashed commit: idea.md — ")
 
 
 def test_red_fix_green(step_repo: StepRepo) -> None:
@@ -229,7 +235,9 @@ def test_review_main_on_a_feature_branch(step_repo: StepRepo) -> None:
     assert (nxt["state"], nxt["actor"]) == ("review", "agent")
     assert "+ok" in nxt["prompt"]
     assert base in nxt["prompt"]
-    r.write(".gtd/REVIEW.md", RECORD)
+    # the anchor leaves the folder ready: written as `cat > .gtd/REVIEW.md` would
+    with open(r.path / ".gtd/REVIEW.md", "w", encoding="utf-8") as review:
+        review.write(RECORD)
     assert r.ok("step-agent").committed == ["gtd(agent): review", "gtd: awaiting review"]
     assert r.ok("step").committed == ["gtd(human): review", "gtd: done", "gtd: squash template"]
     r.write(".gtd/SQUASH_MSG.md", "docs: review the value change\n")
@@ -257,6 +265,21 @@ def test_the_agent_can_write_its_review_once_the_last_package_is_done(
         "has none — `gtd next` prints the turn\n"
     )
     assert "make the `.gtd/` folder first if it is not there" in r.ok("next").stdout
+    # A review that went anywhere but `.gtd/REVIEW.md` is not a finished turn: it
+    # would otherwise be committed into the feature as `gtd(agent): review`.
+    r.write("REVIEW.md", RECORD)
+    astray = r.gtd("step-agent")
+    assert (astray.code, astray.stdout, astray.committed) == (1, "", [])
+    assert astray.stderr == (
+        "gtd: review: the working tree has changes (REVIEW.md) but no `.gtd/REVIEW.md`, so "
+        "the agent's turn is not captured — write the review to `.gtd/REVIEW.md` (make the "
+        "`.gtd/` folder if it is missing), then run `gtd step-agent` again\n"
+    )
+    assert r.first_parent()[-1] == "gtd: package done"
+    assert r.ok("status").stdout.startswith(
+        "State: review\nAwaits: agent\nPredicted commit: (none)\n"
+    )
+    r.remove("REVIEW.md")
     # Written as `cat > .gtd/REVIEW.md` would: no folder is made on the way.
     with open(r.path / ".gtd/REVIEW.md", "w", encoding="utf-8") as review:
         review.write(RECORD)
@@ -273,8 +296,8 @@ def test_the_humans_sketch_note_is_carried_into_the_plan_and_removed(
     prompt = r.ok("next").stdout
     assert (
         "5. `IDEA.md` only describes the request: carry what it says into `.gtd/TODO.md`, "
-        "then delete it, so the note does not end up in the feature's commit. If it is "
-        "documentation the project keeps, leave it.\n"
+        "then delete it; an unchanged note is left out of the squashed commit. If it "
+        "is documentation the project keeps, move it under `docs/`.\n"
     ) in prompt
     assert "`docs/value.md`" not in prompt  # documentation, not a note
     r.write(".gtd/TODO.md", TODO)
@@ -292,3 +315,52 @@ def test_the_humans_sketch_note_is_carried_into_the_plan_and_removed(
     assert r.first_parent() == ["chore: init", "feat: make the value ok"]
     shipped = r.git("show", "--name-only", "--format=", "HEAD").split()
     assert sorted(shipped) == ["docs/value.md", "value.txt"]  # no IDEA.md
+
+
+def _cycle_keeping_the_note(r: StepRepo, note: str) -> None:
+    """A cycle whose agent never deletes the human's ``note``; it ends squashing."""
+    r.write(note, "make the value ok\n")
+    r.ok("step")
+    r.write(".gtd/TODO.md", TODO)
+    r.ok("step-agent")
+    r.ok("step")
+    r.write(".gtd/01-value/01-write.md", TASK)
+    r.ok("step-agent")
+    r.write("value.txt", "ok\n")
+    r.ok("step-agent")
+    _approve_package_and_review(r)
+    r.ok("step")
+    r.write(".gtd/SQUASH_MSG.md", "feat: make the value ok\n")
+
+
+def test_a_sketch_the_agent_left_is_not_squashed_into_the_feature(step_repo: StepRepo) -> None:
+    r = step_repo
+    _cycle_keeping_the_note(r, "IDEA.md")
+    log = r.git("log", "--reverse", "--format=%H %s").splitlines()
+    opening = next(line.split()[0] for line in log if line.endswith(" gtd(human): grilling"))
+    ref = f"refs/gtd/sketch/{opening[:12]}"
+    out = r.ok("step-agent")
+    assert out.committed == ["gtd(agent): squashing", "feat: make the value ok"]
+    assert out.stderr == (
+        "gtd: left out of the squashed commit: IDEA.md — the sketch the human's first turn "
+        f"added, unchanged since; kept at {ref} (`git show {ref}:IDEA.md`)\n"
+    )
+    assert r.first_parent() == ["chore: init", "feat: make the value ok"]
+    assert r.git("show", "--name-only", "--format=", "HEAD").split() == ["value.txt"]
+    assert not r.exists("IDEA.md")
+    assert r.status() == ""  # idle, not a new sketch
+    assert r.git("show", f"{ref}:IDEA.md") == "make the value ok\n"
+    assert r.ok("status").stdout.startswith("State: idle\n")
+    page = (Path(__file__).resolve().parents[3] / "docs" / "step-mode.md").read_text()
+    quoted = re.sub(r"[0-9a-f]{12}", "<hash>", out.stderr)
+    assert quoted in re.sub(r"[0-9a-f]{12}", "<hash>", page)  # the page quotes it as printed
+
+
+def test_a_note_the_cycle_changed_ships(step_repo: StepRepo) -> None:
+    r = step_repo
+    _cycle_keeping_the_note(r, "NOTES.md")
+    r.write("NOTES.md", "The value is ok, always.\n")  # kept and edited: the project's
+    out = r.ok("step-agent")
+    assert "left out" not in out.stderr
+    shipped = r.git("show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(shipped) == ["NOTES.md", "value.txt"]

@@ -28,6 +28,6 @@ def test_the_step_names_each_note() -> None:
     assert notes_step([]) == ""
     assert notes_step(["IDEA.md", "notes.txt"]) == (
         "5. `IDEA.md`, `notes.txt` only describe the request: carry what they say into "
-        "`.gtd/TODO.md`, then delete them, so the note does not end up in the feature's "
-        "commit. If one is documentation the project keeps, leave it."
+        "`.gtd/TODO.md`, then delete them; an unchanged note is left out of the "
+        "squashed commit. If one is documentation the project keeps, move it under `docs/`."
     )

@@ -11,7 +11,7 @@ from gtd.step.config import StepConfig
 from gtd.step.events import Commit, WorkingTree
 from gtd.step.states import State
 from gtd.step.subjects import Actor
-from tests.unit.step.build import CommitSpec, changes, history, run, tree
+from tests.unit.step.build import STEER, CommitSpec, changes, history, run, tree
 
 START: list[CommitSpec] = ["chore: init", ("gtd(human): grilling", "A idea.md")]
 CYCLE: list[CommitSpec] = [
@@ -366,10 +366,25 @@ def test_empty_turns_that_are_signals_are_captured(name: str, invoker: Actor) ->
 def test_capture_on_a_dirty_tree(name: str) -> None:
     rest = RESTS[name]
     t = trees(rest)[-1]
+    if name == "review":  # the agent's review turn is its REVIEW.md (below)
+        t = _dirty(t._replace(present=frozenset({STEER["REVIEW"]})), "A REVIEW")
     r = run(rest.commits, t, None, rest.awaited)
     assert (r.decision, r.state, r.actor, r.action) == (
         "capture",
         rest.state,
         rest.awaited,
         MakeCommit(str(rest.capture)),
+    )
+
+
+def test_an_agent_review_turn_without_review_md_is_refused() -> None:
+    # A review written anywhere else (a root REVIEW.md after a failed write to
+    # `.gtd/`) is not the turn; captured, it would ship in the feature.
+    rest = RESTS["review"]
+    r = run(rest.commits, _dirty(rest.clean or tree(), "A REVIEW.md"), None, "agent")
+    assert (r.state, r.actor, r.action) == ("review", "agent", None)
+    assert r.refusal == (
+        "review: the working tree has changes (REVIEW.md) but no `.gtd/REVIEW.md`, so the "
+        "agent's turn is not captured — write the review to `.gtd/REVIEW.md` (make the "
+        "`.gtd/` folder if it is missing), then run `gtd step-agent` again"
     )
