@@ -691,6 +691,89 @@ def test_uninstall_removes_gtds_cache_and_says_so(tmp_path: Path, xdg: bool) -> 
     assert cache.parent.is_dir()  # the cache folder itself is not gtd's
 
 
+def test_uninstall_names_a_cache_without_rooms_by_what_it_holds(tmp_path: Path) -> None:
+    """A cache that holds only the box's note (a headless demo's rooms live in its
+    own temporary folder) is not "the clean rooms of 0 repositories"."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    cache = home / ".cache" / "gtd"
+    cache.mkdir(parents=True)
+    (cache / "box-starts").write_text("key\n")
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    res = run([sys.executable, str(ROOT / "install.py"), "--uninstall"], tmp_path, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "remove gtd's cache ~/.cache/gtd" in res.stdout.splitlines(), res.stdout
+    assert not cache.exists()
+
+
+def fake_venv(prefix: Path) -> Path:
+    """The installed helper behind the venv's `python`: this checkout's."""
+    python = prefix / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+@pytest.mark.parametrize("helper", [True, False], ids=["helper", "helper-gone"])
+def test_uninstall_removes_gtds_state_or_says_why_it_stays(tmp_path: Path, helper: bool) -> None:
+    """~/.local/state/gtd lists the repositories auto mode's sandbox block went to.
+    `gtd demo --claude` leaves its repository there (its Claude Code takes the
+    block out with a home of its own), and a repository may be gone since: the
+    helper forgets both, then the folder goes and uninstall says nothing is left.
+    Without a helper to take a block out, the folder stays and the warning names
+    the repository."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    demo = tmp_path / "gtd-demo-x" / "cart"
+    demo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=demo, env=env, check=True)
+    state = home / ".local" / "state" / "gtd"
+    state.mkdir(parents=True)
+    listed = [str(demo), str(tmp_path / "gone")]
+    (state / "sandboxed.json").write_text(json.dumps(listed, indent=2) + "\n")
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    if helper:
+        fake_venv(prefix)
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
+    said = (
+        "remove gtd's state ~/.local/state/gtd "
+        "(the list of repositories auto mode's sandbox settings went to)"
+    )
+    dry = run([*install, "--dry-run"], tmp_path, env)
+    assert f"would {said}" in dry.stdout.splitlines(), dry.stdout
+    assert (state / "sandboxed.json").is_file()
+
+    res = run(install, tmp_path, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    if helper:
+        assert said in lines, res.stdout
+        assert lines[-1] == "Uninstalled gtd: nothing left."
+        assert not state.exists()
+        assert state.parent.is_dir()  # the state folder itself is not gtd's
+    else:
+        assert (
+            "warning: kept gtd's state ~/.local/state/gtd: auto mode's sandbox settings "
+            f"may still be in the .claude/settings.local.json of {demo}, {tmp_path / 'gone'}: "
+            'take their "sandbox" block out, then remove the folder'
+        ) in lines, res.stdout
+        assert lines[-1] == ("Uninstalled gtd, but kept ~/.local/state/gtd: see the warning above.")
+        assert json.loads((state / "sandboxed.json").read_text()) == listed
+
+
 def test_uninstall_of_one_layout_keeps_the_cache(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
