@@ -682,7 +682,10 @@ class Installer:
         return "\n".join(lines)
 
     def pack_lines(self, key: str, base: Path) -> list[str]:
-        commands = "/gtd:auto, /gtd:auto-cycle, /gtd:step"
+        # The pack's own commands, as doctor lists them: a name fixed here went
+        # stale when /gtd:auto-status came.
+        names = sorted(p.stem for p in (SOURCE / "commands").glob("*.md"))
+        commands = ", ".join(f"/gtd:{name}" for name in names)
         head = f"  the pack:         {commands}"
         if key != "plugin":
             return [f"{head} in {tilde(base)}"]

@@ -601,6 +601,10 @@ def test_the_summary_in_docs_install_is_what_install_prints(
     doc = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     block = doc.split("`SHELL=/bin/bash`:\n\n```\n", 1)[1].split("\n```", 1)[0]
     assert printed.strip("\n") == block.replace("gtd 0.1.0 ", f"gtd {__version__} ")
+    # what was installed: every command of the pack, as doctor lists them
+    names = sorted(p.stem for p in (ROOT / "commands").glob("*.md"))
+    listed = ", ".join(f"/gtd:{name}" for name in names)
+    assert f"  the pack:         {listed} in ~/.local/share/gtd-pack/plugin" in printed
 
 
 EXPORT = 'export PATH="$HOME/.local/bin:$PATH"'
