@@ -37,3 +37,11 @@ def test_three_is_for_bugs_only_and_the_loop_stops_have_their_own() -> None:
     loop |= {headless.EXIT_HALTED, headless.EXIT_INTERRUPTED}
     assert exits.EXIT_BUG not in loop
     assert (headless.EXIT_HALTED, headless.EXIT_BLOCKED) == (5, 4)
+
+
+def test_the_readme_names_the_same_codes() -> None:
+    readme = (DOC.parents[1] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"Exit codes \(one table: ([^)]+)\)", readme)
+    assert found, "README.md no longer sums up the exit codes"
+    said = [int(n) for n in re.findall(r"(?:^|, )(\d+) ", " ".join(found.group(1).split()))]
+    assert said == sorted(_named().values())
