@@ -324,7 +324,11 @@ def _loop(
         None, "--max-cycles", min=1, help="Stop after this many cycles."
     ),
 ) -> None:
-    """Headless driver: begin, pipe the brief to the agent, end; until done or stuck."""
+    """Headless driver: begin, pipe the brief to the agent, end; until done or stuck.
+
+    Exit status: 0 complete (or --max-cycles reached), 1 a person must act, 4
+    blocked, 5 halted, 130 interrupted; 3 only for a bug in gtd (docs/errors.md).
+    """
     from gtd.cli import loop_cmd
 
     raise typer.Exit(loop_cmd.loop(agent, max_cycles))
