@@ -809,6 +809,13 @@ class Installer:
         what = "the list of repositories auto mode's sandbox settings went to"
         if self.act(f"remove gtd's state {tilde(state)} ({what})"):
             shutil.rmtree(state)
+        # ~/.local/state made by gtd inside a ~/.local install.py made: it was not
+        # there before, and left empty it keeps ~/.local from going too.
+        made = {Path(d) for d in self.manifest.get("dirs", [])}
+        parent = state.parent
+        empty = parent.parent in made and parent.is_dir() and not any(parent.iterdir())
+        if empty and self.act(f"remove directory {tilde(parent)}"):
+            parent.rmdir()
         return None
 
     def remove_sandbox_settings(self) -> None:

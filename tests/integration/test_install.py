@@ -747,8 +747,10 @@ def test_uninstall_removes_gtds_state_or_says_why_it_stays(tmp_path: Path, helpe
     prefix.mkdir(parents=True)
     if helper:
         fake_venv(prefix)
+    # install.py made ~/.local (and its share/gtd-pack): ~/.local/state is gtd's
+    made = [str(home / ".local"), str(home / ".local" / "share"), str(prefix)]
     manifest: dict[str, object] = {
-        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+        "format": 1, "helper": None, "link": None, "dirs": made, "targets": {},
     }  # fmt: skip
     (prefix / "install-manifest.json").write_text(json.dumps(manifest))
     install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
@@ -765,9 +767,10 @@ def test_uninstall_removes_gtds_state_or_says_why_it_stays(tmp_path: Path, helpe
     lines = res.stdout.splitlines()
     if helper:
         assert said in lines, res.stdout
+        assert "remove directory ~/.local/state" in lines, res.stdout
+        assert "warning" not in res.stdout
         assert lines[-1] == "Uninstalled gtd: nothing left."
-        assert not state.exists()
-        assert state.parent.is_dir()  # the state folder itself is not gtd's
+        assert not (home / ".local").exists()
     else:
         assert (
             "warning: kept gtd's state ~/.local/state/gtd: auto mode's sandbox settings "
@@ -856,7 +859,8 @@ def test_uninstall_gives_the_user_settings_back(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     assert "removed permissions.denyInsteadOfPrompting" in res.stdout, res.stdout
     assert settings.read_text() == person
-    assert not (tmp_path / "state" / "gtd" / "user-settings.json").exists()
+    assert not (tmp_path / "state" / "gtd").exists()
+    assert (tmp_path / "state").is_dir()  # $XDG_STATE_HOME itself is not gtd's
 
 
 def assert_doctor_warns(out: str, allowed: set[str]) -> None:
