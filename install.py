@@ -825,6 +825,13 @@ class Installer:
         python = self.venv / "bin" / "python"
         if not python.exists():
             return
+        state = gtd_state()
+        try:
+            listed = read_json(state / "sandboxed.json")
+        except InstallError:
+            listed = True  # the helper reads it its own way
+        if not listed and not (state / "user-settings.json").exists():
+            return  # gtd never set any: no line for a step with nothing to do
         argv = [str(python), "-m", "gtd", "auto", "sandbox", "--off", "--all", "--json"]
         if not self.act("remove auto mode's sandbox settings from the repositories gtd set"):
             return

@@ -873,3 +873,22 @@ def assert_doctor_warns(out: str, allowed: set[str]) -> None:
     assert ("claude registration" in warned) is ("claude registration" in allowed), out
     word = "ok" if not warned else "warn"
     assert f"doctor: {word} (0 failed, {len(warned)} warnings)" in out, out
+
+
+def test_uninstall_without_sandbox_settings_says_nothing_of_them(tmp_path: Path) -> None:
+    """No repository on gtd's list and no user-settings key held: no line about
+    taking settings out of repositories gtd never set."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    fake_venv(prefix)
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    res = run([sys.executable, str(ROOT / "install.py"), "--uninstall"], tmp_path, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "sandbox settings" not in res.stdout, res.stdout
+    assert res.stdout.splitlines()[-1] == "Uninstalled gtd: nothing left."
