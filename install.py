@@ -11,8 +11,9 @@ The helper goes into its own virtual environment (``<prefix>/venv``, default pre
 ``~/.local/share/gtd-pack``) with a ``gtd`` symlink in ``~/.local/bin``. Every path
 installed is recorded, with its hash, in ``<prefix>/install-manifest.json``: a second
 run compares against it and changes nothing when nothing differs, and --uninstall
-removes those paths and gtd's own cache (``~/.cache/gtd``: the clean rooms, the crash
-log). The run ends with ``gtd doctor --installation`` (the installation, not the folder
+removes those paths, gtd's own cache (``~/.cache/gtd``: the clean rooms, the crash
+log) and its state (``~/.local/state/gtd``: where auto mode's sandbox settings went).
+The run ends with ``gtd doctor --installation`` (the installation, not the folder
 it runs in) and a summary: what is where, and the one next step (with the bin folder
 not on PATH, the line for the user's shell). See docs/install.md.
 """
@@ -681,7 +682,10 @@ class Installer:
         return "\n".join(lines)
 
     def pack_lines(self, key: str, base: Path) -> list[str]:
-        commands = "/gtd:auto, /gtd:auto-cycle, /gtd:step"
+        # The pack's own commands, as doctor lists them: a name fixed here went
+        # stale when /gtd:auto-status came.
+        names = sorted(p.stem for p in (SOURCE / "commands").glob("*.md"))
+        commands = ", ".join(f"/gtd:{name}" for name in names)
         head = f"  the pack:         {commands}"
         if key != "plugin":
             return [f"{head} in {tilde(base)}"]
@@ -705,9 +709,13 @@ class Installer:
             return
         rooms = cache / "rooms"
         count = sum(1 for p in rooms.iterdir() if p.is_dir()) if rooms.is_dir() else 0
-        what = f"the clean rooms of {count} repositor{'y' if count == 1 else 'ies'}"
-        what += ", the crash log" if (cache / "gtd.log").exists() else ""
-        if not self.act(f"remove gtd's cache {tilde(cache)} ({what})"):
+        held = []
+        if count:
+            held.append(f"the clean rooms of {count} repositor{'y' if count == 1 else 'ies'}")
+        if (cache / "gtd.log").exists():
+            held.append("the crash log")
+        what = f" ({', '.join(held)})" if held else ""
+        if not self.act(f"remove gtd's cache {tilde(cache)}{what}"):
             return
         if cache.is_symlink() or not cache.is_dir():
             cache.unlink()
@@ -757,11 +765,58 @@ class Installer:
         if self.venv.exists() and self.act(f"remove virtual environment {tilde(self.venv)}"):
             shutil.rmtree(self.venv)
         self.remove_cache()
+        kept = self.remove_state()
         if self.act(f"remove {tilde(self.manifest_path)}"):
             self.manifest_path.unlink()
         self.remove_dirs(self.manifest.get("dirs", []))
-        print("Dry run: nothing removed." if self.dry else "Uninstalled gtd: nothing left.")
+        if self.dry:
+            print("Dry run: nothing removed.")
+        elif kept:
+            print(f"Uninstalled gtd, but kept {tilde(kept)}: see the warning above.")
+        else:
+            print("Uninstalled gtd: nothing left.")
         return 0
+
+    def remove_state(self) -> Path | None:
+        """gtd's state folder: the list of repositories auto mode's sandbox block
+        went to and the record of the user-settings key, both emptied by
+        remove_sandbox_settings. Left behind, it would name folders no installed
+        helper can clean any more. Kept, with the reason, while it still names
+        one; the folder kept, or None."""
+        state = gtd_state()
+        if not state.is_dir():
+            return None
+        registry = state / "sandboxed.json"
+        try:
+            listed = read_json(registry) or []
+        except InstallError:
+            listed = None
+        if not isinstance(listed, list):
+            listed = [f"{registry} (unreadable)"]
+        others = sorted(p.name for p in state.iterdir() if p.name != registry.name)
+        if not self.dry and (listed or others):
+            if listed:
+                named = ", ".join(tilde(Path(str(p))) for p in listed)
+                why = (
+                    f"auto mode's sandbox settings may still be in the "
+                    f'.claude/settings.local.json of {named}: take their "sandbox" '
+                    "block out, then remove the folder"
+                )
+            else:
+                why = f"it holds {', '.join(others)}, which gtd did not expect"
+            self.warn(f"kept gtd's state {tilde(state)}: {why}")
+            return state
+        what = "the list of repositories auto mode's sandbox settings went to"
+        if self.act(f"remove gtd's state {tilde(state)} ({what})"):
+            shutil.rmtree(state)
+        # ~/.local/state made by gtd inside a ~/.local install.py made: it was not
+        # there before, and left empty it keeps ~/.local from going too.
+        made = {Path(d) for d in self.manifest.get("dirs", [])}
+        parent = state.parent
+        empty = parent.parent in made and parent.is_dir() and not any(parent.iterdir())
+        if empty and self.act(f"remove directory {tilde(parent)}"):
+            parent.rmdir()
+        return None
 
     def remove_sandbox_settings(self) -> None:
         """Auto mode's sandbox block in each repository's
@@ -770,6 +825,13 @@ class Installer:
         python = self.venv / "bin" / "python"
         if not python.exists():
             return
+        state = gtd_state()
+        try:
+            listed = read_json(state / "sandboxed.json")
+        except InstallError:
+            listed = True  # the helper reads it its own way
+        if not listed and not (state / "user-settings.json").exists():
+            return  # gtd never set any: no line for a step with nothing to do
         argv = [str(python), "-m", "gtd", "auto", "sandbox", "--off", "--all", "--json"]
         if not self.act("remove auto mode's sandbox settings from the repositories gtd set"):
             return
@@ -794,6 +856,13 @@ def gtd_cache() -> Path:
     gtd.auto.ratchet.early and gtd.cli.crash write under."""
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(cache) / "gtd"
+
+
+def gtd_state() -> Path:
+    """The helper's own state folder, where gtd.auto.sandbox.registry_path and
+    gtd.auto.user_settings.record_path keep their records."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "gtd"
 
 
 def _writable_then_retry(func: Any, path: str, _exc: object) -> None:

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from gtd import __version__
-from gtd.exits import EXIT_BUG
+from gtd.exits import EXIT_BUG, EXIT_STUCK, EXIT_USAGE
 from tests.conftest import Repo, run_gtd
 
 
@@ -23,15 +24,38 @@ def test_version(tmp_path: Path) -> None:
 
 def test_unknown_option_is_a_clear_error(tmp_path: Path) -> None:
     res = run_gtd(tmp_path, "--bogus")
-    assert res.code == 1
+    assert res.code == EXIT_STUCK == 1  # bare `gtd`: gtd 2.x's contract
     assert "gtd: unknown option '--bogus'" in res.stderr
     assert "Traceback" not in res.stderr
 
 
 def test_group_without_command_prints_usage_and_fails(tmp_path: Path) -> None:
     res = run_gtd(tmp_path, "plan")
-    assert res.code == 1
+    assert res.code == EXIT_USAGE == 2
     assert "Usage:" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (("cycle", "end", "--bogus"), 2, "gtd: unknown option '--bogus' — see `gtd --help`"),
+        (("loop", "--max-cycles", "x"), 2, "gtd: Invalid value for '--max-cycles'"),
+        (("nosuch",), 2, "gtd: No such command 'nosuch'."),
+        (("next", "--jsn"), 1, "gtd: unknown option '--jsn' — see `gtd --help`"),
+        (("step", "--bogus"), 1, "gtd: unknown option '--bogus' — see `gtd --help`"),
+        ((), 1, "Usage: gtd [OPTIONS] COMMAND"),
+    ],
+    ids=["auto-option", "auto-value", "command", "step-next", "step", "bare"],
+)
+def test_a_usage_mistake_exits_2_but_where_gtd_2x_says_1(
+    tmp_path: Path, args: tuple[str, ...], code: int, said: str
+) -> None:
+    """docs/errors.md: 2 is the command line's own mistake; bare `gtd` and step
+    mode's commands keep gtd 2.x's 1 (docs/step-mode.md)."""
+    res = run_gtd(tmp_path, *args)
+    assert (res.code, res.stdout) == (code, ""), res
+    assert res.stderr.startswith(said), res.stderr
+    assert "Traceback" not in res.stderr
 
 
 def test_outside_a_repository_is_a_clear_error(tmp_path: Path) -> None:
@@ -223,7 +247,7 @@ def test_cycle_end_argvs_the_fast_path_hands_on_read_as_typer_errors(tmp_path: P
         (("--bogus",), "unknown option '--bogus'"),
     ):
         res = run_gtd(tmp_path, "cycle", "end", *args)
-        assert res.code == 1, (args, res)
+        assert res.code == EXIT_USAGE, (args, res)
         assert "gtd: " in res.stderr, (args, res.stderr)
         assert said in res.stderr, (args, res.stderr)
         assert "not a git repository" not in res.stderr, args  # typer answered first

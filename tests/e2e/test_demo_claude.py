@@ -59,6 +59,9 @@ def test_the_night_inside_claude_code_goes_as_scripted(claude: str, tmp_path: Pa
     assert "    | Total cost | $" in out
     assert "    | Tick overhead vs agent work | $" in out
     assert git(where, "status", "--porcelain") == ""
+    # the sandbox block was set and taken out within the night: gtd's list of
+    # such repositories, in the person's state folder, never named this one
+    assert not (Path(os.environ["XDG_STATE_HOME"]) / "gtd" / "sandboxed.json").exists()
     kept = git(where, "for-each-ref", "--format=%(refname)", "refs/gtd/reverted/")
     assert kept.split() == ["refs/gtd/reverted/cycle-2", "refs/gtd/reverted/cycle-4"]
     # docs/demo.md shows these ticks as a real run printed them

@@ -601,6 +601,10 @@ def test_the_summary_in_docs_install_is_what_install_prints(
     doc = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     block = doc.split("`SHELL=/bin/bash`:\n\n```\n", 1)[1].split("\n```", 1)[0]
     assert printed.strip("\n") == block.replace("gtd 0.1.0 ", f"gtd {__version__} ")
+    # what was installed: every command of the pack, as doctor lists them
+    names = sorted(p.stem for p in (ROOT / "commands").glob("*.md"))
+    listed = ", ".join(f"/gtd:{name}" for name in names)
+    assert f"  the pack:         {listed} in ~/.local/share/gtd-pack/plugin" in printed
 
 
 EXPORT = 'export PATH="$HOME/.local/bin:$PATH"'
@@ -691,6 +695,92 @@ def test_uninstall_removes_gtds_cache_and_says_so(tmp_path: Path, xdg: bool) -> 
     assert cache.parent.is_dir()  # the cache folder itself is not gtd's
 
 
+def test_uninstall_names_a_cache_without_rooms_by_what_it_holds(tmp_path: Path) -> None:
+    """A cache that holds only the box's note (a headless demo's rooms live in its
+    own temporary folder) is not "the clean rooms of 0 repositories"."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    cache = home / ".cache" / "gtd"
+    cache.mkdir(parents=True)
+    (cache / "box-starts").write_text("key\n")
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    res = run([sys.executable, str(ROOT / "install.py"), "--uninstall"], tmp_path, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "remove gtd's cache ~/.cache/gtd" in res.stdout.splitlines(), res.stdout
+    assert not cache.exists()
+
+
+def fake_venv(prefix: Path) -> Path:
+    """The installed helper behind the venv's `python`: this checkout's."""
+    python = prefix / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+@pytest.mark.parametrize("helper", [True, False], ids=["helper", "helper-gone"])
+def test_uninstall_removes_gtds_state_or_says_why_it_stays(tmp_path: Path, helper: bool) -> None:
+    """~/.local/state/gtd lists the repositories auto mode's sandbox block went to.
+    `gtd demo --claude` leaves its repository there (its Claude Code takes the
+    block out with a home of its own), and a repository may be gone since: the
+    helper forgets both, then the folder goes and uninstall says nothing is left.
+    Without a helper to take a block out, the folder stays and the warning names
+    the repository."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    demo = tmp_path / "gtd-demo-x" / "cart"
+    demo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=demo, env=env, check=True)
+    state = home / ".local" / "state" / "gtd"
+    state.mkdir(parents=True)
+    listed = [str(demo), str(tmp_path / "gone")]
+    (state / "sandboxed.json").write_text(json.dumps(listed, indent=2) + "\n")
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    if helper:
+        fake_venv(prefix)
+    # install.py made ~/.local (and its share/gtd-pack): ~/.local/state is gtd's
+    made = [str(home / ".local"), str(home / ".local" / "share"), str(prefix)]
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": made, "targets": {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
+    said = (
+        "remove gtd's state ~/.local/state/gtd "
+        "(the list of repositories auto mode's sandbox settings went to)"
+    )
+    dry = run([*install, "--dry-run"], tmp_path, env)
+    assert f"would {said}" in dry.stdout.splitlines(), dry.stdout
+    assert (state / "sandboxed.json").is_file()
+
+    res = run(install, tmp_path, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = res.stdout.splitlines()
+    if helper:
+        assert said in lines, res.stdout
+        assert "remove directory ~/.local/state" in lines, res.stdout
+        assert "warning" not in res.stdout
+        assert lines[-1] == "Uninstalled gtd: nothing left."
+        assert not (home / ".local").exists()
+    else:
+        assert (
+            "warning: kept gtd's state ~/.local/state/gtd: auto mode's sandbox settings "
+            f"may still be in the .claude/settings.local.json of {demo}, {tmp_path / 'gone'}: "
+            'take their "sandbox" block out, then remove the folder'
+        ) in lines, res.stdout
+        assert lines[-1] == ("Uninstalled gtd, but kept ~/.local/state/gtd: see the warning above.")
+        assert json.loads((state / "sandboxed.json").read_text()) == listed
+
+
 def test_uninstall_of_one_layout_keeps_the_cache(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -769,7 +859,8 @@ def test_uninstall_gives_the_user_settings_back(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     assert "removed permissions.denyInsteadOfPrompting" in res.stdout, res.stdout
     assert settings.read_text() == person
-    assert not (tmp_path / "state" / "gtd" / "user-settings.json").exists()
+    assert not (tmp_path / "state" / "gtd").exists()
+    assert (tmp_path / "state").is_dir()  # $XDG_STATE_HOME itself is not gtd's
 
 
 def assert_doctor_warns(out: str, allowed: set[str]) -> None:
@@ -782,3 +873,22 @@ def assert_doctor_warns(out: str, allowed: set[str]) -> None:
     assert ("claude registration" in warned) is ("claude registration" in allowed), out
     word = "ok" if not warned else "warn"
     assert f"doctor: {word} (0 failed, {len(warned)} warnings)" in out, out
+
+
+def test_uninstall_without_sandbox_settings_says_nothing_of_them(tmp_path: Path) -> None:
+    """No repository on gtd's list and no user-settings key held: no line about
+    taking settings out of repositories gtd never set."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = user_env(home)
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True)
+    fake_venv(prefix)
+    manifest: dict[str, object] = {
+        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    res = run([sys.executable, str(ROOT / "install.py"), "--uninstall"], tmp_path, env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "sandbox settings" not in res.stdout, res.stdout
+    assert res.stdout.splitlines()[-1] == "Uninstalled gtd: nothing left."

@@ -95,6 +95,10 @@ def test_the_readme_set_up_works_as_written(tmp_path: Path, with_claude: bool) -
     assert lines[0] == f"gtd {__version__} is installed."
     assert after(lines, "the gtd command:").startswith("~/.local/bin/gtd")
     pack = "\n".join(lines)
+    # the commands the summary says were installed are the ones doctor found
+    [doctor] = [ln for ln in out.splitlines() if ln.startswith("ok   pack (plugin copy): ")]
+    commands = doctor.split(": ", 2)[2].split(" in ", 1)[0]
+    assert after(lines, "the pack:").startswith(commands + (":" if with_claude else " in "))
     if with_claude:
         assert "the plugin gtd@gtd-pack, registered with Claude Code" in pack
         # gtd not on PATH, and a permission prompt that can wait: no other warning

@@ -132,3 +132,20 @@ def test_off_everywhere_takes_the_block_out_of_every_repository(repo: Repo, tmp_
     assert sandbox.registered() == []
     here = run_gtd(repo.path, "auto", "sandbox", "--json").json
     assert here["status"] == "off"
+
+
+def test_off_everywhere_forgets_a_repository_whose_block_is_already_gone(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """`gtd demo --claude` sets the block up with the person's state folder and
+    takes it out inside Claude Code, whose home is the demo's own: the list kept
+    naming the repository, and `install.py --uninstall` left it behind."""
+    make_project(repo)
+    record = sandbox.record_path(Git(repo.path))
+    assert record.is_file()
+    record.unlink()  # what the other state folder's gtd removed, with the block
+    assert str(repo.path.resolve()) in sandbox.registered()
+    res = run_gtd(tmp_path, "auto", "sandbox", "--off", "--all", "--json")
+    assert res.code == 0, res.stderr
+    assert res.json["removed"] == []
+    assert sandbox.registered() == []

@@ -43,3 +43,13 @@ def test_the_pages_example_passes_the_real_check(repo: Repo) -> None:
     said = re.search(r"Here (T\d+) runs next", text)
     assert said, "the page no longer says which task runs next"
     assert run_gtd(repo.path, "plan", "next", "--json").json["task"]["id"] == said.group(1)
+
+
+def test_the_readme_sends_a_reader_to_the_page() -> None:
+    """Every place the README speaks of PLAN.md's format links the page, and no
+    other page is named as its home."""
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    spots = re.findall(r"(?:PLAN\.md's format|its format)[^;]*?\)", readme)
+    assert len(spots) >= 2, spots
+    for spot in spots:
+        assert "[docs/plan-format.md](docs/plan-format.md)" in spot, spot

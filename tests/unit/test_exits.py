@@ -37,3 +37,35 @@ def test_three_is_for_bugs_only_and_the_loop_stops_have_their_own() -> None:
     loop |= {headless.EXIT_HALTED, headless.EXIT_INTERRUPTED}
     assert exits.EXIT_BUG not in loop
     assert (headless.EXIT_HALTED, headless.EXIT_BLOCKED) == (5, 4)
+
+
+def test_the_readme_names_the_same_codes() -> None:
+    readme = (DOC.parents[1] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"Exit codes \(one table: ([^)]+)\)", readme)
+    assert found, "README.md no longer sums up the exit codes"
+    said = [int(n) for n in re.findall(r"(?:^|, )(\d+) ", " ".join(found.group(1).split()))]
+    assert said == sorted(_named().values())
+
+
+def test_the_loops_help_names_its_codes() -> None:
+    """`gtd loop --help`, where a script's author looks: the loop's outcomes with
+    the codes gtd.exits gives them."""
+    from typer.testing import CliRunner
+
+    from gtd.cli.app import app
+
+    text = " ".join(CliRunner().invoke(app, ["loop", "--help"]).output.split())
+    found = re.search(r"Exit status: (.+?) \(docs/errors\.md\)", text)
+    assert found, text
+    said = dict(re.findall(r"(\d+) ([^,;]+)", found.group(1)))
+    assert {int(code) for code in said} == {
+        exits.EXIT_DONE,
+        exits.EXIT_STUCK,
+        exits.EXIT_BUG,
+        exits.EXIT_BLOCKED,
+        exits.EXIT_HALTED,
+        exits.EXIT_INTERRUPTED,
+    }
+    assert said[str(exits.EXIT_HALTED)] == "halted"
+    assert said[str(exits.EXIT_BLOCKED)] == "blocked"
+    assert said[str(exits.EXIT_BUG)].startswith("only for a bug")

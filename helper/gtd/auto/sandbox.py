@@ -332,7 +332,11 @@ def remove_everywhere() -> list[str]:
         root = Path(folder)
         if (root / ".git").exists() and remove(root, Git(root)):
             done.append(folder)
-        elif not (root / ".git").exists():
+        else:
+            # No repository any more, or no record of a block in it: a gtd with
+            # another state folder took the block out (`gtd demo --claude` runs
+            # Claude Code with a home of its own). Listed, it would outlive the
+            # helper that could ever remove it (`install.py --uninstall`).
             _register(root, False)
     return done
 

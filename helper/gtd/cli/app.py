@@ -100,9 +100,20 @@ def _register_step_mode() -> None:
     register(app)
 
 
+def usage_exit(args: list[str], reply: Reply) -> int:
+    """The exit code of a usage error: EXIT_USAGE, but gtd 2.x's 1 for bare `gtd`
+    (or a leading flag) and step mode's commands, whose contract it is."""
+    from gtd.exits import EXIT_STUCK, EXIT_USAGE
+
+    two_x = reply.step or not args or args[0].startswith("-")
+    return EXIT_STUCK if two_x else EXIT_USAGE
+
+
 def run(args: list[str], reply: Reply) -> int:
-    """Run typer on ``args``; usage errors become `gtd: ...` messages with exit 1."""
+    """Run typer on ``args``; usage errors become `gtd: ...` messages with
+    usage_exit's code."""
     from gtd.cli.reply import fail
+    from gtd.exits import EXIT_INTERRUPTED
 
     command = typer.main.get_command(app)
     try:
@@ -110,18 +121,18 @@ def run(args: list[str], reply: Reply) -> int:
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
-        fail("aborted", reply, 130)
+        fail("aborted", reply, EXIT_INTERRUPTED)
     except typer.TyperException as exc:
         # typer vendors click (pinned <0.30 in pyproject); its usage errors carry
         # format_message(), and NoSuchOption the offending option's name.
         kind = type(exc).__name__
         if kind == "NoArgsIsHelpError":
             print(exc.format_message(), file=__import__("sys").stderr)
-            return 1
+            return usage_exit(args, reply)
         option = getattr(exc, "option_name", None)
         if kind == "NoSuchOption" and option:
-            fail(f"unknown option '{option}' — see `gtd --help`", reply, 1)
-        fail(f"{exc.format_message()} — see `gtd --help`", reply, 1)
+            fail(f"unknown option '{option}' — see `gtd --help`", reply, usage_exit(args, reply))
+        fail(f"{exc.format_message()} — see `gtd --help`", reply, usage_exit(args, reply))
     return code if isinstance(code, int) else 0
 
 
@@ -313,7 +324,11 @@ def _loop(
         None, "--max-cycles", min=1, help="Stop after this many cycles."
     ),
 ) -> None:
-    """Headless driver: begin, pipe the brief to the agent, end; until done or stuck."""
+    """Headless driver: begin, pipe the brief to the agent, end; until done or stuck.
+
+    Exit status: 0 complete (or --max-cycles reached), 1 a person must act, 4
+    blocked, 5 halted, 130 interrupted; 3 only for a bug in gtd (docs/errors.md).
+    """
     from gtd.cli import loop_cmd
 
     raise typer.Exit(loop_cmd.loop(agent, max_cycles))

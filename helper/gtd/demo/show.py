@@ -50,9 +50,11 @@ def demo(keep: Path | None, want_claude: bool, say: Say) -> int:
     )
     say(IN_CLAUDE if claude else HEADLESS)
     say(f"Repository: {root}\n")
-    # The clean rooms of this night live and die with it (not in ~/.cache).
+    # The clean rooms of this night live and die with it (not in ~/.cache), and
+    # so does gtd's list of repositories the sandbox block went to (not in
+    # ~/.local/state, where the throwaway repository would outlive the night).
     with tempfile.TemporaryDirectory(prefix="gtd-demo-rooms-") as rooms:
-        env = {"XDG_CACHE_HOME": rooms}
+        env = {"XDG_CACHE_HOME": rooms, "XDG_STATE_HOME": str(Path(rooms, "state"))}
         if claude is None:
             # The headless night shows the ratchet itself catching the weakened
             # test: the scripted agent runs without the OS fence (gtd.auto
