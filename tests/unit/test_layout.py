@@ -197,7 +197,7 @@ EDGE = (
     "gtd.auto.ratchet.room",
     "gtd.auto.ratchet.worktree",
     "gtd.auto.ratchet.runner",
-    "gtd.auto.ratchet.reports",
+    "gtd.auto.ratchet.report_listener",
     "gtd.auto.ratchet.recorded",
     "gtd.auto.ratchet.held",
     "gtd.auto.ratchet.early",

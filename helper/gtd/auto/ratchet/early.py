@@ -58,7 +58,7 @@ PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet
 PLUGIN_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytest_report.py")
 CONTRACT_SOURCE = os.path.join(os.path.dirname(PLUGIN_SOURCE), "contract.py")
 PARTS = "plugin"  # the folder beside PLUGIN_SOURCE that holds the parts it loads
-# A run's files, inside its folder (gtd.auto.ratchet.reports.RunFiles).
+# A run's files, inside its folder (gtd.auto.ratchet.report_listener.RunFiles).
 SITE, SETTINGS, LINES, JUNIT = "site", "settings.json", "lines.jsonl", "pytest.xml"
 STUB = '''\
 """The gtd ratchet's pytest entry point for one run: it loads the reporting

@@ -2,7 +2,7 @@
 collected, the sessions that ran, and the tamper evidence they recorded.
 
 Plain immutable NamedTuples, made by gtd.auto.ratchet.recorded (the plugin's lines)
-and gtd.auto.ratchet.junit (JUnit XML), put together by gtd.auto.ratchet.reports.
+and gtd.auto.ratchet.junit (JUnit XML), put together by gtd.auto.ratchet.report_listener.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A ``python -m unittest`` test command, run so that it reports per test.
 
-pytest reports through a plugin any pytest loads (gtd.auto.ratchet.reports);
+pytest reports through a plugin any pytest loads (gtd.auto.ratchet.report_listener);
 unittest has no plugins. So a test command that is exactly ``<python> -m
 unittest ARGS`` runs, in the clean room, as ``<python> -c <boot>
 <unittest_report.py> ARGS``: the same interpreter and arguments, and the

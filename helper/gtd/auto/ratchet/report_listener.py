@@ -3,13 +3,14 @@ them back as one value.
 
 How to use it::
 
-    listener = reports.start(reports.Request(root))     # files, pipe, reader thread
+    request = report_listener.Request(root)
+    listener = report_listener.start(request)  # files, pipe, reader thread
     try:
         result = proc.run(argv, root, env=listener.env, pass_fds=listener.pass_fds)
     except BaseException:
         listener.abort()
         raise
-    report = listener.finish()                           # a results.Report
+    report = listener.finish()  # a results.Report
 
 :class:`Request` says what the run asks of the plugin: the root the tests run in
 (test ids are relative to it), ``ratchet.junit_xml`` for other runners, a
