@@ -198,7 +198,7 @@ EDGE = (
     "gtd.auto.ratchet.worktree",
     "gtd.auto.ratchet.runner",
     "gtd.auto.ratchet.report_listener",
-    "gtd.auto.ratchet.recorded",
+    "gtd.auto.ratchet.report_lines",
     "gtd.auto.ratchet.held",
     "gtd.auto.ratchet.early",
     "gtd.auto.ratchet.box",

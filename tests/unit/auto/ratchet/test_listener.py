@@ -14,7 +14,7 @@ import pytest
 
 from gtd.auto.ratchet import contract as C
 from gtd.auto.ratchet import report_listener
-from gtd.auto.ratchet.recorded import parse
+from gtd.auto.ratchet.report_lines import parse
 from gtd.auto.ratchet.results import Result
 
 
