@@ -173,7 +173,7 @@ EDGE = (
     "gtd.auto.cycle.forged",
     "gtd.auto.cycle.large",
     "gtd.auto.cycle.litter",
-    "gtd.auto.cycle.pipes",
+    "gtd.auto.cycle.named_pipes",
     "gtd.auto.cycle.paused",
     "gtd.auto.cycle.ceiling",
     "gtd.auto.cycle.spent",
