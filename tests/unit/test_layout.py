@@ -214,7 +214,7 @@ EDGE = (
     "gtd.step.edge",
     "gtd.step.gather",
     "gtd.step.inlines",
-    "gtd.step.runner",
+    "gtd.step.detached_check",
     "gtd.step.config_file",
     # whole folders
     "gtd.cli.*",
