@@ -118,7 +118,7 @@ CORE = (
     "gtd.step.script",
     "gtd.step.predict",
     "gtd.step.machine",
-    "gtd.step.config",
+    "gtd.step.settings",
     "gtd.step.prompts",
     "gtd.step.errors",
     # helper/gtd/steering

@@ -21,10 +21,10 @@ from gtd.errors import GtdError, RepoError
 from gtd.names import readable_json
 
 if TYPE_CHECKING:
-    from gtd.step.config import StepConfig
     from gtd.step.edge import Advance, Context
     from gtd.step.events import Invoker, WorkingTree
     from gtd.step.machine import Resolution
+    from gtd.step.settings import StepConfig
     from gtd.step.subjects import Party
 
 __all__ = [

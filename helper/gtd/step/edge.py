@@ -38,12 +38,12 @@ from gtd.step.actions import (
     WriteSquashTemplate,
     silent_failure_message,
 )
-from gtd.step.config import StepConfig
 from gtd.step.config_file import STUB_NAME, load_step_config, stub_text
 from gtd.step.errors import ChangesNotGathered, StepError
 from gtd.step.events import Invoker, Snapshot
 from gtd.step.gather import ensure_attached, gather, read_changes
 from gtd.step.machine import Resolution, resolve
+from gtd.step.settings import StepConfig
 from gtd.step.states import State, SteeringFile
 from gtd.step.steering import (
     AUTO_CONFIG,
