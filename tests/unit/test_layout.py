@@ -75,7 +75,7 @@ CORE = (
     "gtd.auto.chart",
     "gtd.auto.brief",
     "gtd.auto.journal",
-    "gtd.auto.readable",
+    "gtd.auto.shorten",
     "gtd.auto.defaults",
     "gtd.auto.notify",
     "gtd.auto.status",
