@@ -452,6 +452,7 @@ def test_a_helper_not_installed_as_plain_files_runs_a_copy_of_the_plugin_and_its
     assert parts == sorted(p.name for p in installed.glob("*.py"))
     assert (copy / "pytest_report.py").is_file()
     assert (copy / "contract.py").is_file()
+    assert (copy / "in_process.py").is_file()
     argv, _ = proc.command_argv(f"{PYTEST} tests/test_kinds.py")
     proc.run(argv, suite.path, env=listener.env, pass_fds=listener.pass_fds)
     report = listener.finish()

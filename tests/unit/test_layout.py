@@ -205,6 +205,7 @@ EDGE = (
     "gtd.auto.ratchet.leftovers",
     "gtd.auto.ratchet.unittest_channel",
     "gtd.auto.ratchet.unittest_guard",
+    "gtd.auto.ratchet.in_process",
     "gtd.auto.ratchet.unittest_report",
     "gtd.auto.ratchet.environment",
     "gtd.auto.ratchet.pytest_report.*",

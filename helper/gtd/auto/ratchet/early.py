@@ -160,11 +160,13 @@ def write_site(site: str, plugin: str, gate_source: str | None) -> None:
 
 def plugin_installed(source: str) -> bool:
     """Whether the plugin at ``source`` is installed as plain files: itself, the
-    contract and the folder of its parts beside it (not inside a zip)."""
+    contract, the parts it shares with the unittest runner and the folder of its
+    parts beside it (not inside a zip)."""
     folder = os.path.dirname(source)
     return (
         os.path.isfile(source)
         and os.path.isfile(os.path.join(folder, "contract.py"))
+        and os.path.isfile(os.path.join(folder, "in_process.py"))
         and os.path.isfile(os.path.join(folder, PARTS, "recorder.py"))
     )
 

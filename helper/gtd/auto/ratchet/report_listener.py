@@ -526,7 +526,7 @@ def _plugin_file(folder: Path) -> Path:
     package = files("gtd.auto.ratchet")
     copy = folder / "plugin"
     (copy / early.PARTS).mkdir(parents=True)
-    names = ["pytest_report.py", "contract.py"]
+    names = ["pytest_report.py", "contract.py", "in_process.py"]
     names += sorted(
         f"{early.PARTS}/{entry.name}"
         for entry in package.joinpath(early.PARTS).iterdir()

@@ -23,6 +23,7 @@ from gtd.auto.ratchet import contract
 
 RUNNER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unittest_report.py")
 GUARD_SOURCE = os.path.join(os.path.dirname(RUNNER_SOURCE), "unittest_guard.py")
+SHARED_SOURCE = os.path.join(os.path.dirname(RUNNER_SOURCE), "in_process.py")
 # Runs the runner file as __main__ without its folder on the import path (a
 # script's folder goes first on sys.path; the helper's modules must not shadow
 # the project's): `-c` puts the working directory there, as `-m` does.
@@ -52,6 +53,6 @@ def wrapped(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
     run's settings), else unchanged."""
     if not runs_unittest(argv) or contract.ENV_SETTINGS not in (env or {}):
         return list(argv)
-    if not all(map(os.path.isfile, (RUNNER_SOURCE, GUARD_SOURCE))):  # a zip: unreported
+    if not all(map(os.path.isfile, (RUNNER_SOURCE, GUARD_SOURCE, SHARED_SOURCE))):  # a zip
         return list(argv)
     return [argv[0], "-c", BOOT, RUNNER_SOURCE, *argv[3:]]
