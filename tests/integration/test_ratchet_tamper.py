@@ -232,6 +232,23 @@ def test_a_report_hook_under_another_method_name_is_still_seen(repo: Repo) -> No
     assert report.outcomes["tests/test_hidden.py::test_broken"] == "failed"
 
 
+def test_rebinding_the_part_shared_with_the_unittest_runner_is_evidence(repo: Repo) -> None:
+    # in_process.py (the channel, the room redirect) is loaded by path, not as a
+    # module of the plugin's package; code under test can still reach it through
+    # the part that holds it, and switch the redirect off. The plugin's check of
+    # its own code covers it as it covers the parts.
+    repo.write(
+        "tests/test_reach.py",
+        "import sys\n\n\n"
+        "def test_reach():\n"
+        "    shared = sys.modules['_gtd_ratchet_plugin.terms'].P\n"
+        "    shared.RoomRedirect.spec = lambda self, name, spec: spec\n",
+    )
+    report = run(repo.path, PYTEST)
+    assert report.outcomes == {"tests/test_reach.py::test_reach": "passed"}
+    assert evidence(report, "patched") == {"gtd_ratchet_report.RoomRedirect.spec": "rebound"}
+
+
 def test_a_clean_run_has_no_evidence(repo: Repo) -> None:
     repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
     report = run(
