@@ -89,7 +89,7 @@ def main() -> None:
 
     from tests.realsuites.test_unittest_suite import build
 
-    from gtd.auto.ratchet import reports, runner
+    from gtd.auto.ratchet import report_listener, runner
 
     with tempfile.TemporaryDirectory() as tmp:
         repo, setup = build(Path(tmp))
@@ -105,7 +105,7 @@ def main() -> None:
             assert run.exit_code == 0, run.output_tail
 
         def reported() -> None:
-            listener = reports.start(reports.Request(repo), where=Path(tmp))
+            listener = report_listener.start(report_listener.Request(repo), where=Path(tmp))
             run = runner.run_command(
                 repo, "test", command, 600, listener.env, pass_fds=listener.pass_fds
             )

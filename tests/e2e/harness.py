@@ -17,6 +17,7 @@ import functools
 import json
 import os
 import queue
+import shlex
 import shutil
 import signal
 import subprocess
@@ -363,6 +364,34 @@ def claude_env(server: ModelServer, base: Path) -> dict[str, str]:
     short = Path(tempfile.mkdtemp(prefix="gtd-cc-"))
     env["TMPDIR"] = str(short)
     return env
+
+
+def run_loop(
+    repo: Path, env: dict[str, str], *, timeout: float = 240, persist: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`gtd loop --agent "claude -p --output-format json"` in ``repo``, as a person
+    runs the headless loop: the agent's edits accepted, its result (and cost) read
+    from Claude Code's JSON, the model the scripted server ``env`` names
+    (claude_env). With ``persist``, each agent run writes its transcript."""
+    agent = shlex.join(
+        [
+            claude_or_skip(),
+            "-p",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "acceptEdits",
+            *([] if persist else ["--no-session-persistence"]),
+        ]
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "gtd", "loop", "--agent", agent],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def run_claude(

@@ -13,9 +13,6 @@ summed from what the model said, not read back from the helper.
 from __future__ import annotations
 
 import re
-import shlex
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,7 +20,6 @@ import pytest
 
 from gtd.demo.model_rules import rule, tick_rules, write
 from gtd.demo.model_server import Block, ModelServer, Request, Text, ToolUse
-from tests.claude_cli import claude_or_skip
 from tests.e2e.harness import (
     assert_on_script,
     claude_env,
@@ -32,6 +28,7 @@ from tests.e2e.harness import (
     make_project,
     memory,
     run_claude,
+    run_loop,
 )
 from tests.e2e.test_auto_cycle import MUL, MUL_TEST, NEG, SUB, SUB_TEST
 from tests.e2e.test_cost import counts, sealed_cycles, usd, windows
@@ -197,7 +194,6 @@ def test_headless_a_ceiling_between_two_and_three_tasks_cost_halts_before_the_th
     two tasks fit; before T3 the night has spent about $1.70 and expects its
     average per cycle again, which would cross the ceiling: the loop halts,
     exit 5, before T3's agent runs."""
-    claude = claude_or_skip()
     ceiling = 2.0
     repo = make_project(tmp_path / "repo", config_extra=budget(ceiling))
     base = git(repo, "rev-parse", "HEAD").strip()
@@ -209,25 +205,7 @@ def test_headless_a_ceiling_between_two_and_three_tasks_cost_halts_before_the_th
         ),
         rule("agent reports", [Text("Done.")], after="Write", usage={"output_tokens": DEAR}),
     )
-    agent = shlex.join(
-        [
-            claude,
-            "-p",
-            "--output-format",
-            "json",
-            "--permission-mode",
-            "acceptEdits",
-            "--no-session-persistence",
-        ]
-    )
-    res = subprocess.run(
-        [sys.executable, "-m", "gtd", "loop", "--agent", agent],
-        cwd=repo,
-        env=claude_env(server, tmp_path / "claude"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    res = run_loop(repo, claude_env(server, tmp_path / "claude"), timeout=300)
     story = res.stdout + res.stderr + server.describe()
     assert res.returncode == 5, story  # halted (gtd.exits, docs/errors.md)
     assert not server.off_script, story

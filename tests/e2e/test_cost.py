@@ -10,9 +10,6 @@ memory file and the report say the same numbers (docs/cost.md)."""
 
 from __future__ import annotations
 
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +20,14 @@ from gtd.auto.memory import CycleRecord
 from gtd.demo.model_rules import implementer_rules, review_rules, role, rule, tick_rules
 from gtd.demo.model_server import Exchange, ModelServer, Text, ToolUse, is_model_turn
 from gtd.git import Git
-from tests.claude_cli import claude_or_skip
-from tests.e2e.harness import assert_on_script, claude_env, make_project, memory, run_claude
+from tests.e2e.harness import (
+    assert_on_script,
+    claude_env,
+    make_project,
+    memory,
+    run_claude,
+    run_loop,
+)
 from tests.e2e.test_auto_cycle import breaking_edits, good_edits
 from tests.e2e.test_harness_failures import ONE_TASK
 
@@ -148,32 +151,13 @@ def test_in_session_each_cycle_costs_what_the_model_said(
 def test_headless_the_loop_reads_the_cost_from_claudes_json_result(
     server: ModelServer, tmp_path: Path
 ) -> None:
-    claude = claude_or_skip()
     repo = make_project(tmp_path / "repo", plan=ONE_TASK)
     server.script(
         rule("agent edits", [Text("Implementing."), *good_edits("T1", repo)], after="prompt"),
         rule("agent reports", [Text("Done.")], after="Write"),
     )
     env = claude_env(server, tmp_path / "claude")
-    agent = shlex.join(
-        [
-            claude,
-            "-p",
-            "--output-format",
-            "json",
-            "--permission-mode",
-            "acceptEdits",
-            "--no-session-persistence",
-        ]
-    )
-    res = subprocess.run(
-        [sys.executable, "-m", "gtd", "loop", "--agent", agent],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    res = run_loop(repo, env)
     assert res.returncode == 0, res.stdout + res.stderr + server.describe()
     assert not server.off_script, server.describe()
     said = counts(server.exchanges)  # every request of the agent's run: one cycle

@@ -14,9 +14,6 @@ loop` runs `claude -p --output-format json` and reads its result."""
 from __future__ import annotations
 
 import re
-import shlex
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -33,13 +30,13 @@ from gtd.demo.model_server import (
     overloaded,
     rate_limited,
 )
-from tests.claude_cli import claude_or_skip
 from tests.e2e.harness import (
     claude_env,
     git,
     make_project,
     memory,
     run_claude,
+    run_loop,
     tick_sizes,
 )
 from tests.e2e.test_auto_cycle import good_edits
@@ -218,7 +215,6 @@ def test_in_session_a_subscriptions_usage_limit_waits_for_its_reset(
 def test_headless_the_loop_pauses_on_429_and_529_then_commits(
     server: ModelServer, tmp_path: Path
 ) -> None:
-    claude = claude_or_skip()
     repo = make_project(tmp_path / "repo", plan=ONE_TASK)
     configure(repo)
     # the headless agent is the main conversation of its own `claude -p`
@@ -231,25 +227,7 @@ def test_headless_the_loop_pauses_on_429_and_529_then_commits(
         rule("agent reports", [Text("Done.")], after="Write"),
     )
     env = {**claude_env(server, tmp_path / "claude"), **NO_RETRIES}
-    agent = shlex.join(
-        [
-            claude,
-            "-p",
-            "--output-format",
-            "json",
-            "--permission-mode",
-            "acceptEdits",
-            "--no-session-persistence",
-        ]
-    )
-    res = subprocess.run(
-        [sys.executable, "-m", "gtd", "loop", "--agent", agent],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    res = run_loop(repo, env)
     assert res.returncode == 0, res.stdout + res.stderr + server.describe()
     assert not server.off_script, server.describe()
     lines = [x for x in res.stdout.splitlines() if not x.startswith("paused: ")]
@@ -277,7 +255,6 @@ def test_headless_a_subscriptions_usage_limit_waits_for_its_reset(
     429's anthropic-ratelimit-unified-* headers and says when the limit resets:
     `You've hit your 5-hour limit · resets 6:54am (UTC)`. The loop waits until
     then (its minute, plus one), not the backoff."""
-    claude = claude_or_skip()
     repo = make_project(tmp_path / "repo", plan=ONE_TASK)
     configure(repo)
     reset = int(time.time()) + 70
@@ -289,17 +266,7 @@ def test_headless_a_subscriptions_usage_limit_waits_for_its_reset(
     env = {**claude_env(server, tmp_path / "claude"), **NO_RETRIES}
     del env["ANTHROPIC_API_KEY"]
     env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-scripted"
-    agent = shlex.join(
-        [claude, "-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
-    )
-    res = subprocess.run(
-        [sys.executable, "-m", "gtd", "loop", "--agent", agent],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    res = run_loop(repo, env, timeout=300, persist=True)
     assert res.returncode == 0, res.stdout + res.stderr + server.describe()
     lines = res.stdout.splitlines()
     assert lines[0].startswith("cycle 1 T1 paused until "), lines

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gtd import proc
-from gtd.auto.ratchet import reports
+from gtd.auto.ratchet import report_listener
 from gtd.auto.ratchet.results import Report
 
 PY = shlex.quote(sys.executable)
@@ -19,21 +19,21 @@ PY = shlex.quote(sys.executable)
 PYTEST = f"{PY} -m pytest -q -p no:cacheprovider -p no:xdist -p no:hypothesispytest"
 
 
-def run(root: Path, command: str, request: reports.Request | None = None) -> Report:
+def run(root: Path, command: str, request: report_listener.Request | None = None) -> Report:
     """``command`` run from ``root`` with the helper's listener: the plugin's report."""
-    listener = reports.start(request or reports.Request(root))
+    listener = report_listener.start(request or report_listener.Request(root))
     argv, _ = proc.command_argv(command)
     result = proc.run(argv, root, env=listener.env, pass_fds=listener.pass_fds)
     assert "INTERNALERROR" not in result.output, result.output
     return listener.finish()
 
 
-def in_room(root: Path, guarded: tuple[str, ...]) -> reports.Request:
+def in_room(root: Path, guarded: tuple[str, ...]) -> report_listener.Request:
     """A run as the clean room's, with ``root`` the room (nothing is loaded from
     the live folder beside it) and ``guarded`` the protected Python files."""
     live = root.parent / "live"
-    return reports.Request(
-        root, forbidden=(live,), redirect=reports.Redirect(live, root), guarded=guarded
+    return report_listener.Request(
+        root, forbidden=(live,), redirect=report_listener.Redirect(live, root), guarded=guarded
     )
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from gtd import pipes, proc
 from gtd.auto.config import load_auto_config
-from gtd.auto.ratchet import early, held, reports, room
+from gtd.auto.ratchet import early, held, report_listener, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
 from tests.integration.held_suite import PYTEST, ended, make_project
@@ -271,7 +271,7 @@ def test_hold_adopts_the_early_process_only_for_the_same_command_and_environment
         assert adopted is not None
         assert isinstance(adopted.child, proc.Spawned)
         assert adopted.child.pid == started.pid
-        released = adopted.release(reports.Request(rm.tree), 60)
+        released = adopted.release(report_listener.Request(rm.tree), 60)
         assert released is not None
         assert released.result.returncode == 0, released.result.output
         assert released.report.complete

@@ -16,7 +16,7 @@ import pytest
 
 from gtd import proc
 from gtd.auto.config import load_auto_config
-from gtd.auto.ratchet import early, gate, held, reports, room
+from gtd.auto.ratchet import early, gate, held, report_listener, room
 from gtd.git import Git
 from tests.conftest import Repo, run_gtd
 from tests.integration.held_suite import PYTEST, ended, make_project
@@ -332,7 +332,7 @@ def test_a_room_made_anew_while_the_process_waits_is_the_one_it_runs_in(
         probe.unlink(missing_ok=True)
         rm.tree.rename(rm.slot / "gone")
         room.sync(git, rm, head_tree)
-        released = waiting.release(reports.Request(rm.tree), 60)
+        released = waiting.release(report_listener.Request(rm.tree), 60)
         assert released is not None
         assert released.result.returncode == 0, released.result.output
         assert released.report.outcomes is not None
@@ -403,7 +403,7 @@ def test_a_process_that_never_stops_at_the_gate_fails_the_run(
     git = Git(project.path, hardened=True)
     with room.acquire(git) as rm:
         room.sync(git, rm, git.run("rev-parse", "HEAD^{tree}").strip())
-        listener = reports.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
+        listener = report_listener.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
         gate_r, gate_w = os.pipe()
         came_r, came_w = os.pipe()
         child = proc.start_logged(
@@ -415,7 +415,7 @@ def test_a_process_that_never_stops_at_the_gate_fails_the_run(
         os.close(gate_r)
         os.close(came_w)
         waiting = held.Held(child, listener, "cmd", gate_w, came_r)
-        released = waiting.release(reports.Request(rm.tree), 60)
+        released = waiting.release(report_listener.Request(rm.tree), 60)
         assert released is not None
         assert released.result.returncode == 1
         assert "did not wait at the gate" in released.result.stderr

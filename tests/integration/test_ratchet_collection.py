@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto.ratchet import reports
+from gtd.auto.ratchet import report_listener
 from gtd.auto.ratchet.results import Item
 from tests.conftest import Repo
 from tests.integration.plugin_runs import PY, PYTEST, clean_env, run
@@ -133,7 +133,7 @@ def test_unselected_conftests_would_flip_outcomes(hostile: Repo) -> None:
 
 
 def test_only_these_files_loads_no_conftest_and_no_module_outside_them(hostile: Repo) -> None:
-    request = reports.Request(hostile.path, only_files=("tests/test_old.py",))
+    request = report_listener.Request(hostile.path, only_files=("tests/test_old.py",))
     # With the folder as argument (its test* subfolders are loaded before collection)
     # and with none (pytest walks the tree).
     report = run(hostile.path, f"{PYTEST} tests; {PYTEST}", request)
@@ -150,7 +150,7 @@ def test_only_these_files_loads_no_conftest_and_no_module_outside_them(hostile: 
 
 def test_xdist_workers_apply_the_selection_too(hostile: Repo) -> None:
     pytest.importorskip("xdist", reason="pytest-xdist is not installed")
-    request = reports.Request(hostile.path, only_files=("tests/test_old.py",))
+    request = report_listener.Request(hostile.path, only_files=("tests/test_old.py",))
     report = run(hostile.path, f"{PY} -m pytest -q -p no:cacheprovider -n 2 tests", request)
     assert report.outcomes == {
         "tests/test_old.py::test_broken": "failed",
@@ -161,7 +161,7 @@ def test_xdist_workers_apply_the_selection_too(hostile: Repo) -> None:
 
 
 def test_only_these_tests_reruns_just_them(hostile: Repo) -> None:
-    request = reports.Request(hostile.path, only_ids=("tests/test_old.py::test_broken",))
+    request = report_listener.Request(hostile.path, only_ids=("tests/test_old.py::test_broken",))
     report = run(hostile.path, f"{PYTEST} tests", request)
     assert report.outcomes == {"tests/test_old.py::test_broken": "failed"}
     assert [(i.node_id, i.deselected) for i in sorted(report.items)] == [
@@ -197,7 +197,7 @@ def test_getting_around_the_selection_is_evidence(repo: Repo) -> None:
         "    spec.loader.exec_module(module)\n"
         "    pytestconfig.pluginmanager.register(module, str(path))\n",
     )
-    request = reports.Request(repo.path, only_files=("suite/deep/test_sel.py",))
+    request = report_listener.Request(repo.path, only_files=("suite/deep/test_sel.py",))
     report = run(repo.path, f"{PYTEST} suite", request)
     assert report.outcomes == {
         "suite/deep/test_sel.py::test_broken": "failed",
@@ -213,7 +213,7 @@ def test_getting_around_the_selection_is_evidence(repo: Repo) -> None:
 
 
 def test_a_selection_the_plugin_could_not_apply_is_a_problem(hostile: Repo) -> None:
-    request = reports.Request(hostile.path, only_files=("tests/test_old.py",))
+    request = report_listener.Request(hostile.path, only_files=("tests/test_old.py",))
     report = run(hostile.path, f"{PYTEST} -p no:gtd_ratchet_report tests", request)
     assert report.source == "junit"
     assert not report.complete

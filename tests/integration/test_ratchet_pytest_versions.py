@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gtd import proc
-from gtd.auto.ratchet import reports
+from gtd.auto.ratchet import report_listener
 from gtd.auto.ratchet.results import Report, Result
 from tests.conftest import Repo
 
@@ -103,13 +103,13 @@ def test_an_older_pytest_reports_selects_and_checks(
     repo.write("tests/test_extra/test_more.py", "def test_more():\n    pass\n")
     argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules"]
 
-    def run(request: reports.Request) -> Report:
-        listener = reports.start(request)
+    def run(request: report_listener.Request) -> Report:
+        listener = report_listener.start(request)
         result = proc.run([*argv, "tests"], repo.path, env=listener.env, pass_fds=listener.pass_fds)
         assert "INTERNALERROR" not in result.output, result.output
         return listener.finish()
 
-    selected = run(reports.Request(repo.path, only_files=("tests/test_kinds.py",)))
+    selected = run(report_listener.Request(repo.path, only_files=("tests/test_kinds.py",)))
     k = "tests/test_kinds.py::"
     assert dict(selected.tests) == {
         k + "test_pass": Result("passed"),
@@ -127,6 +127,6 @@ def test_an_older_pytest_reports_selects_and_checks(
     assert session.environment is not None
     assert session.environment.pytest.startswith(str(venv))
     # Without the selection the conftest loads, and says so.
-    whole = run(reports.Request(repo.path))
+    whole = run(report_listener.Request(repo.path))
     assert whole.sessions[0].conftests == ("tests/test_extra/conftest.py",)
     assert (repo.path / "tests" / "test_extra" / "LOADED").exists()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gtd import proc
-from gtd.auto.ratchet import reports
+from gtd.auto.ratchet import report_listener
 from gtd.auto.ratchet.results import Report
 from tests.conftest import run_wide_dir
 
@@ -169,8 +169,8 @@ def room(installed: Installed, tmp_path: Path) -> Path:
     return room
 
 
-def run(installed: Installed, room: Path, request: reports.Request) -> Report:
-    listener = reports.start(request)
+def run(installed: Installed, room: Path, request: report_listener.Request) -> Report:
+    listener = report_listener.start(request)
     argv = [str(installed.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
     env = {**listener.env, "PYTEST_ADDOPTS": listener.env["PYTEST_ADDOPTS"]}
     result = proc.run(argv, room, env=env, pass_fds=listener.pass_fds)
@@ -188,7 +188,7 @@ def test_without_a_redirect_the_room_runs_the_live_code(
 ) -> None:
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    report = run(installed, room, reports.Request(room, forbidden=(installed.live,)))
+    report = run(installed, room, report_listener.Request(room, forbidden=(installed.live,)))
     assert report.outcomes == {
         "tests/test_where.py::test_path_kind": "failed",
         "tests/test_where.py::test_finder_kind": "failed",
@@ -212,8 +212,8 @@ def test_both_kinds_of_editable_install_load_from_the_room(
     (room / "tests/test_generated.py").write_text(
         "def test_generated():\n    import finderpkg.generated\n"
     )
-    request = reports.Request(
-        room, forbidden=(installed.live,), redirect=reports.Redirect(installed.live, room)
+    request = report_listener.Request(
+        room, forbidden=(installed.live,), redirect=report_listener.Redirect(installed.live, room)
     )
     report = run(installed, room, request)
     assert report.outcomes == {
@@ -256,8 +256,8 @@ def test_code_from_outside_the_room_and_the_environment_is_evidence(
         "value = made.value\n\n\n"
         "def test_sibling():\n    assert siblingpkg.NAME == 'sibling'\n"
     )
-    request = reports.Request(
-        room, forbidden=(installed.live,), redirect=reports.Redirect(installed.live, room)
+    request = report_listener.Request(
+        room, forbidden=(installed.live,), redirect=report_listener.Redirect(installed.live, room)
     )
     report = run(installed, room, request)
     assert report.outcomes is not None

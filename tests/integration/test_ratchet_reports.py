@@ -15,7 +15,7 @@ import pytest
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import contract, early, reports
+from gtd.auto.ratchet import contract, early, report_listener
 from gtd.auto.ratchet.model import as_junit
 from gtd.auto.ratchet.results import Report, Result
 from gtd.auto.ratchet.runner import run_tests
@@ -125,14 +125,14 @@ def suite(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Repo:
 def run(
     root: Path,
     command: str,
-    request: reports.Request | None = None,
+    request: report_listener.Request | None = None,
     *,
     inherit: bool = True,
     timeout: float | None = None,
 ) -> tuple[proc.Result, Report]:
     """The command with the reporting environment; ``inherit=False`` keeps the pipe
     from it (the way tox or a ``close_fds`` wrapper would)."""
-    listener = reports.start(request or reports.Request(root))
+    listener = report_listener.start(request or report_listener.Request(root))
     argv, _ = proc.command_argv(command)
     pass_fds = listener.pass_fds if inherit else ()
     result = proc.run(argv, root, env=listener.env, pass_fds=pass_fds, timeout=timeout)
@@ -140,7 +140,7 @@ def run(
 
 
 def test_plugin_reports_every_outcome_with_details_and_no_xml(suite: Repo) -> None:
-    listener = reports.start(reports.Request(suite.path))
+    listener = report_listener.start(report_listener.Request(suite.path))
     argv = [*shlex.split(PYTEST), "-rs"]
     result = proc.run(argv, suite.path, env=listener.env, pass_fds=listener.pass_fds)
     assert result.returncode == 1, result.output
@@ -358,7 +358,7 @@ def test_a_forged_passed_line_never_hides_a_real_failure(repo: Repo) -> None:
 
 
 def test_outside_a_git_directory_a_temporary_one_is_used_and_removed(tmp_path: Path) -> None:
-    listener = reports.start(reports.Request(tmp_path))
+    listener = report_listener.start(report_listener.Request(tmp_path))
     folder = listener.files.folder
     assert not folder.is_relative_to(tmp_path)
     stub = [p for p in listener.files.site.glob("gtd_ratchet_*.py")]
@@ -374,7 +374,7 @@ def test_each_run_names_its_entry_point_afresh_so_no_file_can_shadow_it(suite: R
     suite.write("gtd_ratchet_report.py", "raise SystemExit('shadowed')\n")
     names = set()
     for _ in range(2):
-        listener = reports.start(reports.Request(suite.path))
+        listener = report_listener.start(report_listener.Request(suite.path))
         names.add(next(listener.files.site.glob("gtd_ratchet_*.py")).name)
         listener.abort()
     assert len(names) == 2
@@ -393,13 +393,13 @@ def test_report_files_of_a_killed_run_are_removed_by_the_next(repo: Repo) -> Non
     alive = cache / f"ratchet-{os.getppid()}.jsonl"  # a running process's: kept
     for path in [*orphans, alive, cache / "config.json"]:
         path.write_text("")
-    reports.start(reports.Request(repo.path)).abort()
+    report_listener.start(report_listener.Request(repo.path)).abort()
     assert sorted(p.name for p in cache.iterdir()) == sorted(["config.json", alive.name])
 
 
 def test_two_runs_of_one_process_keep_their_files_apart(repo: Repo) -> None:
-    first = reports.start(reports.Request(repo.path))
-    second = reports.start(reports.Request(repo.path))
+    first = report_listener.start(report_listener.Request(repo.path))
+    second = report_listener.start(report_listener.Request(repo.path))
     assert first.files.folder != second.files.folder
     assert first.pass_fds != second.pass_fds
     first.abort()
@@ -414,7 +414,7 @@ def test_blocking_the_plugin_by_name_chooses_the_junit_fallback(suite: Repo) -> 
 
 
 def test_a_report_that_cannot_be_written_never_fails_the_run(suite: Repo) -> None:
-    listener = reports.start(reports.Request(suite.path))
+    listener = report_listener.start(report_listener.Request(suite.path))
     listener.files.lines.mkdir()  # the file cannot be opened, and no pipe is passed
     argv = [*shlex.split(PYTEST), "tests/test_kinds.py", "-k", "pass"]
     result = proc.run(argv, suite.path, env=listener.env)
@@ -430,7 +430,7 @@ def test_a_plugin_that_fails_to_load_leaves_pytest_and_its_xml_alone(
 ) -> None:
     broken = tmp_path / "pytest_report.py"
     broken.write_text("raise RuntimeError('the plugin is broken')\n")
-    monkeypatch.setattr(reports, "_PLUGIN_SOURCE", broken)
+    monkeypatch.setattr(report_listener, "_PLUGIN_SOURCE", broken)
     result, report = run(suite.path, f"{PYTEST} tests/test_kinds.py")
     assert "INTERNALERROR" not in result.output
     assert "the plugin is broken" not in result.output
@@ -445,32 +445,33 @@ def test_a_helper_not_installed_as_plain_files_runs_a_copy_of_the_plugin_and_its
     # As from a zip: the plugin, its contract and every part are copied among the
     # run's files, laid out as installed, and that copy reports.
     monkeypatch.setattr(early, "plugin_installed", lambda source: False)
-    listener = reports.start(reports.Request(suite.path))
+    listener = report_listener.start(report_listener.Request(suite.path))
     copy = listener.files.folder / "plugin"
     parts = sorted(p.name for p in (copy / "plugin").glob("*.py"))
     installed = Path(early.PLUGIN_SOURCE).parent / "plugin"
     assert parts == sorted(p.name for p in installed.glob("*.py"))
     assert (copy / "pytest_report.py").is_file()
     assert (copy / "contract.py").is_file()
+    assert (copy / "in_process.py").is_file()
     argv, _ = proc.command_argv(f"{PYTEST} tests/test_kinds.py")
     proc.run(argv, suite.path, env=listener.env, pass_fds=listener.pass_fds)
     report = listener.finish()
     assert report.source == "plugin"
     assert report.junit_outcomes == {k: v for k, v in EXPECTED.items() if k.startswith(K)}
-    loaded = {p.file for p in report.sessions[0].plugins if p.name == reports.PLUGIN_NAME}
+    loaded = {p.file for p in report.sessions[0].plugins if p.name == report_listener.PLUGIN_NAME}
     assert loaded == {str(copy / "pytest_report.py")}
 
 
 def test_the_settings_file_is_the_contract(tmp_path: Path) -> None:
-    request = reports.Request(
+    request = report_listener.Request(
         tmp_path,
         only_files=("tests/test_a.py",),
         forbidden=(tmp_path / "live",),
-        redirect=reports.Redirect(tmp_path / "live", tmp_path),
+        redirect=report_listener.Redirect(tmp_path / "live", tmp_path),
         guarded=("tests/conftest.py", "tests/helpers.py"),
         env_since_ns=1_764_000_000_000_000_000,
     )
-    listener = reports.start(request)
+    listener = report_listener.start(request)
     try:
         settings = json.loads(Path(listener.env[contract.ENV_SETTINGS]).read_text())
         fd, dev, ino = (int(p) for p in listener.env[contract.ENV_FD].split(":"))

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from gtd.auto.ratchet import reports
+from gtd.auto.ratchet import report_listener
 from gtd.auto.ratchet.results import Report
 from tests.conftest import Repo
 from tests.integration.plugin_runs import PY, PYTEST, clean_env, run
@@ -148,7 +148,7 @@ def attacked(repo: Repo) -> Repo:
 
 def test_attacks_inside_the_test_process_leave_evidence(attacked: Repo) -> None:
     root = attacked.path
-    request = reports.Request(root, forbidden=(root / "pkg",))
+    request = report_listener.Request(root, forbidden=(root / "pkg",))
     report = run(root, f"{PY} -m pytest -q -p no:cacheprovider -p no:xdist", request)
     # The attacks worked: every failure reads as a pass...
     assert report.outcomes is not None
@@ -232,9 +232,28 @@ def test_a_report_hook_under_another_method_name_is_still_seen(repo: Repo) -> No
     assert report.outcomes["tests/test_hidden.py::test_broken"] == "failed"
 
 
+def test_rebinding_the_part_shared_with_the_unittest_runner_is_evidence(repo: Repo) -> None:
+    # in_process.py (the channel, the room redirect) is loaded by path, not as a
+    # module of the plugin's package; code under test can still reach it through
+    # the part that holds it, and switch the redirect off. The plugin's check of
+    # its own code covers it as it covers the parts.
+    repo.write(
+        "tests/test_reach.py",
+        "import sys\n\n\n"
+        "def test_reach():\n"
+        "    shared = sys.modules['_gtd_ratchet_plugin.terms'].P\n"
+        "    shared.RoomRedirect.spec = lambda self, name, spec: spec\n",
+    )
+    report = run(repo.path, PYTEST)
+    assert report.outcomes == {"tests/test_reach.py::test_reach": "passed"}
+    assert evidence(report, "patched") == {"gtd_ratchet_report.RoomRedirect.spec": "rebound"}
+
+
 def test_a_clean_run_has_no_evidence(repo: Repo) -> None:
     repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
-    report = run(repo.path, PYTEST, reports.Request(repo.path, forbidden=(repo.path / "live",)))
+    report = run(
+        repo.path, PYTEST, report_listener.Request(repo.path, forbidden=(repo.path / "live",))
+    )
     assert report.evidence == ()
     assert report.complete
 

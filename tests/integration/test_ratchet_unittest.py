@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gtd.auto.ratchet import reports, runner, unittest_channel
+from gtd.auto.ratchet import report_listener, runner, unittest_channel
 from gtd.auto.ratchet.results import Report
 from tests.conftest import Repo
 from tests.integration.calc_project import gtd_json, run_cli
@@ -142,9 +142,9 @@ def project(root: Path, *, outcomes: bool = False) -> None:
 
 
 def run(
-    root: Path, command: str, request: reports.Request | None = None
+    root: Path, command: str, request: report_listener.Request | None = None
 ) -> tuple[int, str, Report]:
-    listener = reports.start(request or reports.Request(root), where=root.parent)
+    listener = report_listener.start(request or report_listener.Request(root), where=root.parent)
     ran = runner.run_command(root, "test", command, 120, listener.env, pass_fds=listener.pass_fds)
     return ran.exit_code, ran.output_tail, listener.finish()
 
@@ -229,7 +229,7 @@ def test_only_the_files_asked_for_are_imported(tmp_path: Path) -> None:
         f"open({str(marker)!r}, 'w').close()\nimport unittest\n\n\n"
         "class New(unittest.TestCase):\n    def test_new(self):\n        pass\n"
     )
-    request = reports.Request(root, only_files=("tests/test_mod.py", "pkg/mod.py"))
+    request = report_listener.Request(root, only_files=("tests/test_mod.py", "pkg/mod.py"))
     code, _, report = run(root, f"{PY} -m unittest", request)
     assert code == 0
     assert not marker.exists()
@@ -242,7 +242,7 @@ def test_only_the_files_asked_for_are_imported(tmp_path: Path) -> None:
     assert report.sessions[0].selected is True
     assert report.problems == ()
     # and the new tests' session: that file alone
-    request = reports.Request(root, only_files=("tests/test_new.py",))
+    request = report_listener.Request(root, only_files=("tests/test_new.py",))
     _, _, report = run(root, f"{PY} -m unittest", request)
     assert sorted(report.tests) == ["tests/test_new.py::New::test_new"]
 
@@ -251,7 +251,9 @@ def test_only_the_ids_asked_for_run(tmp_path: Path) -> None:
     root = tmp_path / "p"
     project(root)
     wanted = ("pkg/mod.py::pkg.mod.double", "tests/test_mod.py::DoubleTests::test_two")
-    code, output, report = run(root, f"{PY} -m unittest", reports.Request(root, only_ids=wanted))
+    code, output, report = run(
+        root, f"{PY} -m unittest", report_listener.Request(root, only_ids=wanted)
+    )
     assert code == 0
     assert "Ran 2 tests" in output
     assert sorted(report.tests) == sorted(wanted)
@@ -456,8 +458,8 @@ def test_an_editable_install_of_the_live_tree_loads_from_the_room(tmp_path: Path
         "        with self.assertRaises(ImportError):\n"
         "            import pkg.ignored  # noqa: F401\n"
     )
-    request = reports.Request(room, redirect=reports.Redirect(live, room))
-    listener = reports.start(request, where=tmp_path)
+    request = report_listener.Request(room, redirect=report_listener.Redirect(live, room))
+    listener = report_listener.start(request, where=tmp_path)
     env = {**listener.env, "PYTHONPATH": f"{live / 'src'}:{listener.env['PYTHONPATH']}"}
     ran = runner.run_command(
         room, "test", f"{PY} -m unittest", 120, env, pass_fds=listener.pass_fds

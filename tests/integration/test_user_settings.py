@@ -210,11 +210,16 @@ def test_uninstalls_command_removes_it_whoever_holds_it(repo: Repo, home: Path) 
     assert not user_settings.record_path().exists()
 
 
-def test_a_broken_user_settings_file_is_named_and_left_alone(repo: Repo, home: Path) -> None:
-    user_file(home).write_text("{ not json")
+# Not JSON; and JSON whose bytes are not UTF-8 (Latin-1 é): read with
+# replacement characters, the person's byte would be written back as U+FFFD.
+@pytest.mark.parametrize("broken", [b"{ not json", b'{"theme": "caf\xe9"}'])
+def test_a_broken_user_settings_file_is_named_and_left_alone(
+    repo: Repo, home: Path, broken: bytes
+) -> None:
+    user_file(home).write_bytes(broken)
     make_project(repo)
     answer = set_up(repo, "--user-settings")
     assert "settings.json" in str(answer.get("warning")), answer
     assert "can wait for you" in str(answer["prompts"])
-    assert user_file(home).read_text() == "{ not json"
+    assert user_file(home).read_bytes() == broken
     assert not user_settings.record_path().exists()

@@ -19,6 +19,7 @@ SOURCES = {
     "the gate's sitecustomize": gate.SOURCE,
     "unittest_report.py": (RATCHET / "unittest_report.py").read_text(encoding="utf-8"),
     "unittest_guard.py": (RATCHET / "unittest_guard.py").read_text(encoding="utf-8"),
+    "in_process.py": (RATCHET / "in_process.py").read_text(encoding="utf-8"),
     "the unittest runner's boot line": unittest_channel.BOOT,
     # the plugin's parts, which it loads beside it
     **{

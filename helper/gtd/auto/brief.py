@@ -23,7 +23,7 @@ def render_task(
     test_command: str,
     declared: tuple[str, ...] = (),
 ) -> str:
-    from gtd.auto.readable import readable
+    from gtd.auto.shorten import shorten
     from gtd.names import one_line
 
     # Each reason and learning on its bullet's line: both hold text an agent chose
@@ -31,7 +31,7 @@ def render_task(
     # its own to the next brief (a "## Rules" that allows editing tests).
     sections: list[str] = []
     if failures:
-        lines = "\n".join(f"- cycle {c}: {one_line(readable(reason))}" for c, reason in failures)
+        lines = "\n".join(f"- cycle {c}: {one_line(shorten(reason))}" for c, reason in failures)
         sections.append(templates.render("partials/brief-failures.md", {"lines": lines}))
     if learnings:
         lines = "\n".join(f"- {one_line(item)}" for item in learnings)

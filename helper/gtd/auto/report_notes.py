@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gtd.auto.memory import CycleRecord
-from gtd.auto.readable import readable
+from gtd.auto.shorten import shorten
 
 # A PLAN.md heading that names no work: "Auto Mode Report — Plan" tells a person
 # nothing, so the project's folder name stands in for it.
@@ -60,7 +60,7 @@ def failing_line(count: int, first: Sequence[str]) -> str:
     reverted for them): tests/a.py::test_x, tests/b.py::test_y.``"""
     if not count:
         return ""
-    shown = ", ".join(readable(t, 120) for t in first[:SHOWN_FAILING])
+    shown = ", ".join(shorten(t, 120) for t in first[:SHOWN_FAILING])
     more = count - min(len(first), SHOWN_FAILING)
     if more > 0:
         shown += f" and {more} more"
@@ -85,5 +85,5 @@ def learnings(cycles: Sequence[CycleRecord], named: Mapping[str, str]) -> list[s
         if not text or rec.spike:
             continue
         what = named.get(rec.task, rec.task)
-        lines.append(f"- Cycle {rec.cycle} ({what}, {rec.status}): {readable(text, _MAX_LEARNING)}")
+        lines.append(f"- Cycle {rec.cycle} ({what}, {rec.status}): {shorten(text, _MAX_LEARNING)}")
     return lines

@@ -64,11 +64,11 @@ def cell(text: str | None) -> str:
 
 
 def short(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters (see gtd.auto.readable: the one way a
+    """``text`` cut to ``limit`` characters (see gtd.auto.shorten: the one way a
     reason or a kilobyte test id is cut for a reader)."""
-    from gtd.auto.readable import readable
+    from gtd.auto.shorten import shorten
 
-    return readable(text, limit)
+    return shorten(text, limit)
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:

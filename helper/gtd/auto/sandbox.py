@@ -403,21 +403,31 @@ def active(git: Git) -> bool:
     return record_path(git).is_file()
 
 
-def _load(root: Path) -> dict[str, Any]:
-    path = root / SETTINGS
+def read_settings(
+    path: Path, shown: Path | str, hint: str, limit: int | None = None
+) -> tuple[dict[str, Any], str | None]:
+    """A Claude Code settings file: its JSON object and its text, or ``({}, None)``
+    where there is no file. Anything else raises InputError naming ``shown`` (the
+    name the person knows the file by) with ``hint``: a file that is not UTF-8,
+    not JSON or not an object is the person's to fix, never overwritten. The
+    project's block (here) and the user settings' key (gtd.auto.user_settings)
+    both read through this one."""
     try:
-        raw = read_bytes(path)
+        raw = read_bytes(path, limit=limit)
     except FileNotFoundError:
-        return {}
+        return {}, None
     try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        raise InputError(
-            SETTINGS, f"not valid JSON ({exc})", hint="fix it or move it away, then run again"
-        ) from exc
+        text = raw.decode("utf-8")
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as exc:  # UnicodeDecodeError included
+        raise InputError(shown, f"not valid JSON ({exc})", hint=hint) from exc
     if not isinstance(data, dict):
-        raise InputError(SETTINGS, "not a JSON object", hint="fix it or move it away")
-    return data
+        raise InputError(shown, "not a JSON object", hint=hint)
+    return data, text
+
+
+def _load(root: Path) -> dict[str, Any]:
+    return read_settings(root / SETTINGS, SETTINGS, "fix it or move it away, then run again")[0]
 
 
 def _save(root: Path, settings: dict[str, Any]) -> None:

@@ -409,14 +409,14 @@ def _failing(snap: Any) -> Answer:
 def _failing_refused(snap: Any) -> Answer:
     """The tests failing at a baseline setup refuses, named: not tolerated (yet),
     so not said so; `--accept-baseline` would make them so."""
-    from gtd.auto.readable import readable
+    from gtd.auto.shorten import shorten
     from gtd.auto.report_notes import SHOWN_FAILING
 
     tests = snap.baseline.tests or {}
     failing = sorted(t for t, o in tests.items() if o in ("failed", "error") and "::" in t)
     if not failing:
         return {}
-    shown = ", ".join(readable(t, 120) for t in failing[:SHOWN_FAILING])
+    shown = ", ".join(shorten(t, 120) for t in failing[:SHOWN_FAILING])
     if len(failing) > SHOWN_FAILING:
         shown += f" and {len(failing) - SHOWN_FAILING} more"
     many = "1 test fails" if len(failing) == 1 else f"{len(failing)} tests fail"

@@ -34,8 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gtd.auto.faults import crash_point
-from gtd.auto.sandbox import merge, registry_path, unmerge
-from gtd.errors import InputError
+from gtd.auto.sandbox import merge, read_settings, registry_path, unmerge
 from gtd.fsio import atomic_write, read_bytes
 
 TYPE_CHECKING = False
@@ -89,20 +88,7 @@ def _target(path: Path) -> Path:
 
 
 def _load(path: Path) -> tuple[dict[str, Any], str | None]:
-    try:
-        raw = read_bytes(path, limit=1 << 22)
-    except FileNotFoundError:
-        return {}, None
-    text = raw.decode("utf-8", "replace")
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        raise InputError(
-            path, f"not valid JSON ({exc})", hint="fix it, then run `gtd auto setup` again"
-        ) from exc
-    if not isinstance(data, dict):
-        raise InputError(path, "not a JSON object", hint="fix it, then run setup again")
-    return data, text
+    return read_settings(path, path, "fix it, then run `gtd auto setup` again", limit=1 << 22)
 
 
 def hold(root: Path) -> Path:

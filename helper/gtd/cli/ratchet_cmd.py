@@ -140,11 +140,11 @@ def _run(as_json: bool) -> int:
             )
             judged = check.judge_candidate(git, rm, config, job)
     from gtd.auto.ratchet import snapshot as codec
-    from gtd.auto.readable import readable, word
+    from gtd.auto.shorten import shorten, shorten_word
 
     verdict, result = judged.verdict, judged.run
-    reason = None if verdict.reason is None else readable(verdict.reason)
-    details = [readable(d) for d in verdict.details]
+    reason = None if verdict.reason is None else shorten(verdict.reason)
+    details = [shorten(d) for d in verdict.details]
     commands = []
     for cmd in result.commands:
         entry = codec.command_json(cmd)
@@ -182,7 +182,7 @@ def _run(as_json: bool) -> int:
     if not judge_box.boxed:
         lines.append(f"Note: {judge_box.described} (docs/judge-box.md)")
     if judged.flaky:
-        payload["flaky"] = [word(t) for t in judged.flaky]
+        payload["flaky"] = [shorten_word(t) for t in judged.flaky]
         lines.append(f"Flaky (failed, then passed when run again): {', '.join(payload['flaky'])}")
     lines.extend(codec.summary_lines(result, snap.baseline))
     for cmd in result.commands:

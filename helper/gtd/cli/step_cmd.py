@@ -21,10 +21,10 @@ from gtd.errors import GtdError, RepoError
 from gtd.names import readable_json
 
 if TYPE_CHECKING:
-    from gtd.step.config import StepConfig
     from gtd.step.edge import Advance, Context
     from gtd.step.events import Invoker, WorkingTree
     from gtd.step.machine import Resolution
+    from gtd.step.settings import StepConfig
     from gtd.step.subjects import Party
 
 __all__ = [
@@ -109,8 +109,8 @@ def run_check(as_json: bool, wait: float | None = None) -> int:
     """``gtd run [--wait SECONDS]``: run gtd's own script for the awaited check,
     then step as it. With ``--wait``, a check still running after that long is
     answered ``checking`` (exit 0); the next ``gtd run`` attaches to it."""
+    from gtd.step.detached_check import CheckRunning, Running
     from gtd.step.edge import NoCheckAwaited, open_context, run_check
-    from gtd.step.runner import CheckRunning, Running
 
     ctx = open_context(_root())
     try:

@@ -13,11 +13,11 @@ from gtd.step.actions import (
     Squash,
     WriteSquashTemplate,
 )
-from gtd.step.config import Models, StepConfig
 from gtd.step.counters import Counters, fold_counters
 from gtd.step.errors import StepError
 from gtd.step.events import Change, Commit, Invoker, LineDiff, WorkingTree
 from gtd.step.machine import Decision, Resolution, resolve
+from gtd.step.settings import Models, StepConfig
 from gtd.step.states import State
 from gtd.step.steering import Package, packages_from_paths
 from gtd.step.subjects import Actor, Boundary, Routing, Turn, parse_subject

@@ -40,9 +40,9 @@ from __future__ import annotations
 from typing import Literal
 
 from gtd.step.actions import CaptureCheck
-from gtd.step.config import StepConfig
 from gtd.step.counters import Counters, count_commit
 from gtd.step.events import Commit
+from gtd.step.settings import StepConfig
 from gtd.step.steering import ERRORS, HEALTH
 from gtd.step.subjects import Check, CheckLabel
 

@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from gtd import schema
 from gtd.errors import GtdError
-from gtd.step.config import (
+from gtd.step.settings import (
     CHECK_MODES,
     DEFAULT_TEST_COMMAND,
     MODEL_STATE_KEYS,

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from gtd.step.config import StepConfig
 from gtd.step.events import Commit
+from gtd.step.settings import StepConfig
 from gtd.step.steering import ERRORS, FEEDBACK, LEGACY_ERRORS, LEGACY_FEEDBACK
 from gtd.step.subjects import Check, Routing, Subject, Turn
 from gtd.tuples import NamedTuple

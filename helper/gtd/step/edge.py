@@ -38,12 +38,12 @@ from gtd.step.actions import (
     WriteSquashTemplate,
     silent_failure_message,
 )
-from gtd.step.config import StepConfig
 from gtd.step.config_file import STUB_NAME, load_step_config, stub_text
 from gtd.step.errors import ChangesNotGathered, StepError
 from gtd.step.events import Invoker, Snapshot
 from gtd.step.gather import ensure_attached, gather, read_changes
 from gtd.step.machine import Resolution, resolve
+from gtd.step.settings import StepConfig
 from gtd.step.states import State, SteeringFile
 from gtd.step.steering import (
     AUTO_CONFIG,
@@ -58,7 +58,7 @@ from gtd.step.subjects import Boundary
 from gtd.tuples import NamedTuple
 
 if TYPE_CHECKING:
-    from gtd.step.runner import Running
+    from gtd.step.detached_check import Running
     from gtd.step.sketch import Sketch
 
 __all__ = [
@@ -347,11 +347,11 @@ def check_script(ctx: Context, state: str) -> str:
 
 
 def _run_script(ctx: Context, state: str, wait: float | None = None) -> Running | None:
-    """Run gtd's own check script for ``state`` detached (:mod:`gtd.step.runner`),
+    """Run gtd's own check script for ``state`` detached (:mod:`gtd.step.detached_check`),
     or attach to the run already going, and wait for it (at most ``wait`` seconds).
     Its effect is left in the tree for the check's capture; a script that could not
     run raises."""
-    from gtd.step.runner import run
+    from gtd.step.detached_check import run
 
     if ctx.config.test_command_source != "config":
         _say_test_command(ctx)
@@ -504,7 +504,7 @@ def advance(ctx: Context, invoker: Invoker) -> Advance:
     capture is the first hop of its own turn."""
     git = ctx.git
     if invoker == "check":
-        from gtd.step.runner import ensure_idle
+        from gtd.step.detached_check import ensure_idle
 
         ensure_idle(ctx.root)  # a running script has not written its verdict yet
     first = True
@@ -538,7 +538,7 @@ def run_check(ctx: Context, wait: float | None = None) -> Advance | Running:
     """``gtd run``: run the check script gtd renders for the awaited check (or for
     the health check at idle, the carve-out), then step as the check. With
     ``wait``, give up waiting after that many seconds and answer the
-    :class:`gtd.step.runner.Running` run instead (a later call attaches to it).
+    :class:`gtd.step.detached_check.Running` run instead (a later call attaches to it).
     Refuses unless checks are scripted and a check is awaited; at idle, also while
     the tree holds changes that are not the check's own output (those are the
     human's to capture with ``gtd step``)."""

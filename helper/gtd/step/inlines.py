@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from gtd.git import Git
-from gtd.step.config import StepConfig
 from gtd.step.events import Commit
 from gtd.step.gather import read_changes, read_file
 from gtd.step.machine import Resolution
@@ -29,6 +28,7 @@ from gtd.step.prompts import (
     render,
     sketch_notes,
 )
+from gtd.step.settings import StepConfig
 from gtd.step.steering import ERRORS, FEEDBACK, GTD_DIR, HEALTH, TODO
 from gtd.step.subjects import Turn
 

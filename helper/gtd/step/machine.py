@@ -119,11 +119,11 @@ from gtd.step.bases import (
     squash_base,
 )
 from gtd.step.checks import CheckRest, capture
-from gtd.step.config import StepConfig
 from gtd.step.counters import TEST_RUNS, Counters, changes_read_from, fold_counters
 from gtd.step.errors import StepError
 from gtd.step.events import Commit, FormatFinding, Invoker, WorkingTree
 from gtd.step.review_diff import is_substantive
+from gtd.step.settings import StepConfig
 from gtd.step.states import DRAFTED, State, SteeringFile, capture_gate, steering_file
 from gtd.step.steering import (
     ERRORS,

@@ -16,9 +16,9 @@ fixpoint.
 from __future__ import annotations
 
 from gtd.step.actions import CaptureCheck, ClosePackage, MakeCommit, Squash, WriteSquashTemplate
-from gtd.step.config import StepConfig
 from gtd.step.events import Snapshot
 from gtd.step.machine import Resolution, resolve
+from gtd.step.settings import StepConfig
 from gtd.step.states import State
 from gtd.step.subjects import Party
 from gtd.tuples import NamedTuple

@@ -36,9 +36,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gtd import templates
-from gtd.step.config import StepConfig
 from gtd.step.events import Commit
 from gtd.step.machine import Resolution
+from gtd.step.settings import StepConfig
 from gtd.step.states import State
 from gtd.step.subjects import Party, Routing
 

@@ -27,7 +27,7 @@ import shlex
 
 from gtd.errors import GtdError
 from gtd.step.actions import silent_failure_parts
-from gtd.step.config import StepConfig
+from gtd.step.settings import StepConfig
 
 __all__ = ["argv_of", "quote", "script_context"]
 

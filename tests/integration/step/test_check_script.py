@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gtd.step.actions import silent_failure_message
-from gtd.step.config import StepConfig
 from gtd.step.prompts import render
 from gtd.step.script import argv_of, quote, script_context
+from gtd.step.settings import StepConfig
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="the check script needs bash")

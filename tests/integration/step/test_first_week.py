@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gtd.step.actions import SQUASH_TEMPLATE_2_0
-from gtd.step.config import MODEL_STATE_KEYS
 from gtd.step.config_file import _MODEL_KEYS, _TOP_KEYS, SCHEMA_URL, load_step_config
+from gtd.step.settings import MODEL_STATE_KEYS
 from tests.integration.step.conftest import StepRepo
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 from gtd.git import LOG_FORMAT, Git
-from gtd.step.config import StepConfig
 from gtd.step.edge import complete, resolve_snapshot
 from gtd.step.errors import ChangesNotGathered
 from gtd.step.gather import gather, parse_log, read_commits
 from gtd.step.inlines import _last_plan
 from gtd.step.machine import changes_wanted
+from gtd.step.settings import StepConfig
 from tests.integration.step.conftest import StepRepo
 
 

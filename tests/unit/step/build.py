@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from gtd.step.config import StepConfig
 from gtd.step.events import Change, ChangeStatus, Commit, Invoker, LineDiff, WorkingTree
 from gtd.step.machine import Resolution, resolve
+from gtd.step.settings import StepConfig
 from gtd.step.steering import STEERING_FILES, Package
 
 BASE = "b" * 40

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from gtd.step.actions import Action
-from gtd.step.config import StepConfig
 from gtd.step.events import Commit, WorkingTree
+from gtd.step.settings import StepConfig
 from gtd.step.states import State
 from gtd.step.subjects import Party
 from tests.unit.step.build import run, tree

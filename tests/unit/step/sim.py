@@ -20,9 +20,9 @@ from gtd.step.actions import (
     Squash,
     WriteSquashTemplate,
 )
-from gtd.step.config import StepConfig
 from gtd.step.events import Change, Commit, Invoker, LineDiff, WorkingTree
 from gtd.step.machine import Resolution, resolve
+from gtd.step.settings import StepConfig
 from gtd.step.states import State
 from gtd.step.steering import (
     ERRORS,

@@ -12,13 +12,13 @@ from hypothesis import HealthCheck as HypothesisHealthCheck
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtd.step.config import StepConfig
 from gtd.step.counters import changes_read_from, fold_counters
 from gtd.step.errors import ChangesNotGathered
 from gtd.step.events import Commit, WorkingTree
 from gtd.step.gather import Snapshot
 from gtd.step.machine import changes_wanted
 from gtd.step.predict import predict
+from gtd.step.settings import StepConfig
 from tests.unit.step.build import history, run, tree
 from tests.unit.step.sim import Sim
 from tests.unit.step.test_properties import (

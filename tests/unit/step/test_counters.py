@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gtd.step.config import StepConfig
 from gtd.step.counters import Counters, fold_counters
+from gtd.step.settings import StepConfig
 from tests.unit.step.build import CommitSpec, history
 
 REVIEW_TURN = "gtd(agent): agentic-review"

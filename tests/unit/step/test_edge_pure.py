@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from gtd.git import parse_status_v2
-from gtd.step.config import StepConfig
 from gtd.step.config_file import ConfigError, config_files, load_step_config, parse_config
 from gtd.step.events import Change
 from gtd.step.gather import changes_from_status, parse_log
 from gtd.step.prompts import NO_PROMPT_STATES, model_for, render, template_name
+from gtd.step.settings import StepConfig
 from gtd.step.states import STATES
 
 A, B, C = "a" * 40, "b" * 40, "c" * 40

@@ -17,8 +17,8 @@ from gtd.step.actions import (
     Squash,
     WriteSquashTemplate,
 )
-from gtd.step.config import StepConfig
 from gtd.step.events import LineDiff, WorkingTree
+from gtd.step.settings import StepConfig
 from gtd.step.steering import HEALTH, REVIEW, TODO
 from tests.unit.step.build import CommitSpec, history, sha, tree
 from tests.unit.step.helpers import Shape, classify

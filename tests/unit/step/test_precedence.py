@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from gtd.step.actions import ClosePackage, HealthCheck, MakeCommit, RunTests
-from gtd.step.config import StepConfig
 from gtd.step.errors import StepError
 from gtd.step.events import WorkingTree
+from gtd.step.settings import StepConfig
 from tests.unit.step.build import CommitSpec, history, run, tree
 from tests.unit.step.helpers import Shape, classify
 

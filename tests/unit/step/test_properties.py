@@ -17,11 +17,11 @@ from hypothesis import HealthCheck as HypothesisHealthCheck
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtd.step.config import StepConfig
 from gtd.step.counters import fold_counters
 from gtd.step.errors import StepError
 from gtd.step.events import Change, Commit, LineDiff, WorkingTree
 from gtd.step.machine import Resolution, resolve
+from gtd.step.settings import StepConfig
 from gtd.step.steering import ERRORS, FEEDBACK, REVIEW, SQUASH_MSG, STEERING_FILES, TODO, Package
 from gtd.step.subjects import ACTORS, GATES, ROUTES
 from tests.unit.step.build import sha

@@ -21,11 +21,11 @@ from gtd.step.actions import (
     is_squash_template,
 )
 from gtd.step.checks import capture
-from gtd.step.config import StepConfig
 from gtd.step.counters import Counters, fold_counters
 from gtd.step.events import Commit, Snapshot
 from gtd.step.machine import resolve
 from gtd.step.predict import predict
+from gtd.step.settings import StepConfig
 from gtd.step.steering import ERRORS, FEEDBACK, HEALTH, is_private
 from gtd.step.subjects import (
     CHECK_LABELS,

@@ -7,8 +7,8 @@ from typing import NamedTuple
 import pytest
 
 from gtd.step.actions import SQUASH_TEMPLATE, HealthCheck, MakeCommit, RunTests
-from gtd.step.config import StepConfig
 from gtd.step.events import Commit, WorkingTree
+from gtd.step.settings import StepConfig
 from gtd.step.states import State
 from gtd.step.subjects import Actor
 from tests.unit.step.build import STEER, CommitSpec, changes, history, run, tree

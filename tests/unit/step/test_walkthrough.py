@@ -3,7 +3,7 @@ edge: the README's walkthroughs, commit by commit."""
 
 from __future__ import annotations
 
-from gtd.step.config import StepConfig
+from gtd.step.settings import StepConfig
 from gtd.step.steering import ERRORS, FEEDBACK, REVIEW, SQUASH_MSG, TODO
 from tests.unit.step.sim import Sim
 

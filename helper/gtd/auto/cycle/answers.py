@@ -95,9 +95,9 @@ _MAX_REASON = 300  # a reason longer than this is cut in answers (memory keeps i
 def short(text: str, limit: int = _MAX_REASON) -> str:
     """``text`` cut to ``limit`` characters at a word boundary, marked with …, and
     every over-long word (a test id of kilobytes) cut in its middle."""
-    from gtd.auto.readable import readable
+    from gtd.auto.shorten import shorten
 
-    return readable(text, limit)
+    return shorten(text, limit)
 
 
 def review(journal: Journal, brief: str) -> Answer:
@@ -309,13 +309,13 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
     if rec.new_tests:
         answer["new_tests"] = rec.new_tests
     if rec.flaky:
-        from gtd.auto.readable import word
+        from gtd.auto.shorten import shorten_word
 
-        answer["flaky"] = [word(t) for t in rec.flaky]
+        answer["flaky"] = [shorten_word(t) for t in rec.flaky]
     if rec.env_skipped:
-        from gtd.auto.readable import word
+        from gtd.auto.shorten import shorten_word
 
-        answer["skipped_by_environment"] = [word(t) for t in rec.env_skipped]
+        answer["skipped_by_environment"] = [shorten_word(t) for t in rec.env_skipped]
     if rec.look_at:
         answer["look_at"] = [short(f) for f in rec.look_at]
     if rec.review:

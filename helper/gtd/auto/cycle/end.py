@@ -11,7 +11,7 @@ import time
 
 from gtd import paths
 from gtd.auto import breaker, harness, records, state
-from gtd.auto.cycle import answers, pipes
+from gtd.auto.cycle import answers, named_pipes
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.cycle.recovery import Recovery
 from gtd.auto.cycle.steps import uncommitted
@@ -284,7 +284,7 @@ class Ending(Recovery):
             try:
                 verdict = judging.judge(self.root, self.git, st, self.now)
             except GitBlocked as exc:  # the cycle's pipe; one that is not raises again
-                removed = pipes.clear(self.root, exc)
+                removed = named_pipes.clear(self.root, exc)
                 verdict = judging.Decision(
                     False,
                     f"a named pipe where git reads a file: {readable(removed[0])} (removed)",

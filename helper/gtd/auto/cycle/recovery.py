@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gtd.auto import breaker, harness, records, state
-from gtd.auto.cycle import answers, pipes, yours
+from gtd.auto.cycle import answers, named_pipes, yours
 from gtd.auto.cycle.steps import Steps
 from gtd.auto.faults import crash_point
 from gtd.auto.journal import Journal
@@ -64,7 +64,7 @@ class Recovery(Steps):
             try:
                 st, rec, _trip = self._finish(st)
             except GitBlocked as exc:  # the cycle's pipe; one that is not raises again
-                pipes.clear(self.root, exc)
+                named_pipes.clear(self.root, exc)
                 st, rec, _trip = self._finish(state.read(self.git))
         except CommitBlocked:  # recorded in the journal: every tick says why
             return state.read(self.git), ""

@@ -58,7 +58,7 @@ PLUGIN_NAME = "gtd_ratchet_report"  # the entry point's name: `-p no:gtd_ratchet
 PLUGIN_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytest_report.py")
 CONTRACT_SOURCE = os.path.join(os.path.dirname(PLUGIN_SOURCE), "contract.py")
 PARTS = "plugin"  # the folder beside PLUGIN_SOURCE that holds the parts it loads
-# A run's files, inside its folder (gtd.auto.ratchet.reports.RunFiles).
+# A run's files, inside its folder (gtd.auto.ratchet.report_listener.RunFiles).
 SITE, SETTINGS, LINES, JUNIT = "site", "settings.json", "lines.jsonl", "pytest.xml"
 STUB = '''\
 """The gtd ratchet's pytest entry point for one run: it loads the reporting
@@ -160,11 +160,13 @@ def write_site(site: str, plugin: str, gate_source: str | None) -> None:
 
 def plugin_installed(source: str) -> bool:
     """Whether the plugin at ``source`` is installed as plain files: itself, the
-    contract and the folder of its parts beside it (not inside a zip)."""
+    contract, the parts it shares with the unittest runner and the folder of its
+    parts beside it (not inside a zip)."""
     folder = os.path.dirname(source)
     return (
         os.path.isfile(source)
         and os.path.isfile(os.path.join(folder, "contract.py"))
+        and os.path.isfile(os.path.join(folder, "in_process.py"))
         and os.path.isfile(os.path.join(folder, PARTS, "recorder.py"))
     )
 

@@ -51,7 +51,7 @@ import select
 import stat
 
 from gtd import proc
-from gtd.auto.ratchet import early, gate, leftovers, reports
+from gtd.auto.ratchet import early, gate, leftovers, report_listener
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -87,7 +87,7 @@ class Held:
     def __init__(
         self,
         child: proc.Spawned,
-        listener: reports.Listener,
+        listener: report_listener.Listener,
         command: str,
         gate_fd: int,
         came_fd: int,
@@ -103,7 +103,7 @@ class Held:
 
     def release(
         self,
-        request: reports.Request,
+        request: report_listener.Request,
         timeout_s: float,
         exited: Callable[[], None] | None = None,
     ) -> Released | None:
@@ -208,7 +208,7 @@ def hold(rm: room.Room, config: AutoConfig, env: dict[str, str]) -> Held | None:
             guess.cancel()
         # Early runs' files of helpers killed since (off the critical path: the
         # process just started takes far longer to reach its gate).
-        reports.remove_orphans(rm.slot.parent / early.FOLDER)
+        report_listener.remove_orphans(rm.slot.parent / early.FOLDER)
 
 
 def _hold(
@@ -247,7 +247,7 @@ def _hold(
     )
     if guess is not None and same and guess.environ == _without_pwd(merged):
         return _adopt(guess, rm, command)
-    listener = reports.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
+    listener = report_listener.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
     gate_w, gate_r = early.channel()  # the helper's end, the process's
     came_r, came_w = early.channel()
     left_r, left_w = leftovers.channel() if boxed.boxed else (-1, -1)
@@ -292,8 +292,11 @@ def _adopt(guess: early.Early, rm: room.Room, command: str) -> Held:
     """The early process as the held run of ``command`` in ``rm``."""
     guess.adopted = True
     fds = guess.fds
-    listener = reports.Listener.adopt(
-        reports.Request(rm.tree), guess.folder, (fds["report_r"], fds["report_w"]), guess.since_ns
+    listener = report_listener.Listener.adopt(
+        report_listener.Request(rm.tree),
+        guess.folder,
+        (fds["report_r"], fds["report_w"]),
+        guess.since_ns,
     )
     child = proc.Spawned(guess.pid, tuple(guess.argv), fds["out"], fds["err"], guess.begun)
     return Held(child, listener, command, fds["gate"], fds["came"])

@@ -320,10 +320,15 @@ def _restore_environment(asked: settings.Settings) -> None:
 
 
 # -- the plugin's own code ------------------------------------------------------------
-# Every module of the plugin (this one and each part) taken now that all are
-# made, compared first thing at the session's end (plugin/selfcheck.py).
+# Every module of the plugin (this one, each part, and in_process.py, which the
+# parts share with the unittest runner) taken now that all are made, compared
+# first thing at the session's end (plugin/selfcheck.py).
 
 selfcheck.made(
-    [(globals(), __name__), *[(vars(_LOADED[part]), _LOADED[part].__name__) for part in _PARTS]],
+    [
+        (globals(), __name__),
+        *[(vars(_LOADED[part]), _LOADED[part].__name__) for part in _PARTS],
+        (vars(terms.P), terms.P.__name__),
+    ],
     Recorder,
 )

@@ -1,8 +1,8 @@
 """What one test run reports, as values: per-test results, the items pytest
 collected, the sessions that ran, and the tamper evidence they recorded.
 
-Plain immutable NamedTuples, made by gtd.auto.ratchet.recorded (the plugin's lines)
-and gtd.auto.ratchet.junit (JUnit XML), put together by gtd.auto.ratchet.reports.
+Plain immutable NamedTuples, made by gtd.auto.ratchet.report_lines (the plugin's lines)
+and gtd.auto.ratchet.junit (JUnit XML), put together by gtd.auto.ratchet.report_listener.
 """
 
 from __future__ import annotations

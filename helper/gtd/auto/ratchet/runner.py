@@ -3,7 +3,7 @@
 Each command runs from the directory it is given (a clean room's checkout, see
 gtd.auto.ratchet.room) with the config's timeout, in its own process group
 (gtd.proc). The test command runs with the environment of
-gtd.auto.ratchet.reports, so any pytest it ends up starting (plain, ``python -m
+gtd.auto.ratchet.report_listener, so any pytest it ends up starting (plain, ``python -m
 pytest``, make, a shell pipeline) reports per-test outcomes; other runners report
 through ``ratchet.junit_xml``; a ``<python> -m unittest`` command runs through
 the helper's own unittest runner, which reports as the plugin does
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import checklog, leftovers, reports
+from gtd.auto.ratchet import checklog, leftovers, report_listener
 from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
 from gtd.auto.ratchet.results import NO_REPORT, Report
 from gtd.errors import InputError
@@ -68,7 +68,7 @@ def run_all(
     env: dict[str, str] | None = None,
     reports_dir: Path | None = None,
     only: frozenset[str] = frozenset({"build", "test", "typecheck", "lint"}),
-    request: reports.Request | None = None,
+    request: report_listener.Request | None = None,
     held: Held | None = None,
     ended: Callable[[], None] | None = None,
     box: Box | None = None,
@@ -121,7 +121,7 @@ def run_tests(
     config: AutoConfig,
     env: dict[str, str] | None = None,
     reports_dir: Path | None = None,
-    request: reports.Request | None = None,
+    request: report_listener.Request | None = None,
     held: Held | None = None,
     ended: Callable[[], None] | None = None,
     box: Box | None = None,
@@ -130,7 +130,7 @@ def run_tests(
     """The test command, with the plugin set up to report into this process
     (``held``: started already, see gtd.auto.ratchet.held); ``ended`` called
     once it has ended, before its report is read."""
-    asked = (request or reports.Request(cwd))._replace(root=cwd, junit_xml=config.junit_xml)
+    asked = (request or report_listener.Request(cwd))._replace(root=cwd, junit_xml=config.junit_xml)
     if held is not None:
         if held.command != command or held.listener.request.root != cwd:
             held.cancel()
@@ -143,7 +143,7 @@ def run_tests(
                     released.left,
                 )  # fmt: skip
                 return ran, released.report
-    listener = reports.start(asked, where=reports_dir)
+    listener = report_listener.start(asked, where=reports_dir)
     try:
         run = run_command(
             cwd,

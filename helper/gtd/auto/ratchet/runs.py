@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import box, checklog, protect, reports, room, runner
+from gtd.auto.ratchet import box, checklog, protect, report_listener, room, runner
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet.held import Held
 from gtd.auto.ratchet.results import Item
@@ -33,12 +33,12 @@ def run(
     test command already started (gtd.auto.ratchet.held); ``guarded``: the
     protected Python files whose values the plugin guards (:func:`guarded_files`);
     ``ended``: called when the last command has ended (runner.run_all)."""
-    request = reports.Request(
+    request = report_listener.Request(
         rm.tree,
         only_files=only_files,
         only_ids=only_ids,
         forbidden=(rm.live,),
-        redirect=reports.Redirect(rm.live, rm.tree),
+        redirect=report_listener.Redirect(rm.live, rm.tree),
         guarded=guarded,
         env_since_ns=None if rm.began is None else int(rm.began * 1e9),
     )

@@ -1,6 +1,6 @@
 """A ``python -m unittest`` test command, run so that it reports per test.
 
-pytest reports through a plugin any pytest loads (gtd.auto.ratchet.reports);
+pytest reports through a plugin any pytest loads (gtd.auto.ratchet.report_listener);
 unittest has no plugins. So a test command that is exactly ``<python> -m
 unittest ARGS`` runs, in the clean room, as ``<python> -c <boot>
 <unittest_report.py> ARGS``: the same interpreter and arguments, and the
@@ -23,6 +23,7 @@ from gtd.auto.ratchet import contract
 
 RUNNER_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unittest_report.py")
 GUARD_SOURCE = os.path.join(os.path.dirname(RUNNER_SOURCE), "unittest_guard.py")
+SHARED_SOURCE = os.path.join(os.path.dirname(RUNNER_SOURCE), "in_process.py")
 # Runs the runner file as __main__ without its folder on the import path (a
 # script's folder goes first on sys.path; the helper's modules must not shadow
 # the project's): `-c` puts the working directory there, as `-m` does.
@@ -52,6 +53,6 @@ def wrapped(argv: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
     run's settings), else unchanged."""
     if not runs_unittest(argv) or contract.ENV_SETTINGS not in (env or {}):
         return list(argv)
-    if not all(map(os.path.isfile, (RUNNER_SOURCE, GUARD_SOURCE))):  # a zip: unreported
+    if not all(map(os.path.isfile, (RUNNER_SOURCE, GUARD_SOURCE, SHARED_SOURCE))):  # a zip
         return list(argv)
     return [argv[0], "-c", BOOT, RUNNER_SOURCE, *argv[3:]]

@@ -5,19 +5,18 @@ by path from beside itself, as it loads the contract). Never imported by gtd.
   classes, recorded before any test module loads and compared by identity at
   the end.
 - :class:`RoomFinder`: imports that would load from the live repository load
-  from the clean room.
+  from the clean room (the move is in_process.RoomRedirect, which the runner
+  loads by path and hands in).
 
 Standard library only, syntax for Python 3.7 and later.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 
@@ -124,25 +123,15 @@ class RoomFinder:
     """First on ``sys.meta_path``: a module the other finders would load from
     under the live repository (an editable install: a ``.pth`` path, or
     setuptools' import finder) loads from the same place in the room, where
-    the judged tree is. One with no counterpart there (a file git does not
-    see) loads as found, and is evidence (``redirect-missing``), as the
-    pytest plugin has it."""
+    the judged tree is: ``redirect`` (in_process.RoomRedirect, the pytest
+    plugin's too) moves it."""
 
-    def __init__(self, live: str, room: str, evidence: Callable[[str, str, str], None]) -> None:
-        self.live = sorted({os.path.normpath(live), os.path.realpath(live)})
-        self.room = room
-        self.evidence = evidence
+    def __init__(self, redirect: Any) -> None:
+        self.redirect = redirect
         self.busy: set[str] = set()
 
-    def room_path(self, path: str) -> str | None:
-        norm = os.path.normpath(path)
-        for live in self.live:
-            if norm == live or norm.startswith(live + os.sep):
-                return os.path.join(self.room, norm[len(live) :].lstrip(os.sep))
-        return None
-
     def install(self) -> None:
-        sys.path[:] = [(self.room_path(p) or p) if p else p for p in sys.path]
+        self.redirect.rewrite_sys_path()
         sys.meta_path.insert(0, self)  # type: ignore[arg-type]
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> object:
@@ -157,34 +146,7 @@ class RoomFinder:
                     continue
                 spec = find(name, path, target)
                 if spec is not None:
-                    return self.redirected(name, spec)
+                    return self.redirect.spec(name, spec)
             return None
         finally:
             self.busy.discard(name)
-
-    def redirected(self, name: str, spec: Any) -> Any:
-        import importlib.util
-
-        origin = getattr(spec, "origin", None)
-        locations = getattr(spec, "submodule_search_locations", None)
-        if isinstance(origin, str) and os.path.isabs(origin):
-            moved = self.room_path(origin)
-            if moved is None:
-                return spec
-            if not os.path.exists(moved):
-                self.evidence("redirect-missing", name, origin)
-                return spec
-            paths = None
-            if locations is not None:
-                paths = [self.room_path(str(p)) or str(p) for p in locations]
-            made = importlib.util.spec_from_file_location(
-                name, moved, submodule_search_locations=paths
-            )
-            return made if made is not None else spec
-        if locations is not None and any(self.room_path(str(p)) for p in locations):
-            import importlib.machinery  # a namespace package: only its paths move
-
-            made = importlib.machinery.ModuleSpec(name, None, is_package=True)
-            made.submodule_search_locations = [self.room_path(str(p)) or str(p) for p in locations]
-            return made
-        return spec

@@ -32,7 +32,9 @@ when its class's file was asked for, a doctest always: only a selected
 module's ``load_tests`` can have added it), or only the ids asked for.
 
 Its guards are unittest_guard.py beside it: the machinery tripwire and the
-redirect of imports from the live repository to the room. Standard library
+finder that redirects imports from the live repository to the room; the
+channel back to the helper and the redirect itself are in_process.py, the
+pytest plugin's too. Standard library
 only, syntax for Python 3.7 and later. The pytest plugin's other in-process
 tripwires are not here: docs/ratchet.md says what that leaves.
 """
@@ -70,29 +72,16 @@ def _load_contract(file: str = "contract.py", name: str = "gtd_ratchet_contract"
 
 C: Any = _load_contract()
 G: Any = _load_contract("unittest_guard.py", "gtd_ratchet_unittest_guard")
+P: Any = _load_contract("in_process.py", "gtd_ratchet_in_process")
 
 
 class Sink:
     """Where the lines go: the helper's socket (``GTD_RATCHET_FD``, checked to be
-    that very socket), else the settings' report file, else nowhere."""
+    that very socket), else the settings' report file, else nowhere
+    (in_process.open_channel, as the pytest plugin's)."""
 
     def __init__(self, report: str | None) -> None:
-        self.fd = -1
-        self.via = "pipe"
-        try:
-            fd, dev, ino = (int(p) for p in os.environ.get(C.ENV_FD, "").split(":"))
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) == (dev, ino):
-                os.set_inheritable(fd, False)  # a test's subprocesses never get it
-                self.fd = fd
-        except (ValueError, OSError):
-            pass
-        if self.fd < 0 and report:
-            self.via = "file"
-            try:
-                self.fd = os.open(report, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            except OSError:
-                self.fd = -1
+        self.fd, self.via = P.open_channel(C.ENV_FD, report)
 
     def write(self, records: list[dict[str, Any]]) -> None:
         if self.fd < 0:
@@ -563,9 +552,11 @@ def main(argv: list[str]) -> None:
 
     result_class: Any = runner_class.resultclass
     own = (Recorder, Sink, Namer, Named, loader_class, runner_class, result_class)
-    recorder.watch = G.Watch((*own, program, G.RoomFinder))
+    recorder.watch = G.Watch((*own, program, G.RoomFinder, P.RoomRedirect))
     if settings.live and settings.room:
-        G.RoomFinder(settings.live, settings.room, recorder.evidence).install()
+        live = sorted({os.path.normpath(settings.live), os.path.realpath(settings.live)})
+        redirect = P.RoomRedirect(live, settings.room, os.path.normpath, recorder.evidence)
+        G.RoomFinder(redirect).install()
     del doctest
     program(module=None, argv=[prog, *argv], testLoader=loader_class())
 

@@ -1,4 +1,4 @@
-"""`ratchet.junit_xml` globs (gtd.auto.ratchet.reports.configured): glob's own
+"""`ratchet.junit_xml` globs (gtd.auto.ratchet.report_listener.configured): glob's own
 answer, and the same answer where glob's `**` would recurse past Python's limit
 (a chain of folders the code under test leaves in the clean room)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto.ratchet.reports import _deep_glob, configured
+from gtd.auto.ratchet.report_listener import _deep_glob, configured
 
 FILES = (
     "report.xml",

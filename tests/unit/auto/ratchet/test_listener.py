@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gtd.auto.ratchet import contract as C
-from gtd.auto.ratchet import reports
-from gtd.auto.ratchet.recorded import parse
+from gtd.auto.ratchet import report_listener
+from gtd.auto.ratchet.report_lines import parse
 from gtd.auto.ratchet.results import Result
 
 
@@ -34,8 +34,8 @@ def _stream(root: Path) -> bytes:
     return ("\n".join(lines[:2]) + "\r\n" + "\n".join(lines[2:]) + "\n" + end).encode()
 
 
-def _written_in(root: Path, data: bytes, cuts: list[int]) -> reports.Listener:
-    listener = reports.start(reports.Request(root), where=root / "reports")
+def _written_in(root: Path, data: bytes, cuts: list[int]) -> report_listener.Listener:
+    listener = report_listener.start(report_listener.Request(root), where=root / "reports")
     fd = listener.pass_fds[0]
     last = 0
     for cut in [*cuts, len(data)]:
@@ -79,7 +79,7 @@ def test_the_reader_runs_behind_the_tests_and_the_helper_does_not(tmp_path: Path
     """The reader wakes for every line; at the tests' priority each wake-up took
     the test process's core (docs/performance.md). Only the reader is lowered."""
     main = _nice(f"/proc/self/task/{threading.get_native_id()}")
-    listener = reports.start(reports.Request(tmp_path), where=tmp_path / "reports")
+    listener = report_listener.start(report_listener.Request(tmp_path), where=tmp_path / "reports")
     try:
         reader = f"/proc/self/task/{listener._thread.native_id}"
         deadline = time.monotonic() + 10

@@ -7,7 +7,6 @@ time (EnvironmentFiles)."""
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 from typing import TYPE_CHECKING, Any, cast
@@ -18,15 +17,14 @@ from .paths import (
     _both,
     _dirname,
     _editable_folders,
-    _exists,
     _isabs,
-    _join,
     _lstat,
     _norm,
     _stat,
     _under,
 )
 from .shapes import _environment_roots
+from .terms import P
 
 if TYPE_CHECKING:
     from .provenance import Provenance
@@ -49,6 +47,8 @@ class ImportWatch:
         redirect = settings.redirect
         self.live = _both(redirect[0]) if redirect else ()
         self.room = redirect[1] if redirect else ""
+        # the move itself, as the unittest runner makes it (in_process.py)
+        self.redirect = P.RoomRedirect(self.live, self.room, _norm, sink.evidence)
         self.busy: set[str] = set()
         self.asked: set[str] = set()  # every module name the import system looked for
         self.before = set(sys.modules)  # loaded before the watch: not its to judge
@@ -113,15 +113,11 @@ class ImportWatch:
             self.sink.evidence("outside-module", top, f"{name}: code from {file}")
 
     def room_path(self, path: str) -> str | None:
-        norm = _norm(path)
-        for live in self.live:
-            if norm == live or norm.startswith(live + os.sep):
-                return _join(self.room, norm[len(live) :].lstrip(os.sep))
-        return None
+        return self.redirect.room_path(path)
 
     def rewrite_sys_path(self) -> None:
         if self.live:
-            sys.path[:] = [(self.room_path(p) or p) if p else p for p in sys.path]
+            self.redirect.rewrite_sys_path()
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> object:
         self.asked.add(name)
@@ -169,33 +165,7 @@ class ImportWatch:
         return spec
 
     def redirected(self, name: str, spec: Any) -> Any:
-        origin = getattr(spec, "origin", None)
-        locations = getattr(spec, "submodule_search_locations", None)
-        if isinstance(origin, str) and _isabs(origin):
-            moved = self.room_path(origin)
-            if moved is None:
-                return spec
-            if not _exists(moved):
-                self.sink.evidence("redirect-missing", name, origin)
-                return spec
-            import importlib.util  # here: most imports are not the live root's
-
-            paths = None
-            if locations is not None:
-                paths = [self.room_path(str(p)) or str(p) for p in locations]
-            made = importlib.util.spec_from_file_location(
-                name, moved, submodule_search_locations=paths
-            )
-            return made if made is not None else spec
-        if locations is not None:  # a namespace package: no file, only its paths
-            paths = [str(p) for p in locations]
-            if any(self.room_path(p) for p in paths):
-                import importlib.machinery
-
-                made = importlib.machinery.ModuleSpec(name, None, is_package=True)
-                made.submodule_search_locations = [self.room_path(p) or p for p in paths]
-                return made
-        return spec
+        return self.redirect.spec(name, spec)
 
 
 class EnvironmentFiles:

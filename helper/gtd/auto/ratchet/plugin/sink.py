@@ -10,7 +10,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from .terms import C
+from .terms import C, P
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 # Bound at import, before any conftest or test runs: code that later replaces
 # os.write or json's encoder does not change what the plugin writes.
 _write = os.write
-_fstat = os.fstat
 _dumps = json.dumps
 _now = time.monotonic
 
@@ -50,26 +49,10 @@ class Output:
     writes none (``-p no:terminal``) learns it only here."""
 
     def __init__(self, settings: Settings) -> None:
-        self.fd = -1
-        self.via = "pipe"
+        self.fd, self.via = P.open_channel(C.ENV_FD, settings.report)
         self.waiting: list[str] = []
         self.size = 0
         self.flushed = _now()
-        try:
-            fd, dev, ino = (int(part) for part in os.environ.get(C.ENV_FD, "").split(":"))
-            st = _fstat(fd)
-            if (st.st_dev, st.st_ino) == (dev, ino):
-                os.set_inheritable(fd, False)  # a test's subprocesses never get it
-                self.fd = fd
-        except (ValueError, OSError):
-            pass
-        if self.fd < 0 and settings.report:
-            self.via = "file"
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-            try:
-                self.fd = os.open(settings.report, flags, 0o600)
-            except OSError:
-                self.fd = -1
 
     def later(self, text: str) -> None:
         self.waiting.append(text)

@@ -1,6 +1,7 @@
 """The contract's names, as the plugin reads them: contract.py beside the plugin,
-loaded by path (the plugin cannot import gtd), and the sentinel every part
-compares with."""
+loaded by path (the plugin cannot import gtd); in_process.py beside it too, the
+parts the plugin shares with the unittest runner (the channel back to the
+helper, the redirect to the room); and the sentinel every part compares with."""
 
 from __future__ import annotations
 
@@ -8,15 +9,13 @@ import os
 from typing import TYPE_CHECKING, Any
 
 
-def _load_contract() -> Any:
-    """contract.py from the folder above this part's: the same names the helper
-    imports."""
+def _load(file: str, name: str) -> Any:
+    """``file`` from the folder above this part's: contract.py holds the same
+    names the helper imports."""
     import importlib.util
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    spec = importlib.util.spec_from_file_location(
-        "gtd_ratchet_contract", os.path.join(here, "contract.py")
-    )
+    spec = importlib.util.spec_from_file_location(name, os.path.join(here, file))
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -24,11 +23,13 @@ def _load_contract() -> Any:
     return module
 
 
-if TYPE_CHECKING:  # the type checker reads the helper's module; pytest, the file
+if TYPE_CHECKING:  # the type checker reads the helper's modules; pytest, the files
     from gtd.auto.ratchet import contract as C
+    from gtd.auto.ratchet import in_process as P
 else:
-    C = _load_contract()
+    C = _load("contract.py", "gtd_ratchet_contract")
+    P = _load("in_process.py", "gtd_ratchet_in_process")
 
 MISSING = object()  # "no such entry", where None is a value
 
-__all__ = ["MISSING", "C"]
+__all__ = ["MISSING", "C", "P"]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gtd.auto.ratchet import contract as C
-from gtd.auto.ratchet.recorded import Reading, parse
+from gtd.auto.ratchet.report_lines import Reading, parse
 from gtd.auto.ratchet.results import Item, Result
 
 

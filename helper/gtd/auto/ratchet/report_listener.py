@@ -3,13 +3,14 @@ them back as one value.
 
 How to use it::
 
-    listener = reports.start(reports.Request(root))     # files, pipe, reader thread
+    request = report_listener.Request(root)
+    listener = report_listener.start(request)  # files, pipe, reader thread
     try:
         result = proc.run(argv, root, env=listener.env, pass_fds=listener.pass_fds)
     except BaseException:
         listener.abort()
         raise
-    report = listener.finish()                           # a results.Report
+    report = listener.finish()  # a results.Report
 
 :class:`Request` says what the run asks of the plugin: the root the tests run in
 (test ids are relative to it), ``ratchet.junit_xml`` for other runners, a
@@ -62,7 +63,7 @@ from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
-    from gtd.auto.ratchet import recorded
+    from gtd.auto.ratchet import report_lines
     from gtd.auto.ratchet.results import Report, Result
 
 PLUGIN_NAME = early.PLUGIN_NAME  # the entry point's name: `-p no:gtd_ratchet_report`
@@ -121,7 +122,7 @@ class Listener:
         # waits in ``_partial`` for its newline.
         # The parsing side loads once the run is asked for (see ask): a held run's
         # process starts before (gtd.auto.ratchet.held), and writes nothing sooner.
-        self._reading: recorded.Reading | None = None
+        self._reading: report_lines.Reading | None = None
         self._partial: list[bytes] = []
         self._read_fd, self._write_fd = pipe or early.channel()
         self._stop = threading.Event()
@@ -181,7 +182,7 @@ class Listener:
         for line in block.decode("utf-8", "replace").splitlines():
             self._parser().feed(line)
 
-    def _parser(self) -> recorded.Reading:
+    def _parser(self) -> report_lines.Reading:
         if self._reading is None:
             raise RuntimeError("the run's request was never given (Listener.ask)")
         return self._reading
@@ -190,11 +191,11 @@ class Listener:
         """What the run asks of the plugin (its settings file): before it loads."""
         if request.root != self.request.root:
             raise ValueError("a run's tests stay under the root it was prepared for")
-        from gtd.auto.ratchet import recorded
+        from gtd.auto.ratchet import report_lines
 
         self.request = request
         early.create(str(self.files.settings), json.dumps(_settings(request, self.files)))
-        self._reading = recorded.Reading(str(request.root))
+        self._reading = report_lines.Reading(str(request.root))
         self._thread.start()
 
     def finish(self) -> Report:
@@ -321,7 +322,9 @@ def prepare(root: Path, where: Path | None = None, *, gate: str | None = None) -
     return Listener(Request(root), files)
 
 
-def assemble(request: Request, reading: recorded.Reading, junit_files: Iterable[Path]) -> Report:
+def assemble(
+    request: Request, reading: report_lines.Reading, junit_files: Iterable[Path]
+) -> Report:
     """The report from the plugin's lines and the JUnit XML files that exist."""
     from gtd.auto.ratchet.results import NO_REPORT, Report, worst
 
@@ -523,7 +526,7 @@ def _plugin_file(folder: Path) -> Path:
     package = files("gtd.auto.ratchet")
     copy = folder / "plugin"
     (copy / early.PARTS).mkdir(parents=True)
-    names = ["pytest_report.py", "contract.py"]
+    names = ["pytest_report.py", "contract.py", "in_process.py"]
     names += sorted(
         f"{early.PARTS}/{entry.name}"
         for entry in package.joinpath(early.PARTS).iterdir()

@@ -14,18 +14,18 @@ WORD_MAX = 160  # characters of one word (a test id, a path) before it is cut
 _TAIL = 40
 
 
-def word(text: str, limit: int = WORD_MAX) -> str:
+def shorten_word(text: str, limit: int = WORD_MAX) -> str:
     """One word (a test id) cut in its middle when longer than ``limit``."""
     if len(text) <= limit:
         return text
     return text[: limit - _TAIL - 1] + "…" + text[-_TAIL:]
 
 
-def readable(text: str, limit: int = REASON_MAX) -> str:
+def shorten(text: str, limit: int = REASON_MAX) -> str:
     """``text`` with every over-long word cut, then cut to ``limit`` characters at
     a word boundary, marked with …."""
     if len(text) > WORD_MAX and any(len(w) > WORD_MAX for w in text.split()):
-        text = " ".join(word(w) for w in text.split(" "))
+        text = " ".join(shorten_word(w) for w in text.split(" "))
     if len(text) <= limit:
         return text
     head = text[: limit - 1]
