@@ -409,8 +409,8 @@ def _failing(snap: Any) -> Answer:
 def _failing_refused(snap: Any) -> Answer:
     """The tests failing at a baseline setup refuses, named: not tolerated (yet),
     so not said so; `--accept-baseline` would make them so."""
-    from gtd.auto.shorten import shorten
     from gtd.auto.report_notes import SHOWN_FAILING
+    from gtd.auto.shorten import shorten
 
     tests = snap.baseline.tests or {}
     failing = sorted(t for t, o in tests.items() if o in ("failed", "error") and "::" in t)
