@@ -1,0 +1,47 @@
+"""Answers a person can act on, read as the text they see: a module that does not
+compile is named with its file and line, at setup and in a cycle's revert; counts
+read in the singular when there is one."""
+
+from __future__ import annotations
+
+from tests.conftest import Repo
+from tests.integration.calc_project import make_project, run_cli
+from tests.integration.test_setup_words import answer_lines, project, setup
+
+BROKEN_CALC = "def add(a, b):\n    return a +\n"
+
+
+def test_a_baseline_whose_module_does_not_compile_names_the_module_and_line(
+    repo: Repo,
+) -> None:
+    project(repo)
+    repo.write("calc.py", BROKEN_CALC)
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "baseline-broken"
+    assert said["fix"] == (
+        "correct the SyntaxError in calc.py at line 2: invalid syntax "
+        "(found while collecting tests/test_calc.py)"
+    )
+    assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
+
+
+def test_a_revert_for_a_module_that_does_not_compile_names_it(repo: Repo) -> None:
+    make_project(repo)
+    assert run_cli(repo, "cycle", "begin").code == 0
+    repo.write("calc.py", BROKEN_CALC)
+
+    res = run_cli(repo, "cycle", "end")
+
+    assert res.code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "status: reverted" in lines
+    [reason] = [line for line in lines if line.startswith("reason: ")]
+    assert reason.startswith("reason: tests failed: ")
+    assert reason.endswith("(SyntaxError in calc.py at line 2: invalid syntax)"), reason
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    assert "| reverted |" in report
+    assert "(SyntaxError in calc.py at line 2: invalid syntax)" in report
