@@ -29,6 +29,17 @@ def test_a_baseline_whose_module_does_not_compile_names_the_module_and_line(
     assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
 
 
+def test_one_test_file_is_counted_in_the_singular(repo: Repo) -> None:
+    project(repo)
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "ready"
+    assert said["message"] == "Ratchet snapshot: 1 pre-existing test file"
+
+
 def test_a_revert_for_a_module_that_does_not_compile_names_it(repo: Repo) -> None:
     make_project(repo)
     assert run_cli(repo, "cycle", "begin").code == 0

@@ -307,7 +307,7 @@ def _ready_answer(
         "committed": extra.get("committed"),
         "loop": LOOP_COMMAND,
         "report": paths.REPORT,
-        "message": f"Ratchet snapshot: {count} pre-existing test files",
+        "message": f"Ratchet snapshot: {count} pre-existing test file{'' if count == 1 else 's'}",
     }
     if snap.accepted:
         answer["accepted"] = snap.accepted

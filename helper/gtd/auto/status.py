@@ -142,7 +142,8 @@ def _verdict(rec: CycleRecord) -> str:
 
 def line(st: dict[str, Any]) -> str:
     parts = [f"{st['state']}: {st['detail']}"]
-    parts.append(f"{st['done']} of {st['done'] + st['left']} tasks done")
+    total = st["done"] + st["left"]
+    parts.append(f"{st['done']} of {total} {'task' if total == 1 else 'tasks'} done")
     parts.append(_cost_words(st.get("cost")))
     if st.get("budget"):
         parts.append(st["budget"]["line"])

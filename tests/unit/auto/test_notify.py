@@ -144,3 +144,10 @@ def test_the_glance_says_paused_until_the_next_cycle() -> None:
     got = status.status(None, paused, plan, 3, 0)
     assert (got["state"], got["detail"]) == ("paused", "usage limit reached, resets 03:10")
     assert got["last"] == "cycle 6 T2 paused (usage limit reached, resets 03:10)"
+
+
+def test_the_glance_counts_one_task_in_the_singular() -> None:
+    one = parse("# Plan\n\n- [ ] **T1**: Add mul\n  - Files: calc.py\n")
+    got = status.status(None, [], one, 3, 0)
+    assert "0 of 1 task done" in got["line"], got["line"]
+    assert "1 tasks" not in got["line"]
