@@ -1,11 +1,14 @@
 """Answers a person can act on, read as the text they see: a module that does not
 compile is named with its file and line, at setup and in a cycle's revert; counts
-read in the singular when there is one."""
+read in the singular when there is one; the answer docs/report.md shows is the
+one a real cycle prints."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.conftest import Repo
-from tests.integration.calc_project import make_project, run_cli
+from tests.integration.calc_project import MUL, TESTS, make_project, run_cli
 from tests.integration.test_setup_words import answer_lines, project, setup
 
 BROKEN_CALC = "def add(a, b):\n    return a +\n"
@@ -56,3 +59,29 @@ def test_a_revert_for_a_module_that_does_not_compile_names_it(repo: Repo) -> Non
     report = (repo.path / ".deepflow/auto-report.md").read_text()
     assert "| reverted |" in report
     assert "(SyntaxError in calc.py at line 2: invalid syntax)" in report
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_the_answer_the_report_page_shows_is_what_end_prints(repo: Repo) -> None:
+    page = (DOCS / "report.md").read_text()
+    shown = page.split("## What `gtd cycle end` prints\n\n```text\n", 1)[1].split("```", 1)[0]
+    make_project(repo)
+    assert run_cli(repo, "cycle", "begin").code == 0
+    repo.write("tests/test_calc.py", TESTS.replace("== 5", "is not None"))
+    repo.write("calc.py", MUL)
+
+    res = run_cli(repo, "cycle", "end")
+
+    assert res.code == 0, res.stderr
+    printed = res.stdout.splitlines()
+    assert [line.split(": ", 1)[0] for line in printed] == [
+        line.split(": ", 1)[0] for line in shown.splitlines()
+    ]
+    for got, documented in zip(printed, shown.splitlines(), strict=True):
+        if got.startswith("duration_s: "):
+            # the judging's wall time, never a bare 0.0 (no test ran)
+            assert float(got.split(": ", 1)[1]) > 0
+        else:
+            assert got == documented
