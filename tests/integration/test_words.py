@@ -56,6 +56,8 @@ def test_a_revert_for_a_module_that_does_not_compile_names_it(repo: Repo) -> Non
     [reason] = [line for line in lines if line.startswith("reason: ")]
     assert reason.startswith("reason: tests failed: ")
     assert reason.endswith("(SyntaxError in calc.py at line 2: invalid syntax)"), reason
+    # the cycle added no test: the old file failing whole is not one
+    assert not [line for line in lines if line.startswith("new_tests:")], lines
     report = (repo.path / ".deepflow/auto-report.md").read_text()
     assert "| reverted |" in report
     assert "(SyntaxError in calc.py at line 2: invalid syntax)" in report
