@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from gtd.auto.ratchet.diagnose import collection, diagnose, syntax_error
+from gtd.auto.ratchet.diagnose import collection, diagnose
 from gtd.auto.ratchet.model import CommandRun, Outcome, RunResult
 
 
@@ -114,6 +114,8 @@ ERROR tests/test_calc.py
 
 
 def test_a_module_the_tests_import_that_does_not_compile_is_named_with_its_line() -> None:
+    from gtd.auto.ratchet.diagnose import syntax_error
+
     tests: dict[str, Outcome] = {"tests/test_calc.py": "error"}
     found = diagnose(run(MODULE_TAIL, 2, tests), "pytest", pytest=True, has_tests=True)
     assert found is not None
@@ -133,6 +135,8 @@ def test_a_module_the_tests_import_that_does_not_compile_is_named_with_its_line(
 
 
 def test_a_syntax_error_a_test_prints_is_no_collection_error() -> None:
+    from gtd.auto.ratchet.diagnose import syntax_error
+
     # a failing test of a parser may show Python's own words; collection was fine
     said = MODULE_TAIL.split("ERROR collecting")[1].replace("ERROR tests/test_calc.py", "")
     assert syntax_error("FAILED tests/test_parse.py::test_x\n" + said.split("\n", 1)[1]) is None
