@@ -32,6 +32,29 @@ def test_a_baseline_whose_module_does_not_compile_names_the_module_and_line(
     assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
 
 
+def test_a_baseline_whose_test_process_is_killed_names_the_signal(repo: Repo) -> None:
+    project(repo)
+    repo.write(
+        "tests/test_dies.py",
+        "import os, signal\n\n\ndef test_dies():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    )
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    said = answer_lines(setup(repo))
+
+    assert said["status"] == "baseline-broken"
+    assert said["problem"].startswith("the test process was killed by SIGKILL (exit status ")
+    assert said["problem"].endswith(
+        "likely killed from outside: the system's out-of-memory killer or a person"
+    )
+    assert said["next"] == (
+        "if nothing outside ended it (no person, memory to spare), run the test command by "
+        "hand to see which test ends the process; then rerun `gtd auto setup`"
+    )
+    assert "no per-test results" not in said["message"]
+
+
 def test_one_test_file_is_counted_in_the_singular(repo: Repo) -> None:
     project(repo)
     repo.commit_all("initial")

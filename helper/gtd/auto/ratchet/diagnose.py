@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from gtd.auto.ratchet.model import RunResult
+from gtd.auto.ratchet.model import CommandRun, RunResult
 from gtd.tuples import NamedTuple
 
 # pytest's exit codes that mean the tests did not (all) run.
@@ -51,6 +51,9 @@ def diagnose(
             "install it, or point ratchet.test_command at the project's environment (e.g. "
             "`.venv/bin/python -m pytest`)",
         )
+    killed = _killed(test)
+    if killed is not None:
+        return killed
     if not has_tests and not (run.tests or {}):
         return None
     tail = test.output_tail
@@ -84,6 +87,20 @@ def diagnose(
                 _fix(missing, "run the test command by hand and fix what it reports"),
             )
     return None
+
+
+def _killed(test: CommandRun) -> Diagnosis | None:
+    """A test process a signal ended (a kill from outside, a crash): the signal,
+    the exit status and the likely cause, not "no per-test results"."""
+    from gtd.auto.ratchet import box
+
+    if box.signal_of(test.exit_code, boxed=False) is None:
+        return None
+    return Diagnosis(
+        box.cause(test, box.UNBOXED),
+        "if nothing outside ended it (no person, memory to spare), run the test "
+        "command by hand to see which test ends the process",
+    )
 
 
 _COLLECT_ERROR = re.compile(r"^ERROR (?:collecting )?(\S+)", re.MULTILINE)

@@ -153,3 +153,17 @@ def test_a_file_that_does_not_import_says_how_to_see_why() -> None:
         "tests/test_net.py is not"
     )
     assert "import errors" not in found.fix
+
+
+def test_a_test_process_a_signal_ended_is_named_with_the_likely_cause() -> None:
+    # boxed (bwrap passes 128 + N on) and not (Python's negative status)
+    for status in (137, -9):
+        found = diagnose(run("", status, None), "pytest", pytest=True, has_tests=True)
+        assert found is not None
+        assert found.problem == (
+            f"the test process was killed by SIGKILL (exit status {status}): likely killed "
+            "from outside: the system's out-of-memory killer or a person"
+        )
+        assert found.fix.startswith("if nothing outside ended it")
+    # a test command's own failure is no signal
+    assert diagnose(run("", 1, None), "make test", pytest=False, has_tests=True) is None
