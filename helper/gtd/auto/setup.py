@@ -218,11 +218,14 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
         return
     cfg = config.load_auto_config(root)
     snap = baseline.take(git, cfg, current.base)
+    from gtd.auto.ratchet import box
+
     found = diagnose(
         snap.baseline,
         cfg.test_command,
         pytest=snap.environment.plugin,
         has_tests=bool(snap.test_paths),
+        ended=box.killed(snap.baseline.command("test"), box.plan(cfg)),
     )
     if found is not None and accept:
         snap = snap._replace(accepted=f"{found.problem} (accepted at setup)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from gtd.auto.ratchet.model import CommandRun, RunResult
+from gtd.auto.ratchet.model import RunResult
 from gtd.tuples import NamedTuple
 
 # pytest's exit codes that mean the tests did not (all) run.
@@ -33,12 +33,19 @@ class Diagnosis(NamedTuple):
 
 
 def diagnose(
-    run: RunResult, command: str | None, *, pytest: bool, has_tests: bool
+    run: RunResult,
+    command: str | None,
+    *,
+    pytest: bool,
+    has_tests: bool,
+    ended: str | None = None,
 ) -> Diagnosis | None:
     """None when the baseline ran the suite; else what went wrong and the fix.
     ``pytest``: the per-test plugin reported, so the command runs pytest.
     ``has_tests``: the snapshot has test files (without any, the first cycle is a
-    bootstrap, and a run that collects nothing is expected)."""
+    bootstrap, and a run that collects nothing is expected). ``ended``: how a
+    signal ended the test process, and the likely cause (box.killed), which is
+    the problem to name rather than the results it never wrote."""
     test = run.command("test")
     if test is None or test.timed_out:
         return None  # reported as a red baseline already (timeout, none)
@@ -51,9 +58,12 @@ def diagnose(
             "install it, or point ratchet.test_command at the project's environment (e.g. "
             "`.venv/bin/python -m pytest`)",
         )
-    killed = _killed(test)
-    if killed is not None:
-        return killed
+    if ended is not None:
+        return Diagnosis(
+            ended,
+            "if nothing outside ended it (no person, memory to spare), run the test "
+            "command by hand to see which test ends the process",
+        )
     if not has_tests and not (run.tests or {}):
         return None
     tail = test.output_tail
@@ -87,20 +97,6 @@ def diagnose(
                 _fix(missing, "run the test command by hand and fix what it reports"),
             )
     return None
-
-
-def _killed(test: CommandRun) -> Diagnosis | None:
-    """A test process a signal ended (a kill from outside, a crash): the signal,
-    the exit status and the likely cause, not "no per-test results"."""
-    from gtd.auto.ratchet import box
-
-    if box.signal_of(test.exit_code, boxed=False) is None:
-        return None
-    return Diagnosis(
-        box.cause(test, box.UNBOXED),
-        "if nothing outside ended it (no person, memory to spare), run the test "
-        "command by hand to see which test ends the process",
-    )
 
 
 _COLLECT_ERROR = re.compile(r"^ERROR (?:collecting )?(\S+)", re.MULTILINE)

@@ -156,14 +156,18 @@ def test_a_file_that_does_not_import_says_how_to_see_why() -> None:
 
 
 def test_a_test_process_a_signal_ended_is_named_with_the_likely_cause() -> None:
+    from gtd.auto.ratchet.box import UNBOXED, Box, killed
+
+    said = "the test process was killed by SIGKILL (exit status {}): likely killed from outside"
     # boxed (bwrap passes 128 + N on) and not (Python's negative status)
-    for status in (137, -9):
-        found = diagnose(run("", status, None), "pytest", pytest=True, has_tests=True)
+    for status, box in ((137, Box("/usr/bin/bwrap")), (-9, UNBOXED)):
+        ended = killed(run("", status, None).command("test"), box)
+        assert ended is not None
+        assert ended.startswith(said.format(status)), ended
+        found = diagnose(run("", status, None), "pytest", pytest=True, has_tests=True, ended=ended)
         assert found is not None
-        assert found.problem == (
-            f"the test process was killed by SIGKILL (exit status {status}): likely killed "
-            "from outside: the system's out-of-memory killer or a person"
-        )
+        assert found.problem == ended
         assert found.fix.startswith("if nothing outside ended it")
     # a test command's own failure is no signal
-    assert diagnose(run("", 1, None), "make test", pytest=False, has_tests=True) is None
+    assert killed(run("", 1, None).command("test"), UNBOXED) is None
+    assert killed(run("", 137, None).command("test")._replace(timed_out=True), UNBOXED) is None
