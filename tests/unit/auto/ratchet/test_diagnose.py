@@ -170,4 +170,6 @@ def test_a_test_process_a_signal_ended_is_named_with_the_likely_cause() -> None:
         assert found.fix.startswith("if nothing outside ended it")
     # a test command's own failure is no signal
     assert killed(run("", 1, None).command("test"), UNBOXED) is None
-    assert killed(run("", 137, None).command("test")._replace(timed_out=True), UNBOXED) is None
+    ended_at_the_timeout = run("", 137, None).command("test")
+    assert ended_at_the_timeout is not None
+    assert killed(ended_at_the_timeout._replace(timed_out=True), UNBOXED) is None
