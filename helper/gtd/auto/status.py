@@ -94,7 +94,8 @@ def _state(
     if trip is not None:
         return "halted", trip.message
     if not plan.pending:
-        return "complete", f"all {len(plan.tasks)} task(s) done"
+        count = len(plan.tasks)
+        return "complete", "its one task done" if count == 1 else f"all {count} tasks done"
     from gtd.auto import plan as plan_mod
 
     pick = plan_mod.pick(plan)
