@@ -224,7 +224,12 @@ WEAKENINGS = [
     ),
     pytest.param("delete", "tests/test_calc.py", id="delete"),
     pytest.param("rename", "tests/test_calc.py", id="rename", marks=pytest.mark.slow),
-    pytest.param("skip", "tests/test_calc.py", id="skip", marks=pytest.mark.slow),
+    pytest.param(
+        "skip",
+        "a protected test was changed: tests/test_calc.py::test_add (line 4)",
+        id="skip",
+        marks=pytest.mark.slow,
+    ),
     pytest.param("conftest", "conftest.py", id="conftest"),
     pytest.param("pytest-ini", "pytest.ini", id="pytest-ini", marks=pytest.mark.slow),
     pytest.param("plan", "PLAN.md", id="plan"),

@@ -478,3 +478,19 @@ def test_a_cycle_that_kept_nothing_says_so_in_the_file(path: Path) -> None:
     mf.save(path, m.record_cycle(Memory(), rec), mf.Doc())
     assert 'kept: ""' in path.read_text()
     assert mf.load(path)[0].cycles[0].kept == ""
+
+
+def test_numbers_keep_their_type_when_the_file_is_written_again(path: Path) -> None:
+    # A cycle's seconds and cost are numbers in the file the cycle first wrote;
+    # every later save (the file read back, the next cycle added) keeps them so.
+    mem, doc = mf.load(path)
+    mem = m.record_cycle(mem, passed(1, "T1")._replace(duration_s=4.795))
+    mf.save(path, mem, doc)
+    for number in (2, 3):
+        mem, doc = mf.load(path)
+        mem = m.record_cycle(mem, passed(number, f"T{number}")._replace(duration_s=3.5))
+        mf.save(path, mem, doc)
+    cycles = yaml.safe_load(path.read_text())["cycles"]
+    assert [c["duration_s"] for c in cycles] == [4.795, 3.5, 3.5]
+    assert "'4.795'" not in path.read_text()
+    assert both(path) == mem

@@ -116,6 +116,11 @@ def test_the_loop_pauses_on_a_429_and_a_529_then_commits_the_task(repo: Repo) ->
     assert kept.endswith("# half done\n")
     report = (repo.path / ".deepflow/auto-report.md").read_text()
     assert "| 1 | T1 | Add mul | paused | kept at `refs/gtd/reverted/cycle-1` |" in report
+    # the summary's rows add up to the cycles: one committed, two paused
+    assert "| Total cycles run | 3 |" in report
+    assert "| Cycles committed | 1 |" in report
+    assert "| Cycles reverted | 0 |" in report
+    assert "| Cycles paused | 2 |" in report
 
 
 def test_a_pause_longer_than_the_longest_halts_and_says_why(repo: Repo) -> None:

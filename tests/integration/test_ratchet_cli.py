@@ -339,7 +339,7 @@ def test_empty_repository_needs_a_bootstrap(repo: Repo) -> None:
 def test_cli_snapshot_and_run(project: Repo) -> None:
     res = run_gtd(project.path, "ratchet", "snapshot")
     assert res.code == 0, res.stderr
-    assert res.stdout.startswith("Ratchet snapshot: 1 pre-existing test files\n")
+    assert res.stdout.startswith("Ratchet snapshot: 1 pre-existing test file\n")
     assert "2/2 tests passed" in res.stdout
 
     res = run_gtd(project.path, "ratchet", "run")

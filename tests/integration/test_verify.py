@@ -74,6 +74,7 @@ def test_verify_passes_on_a_completed_plan(repo: Repo) -> None:
         "detail": "not configured",
     }
     assert lv["L1"]["status"] == "passed"
+    assert lv["L1"]["detail"] == "1 task matches its Files"
     assert lv["L2"]["status"] in ("skipped", "passed")  # depends on coverage being installed
     assert lv["L4"] == {
         "level": "L4",
@@ -148,7 +149,7 @@ def test_verify_counts_open_tasks_and_runs_the_build(repo: Repo) -> None:
     assert answer["open_tasks"] == ["T2"]
     assert levels(answer)["L0"]["status"] == "failed"
     assert levels(answer)["L0"]["detail"] == "exit code 3"
-    assert "1 task(s) not done: T2" in str(answer["message"])
+    assert "1 task not done: T2" in str(answer["message"])
 
 
 def test_verify_outside_a_repository_is_an_error(tmp_path: Path) -> None:

@@ -187,11 +187,14 @@ def refresh_worker(root: Path) -> None:
     try:
         config = load_auto_config(root)
         snap = take(git, config, current.base)
+        from gtd.auto.ratchet import box
+
         found = diagnose(
             snap.baseline,
             config.test_command,
             pytest=snap.environment.plugin,
             has_tests=bool(snap.test_paths),
+            ended=box.killed(snap.baseline.command("test"), box.plan(config)),
         )
         if snap.baseline_reason is not None:
             problem = snap.baseline_reason

@@ -83,6 +83,15 @@ def _read(path: Path) -> str | None:
         raise InputError(_label(path), f"not UTF-8 text ({exc.reason})", hint=HINT) from exc
 
 
+class _FloatText(str):
+    """A scalar YAML reads as a float, kept as the text it is, and written back
+    bare as it was read: a cycle's ``duration_s: 4.795`` stays a number to every
+    reader of the file after the next save (as a plain str it came back quoted,
+    '4.795', a string to PyYAML)."""
+
+    __slots__ = ()
+
+
 @functools.cache
 def _constructor() -> Any:
     from ruamel.yaml.constructor import RoundTripConstructor
@@ -92,11 +101,25 @@ def _constructor() -> Any:
         1.2 (not to PyYAML's 1.1); keep such scalars as the text they are."""
 
     def float_as_text(constructor: Any, node: Any) -> Any:
-        return constructor.construct_scalar(node)
+        return _FloatText(constructor.construct_scalar(node))
 
     # add_constructor copies the table into the subclass: ruamel's stays untouched.
     Constructor.add_constructor("tag:yaml.org,2002:float", float_as_text)
     return Constructor
+
+
+@functools.cache
+def _representer() -> Any:
+    from ruamel.yaml.representer import RoundTripRepresenter
+
+    class Representer(RoundTripRepresenter):
+        """Writes a float's text (`_FloatText`) back bare, as it was read."""
+
+    def text_as_float(representer: Any, data: _FloatText) -> Any:
+        return representer.represent_scalar("tag:yaml.org,2002:float", str(data))
+
+    Representer.add_representer(_FloatText, text_as_float)
+    return Representer
 
 
 def _ruamel() -> Any:
@@ -104,6 +127,7 @@ def _ruamel() -> Any:
 
     yaml = YAML(typ="rt")
     yaml.Constructor = _constructor()
+    yaml.Representer = _representer()
     yaml.preserve_quotes = True  # a human's (and deepflow's) "quoted" strings stay quoted
     yaml.width = 4096  # one entry per line, as deepflow writes them; never re-wrap
     yaml.indent(mapping=2, sequence=4, offset=2)

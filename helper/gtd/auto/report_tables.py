@@ -43,9 +43,11 @@ def summary_table(run: Run) -> list[str]:
         row("Cycles committed", str(sum(1 for r in cycles if r.status == "passed"))),
         row("Cycles reverted", str(sum(1 for r in cycles if r.status == "reverted"))),
     ]
-    skipped = sum(1 for r in cycles if r.status == "skipped")
-    if skipped:
-        rows.append(row("Cycles skipped", str(skipped)))
+    # The four words a cycle ends with; the rows add up to the total.
+    for status in ("skipped", "paused"):
+        count = sum(1 for r in cycles if r.status == status)
+        if count:
+            rows.append(row(f"Cycles {status}", str(count)))
     rows += [
         row("Tasks committed", str(len(committed))),
         row("Tasks with reverts", cell(reverted)),

@@ -218,11 +218,14 @@ def _worker(root: Path, accept: bool, extra: dict[str, Any]) -> None:
         return
     cfg = config.load_auto_config(root)
     snap = baseline.take(git, cfg, current.base)
+    from gtd.auto.ratchet import box
+
     found = diagnose(
         snap.baseline,
         cfg.test_command,
         pytest=snap.environment.plugin,
         has_tests=bool(snap.test_paths),
+        ended=box.killed(snap.baseline.command("test"), box.plan(cfg)),
     )
     if found is not None and accept:
         snap = snap._replace(accepted=f"{found.problem} (accepted at setup)")
@@ -307,7 +310,7 @@ def _ready_answer(
         "committed": extra.get("committed"),
         "loop": LOOP_COMMAND,
         "report": paths.REPORT,
-        "message": f"Ratchet snapshot: {count} pre-existing test files",
+        "message": f"Ratchet snapshot: {count} pre-existing test file{'' if count == 1 else 's'}",
     }
     if snap.accepted:
         answer["accepted"] = snap.accepted

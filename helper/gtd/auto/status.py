@@ -94,7 +94,8 @@ def _state(
     if trip is not None:
         return "halted", trip.message
     if not plan.pending:
-        return "complete", f"all {len(plan.tasks)} task(s) done"
+        count = len(plan.tasks)
+        return "complete", "its one task done" if count == 1 else f"all {count} tasks done"
     from gtd.auto import plan as plan_mod
 
     pick = plan_mod.pick(plan)
@@ -142,7 +143,8 @@ def _verdict(rec: CycleRecord) -> str:
 
 def line(st: dict[str, Any]) -> str:
     parts = [f"{st['state']}: {st['detail']}"]
-    parts.append(f"{st['done']} of {st['done'] + st['left']} tasks done")
+    total = st["done"] + st["left"]
+    parts.append(f"{st['done']} of {total} {'task' if total == 1 else 'tasks'} done")
     parts.append(_cost_words(st.get("cost")))
     if st.get("budget"):
         parts.append(st["budget"]["line"])

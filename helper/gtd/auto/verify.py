@@ -72,7 +72,8 @@ def verify(root: Path, now: Now) -> Answer:
     else:
         why = [f"{r.level} {r.name} failed" for r in failed]
         if open_tasks:
-            why.append(f"{len(open_tasks)} task(s) not done: {', '.join(open_tasks)}")
+            tasks = "1 task" if len(open_tasks) == 1 else f"{len(open_tasks)} tasks"
+            why.append(f"{tasks} not done: {', '.join(open_tasks)}")
         message = "Verification failed (" + "; ".join(why) + ")"
     message += " (gtd never merges or pushes)."
     _write_report(root, the_plan, now, results)
@@ -129,7 +130,10 @@ def _files(git: Git, the_plan: Plan) -> VerifyResult:
     notes = extra + [f"{task_id}: commit {h} not found" for task_id, h in missing]
     if notes:
         return VerifyResult("L1", "warning", "files", "; ".join(notes))
-    return VerifyResult("L1", "passed", "files", f"{len(hashed)} task(s) match their Files")
+    match = (
+        "1 task matches its Files" if len(hashed) == 1 else f"{len(hashed)} tasks match their Files"
+    )
+    return VerifyResult("L1", "passed", "files", match)
 
 
 def _changed_files(

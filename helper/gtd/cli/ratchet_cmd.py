@@ -65,7 +65,8 @@ def snapshot(as_json: bool) -> int:
         "bootstrap": described["bootstrap"],
         "baseline": described,
     }
-    lines = [f"Ratchet snapshot: {count} pre-existing test files"]
+    files = "test file" if count == 1 else "test files"
+    lines = [f"Ratchet snapshot: {count} pre-existing {files}"]
     if config.test_command:
         lines.append(f"Test command: {config.test_command} ({config.test_command_reason})")
     if config.links:

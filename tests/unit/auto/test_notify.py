@@ -129,7 +129,8 @@ def test_the_glance_halted_complete_blocked_and_idle_as_begin_decides() -> None:
     assert (idle["state"], idle["detail"]) == ("idle", "next: T2 (Add div)")
     done = parse(PLAN.replace("[ ] **T2**: Add div", "[x] **T2**: Add div ✓ (abc1235)")
                  .replace("[ ] **T3**: Add pow", "[x] **T3**: Add pow ✓ (abc1236)"))  # fmt: skip
-    assert status.status(None, [], done, 3, 0)["state"] == "complete"
+    complete = status.status(None, [], done, 3, 0)
+    assert (complete["state"], complete["detail"]) == ("complete", "all 3 tasks done")
     stuck = parse(PLAN.replace("Blocked by: T1", "Blocked by: T3"))
     blocked = status.status(None, [], stuck, 3, 0)
     assert blocked["state"] == "blocked"
@@ -144,3 +145,12 @@ def test_the_glance_says_paused_until_the_next_cycle() -> None:
     got = status.status(None, paused, plan, 3, 0)
     assert (got["state"], got["detail"]) == ("paused", "usage limit reached, resets 03:10")
     assert got["last"] == "cycle 6 T2 paused (usage limit reached, resets 03:10)"
+
+
+def test_the_glance_counts_one_task_in_the_singular() -> None:
+    one = parse("# Plan\n\n- [ ] **T1**: Add mul\n  - Files: calc.py\n")
+    got = status.status(None, [], one, 3, 0)
+    assert "0 of 1 task done" in got["line"], got["line"]
+    assert "1 tasks" not in got["line"]
+    done = parse("# Plan\n\n- [x] **T1**: Add mul ✓ (abc1234)\n  - Files: calc.py\n")
+    assert status.status(None, [], done, 3, 0)["detail"] == "its one task done"

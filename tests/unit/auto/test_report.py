@@ -303,6 +303,17 @@ def test_summary_counts_equal_the_rows(recs: list[CycleRecord], title: str) -> N
     assert f"| Total cycles run | {len(rows)} |" in text
     assert f"| Cycles committed | {statuses.count('passed')} |" in text
     assert f"| Cycles reverted | {statuses.count('reverted')} |" in text
+    # one row per word a cycle ends with (skipped and paused when there are any):
+    # the rows add up to the total
+    counted = 0
+    labels = ("committed", "reverted", "skipped", "paused")
+    for status, label in zip(m.CYCLE_STATUSES, labels, strict=True):
+        got = re.search(rf"^\| Cycles {label} \| (\d+) \|$", text, re.MULTILINE)
+        assert (got is None and status in ("skipped", "paused")) or got is not None
+        shown = int(got.group(1)) if got else 0
+        assert shown == statuses.count(status)
+        counted += shown
+    assert counted == len(rows)
     # Tasks are counted once however many cycles they took (a bootstrap is no task).
     plan_tasks = [r for r in recs if r.task != "BOOTSTRAP"]
     committed = {r.task for r in plan_tasks if r.status == "passed"}

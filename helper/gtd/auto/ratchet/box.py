@@ -367,6 +367,14 @@ def cause(cmd: CommandRun, box: Box) -> str:
     return f"{said}: likely {likely}"
 
 
+def killed(cmd: CommandRun | None, box: Box) -> str | None:
+    """How a signal ended the test process, and the likely cause (:func:`cause`);
+    None when it exited by itself or at the timeout."""
+    if cmd is None or cmd.timed_out or signal_of(cmd.exit_code, box.boxed) is None:
+        return None
+    return cause(cmd, box)
+
+
 def memory_note(cmd: CommandRun | None, box: Box) -> str | None:
     """Where a finished run's tests failed on MemoryError under the box's limit:
     the words that name the limit."""

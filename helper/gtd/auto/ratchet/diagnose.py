@@ -33,12 +33,19 @@ class Diagnosis(NamedTuple):
 
 
 def diagnose(
-    run: RunResult, command: str | None, *, pytest: bool, has_tests: bool
+    run: RunResult,
+    command: str | None,
+    *,
+    pytest: bool,
+    has_tests: bool,
+    ended: str | None = None,
 ) -> Diagnosis | None:
     """None when the baseline ran the suite; else what went wrong and the fix.
     ``pytest``: the per-test plugin reported, so the command runs pytest.
     ``has_tests``: the snapshot has test files (without any, the first cycle is a
-    bootstrap, and a run that collects nothing is expected)."""
+    bootstrap, and a run that collects nothing is expected). ``ended``: how a
+    signal ended the test process, and the likely cause (box.killed), which is
+    the problem to name rather than the results it never wrote."""
     test = run.command("test")
     if test is None or test.timed_out:
         return None  # reported as a red baseline already (timeout, none)
@@ -50,6 +57,12 @@ def diagnose(
             f"the test command's program was not found: {test.missing}",
             "install it, or point ratchet.test_command at the project's environment (e.g. "
             "`.venv/bin/python -m pytest`)",
+        )
+    if ended is not None:
+        return Diagnosis(
+            ended,
+            "if nothing outside ended it (no person, memory to spare), run the test "
+            "command by hand to see which test ends the process",
         )
     if not has_tests and not (run.tests or {}):
         return None
@@ -128,10 +141,12 @@ _SYNTAX = re.compile(
 
 def _unimportable(output: str, broken: list[str], command: str | None) -> str:
     """What to do about test files that could not be collected: the syntax error
-    itself where the output shows one (file, line, what Python said), else the
-    command that shows why the first file does not import."""
-    for found in _SYNTAX.finditer(output):
-        where = found.group("path").replace("\\", "/")
+    itself where the output shows one (file, line, what Python said), in a test
+    file or in a module one imports, else the command that shows why the first
+    file does not import."""
+    found = list(_SYNTAX.finditer(output))
+    for match in found:
+        where = match.group("path").replace("\\", "/")
         rel = next((b for b in broken if where == b or where.endswith("/" + b)), None)
         if rel is not None:
             more = (
@@ -139,12 +154,48 @@ def _unimportable(output: str, broken: list[str], command: str | None) -> str:
                 if len(broken) > 1
                 else ""
             )
-            return (
-                f"correct the {found.group('kind')} in {rel} at line {found.group('line')}: "
-                f"{found.group('message').strip()}{more}"
-            )
+            return f"correct the {_said(match, rel)}{more}"
+    if found:
+        # A module the tests import (the code under test, a helper) does not compile:
+        # the file to correct is that one, named as the repository's.
+        match = found[0]
+        module = _in_repository(match.group("path").replace("\\", "/"))
+        headers = list(_COLLECTING.finditer(output, 0, match.start()))
+        while_ = f" (found while collecting {headers[-1].group(1)})" if headers else ""
+        return f"correct the {_said(match, module)}{while_}"
     run = f"`{command} {broken[0]}`" if command else f"the test command on {broken[0]}"
     return f"make the file(s) importable: {run} shows why {broken[0]} is not"
+
+
+_COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.MULTILINE)
+# Where the judge's clean room keeps its checkout (gtd.auto.ratchet.room): the
+# part of a path after it is the repository's own path.
+_ROOM_TREE = re.compile(r"^.*/gtd/rooms/[^/]+/[^/]+/tree/")
+
+
+def syntax_error(output: str) -> str | None:
+    """The first file Python could not compile while pytest collected the tests
+    (``SyntaxError in calc.py at line 2: invalid syntax``), named as the
+    repository's; None when collection met none."""
+    if "ERROR collecting" not in output:
+        return None
+    match = _SYNTAX.search(output)
+    if match is None:
+        return None
+    return _said(match, _in_repository(match.group("path").replace("\\", "/")))
+
+
+def _said(match: re.Match[str], path: str) -> str:
+    return (
+        f"{match.group('kind')} in {path} at line {match.group('line')}: "
+        f"{match.group('message').strip()}"
+    )
+
+
+def _in_repository(path: str) -> str:
+    """A path of the clean room as the repository's (``calc.py``); any other
+    path (the live checkout's, an installed package's) as pytest printed it."""
+    return _ROOM_TREE.sub("", path)
 
 
 def _no_runner(name: str) -> Diagnosis:

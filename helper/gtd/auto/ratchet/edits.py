@@ -45,12 +45,16 @@ def _parse(text: str) -> list[tuple[str, int, int]] | None:
 def first_changed_line(old: str, new: str) -> int | None:
     """The first line of ``old`` (1-based) that ``new`` changed, removed or
     inserted before; None when the texts have the same lines."""
+    return next(changed_lines(old, new), None)
+
+
+def changed_lines(old: str, new: str) -> Iterator[int]:
+    """The first line of ``old`` (1-based) of each place ``new`` differs, in order."""
     before, after = old.splitlines(), new.splitlines()
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for tag, i1, _, _, _ in matcher.get_opcodes():
         if tag != "equal":
-            return min(i1 + 1, max(len(before), 1))
-    return None
+            yield min(i1 + 1, max(len(before), 1))
 
 
 def describe(path: str, old: bytes, new: bytes) -> str:
@@ -74,8 +78,11 @@ def describe(path: str, old: bytes, new: bytes) -> str:
     if line is None:
         # Same lines, other bytes (line endings, a byte-order mark): still an edit.
         return f"{CHANGED}: {path} (its line endings or encoding)"
-    around = [(name, a, b) for name, a, b in (was or []) if a <= line <= b]
-    if around:
-        name = around[-1][0]  # the innermost: _defs yields outer before inner
-        return f"{CHANGED}: {path}::{name} (line {line})"
+    # The first change inside a test (a function or class) is what to look at: an
+    # import added above a skip marker is not where the suite was weakened.
+    for at in changed_lines(old_text, new_text):
+        around = [name for name, a, b in (was or []) if a <= at <= b]
+        if around:
+            # the innermost: _defs yields outer before inner
+            return f"{CHANGED}: {path}::{around[-1]} (line {at})"
     return f"{CHANGED}: {path} (line {line})"

@@ -272,8 +272,17 @@ def _unrun_new_tests(
 def _memory_named(verdict: Verdict, run: RunResult, config: AutoConfig) -> Verdict:
     """A revert whose tests failed on MemoryError under the box's memory limit
     (or at another of its walls: box.wall_note) says so: the limit, not the
-    code, may be what a person changes."""
-    note = None if verdict.passed else box.wall_note(run.command("test"), box.plan(config))
+    code, may be what a person changes. A file that does not compile, which
+    pytest met collecting the tests, is named with its line: the failed test
+    file is not where the mistake is."""
+    if verdict.passed:
+        return verdict
+    test = run.command("test")
+    note = box.wall_note(test, box.plan(config))
+    if note is None and test is not None:
+        from gtd.auto.ratchet.diagnose import syntax_error
+
+        note = syntax_error(test.output_tail)  # a module the tests import
     if note is None or verdict.reason is None:
         return verdict
     return verdict._replace(reason=f"{verdict.reason} ({note})")

@@ -91,7 +91,14 @@ def tally(before: Mapping[str, str] | None, after: Mapping[str, str] | None) -> 
     or no per-test outcomes to tell."""
     if after is None:
         return None
-    new = [outcome for test, outcome in after.items() if before is None or test not in before]
+    # A file of the baseline's failing as a whole (it no longer collects: a module
+    # it imports does not compile) is old tests failing, not a new test.
+    old_files = {test.partition("::")[0] for test in before or ()}
+    new = [
+        outcome
+        for test, outcome in after.items()
+        if (before is None or test not in before) and test not in old_files
+    ]
     if not new:
         return None
     passed = sum(1 for o in new if o in ("passed", "xpassed"))

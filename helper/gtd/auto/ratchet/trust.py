@@ -6,6 +6,7 @@ written while the commands ran."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from gtd.auto.config import AutoConfig
@@ -62,18 +63,24 @@ def report_problems(
                 out.append(f"pytest read configuration outside the clean room: {path}")
     if report.source == "plugin" and report.problems:
         ended = f": {box.cause(test, box.plan(config))}" if test and config is not None else ""
-        out.append(f"test results incomplete: {report.problems[0]}{_stopped_at(report)}{ended}")
+        first = _SESSION_ID.sub(r"\1", report.problems[0])
+        out.append(f"test results incomplete: {first}{_stopped_at(report)}{ended}")
     return out
+
+
+# The plugin's name for a test process ("pytest session 2-a06e34"): the check log
+# keeps it; in a reason it is a word a person can do nothing with.
+_SESSION_ID = re.compile(r"^(pytest|unittest) session \S+")
 
 
 def _stopped_at(report: Report) -> str:
     """Where a pytest that did not finish stopped: the first collected test with no
     result (the one running when the process ended), or collection itself."""
     if not report.items:
-        return " (pytest stopped before it had collected the tests)"
+        return " (stopped before it had collected the tests)"
     for item in report.items:
         if not item.deselected and item.node_id not in report.tests:
-            return f" (pytest stopped at {item.node_id})"
+            return f" (stopped at {item.node_id})"
     return ""
 
 

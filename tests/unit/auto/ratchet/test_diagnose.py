@@ -97,6 +97,52 @@ def test_a_syntax_error_is_named_with_its_file_and_line() -> None:
     assert doctor.fix == found.fix
 
 
+# The code under test does not compile: pytest fails the test file that imports it,
+# the mistake is in the module (a path of the judge's clean room).
+MODULE_TAIL = """\
+_____________________ ERROR collecting tests/test_calc.py ______________________
+tests/test_calc.py:1: in <module>
+    from calc import add
+E     File "/root/.cache/gtd/rooms/calc-818762ff/0/tree/src/calc.py", line 2
+E       return a +
+E                 ^
+E   SyntaxError: invalid syntax
+=========================== short test summary info ============================
+ERROR tests/test_calc.py
+!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
+"""
+
+
+def test_a_module_the_tests_import_that_does_not_compile_is_named_with_its_line() -> None:
+    from gtd.auto.ratchet.diagnose import syntax_error
+
+    tests: dict[str, Outcome] = {"tests/test_calc.py": "error"}
+    found = diagnose(run(MODULE_TAIL, 2, tests), "pytest", pytest=True, has_tests=True)
+    assert found is not None
+    assert found.fix == (
+        "correct the SyntaxError in src/calc.py at line 2: invalid syntax "
+        "(found while collecting tests/test_calc.py)"
+    )
+    assert "import errors" not in found.fix
+    # the doctor's collect-only run in the checkout itself: the path as pytest gave it
+    live = MODULE_TAIL.replace("/root/.cache/gtd/rooms/calc-818762ff/0/tree", "/home/me/calc")
+    doctor = collection(2, live)
+    assert doctor is not None
+    assert doctor.fix.startswith("correct the SyntaxError in /home/me/calc/src/calc.py at line 2")
+    # what a cycle's revert adds to "tests failed: 1 of 1 (tests/test_calc.py)"
+    assert syntax_error(MODULE_TAIL) == "SyntaxError in src/calc.py at line 2: invalid syntax"
+    assert syntax_error(SYNTAX_TAIL) == "SyntaxError in tests/test_bad.py at line 3: invalid syntax"
+
+
+def test_a_syntax_error_a_test_prints_is_no_collection_error() -> None:
+    from gtd.auto.ratchet.diagnose import syntax_error
+
+    # a failing test of a parser may show Python's own words; collection was fine
+    said = MODULE_TAIL.split("ERROR collecting")[1].replace("ERROR tests/test_calc.py", "")
+    assert syntax_error("FAILED tests/test_parse.py::test_x\n" + said.split("\n", 1)[1]) is None
+    assert syntax_error("") is None
+
+
 def test_a_file_that_does_not_import_says_how_to_see_why() -> None:
     tail = "E   RuntimeError: the fixture server is down\nERROR tests/test_net.py\n"
     tests: dict[str, Outcome] = {"tests/test_net.py": "error", "tests/test_ok.py::t": "passed"}
@@ -127,3 +173,23 @@ def test_a_plugin_that_reported_or_a_command_without_pytest_says_nothing() -> No
     assert plugin_unheard(run("1 passed", 0, tests), "python -m pytest", plugin=True) is None
     assert plugin_unheard(run("ok", 0, tests), "python -m unittest", plugin=False) is None
     assert plugin_unheard(run("ok", 0, None), None, plugin=False) is None
+
+
+def test_a_test_process_a_signal_ended_is_named_with_the_likely_cause() -> None:
+    from gtd.auto.ratchet.box import UNBOXED, Box, killed
+
+    said = "the test process was killed by SIGKILL (exit status {}): likely killed from outside"
+    # boxed (bwrap passes 128 + N on) and not (Python's negative status)
+    for status, box in ((137, Box("/usr/bin/bwrap")), (-9, UNBOXED)):
+        ended = killed(run("", status, None).command("test"), box)
+        assert ended is not None
+        assert ended.startswith(said.format(status)), ended
+        found = diagnose(run("", status, None), "pytest", pytest=True, has_tests=True, ended=ended)
+        assert found is not None
+        assert found.problem == ended
+        assert found.fix.startswith("if nothing outside ended it")
+    # a test command's own failure is no signal
+    assert killed(run("", 1, None).command("test"), UNBOXED) is None
+    ended_at_the_timeout = run("", 137, None).command("test")
+    assert ended_at_the_timeout is not None
+    assert killed(ended_at_the_timeout._replace(timed_out=True), UNBOXED) is None

@@ -67,6 +67,13 @@ def test_health():
             id="module-level-line",
         ),
         pytest.param(
+            b"import os\n"
+            + BEFORE.replace(b"def test_health", b"@pytest.mark.skipif(os.sep)\ndef test_health"),
+            # the import is the first change, the test it weakens is what to look at
+            "a protected test was changed: tests/test_api.py::test_health (line 15)",
+            id="import-then-a-test",
+        ),
+        pytest.param(
             BEFORE.replace(b"\n", b"\r\n"),
             "a protected test was changed: tests/test_api.py (its line endings or encoding)",
             id="line-endings",

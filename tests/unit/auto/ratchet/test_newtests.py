@@ -92,3 +92,13 @@ def test_tally_counts_the_tests_the_baseline_did_not_hold() -> None:
     assert tally(before, after) == "3 ran, 1 passed, 1 skipped"
     assert tally(before, {"tests/test_a.py::test_one": "passed"}) is None
     assert tally(before, None) is None
+
+
+def test_an_old_test_file_that_no_longer_collects_is_no_new_test() -> None:
+    # calc.py does not compile: the old file fails as a whole, under its path alone
+    before = {"tests/test_a.py::test_one": "passed"}
+    assert tally(before, {"tests/test_a.py": "error"}) is None
+    # a new file that does not collect is a new test that did not pass
+    assert tally(before, {"tests/test_a.py": "error", "tests/test_b.py": "error"}) == (
+        "1 ran, 0 passed"
+    )
