@@ -81,6 +81,7 @@ CORE = (
     "gtd.auto.status",
     "gtd.auto.cmdline",
     "gtd.auto.install_metadata",
+    "gtd.auto.wave",
     "gtd.auto.cycle.answers",
     "gtd.auto.cycle.manifest",
     "gtd.auto.cycle.overtaken",
