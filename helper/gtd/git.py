@@ -311,6 +311,11 @@ class Git:
         """The lines of ``path`` removed and added from ``old`` to ``new``."""
         return parse_line_diff(self.run("diff", "-U0", "--no-color", old, new, "--", path))
 
+    def worktrees(self) -> list[tuple[str, str | None, str | None]]:
+        """(path, HEAD, branch) of every worktree of the repository, this one
+        included (`git worktree list`)."""
+        return parse_worktree_list(self.run("worktree", "list", "--porcelain", "-z"))
+
     def short(self, rev: str) -> str:
         return self.run("rev-parse", "--short", rev).strip()
 
@@ -762,6 +767,29 @@ def parse_config_list(raw: str) -> list[tuple[str, str, str | None]]:
     for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
         key, sep, value = entry.partition("\n")
         out.append((origin, key, value if sep else None))
+    return out
+
+
+def parse_worktree_list(raw: str) -> list[tuple[str, str | None, str | None]]:
+    """`git worktree list --porcelain -z`: (path, HEAD, full branch name or None
+    when detached) per worktree."""
+    out: list[tuple[str, str | None, str | None]] = []
+    path: str | None = None
+    head: str | None = None
+    branch: str | None = None
+    for field in [*raw.split("\0"), ""]:
+        if not field:
+            if path is not None:
+                out.append((path, head, branch))
+            path = head = branch = None
+            continue
+        key, _, value = field.partition(" ")
+        if key == "worktree":
+            path = value
+        elif key == "HEAD":
+            head = value
+        elif key == "branch":
+            branch = value
     return out
 
 

@@ -102,25 +102,7 @@ def read_stash(git: Git, refs: dict[str, str]) -> tuple[tuple[str, str], ...]:
 
 def read_worktrees(git: Git) -> list[tuple[str, str | None, str | None]]:
     """(path, HEAD, branch) of every worktree of the repository, this one included."""
-    raw = git.run("worktree", "list", "--porcelain", "-z")
-    out: list[tuple[str, str | None, str | None]] = []
-    path: str | None = None
-    head: str | None = None
-    branch: str | None = None
-    for field in [*raw.split("\0"), ""]:
-        if not field:
-            if path is not None:
-                out.append((path, head, branch))
-            path = head = branch = None
-            continue
-        key, _, value = field.partition(" ")
-        if key == "worktree":
-            path = value
-        elif key == "HEAD":
-            head = value
-        elif key == "branch":
-            branch = value
-    return out
+    return git.worktrees()
 
 
 def _others(git: Git) -> list[Worktree]:
