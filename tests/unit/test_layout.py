@@ -184,6 +184,7 @@ EDGE = (
     "gtd.auto.cycle.yours",
     "gtd.auto.cycle.review",
     "gtd.auto.cycle.diff_reading",
+    "gtd.auto.cycle.worktrees",
     # helper/gtd/auto/ratchet
     "gtd.auto.ratchet.check",
     "gtd.auto.ratchet.candidate",
