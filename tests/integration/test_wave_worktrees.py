@@ -85,7 +85,7 @@ def test_a_task_gets_a_checkout_of_the_tip_on_a_branch_of_the_helpers(
     assert worktrees.listing(git) == [place]
     # Locked, with the loop's reason: a person's prune leaves it.
     listed = repo.git("worktree", "list", "--porcelain")
-    assert "locked gtd wave main" in listed
+    assert "locked gtd-wave main" in listed
     repo.git("worktree", "prune")
     assert worktrees.listing(git) == [place]
     # Nothing of the person's moved: no branch, no status line, the same worktrees.

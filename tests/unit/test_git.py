@@ -173,7 +173,7 @@ def test_worktree_list_is_parsed_per_worktree() -> None:
 
     raw = (
         "worktree /r\0HEAD abc\0branch refs/heads/main\0\0"
-        "worktree /r/.git/gtd/waves/main/gtd-wave-T1\0HEAD def\0detached\0locked gtd wave main\0\0"
+        "worktree /r/.git/gtd/waves/main/gtd-wave-T1\0HEAD def\0detached\0locked gtd-wave main\0\0"
         "worktree /gone\0HEAD 123\0detached\0prunable gitdir file points nowhere\0\0"
     )
     assert parse_worktree_list(raw) == [

@@ -14,7 +14,7 @@ Where they live, and what marks them as the helper's:
   (gtd.auto.cycle.manifest) leave ``refs/gtd/`` alone. The checkout's HEAD is
   detached at the tip the branch was made at;
 - git's entry for it (``<common>/worktrees/<id>/``) is locked with the reason
-  ``gtd wave <loop>``: a person's `git worktree prune` leaves it, and
+  ``gtd-wave <loop>``: a person's `git worktree prune` leaves it, and
   `git worktree remove` asks for ``-f -f``.
 
 :func:`remove_all` takes away every one of the loop's worktrees, their entries and
@@ -71,7 +71,7 @@ def refs_prefix(git: Git) -> str:
 
 def reason(git: Git) -> str:
     """What git's lock file of each of this loop's worktrees says."""
-    return f"gtd wave {loop_name(git)}"
+    return f"gtd-wave {loop_name(git)}"
 
 
 def create(git: Git, task: str, tip: str) -> Place:
