@@ -106,10 +106,16 @@ def read_worktrees(git: Git) -> list[tuple[str, str | None, str | None]]:
 
 
 def _others(git: Git) -> list[Worktree]:
+    """The person's other worktrees: the helper's own for a wave
+    (gtd.auto.cycle.worktrees) are not theirs, and come and go with the wave."""
+    from gtd.auto.cycle import worktrees
+
     here = os.path.realpath(git.root)
     out = []
     for path, head, branch in read_worktrees(git):
         if os.path.realpath(path) == here or not os.path.isdir(path):
+            continue
+        if worktrees.owned(git, path):
             continue
         status = git.call("status", "--porcelain", "-z", "--untracked-files=all", cwd=Path(path))
         names = [r[3:] for r in status.stdout.split("\0") if len(r) > 3]
