@@ -185,6 +185,7 @@ EDGE = (
     "gtd.auto.cycle.review",
     "gtd.auto.cycle.diff_reading",
     "gtd.auto.cycle.worktrees",
+    "gtd.auto.cycle.replay",
     # helper/gtd/auto/ratchet
     "gtd.auto.ratchet.check",
     "gtd.auto.ratchet.candidate",
