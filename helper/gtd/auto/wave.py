@@ -23,14 +23,17 @@ With N = 1 and nothing in flight the wave is exactly `plan.pick`'s task.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
+from gtd.auto import budget
 from gtd.auto.plan import Pick, Plan, Task, pick
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal
+
+    from gtd.auto.records import Record
 
     Why = Literal["busy", "depends", "files", "alone", "full"]
 else:
@@ -158,3 +161,33 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> bool:
 
 def _inside(path: str, folder: str) -> bool:
     return path.startswith(folder + "/")
+
+
+def affordable(history: Sequence[Record], ceiling: budget.Ceiling, tasks: Sequence[str]) -> int:
+    """How many of a wave's ``tasks`` (in plan order) may start under ``ceiling``:
+    none when `budget.decide` would not start the first (the loop halts as
+    today); then each next one while the spend so far and the expected cost of
+    every task taken, its own included, stays under each ceiling set. A task with
+    no cost to go by (no history at all) is expected to cost nothing, as
+    `decide` expects it."""
+    if not tasks:
+        return 0
+    first = budget.decide(history, ceiling, tasks[0])
+    if first.halt is not None:
+        return 0
+    usd = first.spent.usd + (first.expected.usd or 0.0)
+    tokens = first.spent.tokens + (first.expected.tokens or 0)
+    cycles, _ = budget.night(history)
+    count = 1
+    for task in tasks[1:]:
+        guess = budget.expected(history, cycles, task)
+        more_usd = usd + (guess.usd or 0.0)
+        more_tokens = tokens + (guess.tokens or 0)
+        if _past(more_usd, ceiling.usd) or _past(more_tokens, ceiling.tokens):
+            break
+        usd, tokens, count = more_usd, more_tokens, count + 1
+    return count
+
+
+def _past(amount: float, limit: float | None) -> bool:
+    return limit is not None and amount > limit + 1e-9  # budget's own tolerance

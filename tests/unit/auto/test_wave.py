@@ -11,9 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gtd.auto import budget
 from gtd.auto import plan as plans_core
+from gtd.auto.budget import Ceiling
+from gtd.auto.memory import CycleRecord
 from gtd.auto.plan import Plan, Task, parse, pick
-from gtd.auto.wave import choose
+from gtd.auto.usage import Usage
+from gtd.auto.wave import affordable, choose
 
 
 def _plan(*rows: tuple[str, str, str, str]) -> Plan:
@@ -254,3 +258,58 @@ def test_a_wave_starts_with_todays_choice(plan: Plan, n: int) -> None:
     assert wave.pick == pick(plan)
     if wave.tasks:
         assert wave.tasks[0] == pick(plan).task
+
+
+# -- the budget ------------------------------------------------------------------------
+
+
+def _cycle(n: int, task: str, usd: float, tokens: int = 0) -> CycleRecord:
+    return CycleRecord(
+        cycle=n, task=task, title=task, status="passed", commit="abc1234", reason=None,
+        at="2026-01-15T10:00:00Z", tests_passed=None, tests_total=None, build_ok=None,
+        usage=Usage(input=tokens, usd=usd, models=("m",)),
+    )  # fmt: skip
+
+
+def test_a_wave_starts_only_what_the_budget_expects_to_afford() -> None:
+    # Spent $3 over three cycles: $1 expected for a task never tried.
+    history = [_cycle(1, "T1", 1.0), _cycle(2, "T2", 1.0), _cycle(3, "T3", 1.0)]
+    tasks = ["T4", "T5", "T6"]
+    assert affordable(history, Ceiling(10.0, None, 0.8), tasks) == 3
+    assert affordable(history, Ceiling(5.0, None, 0.8), tasks) == 2
+    assert affordable(history, Ceiling(4.0, None, 0.8), tasks) == 1
+    assert affordable(history, Ceiling(3.5, None, 0.8), tasks) == 0  # decide halts the first
+    assert affordable(history, Ceiling(None, None, 0.8), []) == 0
+
+
+def test_a_task_costs_what_it_cost_before() -> None:
+    # T9 cost $4 last time: it is expected to cost that again, not the night's $2.
+    history = [_cycle(1, "T9", 4.0), _cycle(2, "T1", 0.0)]
+    assert affordable(history, Ceiling(10.0, None, 0.8), ["T2", "T9"]) == 2
+    assert affordable(history, Ceiling(9.0, None, 0.8), ["T2", "T9"]) == 1
+
+
+def test_tokens_are_a_ceiling_of_their_own() -> None:
+    history = [_cycle(1, "T1", 0.0, 1000)]
+    assert affordable(history, Ceiling(None, 3500, 0.8), ["T2", "T3", "T4"]) == 2
+
+
+def test_with_nothing_spent_yet_the_wave_starts_whole() -> None:
+    assert affordable([], Ceiling(1.0, None, 0.8), ["T1", "T2", "T3"]) == 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.floats(0, 5, allow_nan=False), max_size=6),
+    st.floats(0.5, 30, allow_nan=False),
+    st.integers(1, 5),
+)
+def test_the_first_task_is_decided_as_today(costs: list[float], limit: float, n: int) -> None:
+    history = [_cycle(i + 1, f"T{i + 1}", c) for i, c in enumerate(costs)]
+    tasks = [f"T{100 + i}" for i in range(n)]
+    ceiling = Ceiling(limit, None, 0.8)
+    got = affordable(history, ceiling, tasks)
+    assert (got >= 1) == (budget.decide(history, ceiling, tasks[0]).halt is None)
+    assert 0 <= got <= n
+    # Monotone: a higher ceiling never starts fewer.
+    assert affordable(history, Ceiling(limit * 2, None, 0.8), tasks) >= got
