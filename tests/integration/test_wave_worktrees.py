@@ -306,3 +306,32 @@ def test_kills_at_random_moments_of_the_checkout_are_cleaned(
     assert midway, "no kill landed during the creation"
     place = worktrees.create(git, "T1", "HEAD")
     assert (place.path / "pkg" / "m14" / "f1499.py").exists()
+
+
+@pytest.mark.parametrize("level", ["gtd/waves", "gtd/waves/main"])
+def test_a_link_planted_for_the_loops_folder_is_never_followed(
+    person: tuple[Repo, Repo], tmp_path: Path, level: str
+) -> None:
+    """A link in place of the helper's folder, to a person's folder that holds
+    what looks like a wave's checkout and entry: the cleanup takes the link
+    away and deletes nothing where it leads."""
+    repo, _ = person
+    git = _git(repo)
+    target = tmp_path / "precious"
+    inside = target / "main" if level == "gtd/waves" else target
+    (inside / f"{worktrees.PREFIX}T1").mkdir(parents=True)
+    (inside / f"{worktrees.PREFIX}T1" / "keep.txt").write_text("mine\n")
+    (inside / "loose.txt").write_text("mine too\n")
+    planted = repo.path / ".git" / level
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.symlink_to(target, target_is_directory=True)
+    entry = _admin(repo) / "planted"
+    entry.mkdir(parents=True)
+    (entry / "gitdir").write_text(str(inside / f"{worktrees.PREFIX}T1" / ".git") + "\n")
+    removed = worktrees.remove_all(git)
+    assert (inside / f"{worktrees.PREFIX}T1" / "keep.txt").read_text() == "mine\n"
+    assert (inside / "loose.txt").read_text() == "mine too\n"
+    assert not planted.is_symlink()
+    assert any("no folder of the helper's" in line for line in removed)
+    assert entry.exists()  # not the loop's: its gitdir leads elsewhere now
+    assert worktrees.create(git, "T1", "HEAD").path.is_dir()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 from pathlib import Path
 
 from gtd import paths
@@ -129,8 +130,8 @@ def remove_all(git: Git) -> list[str]:
     nothing else; what was removed, one line each (empty when nothing was left).
     Idempotent: a kill during it leaves less for the next call."""
     where = home(git)
+    removed = _unlink_planted(git, where)
     mine = os.path.realpath(where)
-    removed: list[str] = []
     for entry in _entries(git):
         checkout = _checkout(entry)
         if checkout is not None and not _under(checkout, mine):
@@ -161,6 +162,28 @@ def remove_all(git: Git) -> list[str]:
         git.update_refs([(ref, None, oid) for ref, oid in zip(refs, oids, strict=True)])
         removed += [f"branch {ref}" for ref in refs]
     return removed
+
+
+def _unlink_planted(git: Git, where: Path) -> list[str]:
+    """The helper only ever makes folders on the way to ``where``: anything else
+    there (a link to a person's folder, say) was planted, and a removal that
+    followed it would delete what it leads to. Taken away (a link's target is
+    left as it is), so what follows sees no folder of the helper's there."""
+    out = []
+    folder = git.common_dir()
+    for part in (paths.PRIVATE_DIR, WAVES, where.name):
+        folder = folder / part
+        try:
+            mode = os.lstat(folder).st_mode
+        except OSError:
+            break
+        if stat.S_ISDIR(mode):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(folder)
+            out.append(f"{folder}, which was no folder of the helper's")
+        break
+    return out
 
 
 def _own_folders(git: Git, where: Path) -> None:
