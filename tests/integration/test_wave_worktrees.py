@@ -185,11 +185,21 @@ def test_debris_of_every_shape_is_removed(person: tuple[Repo, Repo]) -> None:
     lock_only.mkdir()
     (lock_only / "locked").write_text(worktrees.reason(git))
     (_admin(repo) / f"{worktrees.PREFIX}T6").mkdir()
+    cut = _admin(repo) / f"{worktrees.PREFIX}T7"  # killed while git wrote its lock
+    cut.mkdir()
+    (cut / "locked").write_text("")
+    # A person's `git worktree add` killed as early, of a folder named like ours:
+    # git's own word in the lock, so it is theirs to prune.
+    early = _admin(repo) / f"{worktrees.PREFIX}T8"
+    early.mkdir()
+    (early / "locked").write_text("initializing")
     (home / "stray.txt").write_text("?")
     assert b.path.exists()
     worktrees.remove_all(git)
     _assert_nothing_left(repo)
     assert not b.path.exists()
+    assert (early / "locked").read_text() == "initializing"
+    subprocess.run(["rm", "-rf", str(early)], check=True)
     assert _people(repo) == before
     assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 2
 
@@ -253,6 +263,24 @@ def _spawn(root: Path, crash_at: str | None = None) -> subprocess.Popen[bytes]:
     )
 
 
+def _gone(group: int) -> None:
+    """Wait until no process of ``group`` runs: SIGKILL reaches a git child busy
+    in a system call when the call returns, so it may still make a folder after
+    its parent was reaped. A power cut stops them all at once; this is that."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        running = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == group and fields[0] != "Z":
+                    running.append(pid)
+        if not running:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"processes of group {group} still run: {running}")
+
+
 @pytest.mark.parametrize("point", ["wave-branch", "wave-checkout"])
 def test_a_kill_at_each_point_of_creation_is_cleaned(person: tuple[Repo, Repo], point: str) -> None:
     repo, theirs = person
@@ -296,6 +324,7 @@ def test_kills_at_random_moments_of_the_checkout_are_cleaned(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGKILL)
         killed = child.wait(timeout=60) == -signal.SIGKILL
+        _gone(child.pid)
         midway += killed and bool(git.refs("refs/gtd/wave/"))
         worktrees.remove_all(git)
         _assert_nothing_left(repo)

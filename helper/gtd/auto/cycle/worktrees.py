@@ -136,7 +136,7 @@ def remove_all(git: Git) -> list[str]:
         checkout = _checkout(entry)
         if checkout is not None and not _under(checkout, mine):
             checkout = None  # a forged gitdir: its folder is no one's to delete here
-        if _locked_by(entry) != reason(git) and checkout is None and not _empty_own(entry):
+        if _locked_by(entry) != reason(git) and checkout is None and not _unborn(entry):
             continue
         if checkout is not None and os.path.isfile(os.path.join(checkout, ".git")):
             # git's own removal first (it knows its entry's files); what it could
@@ -223,13 +223,18 @@ def _locked_by(entry: Path) -> str | None:
         return None
 
 
-def _empty_own(entry: Path) -> bool:
-    """An entry git made and was killed in before writing anything to it, under a
-    name only the helper gives: nothing to tell whose, nothing to lose."""
+def _unborn(entry: Path) -> bool:
+    """An entry git was killed in before it wrote its lock's reason, under a name
+    only the helper gives: empty, or holding only a lock file still empty (git
+    writes it in place, not atomically). Nothing tells whose, nothing is lost;
+    a person's killed `git worktree add` leaves ``initializing`` there instead."""
     try:
-        return entry.name.startswith(PREFIX) and not os.listdir(entry)
+        names = os.listdir(entry)
     except OSError:
         return False
+    if not entry.name.startswith(PREFIX) or set(names) - {"locked"}:
+        return False
+    return not names or _locked_by(entry) == ""
 
 
 def _under(path: str, folder: str) -> bool:
