@@ -62,6 +62,10 @@ _LOCKING = frozenset(
         "symbolic-ref",
     }
 )
+# `git worktree add` and `remove` too: they lock the worktree's own index and HEAD,
+# and a killed helper's `add` goes on making its checkout (gtd.auto.cycle.worktrees
+# waits for it before it cleans).
+_WORKTREE_WRITES = frozenset({"add", "remove"})
 CHILDREN_DIR = "gtd-children"
 _PENDING = "pending-"  # a note made before its git child started: pending-<helper pid>-<n>
 _SEQUENCE = itertools.count()
@@ -165,7 +169,7 @@ class Git:
         to this instance's environment. ``timeout``: the caller's own bound (a hook
         that git runs, a quick probe), whose overrun is an answer too
         (``result.timed_out``), not the GitError of git's own bound."""
-        children = self._children if args and args[0] in _LOCKING else None
+        children = self._children if _locks(args) else None
         marker: list[Path] = []
         if children is not None:
             # Noted before the child exists, with the time before it starts: a kill
@@ -530,6 +534,15 @@ class Git:
                 "update-index", "-z", "--force-remove", "--stdin",
                 input_text="\0".join(added) + "\0", env=env,
             )  # fmt: skip
+
+
+def _locks(args: Sequence[str]) -> bool:
+    """Whether git ``args`` may take a lock in the git directory (see _LOCKING)."""
+    if not args:
+        return False
+    if args[0] == "worktree":
+        return len(args) > 1 and args[1] in _WORKTREE_WRITES
+    return args[0] in _LOCKING
 
 
 def repository_pins(root: Path) -> dict[str, str]:

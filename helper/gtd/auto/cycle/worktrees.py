@@ -32,16 +32,20 @@ import contextlib
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 from gtd import paths
 from gtd.auto.faults import crash_point
 from gtd.errors import RepoError
 from gtd.fsio import read_bytes, remove_tree
-from gtd.git import Git
+from gtd.git import Git, children_running
 from gtd.tuples import NamedTuple
 
 WAVES = "waves"
+# How long the removal waits for a killed helper's git child to finish: a
+# checkout of a large tree on a loaded machine.
+_CHILD_WAIT_S = 60.0
 PREFIX = "gtd-wave-"
 _TASK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
@@ -96,10 +100,7 @@ def create(git: Git, task: str, tip: str) -> Place:
     _own_folders(git, where)
     git.update_refs([(ref, oid, "")])
     crash_point("wave-branch")
-    git.run(
-        "-c", "gc.auto=0",
-        "worktree", "add", "-q", "--detach", "--lock", "--reason", reason(git), str(path), oid,
-    )  # fmt: skip
+    git.run("worktree", "add", "-q", "--detach", "--lock", "--reason", reason(git), str(path), oid)
     crash_point("wave-checkout")
     return Place(task, path, ref, oid)
 
@@ -125,10 +126,17 @@ def owned(git: Git, path: str | Path) -> bool:
     return _under(os.path.realpath(path), os.path.realpath(home(git)))
 
 
-def remove_all(git: Git) -> list[str]:
+def remove_all(git: Git, wait_s: float = _CHILD_WAIT_S) -> list[str]:
     """Remove every worktree of this loop, its entry in git and its branch, and
     nothing else; what was removed, one line each (empty when nothing was left).
-    Idempotent: a kill during it leaves less for the next call."""
+    Idempotent: a kill during it leaves less for the next call.
+
+    A helper killed while its `git worktree add` ran leaves that git running (each
+    child has a session of its own): it goes on making the checkout. Its note in
+    the git directory (gtd.git.stale_locks) says so, and the removal waits for it,
+    up to ``wait_s``; what a git still running after that makes is the next
+    call's to remove."""
+    _wait_for_children(git, wait_s)
     where = home(git)
     removed = _unlink_planted(git, where)
     mine = os.path.realpath(where)
@@ -162,6 +170,15 @@ def remove_all(git: Git) -> list[str]:
         git.update_refs([(ref, None, oid) for ref, oid in zip(refs, oids, strict=True)])
         removed += [f"branch {ref}" for ref in refs]
     return removed
+
+
+def _wait_for_children(git: Git, wait_s: float) -> None:
+    dot = git.root / ".git"
+    if not dot.is_dir():
+        return  # a linked worktree's children are not noted (gtd.git.Git._children)
+    deadline = time.monotonic() + wait_s
+    while children_running(dot) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _unlink_planted(git: Git, where: Path) -> list[str]:
