@@ -62,6 +62,10 @@ _LOCKING = frozenset(
         "symbolic-ref",
     }
 )
+# `git worktree add` and `remove` too: they lock the worktree's own index and HEAD,
+# and a killed helper's `add` goes on making its checkout (gtd.auto.cycle.worktrees
+# waits for it before it cleans).
+_WORKTREE_WRITES = frozenset({"add", "remove"})
 CHILDREN_DIR = "gtd-children"
 _PENDING = "pending-"  # a note made before its git child started: pending-<helper pid>-<n>
 _SEQUENCE = itertools.count()
@@ -165,7 +169,7 @@ class Git:
         to this instance's environment. ``timeout``: the caller's own bound (a hook
         that git runs, a quick probe), whose overrun is an answer too
         (``result.timed_out``), not the GitError of git's own bound."""
-        children = self._children if args and args[0] in _LOCKING else None
+        children = self._children if _locks(args) else None
         marker: list[Path] = []
         if children is not None:
             # Noted before the child exists, with the time before it starts: a kill
@@ -310,6 +314,11 @@ class Git:
     def line_diff(self, old: str, new: str, path: str) -> tuple[list[str], list[str]]:
         """The lines of ``path`` removed and added from ``old`` to ``new``."""
         return parse_line_diff(self.run("diff", "-U0", "--no-color", old, new, "--", path))
+
+    def worktrees(self) -> list[tuple[str, str | None, str | None]]:
+        """(path, HEAD, branch) of every worktree of the repository, this one
+        included (`git worktree list`)."""
+        return parse_worktree_list(self.run("worktree", "list", "--porcelain", "-z"))
 
     def short(self, rev: str) -> str:
         return self.run("rev-parse", "--short", rev).strip()
@@ -525,6 +534,15 @@ class Git:
                 "update-index", "-z", "--force-remove", "--stdin",
                 input_text="\0".join(added) + "\0", env=env,
             )  # fmt: skip
+
+
+def _locks(args: Sequence[str]) -> bool:
+    """Whether git ``args`` may take a lock in the git directory (see _LOCKING)."""
+    if not args:
+        return False
+    if args[0] == "worktree":
+        return len(args) > 1 and args[1] in _WORKTREE_WRITES
+    return args[0] in _LOCKING
 
 
 def repository_pins(root: Path) -> dict[str, str]:
@@ -762,6 +780,29 @@ def parse_config_list(raw: str) -> list[tuple[str, str, str | None]]:
     for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
         key, sep, value = entry.partition("\n")
         out.append((origin, key, value if sep else None))
+    return out
+
+
+def parse_worktree_list(raw: str) -> list[tuple[str, str | None, str | None]]:
+    """`git worktree list --porcelain -z`: (path, HEAD, full branch name or None
+    when detached) per worktree."""
+    out: list[tuple[str, str | None, str | None]] = []
+    path: str | None = None
+    head: str | None = None
+    branch: str | None = None
+    for field in [*raw.split("\0"), ""]:
+        if not field:
+            if path is not None:
+                out.append((path, head, branch))
+            path = head = branch = None
+            continue
+        key, _, value = field.partition(" ")
+        if key == "worktree":
+            path = value
+        elif key == "HEAD":
+            head = value
+        elif key == "branch":
+            branch = value
     return out
 
 

@@ -65,3 +65,26 @@ def test_the_side_repository_is_nobodys_remote_and_outside_the_tree(repo: Repo) 
     assert repo.git("remote").strip() == ""
     assert repo.status() == ""
     assert Path(pins.side_path(Git(repo.path))).is_relative_to(repo.path / ".git")
+
+
+def test_the_helpers_wave_worktrees_are_not_pinned_as_the_persons(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A wave's worktrees come and go with the wave: pinned as the person's,
+    their removal would be reported at `end` as the cycle's doing."""
+    from gtd.auto.cycle import worktrees
+
+    repo.write("a.txt", "a\n")
+    repo.commit_all("a")
+    theirs = tmp_path / "theirs"
+    repo.git("worktree", "add", "-q", "-b", "feature", str(theirs))
+    git = Git(repo.path, hardened=True)
+    worktrees.create(git, "T1", "HEAD")
+    seal = pins.take(git, [])
+    manifest = pins.load(git, seal)
+    assert manifest is not None
+    assert [Path(w.path).name for w in manifest.worktrees] == ["theirs"]
+    worktrees.remove_all(git)
+    assert pins.settle(git, seal, 1, "main") == []
+    repo.git("worktree", "remove", "--force", str(theirs))  # theirs going is still told
+    assert any("theirs removed by the cycle" in note for note in pins.settle(git, seal, 1, "main"))

@@ -166,3 +166,19 @@ def test_update_refs_replaces_a_symbolic_ref_never_the_ref_it_leads_to(repo: Rep
     assert not git.symbolic("refs/gtd/moved")
     assert git.rev("refs/gtd/moved") == second
     assert git.rev("refs/gtd/gone") is None
+
+
+def test_worktree_list_is_parsed_per_worktree() -> None:
+    from gtd.git import parse_worktree_list
+
+    raw = (
+        "worktree /r\0HEAD abc\0branch refs/heads/main\0\0"
+        "worktree /r/.git/gtd/waves/main/gtd-wave-T1\0HEAD def\0detached\0locked gtd-wave main\0\0"
+        "worktree /gone\0HEAD 123\0detached\0prunable gitdir file points nowhere\0\0"
+    )
+    assert parse_worktree_list(raw) == [
+        ("/r", "abc", "refs/heads/main"),
+        ("/r/.git/gtd/waves/main/gtd-wave-T1", "def", None),
+        ("/gone", "123", None),
+    ]
+    assert parse_worktree_list("") == []

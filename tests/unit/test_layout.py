@@ -81,6 +81,7 @@ CORE = (
     "gtd.auto.status",
     "gtd.auto.cmdline",
     "gtd.auto.install_metadata",
+    "gtd.auto.wave",
     "gtd.auto.cycle.answers",
     "gtd.auto.cycle.manifest",
     "gtd.auto.cycle.overtaken",
@@ -183,6 +184,8 @@ EDGE = (
     "gtd.auto.cycle.yours",
     "gtd.auto.cycle.review",
     "gtd.auto.cycle.diff_reading",
+    "gtd.auto.cycle.worktrees",
+    "gtd.auto.cycle.replay",
     # helper/gtd/auto/ratchet
     "gtd.auto.ratchet.check",
     "gtd.auto.ratchet.candidate",

@@ -147,6 +147,8 @@ _SCHEMA = schema.Fields(
         # What tokens cost (gtd.auto.prices, docs/cost.md).
         "prices": _PRICES,
         "billing": schema.Choice(("api", "subscription")),
+        # Tasks a wave may run at once (docs/parallel.md): read, not yet used.
+        "parallel": schema.Integer(1, defaults.PARALLEL_MAX),
     }
 )
 
@@ -209,6 +211,8 @@ class AutoConfig(NamedTuple):
     # not ("subscription": the cost shown is what the API would have charged).
     prices: tuple[tuple[str, float, float, float, float], ...] = ()
     billing: str = "api"
+    # Tasks implemented at once in a wave (gtd.auto.wave); not yet used: 1 is today's loop.
+    parallel: int = 1
 
 
 def template_text() -> str:
@@ -302,6 +306,7 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
             for name, row in values.get("prices", {}).items()
         ),
         billing=values.get("billing", "api"),
+        parallel=values.get("parallel", 1),
     )
 
 
@@ -309,6 +314,11 @@ def to_json(config: AutoConfig) -> dict[str, Any]:
     """The config as sealed in the helper's state (what a cycle is judged by)."""
     out = {key: list(v) if isinstance(v, tuple) else v for key, v in config._asdict().items()}
     out["diff_reader"] = [list(pair) for pair in config.diff_reader]
+    if config.parallel == 1:
+        # Sealed only when set: the sealed config of a repository set up before
+        # the key existed stays equal, so `gtd auto setup` does not take the
+        # baseline again for a setting that changes nothing.
+        del out["parallel"]
     return out
 
 

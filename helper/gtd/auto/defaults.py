@@ -23,3 +23,6 @@ MAX_FILE_MB = 100.0
 PAUSE_FIRST_S = 60.0
 PAUSE_CAP_S = 30 * 60.0
 PAUSE_LONGEST_S = 6 * 3600.0
+# The most tasks a wave may run at once (`parallel:`): each is an implementer and,
+# at its end, a test run; more than this is a typo on any machine the loop runs on.
+PARALLEL_MAX = 16

@@ -128,6 +128,12 @@ def test_detected_when_unset(tmp_path: Path) -> None:
         ("ratchet:\n  protect: ['a\\']\n", 2, "is not a gitignore pattern"),
         ("ratchet:\n  protect: ['!']\n", 2, "is not a gitignore pattern"),
         ("ratchet:\n  protect: [5]\n", 2, "must be a gitignore-style pattern"),
+        ("parallel: 0\n", 1, "parallel must be an integer from 1 to 16"),
+        ("\nparallel: 17\n", 2, "parallel must be an integer from 1 to 16"),
+        ("parallel: two\n", 1, "parallel must be an integer from 1 to 16"),
+        ("parallel: 2.5\n", 1, "parallel must be an integer from 1 to 16"),
+        ("parallel: true\n", 1, "parallel must be an integer from 1 to 16"),
+        ("paralel: 2\n", 1, "unknown key paralel"),
     ],
 )
 def test_errors_name_the_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
@@ -139,6 +145,27 @@ def test_errors_name_the_line(tmp_path: Path, text: str, line: int, fragment: st
     assert err.line == line, err.render()
     assert fragment in err.message
     assert err.message.startswith(f"{CONFIG_PATH}:{line}: ")
+
+
+def test_parallel_is_read_and_one_by_default(tmp_path: Path) -> None:
+    assert load_auto_config(tmp_path).parallel == 1
+    write(tmp_path, "parallel: 3\n")
+    assert load_auto_config(tmp_path).parallel == 3
+
+
+def test_parallel_at_its_default_leaves_the_sealed_config_as_before(tmp_path: Path) -> None:
+    """A repository set up before `parallel:` existed sealed a config without it:
+    at the default it still compares equal (setup does not take the baseline
+    again); set, it is sealed and read back."""
+    from gtd.auto.config import from_json, to_json
+
+    sealed = to_json(AutoConfig())
+    assert "parallel" not in sealed
+    assert from_json(sealed) == AutoConfig()
+    write(tmp_path, "parallel: 4\n")
+    chosen = load_auto_config(tmp_path)
+    assert to_json(chosen)["parallel"] == 4
+    assert from_json(to_json(chosen)) == chosen
 
 
 def test_unknown_key_hint_lists_known_keys(tmp_path: Path) -> None:

@@ -102,32 +102,20 @@ def read_stash(git: Git, refs: dict[str, str]) -> tuple[tuple[str, str], ...]:
 
 def read_worktrees(git: Git) -> list[tuple[str, str | None, str | None]]:
     """(path, HEAD, branch) of every worktree of the repository, this one included."""
-    raw = git.run("worktree", "list", "--porcelain", "-z")
-    out: list[tuple[str, str | None, str | None]] = []
-    path: str | None = None
-    head: str | None = None
-    branch: str | None = None
-    for field in [*raw.split("\0"), ""]:
-        if not field:
-            if path is not None:
-                out.append((path, head, branch))
-            path = head = branch = None
-            continue
-        key, _, value = field.partition(" ")
-        if key == "worktree":
-            path = value
-        elif key == "HEAD":
-            head = value
-        elif key == "branch":
-            branch = value
-    return out
+    return git.worktrees()
 
 
 def _others(git: Git) -> list[Worktree]:
+    """The person's other worktrees: the helper's own for a wave
+    (gtd.auto.cycle.worktrees) are not theirs, and come and go with the wave."""
+    from gtd.auto.cycle import worktrees
+
     here = os.path.realpath(git.root)
     out = []
     for path, head, branch in read_worktrees(git):
         if os.path.realpath(path) == here or not os.path.isdir(path):
+            continue
+        if worktrees.owned(git, path):
             continue
         status = git.call("status", "--porcelain", "-z", "--untracked-files=all", cwd=Path(path))
         names = [r[3:] for r in status.stdout.split("\0") if len(r) > 3]
