@@ -118,6 +118,7 @@ CORE = (
     "gtd.step.script",
     "gtd.step.predict",
     "gtd.step.machine",
+    "gtd.step.precedence",
     "gtd.step.config",
     "gtd.step.prompts",
     "gtd.step.errors",
