@@ -54,6 +54,7 @@ CORE = (
     "gtd.hints",
     "gtd.digest",
     "gtd.templates",
+    "gtd.command_words",
     # helper/gtd/auto
     "gtd.auto",
     "gtd.auto.plan",
@@ -141,6 +142,7 @@ EDGE = (
     "gtd.own_files",
     "gtd.session",
     "gtd.detect",
+    "gtd.project_runner",
     "gtd.doctor",
     # helper/gtd/auto
     "gtd.auto.state",
