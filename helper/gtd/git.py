@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from gtd import paths, proc, reading
+from gtd import paths, proc, processes, reading
 from gtd.errors import GitBlocked, GitError, IndexUnreadable, RepoError, UnaddableFiles
 from gtd.tuples import NamedTuple
 
@@ -194,7 +194,7 @@ class Git:
                 names=True,  # paths in, paths out: byte for byte, UTF-8 or not
                 started=started if children is not None else None,
                 timeout=git_timeout() if timeout is None else timeout,
-                stuck=proc.pipe_wait,
+                stuck=processes.pipe_wait,
             )
         finally:
             for path in marker:
@@ -431,7 +431,7 @@ class Git:
             check_exists=False,
             binary=True,
             timeout=git_timeout(),
-            stuck=proc.pipe_wait,
+            stuck=processes.pipe_wait,
         )
         if _checked(self.root, args, result).returncode != 0:
             raise failure(args, result)
@@ -566,7 +566,7 @@ def stale_locks(git_dir: Path) -> list[Path]:
         owner = _note_owner(note.name)
         if owner is None:
             continue
-        if proc.alive(owner):
+        if processes.alive(owner):
             continue  # still running: its locks are live
         try:
             # The note's own change time bounds the start it claims: the helper
@@ -598,7 +598,7 @@ def stale_locks(git_dir: Path) -> list[Path]:
                 stale.append(lock)
         except OSError:
             continue
-    held = proc.held_open(str(lock) for lock in stale) if stale else set()
+    held = processes.held_open(str(lock) for lock in stale) if stale else set()
     for lock in stale:
         if os.path.realpath(lock) in held:
             continue  # a running git's (a person's): never ours to remove
@@ -630,7 +630,7 @@ def children_running(git_dir: Path) -> bool:
     except OSError:
         return False
     owners = (_note_owner(note.name) for note in notes)
-    return any(owner is not None and proc.alive(owner) for owner in owners)
+    return any(owner is not None and processes.alive(owner) for owner in owners)
 
 
 GIT_TIMEOUT_VAR = "GTD_GIT_TIMEOUT_S"
@@ -824,7 +824,7 @@ def repo_root(cwd: Path) -> Path:
             check_exists=False,
             names=True,
             timeout=git_timeout(),
-            stuck=proc.pipe_wait,
+            stuck=processes.pipe_wait,
         ),
     )
     if res.returncode != 0:

@@ -53,7 +53,7 @@ from gtd.fsio import (
 )
 from gtd.git import Git, parse_tree
 from gtd.names import json_bytes
-from gtd.proc import alive
+from gtd.processes import alive
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)

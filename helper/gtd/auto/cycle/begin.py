@@ -26,7 +26,7 @@ from gtd.auto.state import State, require_setup, sealed_config
 from gtd.errors import RepoError
 from gtd.fsio import TEMP_MARK, atomic_write, locked, temp_owner
 from gtd.git import WorkTree, stale_locks
-from gtd.proc import alive
+from gtd.processes import alive
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
