@@ -58,6 +58,9 @@ CORE = (
     # helper/gtd/auto
     "gtd.auto",
     "gtd.auto.plan",
+    "gtd.auto.plan_fields",
+    "gtd.auto.next_task",
+    "gtd.auto.plan_tick",
     "gtd.auto.memory",
     "gtd.auto.memory_schema",
     "gtd.auto.records",

@@ -95,9 +95,9 @@ def _state(
         return "halted", trip.message
     if not plan.pending:
         return "complete", f"all {len(plan.tasks)} task(s) done"
-    from gtd.auto import plan as plan_mod
+    from gtd.auto import next_task
 
-    pick = plan_mod.pick(plan)
+    pick = next_task.pick(plan)
     if pick.kind == "blocked":
         waits = ", ".join(f"{t.id} on {', '.join(b)}" for t, b in pick.blocked)
         return "blocked", f"every remaining task waits on an unfinished one ({waits})"

@@ -169,7 +169,7 @@ class Beginning(Ending):
         return False
 
     def _begin_clean(self, st: State) -> tuple[Answer, int | None]:
-        from gtd.auto import plan, plan_file
+        from gtd.auto import next_task, plan_file
 
         config = sealed_config(st)
         _, the_plan = plan_file.load_valid(self.root)
@@ -217,8 +217,8 @@ class Beginning(Ending):
         ):
             return self._refresh(st, tree.head, tree.branch, upgraded=True)
         state.mend_snapshot_mirror(self.root, self.git, st)
-        pick = plan.pick(the_plan)
-        shaped = plan.answer(the_plan, pick)
+        pick = next_task.pick(the_plan)
+        shaped = next_task.answer(the_plan, pick)
         if shaped["status"] == "complete":
             return answers.complete(shaped["done"]), None
         if shaped["status"] == "blocked":

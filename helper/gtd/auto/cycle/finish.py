@@ -32,7 +32,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG
 
 from gtd import paths
-from gtd.auto import plan
+from gtd.auto import plan_tick
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
 from gtd.auto.state import reverted_ref
@@ -83,7 +83,7 @@ def tick_commit(git: Git, journal: Journal, work: str) -> str:
         return work
     short = git.short(work)
     try:
-        text = plan.tick(found.data.decode("utf-8"), journal.task, short)
+        text = plan_tick.tick(found.data.decode("utf-8"), journal.task, short)
     except (KeyError, UnicodeDecodeError):
         return work  # the task left the plan (a person's edit): nothing to tick
     root = _root_entries(git, journal.candidate)
