@@ -55,6 +55,7 @@ CORE = (
     "gtd.digest",
     "gtd.templates",
     "gtd.command_words",
+    "gtd.git_parse",
     # helper/gtd/auto
     "gtd.auto",
     "gtd.auto.plan",
@@ -142,6 +143,8 @@ EDGE = (
     "gtd.pipes",
     "gtd.executables",
     "gtd.git",
+    "gtd.git_locks",
+    "gtd.git_blockers",
     "gtd.gitindex",
     "gtd.fsio",
     "gtd.reading",

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from gtd.auto.ratchet.model import Snapshot
     from gtd.auto.ratchet.room import Room
     from gtd.auto.state import State
-    from gtd.git import Git, TreeEntry
+    from gtd.git import Git
+    from gtd.git_parse import TreeEntry
 
 _FAILING_TAIL = 20
 

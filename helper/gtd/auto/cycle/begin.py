@@ -25,7 +25,8 @@ from gtd.auto.rendering import render, render_report, rendered_count
 from gtd.auto.state import State, require_setup, sealed_config
 from gtd.errors import RepoError
 from gtd.fsio import TEMP_MARK, atomic_write, locked, temp_owner
-from gtd.git import WorkTree, stale_locks
+from gtd.git_locks import stale_locks
+from gtd.git_parse import WorkTree
 from gtd.processes import alive
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)

@@ -38,7 +38,8 @@ from gtd.auto.journal import Journal
 from gtd.auto.state import reverted_ref
 from gtd.errors import CommitBlocked, GitError, GtdError
 from gtd.fsio import read_bytes, remove_tree, unsafe_path, walk
-from gtd.git import Change, Git, TreeEntry, remove_empty_tree
+from gtd.git import Git, remove_empty_tree
+from gtd.git_parse import Change, TreeEntry
 from gtd.names import readable, unsafe_name
 
 _GITLINK = "160000"

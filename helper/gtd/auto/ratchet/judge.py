@@ -28,7 +28,8 @@ from gtd.auto.ratchet.model import CommandRun, Outcome, RunResult, Snapshot
 from gtd.auto.ratchet.results import Report
 from gtd.auto.ratchet.runs import guarded_files
 from gtd.auto.ratchet.verdict import Verdict, integrity, judge
-from gtd.git import Change, Git, TreeEntry
+from gtd.git import Git
+from gtd.git_parse import Change, TreeEntry
 from gtd.tuples import NamedTuple
 
 
