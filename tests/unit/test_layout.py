@@ -60,6 +60,7 @@ CORE = (
     "gtd.auto",
     "gtd.auto.plan",
     "gtd.auto.plan_fields",
+    "gtd.auto.plan_graph",
     "gtd.auto.next_task",
     "gtd.auto.plan_tick",
     "gtd.auto.memory",

@@ -1,6 +1,7 @@
 """PLAN.md as values: parse the deepflow task list and validate it. Pure: text in,
 values out — no IO. Choosing the next task is :mod:`gtd.auto.next_task`, ticking a
-finished one :mod:`gtd.auto.plan_tick`, the fields' names :mod:`gtd.auto.plan_fields`.
+finished one :mod:`gtd.auto.plan_tick`, the fields' names :mod:`gtd.auto.plan_fields`,
+the dependency graph's checks :mod:`gtd.auto.plan_graph`.
 
 The format (skills/plan-format/SKILL.md): tasks are checkbox list items whose text starts with a
 bold id, ``- [ ] **T3**: title``, with indented sub-bullets ``- Files: a.py, b.py`` and
@@ -25,6 +26,7 @@ from __future__ import annotations
 import re
 
 from gtd.auto.plan_fields import NOTE_KEYS, NOTES, READ, key_name, suggest
+from gtd.auto.plan_graph import graph_problems
 from gtd.fences import FenceTracker
 from gtd.tuples import NamedTuple
 
@@ -383,7 +385,7 @@ def parse(text: str) -> Plan:
             _stray_field(line, lineno, problems)
     finish()
 
-    problems.extend(_graph_problems(tasks, blocked_lines))
+    problems.extend(Problem(*found) for found in graph_problems(tasks, blocked_lines))
     if not tasks:
         problems.append(Problem(1, "no tasks found (a task looks like - [ ] **T1**: title)"))
     problems.sort(key=lambda p: p.line)  # stable: same-line problems keep their order
@@ -545,58 +547,3 @@ def _unknown_field(
             "the colon",
         )
     )
-
-
-def _graph_problems(tasks: list[Task], blocked_lines: dict[int, int]) -> list[Problem]:
-    """Duplicate ids, blockers naming unknown tasks and dependency cycles."""
-    problems: list[Problem] = []
-    first: dict[str, int] = {}  # id -> index of its first task
-    for i, task in enumerate(tasks):
-        if task.id in first:
-            earlier = tasks[first[task.id]].line
-            problems.append(
-                Problem(task.line, f"duplicate task id {task.id} (first at line {earlier})")
-            )
-        else:
-            first[task.id] = i
-
-    def where(i: int) -> int:
-        return blocked_lines.get(i, tasks[i].line)
-
-    for i, task in enumerate(tasks):
-        for blocker in task.blocked_by:
-            if blocker not in first:
-                problems.append(Problem(where(i), f"{task.id}: blocked by unknown task {blocker}"))
-
-    # Iterative DFS over the first occurrence of each id (a long chain of blockers
-    # must not hit the recursion limit). Each back edge closes one cycle; report it
-    # rotated to start at the task that comes first in the plan, once.
-    graph = {tid: [b for b in tasks[i].blocked_by if b in first] for tid, i in first.items()}
-    color = dict.fromkeys(first, 0)  # 0 unseen, 1 on the path, 2 done
-    seen_cycles: set[tuple[str, ...]] = set()
-    for start in first:
-        if color[start]:
-            continue
-        path = [start]
-        stack = [iter(graph[start])]
-        color[start] = 1
-        while stack:
-            nxt = next(stack[-1], None)
-            if nxt is None:
-                color[path.pop()] = 2
-                stack.pop()
-                continue
-            if color[nxt] == 0:
-                color[nxt] = 1
-                path.append(nxt)
-                stack.append(iter(graph[nxt]))
-            elif color[nxt] == 1:
-                cycle = path[path.index(nxt) :]
-                pivot = min(range(len(cycle)), key=lambda k: first[cycle[k]])
-                cycle = cycle[pivot:] + cycle[:pivot]
-                key = tuple(cycle)
-                if key not in seen_cycles:
-                    seen_cycles.add(key)
-                    names = " → ".join([*cycle, cycle[0]])
-                    problems.append(Problem(where(first[cycle[0]]), f"dependency cycle: {names}"))
-    return problems
