@@ -33,6 +33,9 @@ For a Python project, two questions are answered separately:
   itself rather than tox, nox or make, which would build fresh environments in
   the clean room on every run.
 
+The project's own commands are found by :mod:`gtd.project_runner` (reading
+the files) and :mod:`gtd.command_words` (reading their words).
+
 The answer says what was chosen and why (:attr:`Detection.reason`), and which
 ignored folders of the repository the command needs in the clean room
 (:attr:`Detection.links`): a virtualenv inside the repository is linked there.
@@ -42,10 +45,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from gtd.project_runner import project_runner, read_text
 from gtd.tuples import NamedTuple
 
 # Folders a project keeps its virtualenv in, in the order they are preferred.
@@ -148,7 +151,7 @@ def _strong_pytest(root: Path) -> bool:
         ("setup.cfg", "[tool:pytest]"),
         ("tox.ini", "[pytest]"),
     ):
-        if marker in _read(root / name):
+        if marker in read_text(root / name):
             return True
     return False
 
@@ -162,13 +165,6 @@ def _npm_test_script(root: Path) -> bool:
     test = scripts.get("test") if isinstance(scripts, dict) else None
     # `npm init` writes a placeholder that always fails; it is not a test suite.
     return isinstance(test, str) and bool(test.strip()) and "no test specified" not in test
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 # -- Python: the environment -----------------------------------------------------------
@@ -239,7 +235,7 @@ def _environment(root: Path, env: Mapping[str, str], probe: Probe | None) -> _Ru
                 f"{_quote(str(python))} -m pytest", f"the active virtualenv ($VIRTUAL_ENV={active})"
             )
     path = env.get("PATH")
-    pyproject = _read(root / "pyproject.toml")
+    pyproject = read_text(root / "pyproject.toml")
     skipped: list[str] = []
     tools = (
         ("uv", ("uv.lock",), "[tool.uv]"),
@@ -312,347 +308,3 @@ def _join(words: Sequence[str]) -> str:
     import shlex
 
     return shlex.join(words)
-
-
-# -- Python: the arguments -------------------------------------------------------------
-
-
-class Found(NamedTuple):
-    """The first test run a project's own files start: its tool (``pytest`` or
-    ``unittest``), its arguments made to run from the root, and where it is."""
-
-    tool: str
-    args: list[str]
-    source: str
-
-
-def project_runner(root: Path) -> Found | None:
-    """The first pytest or ``python -m unittest`` command the project runs itself
-    (tox, nox, make, CI), or None when none is found."""
-    for source, lines in _project_commands(root):
-        for line in lines:
-            for words in _simple_commands(_split(line) or []):
-                rest = _after_pytest(words)
-                if rest is not None:
-                    return Found("pytest", clean_args(rest, root), source)
-                rest = _after_unittest(words)
-                if rest is not None:
-                    return Found("unittest", unittest_args(rest, root), source)
-    return None
-
-
-def pytest_args(root: Path) -> tuple[list[str], str | None]:
-    """The arguments of the first pytest command the project runs itself (tox,
-    nox, make, CI), made to run from the repository root, and where they came from.
-    ``([], None)`` when none is found, or when the project runs unittest first."""
-    found = project_runner(root)
-    if found is None or found.tool != "pytest":
-        return [], None
-    return found.args, found.source
-
-
-_OPERATORS = frozenset({"&&", "||", ";", "|", "&"})
-
-
-def _simple_commands(words: list[str]) -> list[list[str]]:
-    out: list[list[str]] = [[]]
-    for word in words:
-        if word in _OPERATORS:
-            out.append([])
-        else:
-            out[-1].append(word.rstrip(";"))
-    return [c for c in out if c]
-
-
-def _project_commands(root: Path) -> Iterable[tuple[str, list[str]]]:
-    yield from _tox(root)
-    nox = _nox(root)
-    if nox:
-        yield "noxfile.py", nox
-    for name in ("Makefile", "makefile", "GNUmakefile"):
-        lines = _make_target(_read(root / name), ("test", "tests", "check"))
-        if lines:
-            yield f"{name} (its test target)", lines
-            break
-    workflows = root / ".github" / "workflows"
-    files = sorted([*workflows.glob("*.yml"), *workflows.glob("*.yaml")])
-    files += [root / ".gitlab-ci.yml"]
-    for path in files:
-        lines = _ci_lines(_read(path))
-        if lines:
-            yield path.relative_to(root).as_posix(), lines
-
-
-def _tox(root: Path) -> Iterable[tuple[str, list[str]]]:
-    import configparser
-
-    for name, sections in (("tox.ini", ("testenv",)), ("setup.cfg", ("testenv", "tox:tox"))):
-        text = _read(root / name)
-        if "testenv" not in text:
-            continue
-        parser = configparser.RawConfigParser(strict=False, interpolation=None)
-        try:
-            parser.read_string(text)
-        except configparser.Error:
-            continue
-        names = [s for s in sections if parser.has_section(s)]
-        names += sorted(s for s in parser.sections() if s.startswith("testenv:"))
-        for section in names:
-            if parser.has_option(section, "commands"):
-                value = parser.get(section, "commands")
-                yield f"{name} [{section}] commands", _tox_lines(value)
-
-
-_FACTOR = re.compile(r"^[\w{},.!-]+:\s+")
-
-
-def _tox_lines(value: str) -> list[str]:
-    lines: list[str] = []
-    pending = ""
-    for raw in value.splitlines():
-        line = pending + raw.strip()
-        if line.endswith("\\"):
-            pending = line[:-1] + " "
-            continue
-        pending = ""
-        if line and not line.startswith("#"):
-            lines.append(_FACTOR.sub("", line))
-    return lines
-
-
-def _nox(root: Path) -> list[str]:
-    """``session.run("pytest", ...)`` calls of noxfile.py with their literal arguments."""
-    text = _read(root / "noxfile.py")
-    if "pytest" not in text and "unittest" not in text:
-        return []
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    lines: list[str] = []
-    for node in ast.walk(tree):
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "run"
-        ):
-            continue
-        words: list[str] = []
-        for arg in node.args:
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                words.append(arg.value)
-            else:
-                words.append("{dropped}")  # a computed argument: cleaned away below
-        if words:
-            lines.append(_join(words))
-    return lines
-
-
-def _make_target(text: str, targets: Sequence[str]) -> list[str]:
-    lines = text.splitlines()
-    for target in targets:
-        head = re.compile(rf"^{re.escape(target)}\s*:(?!=)")
-        for i, line in enumerate(lines):
-            if head.match(line):
-                recipe = []
-                for body in lines[i + 1 :]:
-                    if not body.startswith("\t"):
-                        break
-                    recipe.append(body.strip().lstrip("@-").strip())
-                return recipe
-    return []
-
-
-def _ci_lines(text: str) -> list[str]:
-    """Lines of a CI file that may run pytest (the `run:` scripts), read as text."""
-    out = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if "pytest" not in line and "unittest" not in line:
-            continue
-        line = re.sub(r"^(-\s*)?(run|script)\s*:\s*[|>]?-?\s*", "", line)
-        line = line.removeprefix("- ").strip().strip("'\"")
-        out.append(line)
-    return out
-
-
-def _split(line: str) -> list[str] | None:
-    import shlex
-
-    try:
-        return shlex.split(line, comments=True)
-    except ValueError:
-        return None
-
-
-_PYTHONISH = re.compile(r"^(python|pypy)(\d+(\.\d+)?)?$|^py$|^\{env(python|bindir)\}|^\$\(?PYTHON")
-_WRAPPERS = {
-    ("uv", "run"),
-    ("poetry", "run"),
-    ("pdm", "run"),
-    ("hatch", "run"),
-    ("pipenv", "run"),
-}
-
-
-def _after_pytest(words: list[str]) -> list[str] | None:
-    """The words after the pytest a simple command starts, or None if it starts
-    none: ``pytest …``, ``py.test …``, ``python -m pytest …``, ``coverage run -m
-    pytest …``, behind ``uv run`` / ``poetry run`` and ``NAME=value``."""
-    i = 0
-    while i < len(words) and re.match(r"^[A-Za-z_]\w*=", words[i]):
-        i += 1
-    if i + 1 < len(words) and (words[i], words[i + 1]) in _WRAPPERS:
-        i += 2
-    if i >= len(words):
-        return None
-    program = words[i].rsplit("/", 1)[-1]
-    if program in ("pytest", "py.test"):
-        return words[i + 1 :]
-    if program == "coverage" and words[i + 1 : i + 2] == ["run"]:
-        i += 2
-        while i < len(words) and words[i] != "-m":
-            i += 1
-        return words[i + 2 :] if words[i + 1 : i + 2] == ["pytest"] else None
-    if _PYTHONISH.match(program) or _PYTHONISH.match(words[i]):
-        j = i + 1
-        while j < len(words) - 1:
-            if words[j] == "-m":
-                return words[j + 2 :] if words[j + 1] == "pytest" else None
-            if not words[j].startswith("-"):
-                return None  # python runs a script, not pytest
-            j += 2 if words[j] in ("-W", "-X") else 1
-    return None
-
-
-def _after_unittest(words: list[str]) -> list[str] | None:
-    """The words after ``-m unittest`` of a Python a simple command starts (behind
-    ``NAME=value`` and ``uv run``-like wrappers), or None if it runs no unittest."""
-    i = 0
-    while i < len(words) and re.match(r"^[A-Za-z_]\w*=", words[i]):
-        i += 1
-    if i + 1 < len(words) and (words[i], words[i + 1]) in _WRAPPERS:
-        i += 2
-    if i >= len(words):
-        return None
-    program = words[i].rsplit("/", 1)[-1]
-    if not (_PYTHONISH.match(program) or _PYTHONISH.match(words[i])):
-        return None
-    j = i + 1
-    while j < len(words) - 1:
-        if words[j] == "-m":
-            return words[j + 2 :] if words[j + 1] == "unittest" else None
-        if not words[j].startswith("-"):
-            return None  # python runs a script
-        j += 2 if words[j] in ("-W", "-X") else 1
-    return None
-
-
-# unittest options that change how a run stops, not what it tests.
-_UNITTEST_DROPPED = frozenset({"-f", "--failfast", "-c", "--catch"})
-
-
-def unittest_args(words: Sequence[str], root: Path) -> list[str]:
-    """``python -m unittest``'s ``words`` made to run from the repository root:
-    tox's ``{posargs}`` defaults expanded and its folders resolved, stopping
-    options dropped, words that still name something outside (a variable, an
-    absolute path) left out."""
-    out: list[str] = []
-    for word in words:
-        if word.startswith("{posargs"):
-            default = word[len("{posargs") :].removeprefix(":").removesuffix("}").strip()
-            out.extend(unittest_args(_split(default) or [], root))
-            continue
-        if word in _UNITTEST_DROPPED or word == "{dropped}":
-            continue
-        resolved = _resolve(word, root)
-        if resolved is not None:
-            out.append(resolved)
-    return out
-
-
-# Options that take a value as the next word (when not written `--opt=value`).
-_VALUED = frozenset(
-    {
-        "-k", "-m", "-n", "-p", "-c", "-o", "-W", "-r",
-        "--numprocesses", "--maxprocesses", "--dist", "--maxfail", "--cov",
-        "--cov-config", "--cov-report", "--cov-fail-under", "--junitxml",
-        "--junit-xml", "--junit-prefix", "--basetemp", "--rootdir", "--confcutdir",
-        "--ignore", "--ignore-glob", "--deselect", "--durations", "--durations-min",
-        "--tb", "--log-level", "--log-cli-level", "--log-file", "--html",
-        "--import-mode", "--doctest-glob", "--override-ini", "--capture",
-        "--pyargs", "--config-file", "--timeout", "--tx", "--rsyncdir",
-    }
-)  # fmt: skip
-# Options dropped: they change how a run stops or reports, not what it tests, or
-# need a plugin the environment may not have for that purpose alone.
-_DROPPED = frozenset(
-    {
-        "-n", "--numprocesses", "--maxprocesses", "--dist", "--tx", "--rsyncdir",
-        "-x", "--exitfirst", "--maxfail", "--lf", "--last-failed", "--ff",
-        "--failed-first", "--nf", "--new-first", "--sw", "--stepwise",
-        "--stepwise-skip", "--pdb", "--pdbcls", "--trace", "--junitxml",
-        "--junit-xml", "--junit-prefix", "--html", "--self-contained-html",
-        "--basetemp", "--looponfail", "-f", "--timeout", "--durations",
-        "--durations-min",
-    }
-)  # fmt: skip
-_SITE = re.compile(r"^\{(env_site_packages_dir|envsitepackagesdir)\}/")
-_ROOT_DIR = re.compile(r"\{(toxinidir|tox_root)\}/")
-_ROOT = re.compile(r"\{(toxinidir|tox_root)\}")
-
-
-def clean_args(words: Sequence[str], root: Path) -> list[str]:
-    """``words`` made to run from the repository root (see the module's doc)."""
-    expanded: list[str] = []
-    for word in words:
-        if word.startswith("{posargs"):
-            default = word[len("{posargs") :].removeprefix(":").removesuffix("}").strip()
-            expanded.extend(_split(default) or [])
-        elif word != "{dropped}":
-            expanded.append(word)
-    out: list[str] = []
-    i = 0
-    while i < len(expanded):
-        word = expanded[i]
-        name = word.split("=", 1)[0]
-        unit = [word]
-        if word.startswith("-") and "=" not in word and name in _VALUED and i + 1 < len(expanded):
-            unit.append(expanded[i + 1])
-        i += len(unit)
-        if name in _DROPPED or name.startswith(("--cov", "--no-cov")):
-            continue
-        resolved = [_resolve(w, root) for w in unit]
-        if any(w is None for w in resolved):
-            continue
-        if not word.startswith("-"):
-            path = resolved[0]
-            assert path is not None
-            if not (root / path.split("::", 1)[0]).exists():
-                continue  # a folder this copy of the project does not have
-        out.extend(w for w in resolved if w is not None)
-    return out
-
-
-def _resolve(word: str, root: Path) -> str | None:
-    """One word with tox's folders made relative to the root; None when it still
-    names something outside the repository (a substitution, a variable, an
-    absolute path)."""
-    site = _SITE.match(word)
-    if site:
-        rest = word[site.end() :]
-        top = rest.split("/", 1)[0]
-        if (root / top).exists():
-            return rest
-        if (root / "src" / top).exists():
-            return f"src/{rest}"
-        return None
-    word = _ROOT_DIR.sub("", word)
-    word = _ROOT.sub(".", word)
-    if any(mark in word for mark in ("{", "$", "%")) or word.startswith(("/", "~")):
-        return None
-    if word.endswith("="):
-        word += "."
-    return word.removeprefix("./") or "."

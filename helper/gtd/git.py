@@ -1,7 +1,9 @@
 """The git edge: every git invocation of the helper goes through :class:`Git`, which
-runs through the one subprocess seam and turns failures into GitError. All parsing
-of git's output lives here too: status (porcelain v2, the one status parser), logs,
-trees, diffs, ref listings and batched object reads."""
+runs through the one subprocess seam and turns failures into GitError. Every git
+command line of the helper is built here. What git prints is read by the pure
+:mod:`gtd.git_parse` (status, logs, trees, diffs, ref listings, batched object
+reads); the lock files a killed git child left are :mod:`gtd.git_locks`'s, the
+files that stop or block git :mod:`gtd.git_blockers`'s."""
 
 from __future__ import annotations
 
@@ -9,19 +11,30 @@ import contextlib
 import itertools
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from gtd import paths, proc, reading
-from gtd.errors import GitBlocked, GitError, IndexUnreadable, RepoError, UnaddableFiles
-from gtd.tuples import NamedTuple
-
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    _Commit = TypeVar("_Commit")
-    _Change = TypeVar("_Change")
+from gtd import paths, proc, processes, reading
+from gtd.errors import GitBlocked, GitError, RepoError, UnaddableFiles
+from gtd.git_blockers import blocking_pipes, repository_pins
+from gtd.git_locks import CHILDREN_DIR, PENDING
+from gtd.git_parse import (
+    Change,
+    GitObject,
+    StatusEntry,
+    TreeEntry,
+    WorkTree,
+    failure,
+    parse_batch,
+    parse_config_list,
+    parse_line_diff,
+    parse_ls_files_tagged,
+    parse_ls_tree,
+    parse_name_only_log,
+    parse_raw_diff,
+    parse_status_v2,
+    parse_worktree_list,
+)
 
 # Stable, parseable output whatever the user's environment says.
 GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
@@ -66,71 +79,13 @@ _LOCKING = frozenset(
 # and a killed helper's `add` goes on making its checkout (gtd.auto.cycle.worktrees
 # waits for it before it cleans).
 _WORKTREE_WRITES = frozenset({"add", "remove"})
-CHILDREN_DIR = "gtd-children"
-_PENDING = "pending-"  # a note made before its git child started: pending-<helper pid>-<n>
 _SEQUENCE = itertools.count()
-_CLOCK_SLACK_NS = 50_000_000
-# How far a note's change time may lie after the start it records: the note is
-# renamed for its child once that runs, which a loaded machine may delay.
-_NOTE_SLACK_NS = 2_000_000_000
 # The helper's own folder in the git directory: private indexes (see gtd.auto.cycle.keep).
 PRIVATE_DIR = paths.PRIVATE_DIR
 
-# `git log` records: ``<RS><sha> <parents><US><subject>``, then (with
-# ``--name-status -z``) ``\0\n<status>\0<path>\0`` per change.
-LOG_RECORD = "\x1e"
-LOG_FIELD = "\x1f"
-LOG_FORMAT = f"--format={LOG_RECORD}%H %P{LOG_FIELD}%s"
 # GIT_FLUSH=0: into a pipe, `git log` otherwise flushes after every commit, and the
 # helper pays a poll and a read for each (~10 ms over 1,000 commits).
 NO_FLUSH = {"GIT_FLUSH": "0"}
-
-
-class StatusEntry(NamedTuple):
-    """One changed path of `git status`. ``xy`` is the two-letter code (v1 style:
-    a space for "unchanged", ``??`` for untracked)."""
-
-    xy: str
-    path: str
-    orig: str | None = None
-    submodule: bool = False  # a submodule (its pointer or its working tree changed)
-
-    @property
-    def untracked(self) -> bool:
-        return self.xy == "??"
-
-
-class WorkTree(NamedTuple):
-    head: str | None  # None in a repository without commits
-    branch: str | None  # None when HEAD is detached
-    entries: tuple[StatusEntry, ...]
-
-
-class TreeEntry(NamedTuple):
-    """One blob, link or submodule of a recursive `ls-tree`."""
-
-    mode: str  # "100644", "100755", "120000" (symlink), "160000" (submodule)
-    kind: str  # "blob" or "commit" (a submodule)
-    oid: str
-
-
-class GitObject(NamedTuple):
-    """One object of a `cat-file --batch` answer."""
-
-    oid: str
-    kind: str  # "blob", "tree", "commit", "tag"
-    data: bytes
-
-
-class Change(NamedTuple):
-    """One path that differs between two trees (`diff-tree --raw`, no renames)."""
-
-    status: str  # "A" added, "D" deleted, "M" modified, "T" type changed
-    path: str
-    old_mode: str
-    new_mode: str
-    old_oid: str
-    new_oid: str
 
 
 class Git:
@@ -174,8 +129,8 @@ class Git:
         if children is not None:
             # Noted before the child exists, with the time before it starts: a kill
             # between spawning it and naming it, or a lock it takes at once, must
-            # still find the lock provably its own (see stale_locks).
-            pending = children / f"{_PENDING}{os.getpid()}-{next(_SEQUENCE)}"
+            # still find the lock provably its own (see gtd.git_locks.stale_locks).
+            pending = children / f"{PENDING}{os.getpid()}-{next(_SEQUENCE)}"
             with contextlib.suppress(OSError):
                 children.mkdir(exist_ok=True)
                 pending.write_text(f"{time.time_ns()}\n")
@@ -198,7 +153,7 @@ class Git:
                 names=True,  # paths in, paths out: byte for byte, UTF-8 or not
                 started=started if children is not None else None,
                 timeout=git_timeout() if timeout is None else timeout,
-                stuck=proc.pipe_wait,
+                stuck=processes.pipe_wait,
             )
         finally:
             for path in marker:
@@ -211,7 +166,7 @@ class Git:
     @property
     def _children(self) -> Path | None:
         """Where a hardened instance notes each git child that may take a lock in
-        the repository's git directory (see :func:`stale_locks`)."""
+        the repository's git directory (see :func:`gtd.git_locks.stale_locks`)."""
         if not self.hardened:
             return None
         dot = self.root / ".git"
@@ -440,7 +395,7 @@ class Git:
             check_exists=False,
             binary=True,
             timeout=git_timeout(),
-            stuck=proc.pipe_wait,
+            stuck=processes.pipe_wait,
         )
         if _checked(self.root, args, result).returncode != 0:
             raise failure(args, result)
@@ -536,6 +491,10 @@ class Git:
             )  # fmt: skip
 
 
+GIT_TIMEOUT_VAR = "GTD_GIT_TIMEOUT_S"
+_GIT_TIMEOUT_S = 1800.0  # no git call of the helper's comes near; a wait /proc cannot see does
+
+
 def _locks(args: Sequence[str]) -> bool:
     """Whether git ``args`` may take a lock in the git directory (see _LOCKING)."""
     if not args:
@@ -545,116 +504,6 @@ def _locks(args: Sequence[str]) -> bool:
     return args[0] in _LOCKING
 
 
-def repository_pins(root: Path) -> dict[str, str]:
-    """Files of the git directory that would stop auto mode's git, pinned away: a
-    ``shallow`` file git cannot parse stops every git command that reads a commit
-    (``fatal: bad shallow line``), so the helper could not even read its sealed
-    state to put the file back (gtd.auto.cycle.seals does, at `end`). git is then
-    told there is none (auto mode walks no history)."""
-    if "GIT_DIR" in os.environ or "GIT_SHALLOW_FILE" in os.environ:
-        return {}
-    shallow = root / ".git" / "shallow"
-    if not os.path.lexists(shallow):
-        return {}
-    try:
-        lines = reading.read_bytes(shallow).split(b"\n")
-    except OSError:  # a pipe, a folder: git could not read it either
-        lines = [b"?"]
-    if all(_is_oid(line) for line in lines if line):
-        return {}
-    return {"GIT_SHALLOW_FILE": os.devnull}
-
-
-def _is_oid(line: bytes) -> bool:
-    return len(line) in (40, 64) and all(c in b"0123456789abcdef" for c in line)
-
-
-def stale_locks(git_dir: Path) -> list[Path]:
-    """Remove the lock files that a git child of this helper left when it was killed,
-    and only those: a child is known by the note made when it started (its pid, its
-    start time); once that process is gone, a lock file in the git directory made
-    after it started is its. Returns what was removed."""
-    children = git_dir / CHILDREN_DIR
-    try:
-        notes = list(os.scandir(children))
-    except OSError:
-        return []
-    dead_since: list[int] = []
-    for note in notes:
-        owner = _note_owner(note.name)
-        if owner is None:
-            continue
-        if proc.alive(owner):
-            continue  # still running: its locks are live
-        try:
-            # The note's own change time bounds the start it claims: the helper
-            # writes a note just before its child starts, and a note written
-            # later (by an agent, claiming time 0) cannot set that time back.
-            made = note.stat(follow_symlinks=False).st_ctime_ns
-            # gtd.reading's read: a note made a named pipe is no wait
-            claimed = int(reading.read_bytes(Path(note.path)).strip() or 0)
-        except (OSError, ValueError):
-            claimed = made = time.time_ns()
-        dead_since.append(max(claimed, made - _NOTE_SLACK_NS))
-        with contextlib.suppress(OSError):
-            os.unlink(note.path)
-    if not dead_since:
-        return []
-    # File times come from the kernel's coarse clock, which may read a few
-    # milliseconds behind the time the note took just before the child started.
-    oldest = min(dead_since) - _CLOCK_SLACK_NS
-    removed: list[Path] = []
-    candidates = [git_dir / "index.lock", git_dir / "HEAD.lock", git_dir / "packed-refs.lock"]
-    # refs/, and the helper's private indexes (the revert's keep.index in gtd/).
-    for folder in ("refs", PRIVATE_DIR):
-        for parent, _dirs, names in reading.walk(git_dir / folder):
-            candidates.extend(Path(parent) / n for n in names if n.endswith(".lock"))
-    stale = []
-    for lock in candidates:
-        try:
-            if lock.stat().st_mtime_ns >= oldest:
-                stale.append(lock)
-        except OSError:
-            continue
-    held = proc.held_open(str(lock) for lock in stale) if stale else set()
-    for lock in stale:
-        if os.path.realpath(lock) in held:
-            continue  # a running git's (a person's): never ours to remove
-        with contextlib.suppress(OSError):
-            lock.unlink()
-            removed.append(lock)
-    return removed
-
-
-def _note_owner(name: str) -> int | None:
-    """The process a child note stands for: the git child itself, or for a note
-    made before the child had a name, the helper that made it (its death means
-    the child, if it ever ran, is its orphan)."""
-    if name.isdigit():
-        return int(name)
-    if name.startswith(_PENDING):
-        try:
-            return int(name[len(_PENDING) :].split("-", maxsplit=1)[0])
-        except ValueError:
-            return None
-    return None
-
-
-def children_running(git_dir: Path) -> bool:
-    """Whether a git child some helper noted (see :func:`stale_locks`) may still
-    be running: a lock file it could hold is then not provably dead."""
-    try:
-        notes = list(os.scandir(git_dir / CHILDREN_DIR))
-    except OSError:
-        return False
-    owners = (_note_owner(note.name) for note in notes)
-    return any(owner is not None and proc.alive(owner) for owner in owners)
-
-
-GIT_TIMEOUT_VAR = "GTD_GIT_TIMEOUT_S"
-_GIT_TIMEOUT_S = 1800.0  # no git call of the helper's comes near; a wait /proc cannot see does
-
-
 def git_timeout() -> float:
     """How long one git call may run: ``GTD_GIT_TIMEOUT_S``, else half an hour."""
     try:
@@ -662,10 +511,6 @@ def git_timeout() -> float:
     except ValueError:
         return _GIT_TIMEOUT_S
     return value if value > 0 else _GIT_TIMEOUT_S
-
-
-# The files git opens in every folder it walks (a named pipe in one's place blocks it).
-_READ_IN_TREE = frozenset({".gitignore", ".gitattributes", ".gitmodules", ".mailmap"})
 
 
 def _checked(root: Path, args: Sequence[str], result: proc.Result) -> proc.Result:
@@ -680,166 +525,6 @@ def _checked(root: Path, args: Sequence[str], result: proc.Result) -> proc.Resul
             f"set {GIT_TIMEOUT_VAR} to allow it longer (seconds)",
         )
     return result
-
-
-def blocking_pipes(root: Path, seen: Iterable[str] = ()) -> list[str]:
-    """The named pipes git may have waited on (absolute paths): those it had open
-    (``seen``), those in the work tree where git reads a file, and any in the git
-    directory (its refs, `info/`, `objects/info/alternates`; not the objects
-    themselves, which git writes). Only looked for once git has waited: a walk of
-    the whole tree."""
-    found = dict.fromkeys(seen)
-    for folder, dirs, files in reading.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]  # the repository's, a nested one's
-        for name in files:
-            path = os.path.join(folder, name)
-            if name in _READ_IN_TREE and reading.is_pipe(path):
-                found[path] = None
-    for folder, dirs, files in reading.walk(root / ".git"):
-        if os.path.basename(folder) == "objects":
-            dirs[:] = [d for d in dirs if d == "info"]
-        for name in files:
-            path = os.path.join(folder, name)
-            if reading.is_pipe(path):
-                found[path] = None
-    return list(found)
-
-
-def failure(args: Sequence[str], result: proc.Result) -> GitError:
-    """A GitError that says what git said, and names the lock file when another
-    git process (or a killed one) holds it."""
-    detail = (result.stderr or result.stdout).strip().splitlines()
-    lock = next((line for line in detail if ".lock'" in line and "File exists" in line), None)
-    if lock is not None:
-        # The quoted name ending in `.lock`, never the first one quoted: "cannot
-        # lock ref 'HEAD': Unable to create '.../refs/heads/main.lock': File exists"
-        # told a person to delete HEAD.
-        path = next(
-            (part for part in lock.split("'") if part.endswith(".lock")), lock.split("'")[1]
-        )
-        return GitError(
-            f"git is locked: {path} exists",
-            f"if no git process is running in this repository, delete {path} and retry",
-        )
-    last = detail[-1] if detail else f"exit {result.returncode}"
-    unreadable_index = ("index file smaller than expected", "bad signature", "index file corrupt")
-    damaged = next((line for line in detail if any(m in line for m in unreadable_index)), None)
-    if damaged is not None:
-        # "fatal: .git/index: index file smaller than expected", "error: bad signature
-        # 0x00000000" then "fatal: index file corrupt": git names the file, or not.
-        named = damaged.removeprefix("fatal: ").removeprefix("error: ").split(": ")[0]
-        index = named if named.endswith("index") else ".git/index"
-        return IndexUnreadable(index, last)
-    unwritable = ("insufficient permission", "Read-only file system", "Permission denied")
-    if any(marker in line for line in detail for marker in unwritable):
-        return GitError(
-            f"git cannot write to the repository: {last}",
-            "make the repository (its .git directory) writable for this user, then run "
-            "the command again; nothing was changed",
-        )
-    return GitError(f"git {' '.join(args[:3])} failed: {last}")
-
-
-def parse_batch(raw: bytes, count: int) -> list[GitObject | None]:
-    """`cat-file --batch` output: ``<oid> <type> <size>\\n<content>\\n`` per object,
-    ``<name> missing`` (or ``ambiguous``) for one that is not there."""
-    out: list[GitObject | None] = []
-    pos = 0
-    for _ in range(count):
-        end = raw.index(b"\n", pos)
-        header = raw[pos:end].split(b" ")
-        pos = end + 1
-        if len(header) != 3 or header[-1] in (b"missing", b"ambiguous"):
-            out.append(None)
-            continue
-        size = int(header[2])
-        out.append(GitObject(header[0].decode(), header[1].decode(), raw[pos : pos + size]))
-        pos += size + 1
-    return out
-
-
-def parse_tree(data: bytes, oid_bytes: int = 20) -> dict[str, tuple[str, str]]:
-    """A raw tree object (``<mode> <name>\\0<binary id>`` entries): name → (mode, id)."""
-    out: dict[str, tuple[str, str]] = {}
-    pos = 0
-    while pos < len(data):
-        space = data.index(b" ", pos)
-        nul = data.index(b"\0", space)
-        mode = data[pos:space].decode()
-        name = data[space + 1 : nul].decode("utf-8", errors="surrogateescape")
-        oid = data[nul + 1 : nul + 1 + oid_bytes].hex()
-        out[name] = (mode.zfill(6), oid)
-        pos = nul + 1 + oid_bytes
-    return out
-
-
-def parse_config_list(raw: str) -> list[tuple[str, str, str | None]]:
-    """`config --list --show-origin -z`: ``origin NUL key [LF value] NUL`` each."""
-    fields = raw.split("\0")
-    out: list[tuple[str, str, str | None]] = []
-    for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
-        key, sep, value = entry.partition("\n")
-        out.append((origin, key, value if sep else None))
-    return out
-
-
-def parse_worktree_list(raw: str) -> list[tuple[str, str | None, str | None]]:
-    """`git worktree list --porcelain -z`: (path, HEAD, full branch name or None
-    when detached) per worktree."""
-    out: list[tuple[str, str | None, str | None]] = []
-    path: str | None = None
-    head: str | None = None
-    branch: str | None = None
-    for field in [*raw.split("\0"), ""]:
-        if not field:
-            if path is not None:
-                out.append((path, head, branch))
-            path = head = branch = None
-            continue
-        key, _, value = field.partition(" ")
-        if key == "worktree":
-            path = value
-        elif key == "HEAD":
-            head = value
-        elif key == "branch":
-            branch = value
-    return out
-
-
-def parse_ls_files_tagged(raw: str) -> tuple[list[str], list[str]]:
-    """`ls-files -z -t --cached --others`: (tracked, untracked), each sorted."""
-    tracked: set[str] = set()
-    untracked: set[str] = set()
-    for record in raw.split("\0"):
-        if len(record) > 2:
-            (untracked if record[0] == "?" else tracked).add(record[2:])
-    return sorted(tracked), sorted(untracked)
-
-
-def parse_ls_tree(raw: str) -> dict[str, TreeEntry]:
-    out: dict[str, TreeEntry] = {}
-    for record in raw.split("\0"):
-        if not record:
-            continue
-        meta, _, path = record.partition("\t")
-        mode, kind, oid = meta.split(" ")
-        out[path] = TreeEntry(mode, kind, oid)
-    return out
-
-
-def parse_raw_diff(raw: str) -> list[Change]:
-    """`diff-tree -r -z --raw`: ``:<old mode> <new mode> <old> <new> <status>\\0<path>\\0``."""
-    out: list[Change] = []
-    fields = raw.split("\0")
-    i = 0
-    while i + 1 < len(fields):
-        meta, path = fields[i], fields[i + 1]
-        i += 2
-        if not meta.startswith(":"):
-            continue
-        old_mode, new_mode, old_oid, new_oid, status = meta[1:].split(" ")
-        out.append(Change(status[0], path, old_mode, new_mode, old_oid, new_oid))
-    return out
 
 
 def is_top_level(cwd: Path) -> bool:
@@ -865,7 +550,7 @@ def repo_root(cwd: Path) -> Path:
             check_exists=False,
             names=True,
             timeout=git_timeout(),
-            stuck=proc.pipe_wait,
+            stuck=processes.pipe_wait,
         ),
     )
     if res.returncode != 0:
@@ -876,113 +561,6 @@ def repo_root(cwd: Path) -> Path:
             f"{cwd}: not the repository root ({top})", f"cd {top} and run the command there"
         )
     return top
-
-
-def parse_status_v2(raw: str) -> WorkTree:
-    """Parse `git status --porcelain=v2 --branch -z`."""
-    head: str | None = None
-    branch: str | None = None
-    entries: list[StatusEntry] = []
-    fields = raw.split("\0")
-    i = 0
-    while i < len(fields):
-        rec = fields[i]
-        i += 1
-        if rec.startswith("# branch.oid "):
-            oid = rec[len("# branch.oid ") :]
-            head = None if oid == "(initial)" else oid
-        elif rec.startswith("# branch.head "):
-            name = rec[len("# branch.head ") :]
-            branch = None if name == "(detached)" else name
-        elif rec.startswith("1 "):
-            parts = rec.split(" ", 8)
-            entries.append(StatusEntry(_xy(parts[1]), parts[8], None, parts[2].startswith("S")))
-        elif rec.startswith("2 "):
-            parts = rec.split(" ", 9)
-            entries.append(
-                StatusEntry(_xy(parts[1]), parts[9], fields[i], parts[2].startswith("S"))
-            )
-            i += 1
-        elif rec.startswith("u "):
-            parts = rec.split(" ", 10)
-            entries.append(StatusEntry(_xy(parts[1]), parts[10]))
-        elif rec.startswith("? "):
-            entries.append(StatusEntry("??", rec[2:]))
-    return WorkTree(head, branch, tuple(entries))
-
-
-def parse_log(
-    raw: str,
-    *,
-    commit: Callable[[str, str, str | None, tuple[_Change, ...] | None], _Commit],
-    change: Callable[[str, str], _Change],
-    with_changes: bool = True,
-) -> list[_Commit]:
-    """`git log -z` with :data:`LOG_FORMAT` (and ``--name-status`` when
-    ``with_changes``; without, each commit's changes are None: not read), newest
-    first in, oldest first out. ``commit(sha, subject, first parent, changes)`` and
-    ``change(status letter, path)`` make the caller's values directly: a long log
-    is parsed once, into what the caller keeps."""
-    commits: list[_Commit] = []
-    for record in raw.split(LOG_RECORD):
-        if not record:
-            continue
-        header, _, rest = record.partition(LOG_FIELD)
-        subject, _, names = rest.partition("\0")
-        ids = header.split()
-        sha, parent = ids[0], (ids[1] if len(ids) > 1 else None)
-        if not with_changes:
-            commits.append(commit(sha, subject, parent, None))
-            continue
-        fields = names.lstrip("\n").split("\0")
-        changes: list[_Change] = []
-        i = 0
-        while i + 1 < len(fields):
-            code, path = fields[i].strip(), fields[i + 1]
-            i += 2
-            if code:
-                changes.append(change(code[0], path))
-        commits.append(commit(sha, subject, parent, tuple(changes)))
-    commits.reverse()
-    return commits
-
-
-def log_head_is_merge(raw: str) -> bool:
-    """Whether the newest commit of a :data:`LOG_FORMAT` log has several parents."""
-    first = raw[1 : raw.find(LOG_FIELD)] if raw.startswith(LOG_RECORD) else ""
-    return len(first.split()) > 2
-
-
-def parse_line_diff(raw: str) -> tuple[list[str], list[str]]:
-    """`git diff -U0` of one file: its removed and added lines, in diff order."""
-    removed: list[str] = []
-    added: list[str] = []
-    for line in raw.splitlines():
-        if line.startswith(("---", "+++")):
-            continue
-        if line.startswith("-"):
-            removed.append(line[1:])
-        elif line.startswith("+"):
-            added.append(line[1:])
-    return removed, added
-
-
-def parse_name_only_log(raw: str) -> dict[str, list[str]]:
-    """`git log -z --name-only --format=%x1e%H`: each commit's sha → the paths it
-    touched, exactly as named (with -z git quotes none: a space, a newline or a
-    byte that is not UTF-8 stays part of the name)."""
-    out: dict[str, list[str]] = {}
-    for record in raw.split("\x1e"):
-        sha, _, names = record.partition("\0")
-        if sha.strip():
-            names = names[1:] if names.startswith("\n") else names
-            out[sha.strip()] = [name for name in names.split("\0") if name]
-    return out
-
-
-def _xy(code: str) -> str:
-    # v2 writes "." for "unchanged"; StatusEntry uses a space, as v1 does.
-    return code.replace(".", " ")
 
 
 def _holds_files(path: Path) -> bool:

@@ -1,4 +1,4 @@
-"""The pipes a long command's output goes through (gtd.proc.Spawned). Imports
+"""The pipes a long command's output goes through (gtd.spawned.Spawned). Imports
 nothing but ``os`` (and ``fcntl``, a C module): gtd.auto.ratchet.early makes
 them before anything else of the helper is loaded."""
 

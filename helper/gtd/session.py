@@ -126,7 +126,7 @@ def relation(recorded: Session, asker: Session | None) -> Relation:
     stat = _stat(recorded.pid)
     if stat is None or stat.start != recorded.start or stat.state in (b"Z", b"X"):
         # A zombie has exited: in a container whose pid 1 is no init it may never
-        # be reaped (gtd.proc.alive).
+        # be reaped (gtd.processes.alive).
         return "gone"
     if asker is not None and asker == recorded:
         return "same"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd import pipes, proc
+from gtd import pipes, spawned
 from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import early, held, report_listener, room
 from gtd.git import Git
@@ -269,7 +269,7 @@ def test_hold_adopts_the_early_process_only_for_the_same_command_and_environment
         monkeypatch.setattr(early, "_STARTED", [started])
         adopted = held.hold(rm, config, room.environment(rm))
         assert adopted is not None
-        assert isinstance(adopted.child, proc.Spawned)
+        assert isinstance(adopted.child, spawned.Spawned)
         assert adopted.child.pid == started.pid
         released = adopted.release(report_listener.Request(rm.tree), 60)
         assert released is not None
@@ -283,7 +283,7 @@ def test_hold_adopts_the_early_process_only_for_the_same_command_and_environment
         monkeypatch.setenv("GTD_SOMETHING_NEW", "1")  # set since the early start
         fresh = held.hold(rm, config, room.environment(rm))
         assert fresh is not None
-        assert isinstance(fresh.child, proc.Spawned)
+        assert isinstance(fresh.child, spawned.Spawned)
         assert fresh.child.pid != changed.pid  # started anew
         with pytest.raises(ChildProcessError):
             os.waitpid(changed.pid, os.WNOHANG)  # ended and reaped already
@@ -385,7 +385,7 @@ def test_only_gtd_ratchet_run_starts_early(
 # -- the spawned child's output and end -------------------------------------------------
 
 
-def _spawn(code: str) -> proc.Spawned:
+def _spawn(code: str) -> spawned.Spawned:
     """As the early start spawns: through ``posix_spawn``, into long pipes."""
     out_r, out_w = pipes.long_pipe()
     err_r, err_w = pipes.long_pipe()
@@ -398,7 +398,7 @@ def _spawn(code: str) -> proc.Spawned:
     )
     os.close(out_w)
     os.close(err_w)
-    return proc.Spawned(pid, ("python", "-c"), out_r, err_r, time.monotonic())
+    return spawned.Spawned(pid, ("python", "-c"), out_r, err_r, time.monotonic())
 
 
 @pytest.fixture(params=["pidfd", "no-pidfd"])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd import proc
+from gtd import spawned
 from gtd.auto.config import load_auto_config
 from gtd.auto.ratchet import early, gate, held, report_listener, room
 from gtd.git import Git
@@ -406,12 +406,12 @@ def test_a_process_that_never_stops_at_the_gate_fails_the_run(
         listener = report_listener.prepare(rm.tree, rm.slot / "reports", gate=gate.SOURCE)
         gate_r, gate_w = os.pipe()
         came_r, came_w = os.pipe()
-        child = proc.start_logged(
+        child = spawned.start_logged(
             [sys.executable, "-c", "open('ran-early', 'w').close()"],
             rm.tree,
             pass_fds=(gate_r, came_w),
         )
-        assert isinstance(child, proc.Spawned)
+        assert isinstance(child, spawned.Spawned)
         os.close(gate_r)
         os.close(came_w)
         waiting = held.Held(child, listener, "cmd", gate_w, came_r)

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gtd.auto.cycle.replay import conflicts, replay
-from gtd.git import Change, Git
+from gtd.git import Git
+from gtd.git_parse import Change
 from tests.conftest import Repo
 
 

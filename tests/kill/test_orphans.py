@@ -128,11 +128,11 @@ def _zombie_children(pid: int) -> list[int]:
 def test_a_zombie_is_not_alive() -> None:
     """The check behind busy answers and git locks: a child that exited and is not
     reaped yet is a zombie, and counts as dead; a running one as alive."""
-    from gtd import proc
+    from gtd import processes
 
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        assert proc.alive(sleeper.pid)
+        assert processes.alive(sleeper.pid)
     finally:
         sleeper.kill()
     deadline = time.monotonic() + 10
@@ -140,8 +140,8 @@ def test_a_zombie_is_not_alive() -> None:
         assert time.monotonic() < deadline, "the killed child never became a zombie"
         time.sleep(0.01)
     try:
-        assert not proc.alive(sleeper.pid)
+        assert not processes.alive(sleeper.pid)
     finally:
         sleeper.wait()
-    assert not proc.alive(sleeper.pid)
-    assert not proc.alive(None)
+    assert not processes.alive(sleeper.pid)
+    assert not processes.alive(None)

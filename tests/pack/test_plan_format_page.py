@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gtd.auto import plan
+from gtd.auto import plan_fields
 from tests.conftest import Repo, run_gtd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def test_the_page_lists_the_note_fields_the_check_accepts() -> None:
     found = re.search(r"accepts these notes \([^)]*\): ([^.]+)\.", text)
     assert found, "docs/plan-format.md no longer lists the note fields"
     listed = [name.strip() for name in found.group(1).split(",")]
-    assert listed == list(plan._NOTES)
+    assert listed == list(plan_fields.NOTES)
 
 
 def test_the_pages_example_passes_the_real_check(repo: Repo) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from gtd import detect
-from gtd.detect import Detection, clean_args, implied_links, pytest_args
+from gtd.detect import Detection, implied_links
+from gtd.project_runner import Found, clean_args, project_runner, pytest_args
 
 NO_TOOLS = {"PATH": "/nonexistent"}  # no pytest, uv, poetry... on PATH
 
@@ -375,8 +376,8 @@ def test_the_first_runner_the_project_starts_wins(tmp_path: Path) -> None:
 )
 def test_unittest_lines_and_their_arguments(tmp_path: Path, line: str, expected: list[str]) -> None:
     write(tmp_path, {"tox.ini": f"[testenv]\ncommands = {line}\n"})
-    found = detect.project_runner(tmp_path)
-    assert found == detect.Found("unittest", expected, "tox.ini [testenv] commands")
+    found = project_runner(tmp_path)
+    assert found == Found("unittest", expected, "tox.ini [testenv] commands")
 
 
 @pytest.mark.parametrize(
@@ -384,7 +385,7 @@ def test_unittest_lines_and_their_arguments(tmp_path: Path, line: str, expected:
 )
 def test_lines_that_do_not_run_unittest_itself(tmp_path: Path, line: str) -> None:
     write(tmp_path, {"tox.ini": f"[testenv]\ncommands = {line}\n"})
-    assert detect.project_runner(tmp_path) is None
+    assert project_runner(tmp_path) is None
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from gtd.errors import GitBlocked, GitError
-from gtd.git import Git, StatusEntry, parse_status_v2, repo_root
+from gtd.git import Git, repo_root
+from gtd.git_parse import StatusEntry, parse_status_v2
 from tests.conftest import Repo
 
 
@@ -83,7 +84,7 @@ def test_head_tree_reads_head_and_its_tree_in_one_call(repo: Repo) -> None:
 
 
 def test_config_list_entries_keep_origin_key_and_value() -> None:
-    from gtd.git import parse_config_list
+    from gtd.git_parse import parse_config_list
 
     raw = "file:/h/.gitconfig\0user.name\nA B\0file:.git/config\0core.bare\nfalse\0file:x\0flag\0"
     assert parse_config_list(raw) == [
@@ -169,7 +170,7 @@ def test_update_refs_replaces_a_symbolic_ref_never_the_ref_it_leads_to(repo: Rep
 
 
 def test_worktree_list_is_parsed_per_worktree() -> None:
-    from gtd.git import parse_worktree_list
+    from gtd.git_parse import parse_worktree_list
 
     raw = (
         "worktree /r\0HEAD abc\0branch refs/heads/main\0\0"

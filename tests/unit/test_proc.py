@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from gtd.proc import Later, command_argv, pipe_wait, run, which
+from gtd.parallel import Later
+from gtd.proc import command_argv, run, which
+from gtd.processes import pipe_wait
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,7 @@ def test_the_same_attributes_as_typing() -> None:
 
 
 def test_pickles_as_a_module_level_class() -> None:
-    from gtd.git import GitObject  # one of the helper's
+    from gtd.git_parse import GitObject  # one of the helper's
 
     obj = GitObject("0" * 40, "blob", b"data")
     assert pickle.loads(pickle.dumps(obj)) == obj

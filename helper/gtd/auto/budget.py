@@ -492,7 +492,7 @@ def for_next(history: Sequence[Record], ceiling: Ceiling | None, plan: Plan) -> 
     (complete, blocked) it still tells the spend; its halt is then nobody's."""
     if ceiling is None:
         return None
-    from gtd.auto.plan import pick
+    from gtd.auto.next_task import pick
 
     chosen = pick(plan).task
     return decide(history, ceiling, chosen.id if chosen is not None else "")

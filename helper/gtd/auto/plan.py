@@ -1,5 +1,7 @@
-"""PLAN.md as values: parse the deepflow task list, validate it, pick the next ready
-task and tick a finished one. Pure: text in, values (or text) out — no IO.
+"""PLAN.md as values: parse the deepflow task list and validate it. Pure: text in,
+values out — no IO. Choosing the next task is :mod:`gtd.auto.next_task`, ticking a
+finished one :mod:`gtd.auto.plan_tick`, the fields' names :mod:`gtd.auto.plan_fields`,
+the dependency graph's checks :mod:`gtd.auto.plan_graph`.
 
 The format (skills/plan-format/SKILL.md): tasks are checkbox list items whose text starts with a
 bold id, ``- [ ] **T3**: title``, with indented sub-bullets ``- Files: a.py, b.py`` and
@@ -11,7 +13,7 @@ fenced code blocks are never read as tasks.
 Nothing that looks meant for the loop is dropped without a word: a checkbox that
 names a task id but is not a task (``**T2*``, ``T2:``), a bold task under Spec Gaps,
 ``**T0**``, a control character in a title, a ``- Word:`` line under a task that is
-neither a field the loop reads (Files, Blocked by) nor a known note (``_NOTES``), and
+neither a field the loop reads (Files, Blocked by) nor a known note (``NOTES``), and
 a Files / Blocked by line left outside its task each become a problem on its line,
 with the nearest known field name when the word looks misspelt.
 
@@ -23,18 +25,18 @@ from __future__ import annotations
 
 import re
 
+from gtd.auto.plan_fields import NOTE_KEYS, NOTES, READ, key_name, suggest
+from gtd.auto.plan_graph import graph_problems
 from gtd.fences import FenceTracker
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
-    from typing import Literal, TypedDict
+    from typing import Literal
 
     Status = Literal["todo", "done", "skipped"]
-    PickKind = Literal["task", "blocked", "complete"]
 else:
     Status = str
-    PickKind = str
 
 
 class Task(NamedTuple):
@@ -74,28 +76,22 @@ class Plan(NamedTuple):
         return tuple(t for t in self.tasks if t.status == "todo")
 
 
-class Pick(NamedTuple):
-    kind: PickKind
-    task: Task | None
-    blocked: tuple[tuple[Task, tuple[str, ...]], ...]
-
-
 # -- regexes -------------------------------------------------------------------------
 
 # A list marker: "-", "*", "+" or an ordered "1." / "1)".
-_MARKER = r"(?:[-*+]|\d{1,9}[.)])"
+MARKER = r"(?:[-*+]|\d{1,9}[.)])"
 # A task: checkbox item whose text starts with a bold id; the colon may sit inside or
 # outside the bold, or be missing. The box char is captured loosely so that "[-]" or
 # "[]" become a reported problem instead of a silently ignored task.
 _TASK = re.compile(
-    rf"^(?P<indent>[ \t]*){_MARKER}[ \t]+\[(?P<box>[^\]]?)\][ \t]*"
+    rf"^(?P<indent>[ \t]*){MARKER}[ \t]+\[(?P<box>[^\]]?)\][ \t]*"
     r"\*\*[ \t]*(?P<id>[Tt][0-9]+)[ \t]*:?[ \t]*\*\*(?P<rest>.*)$"
 )
 # A checkbox item that names a task id but is not a task — no bold, half a bold
 # (``**T2*``), ``__T2__``, ``Task 2``, a space inside the id: the author's slip,
 # which would otherwise drop the task without a word.
 _NEAR_TASK = re.compile(
-    rf"^[ \t]*{_MARKER}[ \t]*\[[^\]]{{0,3}}\][ \t]*(?:[*_]+[ \t]*)?"
+    rf"^[ \t]*{MARKER}[ \t]*\[[^\]]{{0,3}}\][ \t]*(?:[*_]+[ \t]*)?"
     r"(?P<id>(?:[Tt]|[Tt]ask[ \t]*)[ \t]?\d+)[ \t]*[*_]*[ \t]*(?:[:\-—–\[]|$)"
 )
 # C0 and C1 control characters and DEL, tab excepted: in a title they end up in a
@@ -105,29 +101,29 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _INLINE_BLOCKED = re.compile(r"blocked[ \t_-]*by[ \t]*:", re.IGNORECASE)
 # "- Blocked by T1": the field without its colon.
 _BLOCKED_NO_COLON = re.compile(
-    rf"^[ \t]*(?:{_MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*blocked[ \t_-]*by\b"
+    rf"^[ \t]*(?:{MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*blocked[ \t_-]*by\b"
     r"(?![ \t]*(?:\*\*|__)?[ \t]*:)",
     re.IGNORECASE,
 )
 _BOX_STATUS: dict[str, Status] = {" ": "todo", "x": "done", "X": "done", "~": "skipped"}
-_DONE_MARK = re.compile(r"[ \t]*[✓✔](?:[ \t]*\([ \t]*(?P<hash>[0-9a-fA-F]{4,40})[ \t]*\))?[ \t]*$")
+DONE_MARK = re.compile(r"[ \t]*[✓✔](?:[ \t]*\([ \t]*(?P<hash>[0-9a-fA-F]{4,40})[ \t]*\))?[ \t]*$")
 _SPIKE_TAG = re.compile(r"\[spike\]|\(spike\)", re.IGNORECASE)
 _HEADING = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?:[ \t]+(?P<text>.*?))?(?:[ \t]+#+)?[ \t]*$")
 # A line that starts a new markdown block, which ends a task's lazy continuation.
 _BLOCK_START = re.compile(
-    rf"^[ \t]*(?:#{{1,6}}(?:[ \t]|$)|{_MARKER}(?:[ \t]|$)|`{{3}}|~{{3}}|>|(?:[-*_][ \t]*){{3,}}$)"
+    rf"^[ \t]*(?:#{{1,6}}(?:[ \t]|$)|{MARKER}(?:[ \t]|$)|`{{3}}|~{{3}}|>|(?:[-*_][ \t]*){{3,}}$)"
 )
 # "- Files: a.py" / "- **Blocked by:** T1" / "Blocked by: none" (bullet optional).
 _FIELD = re.compile(
-    rf"^[ \t]*(?:{_MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*(?P<key>files|blocked[ \t_-]*by)[ \t]*"
+    rf"^[ \t]*(?:{MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*(?P<key>files|blocked[ \t_-]*by)[ \t]*"
     r"(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?(?P<value>.*)$",
     re.IGNORECASE,
 )
-_LIST_ITEM = re.compile(rf"^[ \t]*{_MARKER}[ \t]+(?P<item>.*)$")
+_LIST_ITEM = re.compile(rf"^[ \t]*{MARKER}[ \t]+(?P<item>.*)$")
 # Any "- Word:" / "- Two words:" line (bullet and bold optional): the shape of a
 # field, whether or not the loop reads it.
 _KEYED = re.compile(
-    rf"^[ \t]*(?P<bullet>{_MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*"
+    rf"^[ \t]*(?P<bullet>{MARKER}[ \t]+)?(?:\*\*|__)?[ \t]*"
     r"(?P<key>[A-Za-z][A-Za-z'/-]*(?:[ \t]+[A-Za-z][A-Za-z'/-]*)?)"
     r"[ \t]*(?:\*\*|__)?[ \t]*:(?:\*\*|__)?(?:[ \t]|$)"
 )
@@ -137,29 +133,6 @@ _TRAILING_REMARK = re.compile(r"[ \t]+\([^)]*\)$")
 _ID_SPLIT = re.compile(r"[,;]|[ \t]+and[ \t]+|[ \t]+")
 _NONE_VALUES = frozenset({"none", "nothing", "n/a", "na", "-", "—", "–", "no", "nil"})
 _GAPS = re.compile(r"spec[ \t]+gaps\b", re.IGNORECASE)
-
-# The fields the loop reads, and what their misspellings and synonyms suggest.
-_READ = ("Files", "Blocked by")
-_SYNONYMS = {
-    **dict.fromkeys(("file", "path", "paths"), "Files"),
-    **dict.fromkeys(
-        (
-            "blocked", "blocker", "blockers", "blocks", "depends", "depends on",
-            "dependency", "dependencies", "deps", "requires", "after", "waits on",
-            "prerequisites",
-        ),
-        "Blocked by",
-    ),
-}  # fmt: skip
-# Notes a planner writes under a task (deepflow's spike, optimize and integration
-# fields among them): part of the task's text for the implementer, never read.
-_NOTES = (
-    "Type", "Hypothesis", "Method", "Success criteria", "Time-box", "Impact", "Model",
-    "Effort", "Optimize", "Integration ACs", "Steps", "Acceptance", "Acceptance criteria",
-    "Done when", "Notes", "Note", "Tests", "Context", "Details", "Risk", "Goal", "Spec",
-    "See", "Why",
-)  # fmt: skip
-_NOTE_KEYS = frozenset(n.lower() for n in _NOTES)
 
 
 def _width(line: str) -> int:
@@ -259,7 +232,7 @@ class _Builder:
 def _split_title(rest: str) -> tuple[str, bool, str | None]:
     """Title, spike flag and commit hash from the text after the bold id."""
     commit: str | None = None
-    done = _DONE_MARK.search(rest) if "✓" in rest or "✔" in rest else None
+    done = DONE_MARK.search(rest) if "✓" in rest or "✔" in rest else None
     if done:
         commit = done.group("hash")
         rest = rest[: done.start()]
@@ -412,7 +385,7 @@ def parse(text: str) -> Plan:
             _stray_field(line, lineno, problems)
     finish()
 
-    problems.extend(_graph_problems(tasks, blocked_lines))
+    problems.extend(Problem(*found) for found in graph_problems(tasks, blocked_lines))
     if not tasks:
         problems.append(Problem(1, "no tasks found (a task looks like - [ ] **T1**: title)"))
     problems.sort(key=lambda p: p.line)  # stable: same-line problems keep their order
@@ -493,57 +466,13 @@ def _stray_field(line: str, lineno: int, problems: list[Problem]) -> None:
     m = _FIELD.match(line) or _KEYED.match(line)
     if m is None:
         return
-    key = _key_name(m.group("key"))
-    name = key if key in _READ else _suggest(key, read_only=True)
+    key = key_name(m.group("key"))
+    name = key if key in READ else suggest(key, read_only=True)
     if name is None:
         return
     problems.append(
         Problem(lineno, f"{name} is not under a task (not read): indent it under its task")
     )
-
-
-def _key_name(raw: str) -> str:
-    """ "blocked_by" / "Blocked  by" / "FILES" → the canonical name when it is one."""
-    norm = " ".join(raw.replace("_", " ").split()).lower()
-    if norm == "files":
-        return "Files"
-    if norm.replace("-", " ") == "blocked by":
-        return "Blocked by"
-    return " ".join(raw.split())
-
-
-def _suggest(key: str, *, read_only: bool) -> str | None:
-    """The known field name ``key`` most likely stands for: a synonym of a read field,
-    or the nearest name at most a couple of edits away."""
-    low = key.lower()
-    if low in _SYNONYMS:
-        return _SYNONYMS[low]
-    names = _READ if read_only else (*_READ, *_NOTES)
-    best: tuple[int, str] | None = None
-    for name in names:
-        dist = _edits(low, name.lower())
-        if dist <= (1 if len(name) < 8 else 2) and (best is None or dist < best[0]):
-            best = (dist, name)
-    return best[1] if best else None
-
-
-def _edits(a: str, b: str) -> int:
-    """Edit distance with adjacent transpositions (optimal string alignment); the
-    words are short field names, so the plain table is cheap."""
-    if abs(len(a) - len(b)) > 2:
-        return 3  # more than any suggestion allows
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        row = [i]
-        for j, cb in enumerate(b, 1):
-            cost = 0 if ca == cb else 1
-            val = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                val = min(val, prev2[j - 2] + 1)
-            row.append(val)
-        prev2, prev = prev, row
-    return prev[-1]
 
 
 def _read_field(
@@ -599,12 +528,12 @@ def _unknown_field(
     if m is None:
         return
     key = " ".join(m.group("key").split())
-    if key.lower() in _NOTE_KEYS:
+    if key.lower() in NOTE_KEYS:
         return
-    read = _suggest(key, read_only=True)
+    read = suggest(key, read_only=True)
     if read is None and not at_field_level:
         return
-    hint = read or _suggest(key, read_only=False)
+    hint = read or suggest(key, read_only=False)
     if hint:
         problems.append(
             Problem(lineno, f"{current.id}: unknown field '{key}': did you mean '{hint}'?")
@@ -614,185 +543,7 @@ def _unknown_field(
         Problem(
             lineno,
             f"{current.id}: unknown field '{key}' (the loop reads Files and Blocked by; "
-            f"notes: {', '.join(_NOTES)}): use one of these or write the line without "
+            f"notes: {', '.join(NOTES)}): use one of these or write the line without "
             "the colon",
         )
     )
-
-
-def _graph_problems(tasks: list[Task], blocked_lines: dict[int, int]) -> list[Problem]:
-    """Duplicate ids, blockers naming unknown tasks and dependency cycles."""
-    problems: list[Problem] = []
-    first: dict[str, int] = {}  # id -> index of its first task
-    for i, task in enumerate(tasks):
-        if task.id in first:
-            earlier = tasks[first[task.id]].line
-            problems.append(
-                Problem(task.line, f"duplicate task id {task.id} (first at line {earlier})")
-            )
-        else:
-            first[task.id] = i
-
-    def where(i: int) -> int:
-        return blocked_lines.get(i, tasks[i].line)
-
-    for i, task in enumerate(tasks):
-        for blocker in task.blocked_by:
-            if blocker not in first:
-                problems.append(Problem(where(i), f"{task.id}: blocked by unknown task {blocker}"))
-
-    # Iterative DFS over the first occurrence of each id (a long chain of blockers
-    # must not hit the recursion limit). Each back edge closes one cycle; report it
-    # rotated to start at the task that comes first in the plan, once.
-    graph = {tid: [b for b in tasks[i].blocked_by if b in first] for tid, i in first.items()}
-    color = dict.fromkeys(first, 0)  # 0 unseen, 1 on the path, 2 done
-    seen_cycles: set[tuple[str, ...]] = set()
-    for start in first:
-        if color[start]:
-            continue
-        path = [start]
-        stack = [iter(graph[start])]
-        color[start] = 1
-        while stack:
-            nxt = next(stack[-1], None)
-            if nxt is None:
-                color[path.pop()] = 2
-                stack.pop()
-                continue
-            if color[nxt] == 0:
-                color[nxt] = 1
-                path.append(nxt)
-                stack.append(iter(graph[nxt]))
-            elif color[nxt] == 1:
-                cycle = path[path.index(nxt) :]
-                pivot = min(range(len(cycle)), key=lambda k: first[cycle[k]])
-                cycle = cycle[pivot:] + cycle[:pivot]
-                key = tuple(cycle)
-                if key not in seen_cycles:
-                    seen_cycles.add(key)
-                    names = " → ".join([*cycle, cycle[0]])
-                    problems.append(Problem(where(first[cycle[0]]), f"dependency cycle: {names}"))
-    return problems
-
-
-# -- picking -------------------------------------------------------------------------
-
-
-def pick(plan: Plan) -> Pick:
-    """deepflow's rule: the first ``[ ]`` task, top to bottom, whose blockers are all
-    ``[x]``. A skipped blocker does not count as finished: the work it stood for was
-    never done."""
-    done = {t.id for t in plan.tasks if t.status == "done"}
-    pending = plan.pending
-    if not pending:
-        return Pick("complete", None, ())
-    blocked: list[tuple[Task, tuple[str, ...]]] = []
-    for task in pending:
-        unfinished = tuple(b for b in task.blocked_by if b not in done)
-        if not unfinished:
-            return Pick("task", task, ())
-        blocked.append((task, unfinished))
-    return Pick("blocked", None, tuple(blocked))
-
-
-# -- the answer ----------------------------------------------------------------------
-
-
-if TYPE_CHECKING:
-
-    class TaskInfo(TypedDict):
-        id: str
-        title: str
-        files: list[str]
-        blocked_by: list[str]
-        spike: bool
-        spec: str | None
-        line: int
-
-    class BlockedInfo(TypedDict):
-        id: str
-        title: str
-        blocked_by: list[str]  # the unfinished blockers only
-
-    class TaskAnswer(TypedDict):
-        status: Literal["task"]
-        task: TaskInfo
-        remaining: int
-
-    class BlockedAnswer(TypedDict):
-        status: Literal["blocked"]
-        blocked: list[BlockedInfo]
-
-    class CompleteAnswer(TypedDict):
-        status: Literal["complete"]
-        done: int
-        skipped: int
-
-    PickAnswer = TaskAnswer | BlockedAnswer | CompleteAnswer
-else:
-    TaskInfo = dict
-    BlockedInfo = dict
-    TaskAnswer = dict
-    BlockedAnswer = dict
-    CompleteAnswer = dict
-    PickAnswer = dict
-
-
-def answer(plan: Plan, choice: Pick) -> PickAnswer:
-    """The pick as JSON-ready values: what `gtd plan next --json` prints, and the
-    blocked list and counts `gtd cycle begin` answers with."""
-    if choice.kind == "task" and choice.task is not None:
-        task = choice.task
-        info: TaskInfo = {
-            "id": task.id,
-            "title": task.title,
-            "files": list(task.files),
-            "blocked_by": list(task.blocked_by),
-            "spike": task.spike,
-            "spec": task.spec,
-            "line": task.line,
-        }
-        return {"status": "task", "task": info, "remaining": len(plan.pending)}
-    if choice.kind == "blocked":
-        blocked: list[BlockedInfo] = [
-            {"id": t.id, "title": t.title, "blocked_by": list(b)} for t, b in choice.blocked
-        ]
-        return {"status": "blocked", "blocked": blocked}
-    statuses = [t.status for t in plan.tasks]
-    return {
-        "status": "complete",
-        "done": statuses.count("done"),
-        "skipped": statuses.count("skipped"),
-    }
-
-
-# -- ticking -------------------------------------------------------------------------
-
-_BOX = re.compile(rf"^(?P<head>[ \t]*{_MARKER}[ \t]+\[)[^\]]?(?P<tail>\])")
-_HEX = re.compile(r"[0-9a-fA-F]{4,40}")
-
-
-def tick(text: str, task_id: str, short_hash: str) -> str:
-    """Mark ``task_id`` done with ``✓ (short_hash)``, changing only its checkbox line
-    (and that line's trailing blanks); every other byte, line endings included, stays.
-    Idempotent: ticking a done task again replaces its hash rather than adding one,
-    so crash recovery may safely repeat it. Raises KeyError for an unknown id."""
-    if not _HEX.fullmatch(short_hash):
-        raise ValueError(f"not a commit hash: {short_hash!r}")
-    task = parse(text).get(task_id)
-    if task is None:
-        raise KeyError(task_id)
-    lines = text.split("\n")
-    idx = task.line - 1
-    raw = lines[idx]
-    cr = "\r" if raw.endswith("\r") else ""
-    body = raw[: len(raw) - len(cr)]
-    bom = "\ufeff" if idx == 0 and body.startswith("\ufeff") else ""
-    body = body[len(bom) :]
-    body = _BOX.sub(lambda m: f"{m.group('head')}x{m.group('tail')}", body, count=1)
-    mark = _DONE_MARK.search(body)
-    if mark:
-        body = body[: mark.start()]
-    body = body.rstrip(" \t")
-    lines[idx] = f"{bom}{body} ✓ ({short_hash}){cr}"
-    return "\n".join(lines)

@@ -16,7 +16,7 @@ _MISSING_HINT = "write a plan first: /gtd:auto plans one, or see the PLAN.md for
 def read(root: Path) -> str:
     """The text of ``root/PLAN.md`` exactly as stored. Bytes are decoded without
     newline translation and the BOM is kept, so a tick written back changes only
-    the ticked line (plan.parse and plan.tick both tolerate the BOM)."""
+    the ticked line (plan.parse and plan_tick.tick both tolerate the BOM)."""
     path = root / PLAN
     try:
         data = read_bytes(path)  # a named pipe there must not block the loop

@@ -11,7 +11,8 @@ from __future__ import annotations
 from gtd.auto import breaker
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
-from gtd.auto.plan import Plan, pick
+from gtd.auto.next_task import pick
+from gtd.auto.plan import Plan
 from gtd.auto.report_text import flat, id_list, kept_ref, named_task, plural, show_command
 from gtd.tuples import NamedTuple
 

@@ -77,7 +77,7 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
             raise GtdError(
                 "a cycle is in flight", "let it finish (or run `gtd cycle begin` to recover it)"
             )
-        from gtd.proc import alive
+        from gtd.processes import alive
 
         if current is not None and alive(current.pid):
             return _checking()

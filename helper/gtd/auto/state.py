@@ -51,9 +51,10 @@ from gtd.fsio import (
     temp_bytes,
     temp_owner,
 )
-from gtd.git import Git, parse_tree
+from gtd.git import Git
+from gtd.git_parse import parse_tree
 from gtd.names import json_bytes
-from gtd.proc import alive
+from gtd.processes import alive
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)

@@ -96,9 +96,9 @@ def _state(
     if not plan.pending:
         count = len(plan.tasks)
         return "complete", "its one task done" if count == 1 else f"all {count} tasks done"
-    from gtd.auto import plan as plan_mod
+    from gtd.auto import next_task
 
-    pick = plan_mod.pick(plan)
+    pick = next_task.pick(plan)
     if pick.kind == "blocked":
         waits = ", ".join(f"{t.id} on {', '.join(b)}" for t, b in pick.blocked)
         return "blocked", f"every remaining task waits on an unfinished one ({waits})"

@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gtd import paths, proc
+from gtd import paths, proc, spawned
 from gtd.auto.config import AutoConfig, load_auto_config
 from gtd.auto.plan import Plan, Task
 from gtd.auto.report import Health, VerifyResult
@@ -169,9 +169,9 @@ def _coverage(root: Path, config: AutoConfig) -> VerifyResult:
     tmp = Path(tempfile.mkdtemp(prefix="gtd-coverage-"))
     try:
         env = {"COVERAGE_FILE": str(tmp / ".coverage")}
-        # the whole suite: a long command (gtd.proc.Spawned), not held up by a
+        # the whole suite: a long command (gtd.spawned.Spawned), not held up by a
         # server a test left running
-        child = proc.start_logged(
+        child = spawned.start_logged(
             [python, "-m", "coverage", "run", "-m", "pytest", *pytest_args], root, env=env
         )
         run = child if isinstance(child, proc.Result) else child.finish(config.timeout_s)

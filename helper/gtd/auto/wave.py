@@ -26,7 +26,8 @@ import posixpath
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from gtd.auto import budget
-from gtd.auto.plan import Pick, Plan, Task, pick
+from gtd.auto.next_task import Pick, pick
+from gtd.auto.plan import Plan, Task
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)

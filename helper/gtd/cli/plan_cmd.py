@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from gtd import paths
 from gtd.auto import plan_file
-from gtd.auto.plan import Plan, answer, pick
+from gtd.auto.next_task import answer, pick
+from gtd.auto.plan import Plan
 from gtd.cli.output import emit, root
 
 

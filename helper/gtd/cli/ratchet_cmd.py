@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from gtd.auto.ratchet.model import Snapshot
     from gtd.auto.ratchet.room import Room
     from gtd.auto.state import State
-    from gtd.git import Git, TreeEntry
+    from gtd.git import Git
+    from gtd.git_parse import TreeEntry
 
 _FAILING_TAIL = 20
 
@@ -106,7 +107,7 @@ def run(as_json: bool) -> int:
 def _run(as_json: bool) -> int:
     import contextlib
 
-    from gtd import proc
+    from gtd import parallel
     from gtd.auto.ratchet import room
     from gtd.git import Git
 
@@ -121,7 +122,7 @@ def _run(as_json: bool) -> int:
             # The candidate tree takes four git calls in a row, which need nothing
             # of the snapshot: they run while the rest of the judging code loads
             # (side by side on two cores).
-            built, (snap, base_files) = proc.both(
+            built, (snap, base_files) = parallel.both(
                 lambda: _candidate_over_head(git, index), lambda: _sealed(git, st, raw)
             )
             from gtd.auto import records

@@ -22,7 +22,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gtd import proc
+from gtd import proc, spawned
 from gtd.errors import GitError, GtdError, RepoError
 from gtd.git import Git
 from gtd.step.actions import (
@@ -258,9 +258,9 @@ def run_test_command(ctx: Context) -> TestRun:
     argv = argv_of(command)
     if ctx.config.test_command_source != "config":
         _say_test_command(ctx)
-    # Waited for as a long command (gtd.proc.Spawned): a server a test leaves
+    # Waited for as a long command (gtd.spawned.Spawned): a server a test leaves
     # running, holding the output, would otherwise hold the step until it ends.
-    child = proc.start_logged(argv, ctx.root)
+    child = spawned.start_logged(argv, ctx.root)
     result = child if isinstance(child, proc.Result) else child.finish()
     if result.not_found:
         raise TestCommandNotFound(f"test command not found: {command}")

@@ -25,8 +25,9 @@ from pathlib import Path
 
 from gtd import proc
 from gtd.errors import GitError, RepoError
-from gtd.git import LOG_FORMAT, NO_FLUSH, Git, StatusEntry, log_head_is_merge
-from gtd.git import parse_log as parse_git_log
+from gtd.git import NO_FLUSH, Git
+from gtd.git_parse import LOG_FORMAT, StatusEntry, log_head_is_merge
+from gtd.git_parse import parse_log as parse_git_log
 from gtd.step.events import (
     Change,
     ChangeStatus,
@@ -113,7 +114,7 @@ def _change(letter: str, path: str) -> Change:
 
 
 def parse_log(raw: str, *, with_changes: bool = True) -> list[Commit]:
-    """A :data:`gtd.git.LOG_FORMAT` log (``--name-status`` when ``with_changes``;
+    """A :data:`gtd.git_parse.LOG_FORMAT` log (``--name-status`` when ``with_changes``;
     without, each commit's ``changes`` is None: not read) as the core's commits,
     oldest first. A type change is a modification."""
     return parse_git_log(raw, commit=Commit, change=_change, with_changes=with_changes)

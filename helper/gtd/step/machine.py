@@ -18,12 +18,8 @@ Inputs                                 :mod:`gtd.step.events` (Commit, WorkingTr
                                        :mod:`gtd.step.steering` (paths, packages)
 Subject grammar                        :mod:`gtd.step.subjects`
 States and awaited actor               :mod:`gtd.step.states`
-Precedence 1 — illegal combinations    :func:`_check_legal`
-Precedence 2 — steering files          :func:`_steering`
-Precedence 3 — HEAD classification     :func:`_classify_turn`, :func:`_classify_routing`
+Precedence 1-5 (the baseline rest)     :mod:`gtd.step.precedence` (its table)
   "substantive" review turn            :mod:`gtd.step.review_diff`
-Precedence 4 — ladder                  :func:`_ladder`
-Precedence 5 — no rule matched         :func:`_ladder` (raises ``corruption``)
 Turn-taking 1 — dirty-boundary entry   :func:`_is_dirty_boundary_entry`
 Turn-taking 2-9                        :func:`_turn_taking`
 Validation loop (a malformed draft)    :func:`_turn_taking` (``malformed``),
@@ -32,7 +28,7 @@ State ↔ file association               :attr:`Resolution.steering_file`,
                                        :func:`gtd.step.states.steering_file`
 Counters                               :mod:`gtd.step.counters`
 Scripted checks: the capture rules     :mod:`gtd.step.checks`, :func:`_check_turn`,
-                                       :func:`_check_output`
+                                       :func:`gtd.step.precedence.check_output`
 Edge actions (the values)              :mod:`gtd.step.actions`
 Squash base, review base               :mod:`gtd.step.bases`
 =====================================  ===============================================
@@ -54,7 +50,8 @@ Decisions where the tables are silent (each repeated where it is coded):
   no empty ``gtd(human): escalate`` turn (it could only park at escalate again).
 - A rest at ``planning`` is answered by the agent's ``building`` turn.
 - ERRORS.md without packages is also legal at a ``gtd(human): escalate`` HEAD (the
-  human's turn at the health loop's escalation); see :func:`_check_legal`.
+  human's turn at the health loop's escalation); see
+  :func:`gtd.step.precedence.check_legal`.
 - SQUASH_MSG.md does not count as a steering file for the ladder's "no steering
   files" rung (it is HEAD-classification driven, like in gtd 2.x).
 - The validation loop: an agent turn at a rest that drafts a steering file
@@ -82,7 +79,7 @@ Scripted checks (``"checks": "scripted"``; docs/step-mode.md, "Scripted checks")
   of :mod:`gtd.step.checks` and routed like its 2.x routing twin.
 - A FEEDBACK.md *added* (untracked) while a check is awaited, or at idle, is the
   check's output, not a steering file: it is left out of the precedence rules
-  (:func:`_check_output`) and only decides the check's label.
+  (:func:`check_output`) and only decides the check's label.
 - Idle still awaits the human, and the check is admitted there too (the idle
   carve-out): the human's ``gtd step`` at idle runs gtd's own health-check script
   (:class:`RunCheck`) and captures it as the check's turn — green is zero commits
@@ -96,33 +93,36 @@ Scripted checks (``"checks": "scripted"``; docs/step-mode.md, "Scripted checks")
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, TypeAlias
+from typing import Literal
 
 from gtd.step.actions import (
     Action,
-    ClosePackage,
-    HealthCheck,
     MakeCommit,
     RunCheck,
-    RunTests,
-    Squash,
-    WriteSquashTemplate,
     is_squash_template,
 )
 from gtd.step.bases import (
     GREEN,
     cycle_squash_base,
-    has_review_material,
     health_run_base,
     review_base,
     review_material_from,
     squash_base,
 )
 from gtd.step.checks import CheckRest, capture
-from gtd.step.counters import TEST_RUNS, Counters, changes_read_from, fold_counters
+from gtd.step.counters import Counters, changes_read_from
 from gtd.step.errors import StepError
 from gtd.step.events import Commit, FormatFinding, Invoker, WorkingTree
-from gtd.step.review_diff import is_substantive
+from gtd.step.precedence import (
+    Baseline,
+    Facts,
+    Mid,
+    baseline,
+    check_inputs,
+    check_legal,
+    check_output,
+    gather,
+)
 from gtd.step.settings import StepConfig
 from gtd.step.states import DRAFTED, State, SteeringFile, capture_gate, steering_file
 from gtd.step.steering import (
@@ -131,18 +131,16 @@ from gtd.step.steering import (
     GTD_DIR,
     HEALTH,
     REVIEW,
-    SQUASH_MSG,
     TODO,
     Package,
 )
-from gtd.step.subjects import Actor, Boundary, Check, Party, Route, Routing, Subject, Turn
+from gtd.step.subjects import Actor, Boundary, Party, Routing, Turn
 from gtd.tuples import NamedTuple
 
 __all__ = [
     "Decision",
     "Resolution",
     "changes_wanted",
-    "corruption_message",
     "malformed_message",
     "refusal_message",
     "resolve",
@@ -210,19 +208,6 @@ class Resolution(NamedTuple):
         return self.action is not None and self.decision in ("mid-chain", "health-check")
 
 
-class _Rest(NamedTuple):
-    state: State
-    actor: Party
-
-
-class _Mid(NamedTuple):
-    state: State
-    action: Action
-
-
-_Baseline: TypeAlias = _Rest | _Mid
-
-# Agent rests whose move is a file artifact: a clean tree there means the agent did
 # nothing, and capturing an empty turn would consume workflow state (turn-taking 8).
 _INERT_WHEN_CLEAN: frozenset[State] = frozenset(
     {"grilling", "grilled", "building", "fixing", "agentic-review", "review"}
@@ -260,334 +245,10 @@ def missing_review_message(tree: WorkingTree) -> str:
     )
 
 
-def corruption_message(head: str, clean: bool) -> str:
-    return (
-        f'no precedence rule matched (HEAD="{head}", clean={str(clean).lower()}); '
-        "repo is in an unrecognized state — refusing to guess"
-    )
-
-
-class _Facts(NamedTuple):
-    """Everything the rules read, computed once."""
-
-    commits: Sequence[Commit]
-    tree: WorkingTree
-    config: StepConfig
-    head: Commit | None
-    subject: Subject
-    packages: tuple[Package, ...]
-    counters: Counters
-    # The check's output (a FEEDBACK.md it added) waits to be captured; ``tree`` is
-    # then the tree without it (see _check_output).
-    check_output: bool = False
-
-    @property
-    def head_text(self) -> str:
-        return self.head.subject.strip() if self.head is not None else ""
-
-    def head_is(self, subject: Subject) -> bool:
-        return self.subject == subject
-
-    def run_tests(self) -> RunTests:
-        return RunTests(self.counters.test_cap_reached(self.config), self.counters.test_fix)
-
-    def retest(self) -> _Baseline:
-        """The test run after a build, fix or escalate turn: inline, the run itself;
-        scripted, ``gtd: testing`` (clearing the old FEEDBACK.md), then the check."""
-        if self.config.scripted:
-            return _Mid("testing", MakeCommit("gtd: testing", (FEEDBACK,)))
-        return _Mid("testing", self.run_tests())
-
-    def health_retest(self) -> _Baseline:
-        """The health check the health loop's escalate turn asks for."""
-        if self.config.scripted:
-            return _Rest("health-check", "check")
-        return _Mid("health-check", self.health_check(force_green_commit=True))
-
-    def health_check(self, *, force_green_commit: bool = False) -> HealthCheck:
-        # Green commits `gtd: tests green` when a health fix happened and squash is on
-        # (so the fix is squashed), or when HEAD must move on: an escalate turn, or a
-        # HEALTH.md that the green result makes obsolete.
-        fixed = self.config.squash and health_run_base(self.commits, len(self.commits)) is not None
-        green_commit = force_green_commit or fixed or self.tree.has(HEALTH)
-        return HealthCheck(
-            self.counters.health_cap_reached(self.config), self.counters.health_fix, green_commit
-        )
-
-    def close_package(self) -> ClosePackage:
-        if not self.packages:
-            raise StepError("corruption", corruption_message(self.head_text, self.tree.clean))
-        return ClosePackage(self.packages[0].name)
-
-
-def _gather(commits: Sequence[Commit], tree: WorkingTree, config: StepConfig) -> _Facts:
-    head = commits[-1] if commits else None
-    subject: Subject = head.parsed if head is not None else Boundary("")
-    packages = tuple(sorted(tree.packages, key=lambda p: p.order))
-    return _Facts(commits, tree, config, head, subject, packages, fold_counters(commits))
-
-
-def _check_inputs(tree: WorkingTree) -> None:
-    for path, text in ((FEEDBACK, tree.feedback_text), (SQUASH_MSG, tree.squash_msg_text)):
-        if tree.has(path) and text is None:
-            raise StepError("input", f"{path} is present but its text was not gathered")
-
-
-# -- precedence 1 ------------------------------------------------------------------
-
-
-def _check_legal(f: _Facts) -> None:
-    tree = f.tree
-    health, review = tree.has(HEALTH), tree.has(REVIEW)
-    feedback, errors, todo = tree.has(FEEDBACK), tree.has(ERRORS), tree.has(TODO)
-    packages = bool(f.packages)
-    review_uncommitted = review and not tree.committed(REVIEW)
-    # ERRORS.md outlives the packages when the health loop escalates. Besides the two
-    # HEADs the table names, the human's own escalate turn at that gate is part of
-    # the escalation: without it, a clean `gtd step` there (which captures an empty
-    # escalate turn, as it does with packages) would end in this error.
-    health_escalation = (
-        f.head_is(Routing("health-check"))
-        or f.head_is(Routing("health-fix"))
-        or f.head_is(Check("health-escalated"))
-        or (f.head_is(Turn("human", "escalate")))
-    )
-    rules: tuple[tuple[bool, str], ...] = (
-        (health and packages, f"{HEALTH} + packages"),
-        (health and review, f"{HEALTH} + {REVIEW}"),
-        (health and feedback, f"{HEALTH} + {FEEDBACK}"),
-        (health and errors, f"{HEALTH} + {ERRORS}"),
-        (review and packages, f"{REVIEW} + packages"),
-        (review and todo and tree.committed(TODO), f"{REVIEW} + committed {TODO}"),
-        (review_uncommitted and todo, f"uncommitted {REVIEW} + {TODO}"),
-        (feedback and review, f"{FEEDBACK} + {REVIEW}"),
-        (feedback and not packages, f"{FEEDBACK} without packages"),
-        (errors and feedback, f"{ERRORS} + {FEEDBACK}"),
-        (errors and not packages and not health_escalation, f"{ERRORS} without packages"),
-    )
-    for violated, what in rules:
-        if violated:
-            raise StepError("illegal-combination", f"illegal combination: {what}")
-
-
-# -- precedence 2 ------------------------------------------------------------------
-
-
-def _steering(f: _Facts) -> _Baseline | None:
-    tree = f.tree
-    if tree.has(ERRORS):
-        return _Rest("escalate", "human")
-    if tree.has(HEALTH) and not f.head_is(Turn("agent", "health-fixing")):
-        return _Rest("health-fixing", "agent")
-    deleted = tree.deletion_pending(FEEDBACK)
-    at_green = f.subject in GREEN
-    force = f.counters.force_approve(f.config)
-    if (
-        (tree.has(FEEDBACK) or deleted)
-        and not f.head_is(Turn("agent", "fixing"))
-        and not (force and at_green)
-    ):
-        if at_green or f.head_is(Check("agentic-review")):
-            # The reviewer's fresh verdict: capture it as its turn first. (The check's
-            # agentic-review label was decided at capture: no force-approve here.)
-            return _Rest("agentic-review", "agent")
-        blank = deleted or not (tree.feedback_text or "").strip()
-        if blank and f.subject not in TEST_RUNS:
-            return _Mid("close-package", f.close_package())
-        return _Rest("fixing", "agent")
-    return None
-
-
-# -- precedence 3 ------------------------------------------------------------------
-
-
-def _classify_turn(f: _Facts, turn: Turn) -> _Baseline | None:
-    head = f.head
-    assert head is not None  # a Turn subject comes from a commit
-    key = (turn.actor, turn.gate)
-    if key == ("agent", "grilling"):
-        # An empty agent turn changed nothing: the agent is still up. Otherwise the
-        # plan is written and the human answers (the answer gate).
-        return _Rest("grilling", "agent" if head.is_empty else "human")
-    if key == ("human", "grilling"):
-        if head.is_empty:  # a clean step at the answer gate accepts the defaults
-            return _Mid("grilling", MakeCommit("gtd: grilled"))
-        return _Rest("grilling", "agent")
-    if key == ("agent", "grilled"):
-        if f.packages:
-            return _Mid("grilled", MakeCommit("gtd: planning", (TODO,)))
-        return _Rest("grilled", "agent")
-    if key == ("agent", "building"):
-        return f.retest()
-    if key == ("human", "escalate"):
-        if f.tree.deletion_pending(ERRORS):
-            # ERRORS.md deleted after an earlier escalate turn: capture the deletion
-            # as the human's turn first, so the budget resets before the re-test.
-            return _Rest("escalate", "human")
-        if f.packages:
-            return f.retest()
-        # The health loop escalated: re-test as a health check (module docstring).
-        return f.health_retest()
-    if key == ("agent", "fixing"):
-        return _Rest("fixing", "agent") if head.is_empty else f.retest()
-    if key == ("agent", "agentic-review"):
-        return _Rest("agentic-review", "agent")
-    if key == ("agent", "review"):
-        if f.tree.has(REVIEW) and not f.tree.findings_for(REVIEW):
-            return _Mid("review", MakeCommit("gtd: awaiting review"))
-        return _Rest("review", "agent")
-    if key == ("human", "review"):
-        if is_substantive(head):
-            return _Mid("review", MakeCommit("gtd: review feedback", (REVIEW,)))
-        return _Mid("done", MakeCommit("gtd: done", (REVIEW,)))
-    if key == ("agent", "squashing"):
-        base = squash_base(f.commits)
-        if base is not None and not is_squash_template(f.tree.squash_msg_text):
-            return _Mid("squashing", Squash(base))
-        return _Rest("squashing", "agent")
-    if key == ("agent", "health-fixing"):
-        return _Mid("health-fixing", MakeCommit("gtd: health-fix", (HEALTH,)))
-    return None  # a turn outside the table falls through to the ladder
-
-
-# A check turn routes like its 2.x routing twin (gtd.step.checks).
-_TWIN: dict[str, Route] = {
-    "test-failed": "errors",
-    "escalated": "errors",
-    "tests-green": "tests green",
-    "health-failed": "health-check",
-    "health-escalated": "health-check",
-}
-
-
-def _classify_check(f: _Facts, check: Check) -> _Baseline | None:
-    if check.label == "agentic-review":
-        return _Rest("agentic-review", "agent")
-    if check.label == "close-package-approved":
-        return _Mid("close-package", f.close_package())
-    return _classify_route(f, _TWIN[check.label])
-
-
-def _classify_routing(f: _Facts, routing: Routing) -> _Baseline | None:
-    return _classify_route(f, routing.route)
-
-
-def _classify_route(f: _Facts, route: Route) -> _Baseline | None:
-    tree, last = f.tree, len(f.commits) - 1
-    errors_pending = tree.has(ERRORS) or tree.deletion_pending(ERRORS)
-    if route == "grilled":
-        return _Rest("grilled", "agent")
-    if route == "planning":
-        return _Rest("building", "agent")
-    if route == "tests green":
-        if f.packages:
-            if f.counters.force_approve(f.config):
-                return _Mid("close-package", f.close_package())
-            return _Rest("agentic-review", "agent")
-        if f.config.squash and health_run_base(f.commits, last) is not None:
-            return _Mid("done", WriteSquashTemplate())
-        return _Rest("idle", "human")
-    if route == "errors":
-        return _Rest("escalate", "human") if errors_pending else _Rest("fixing", "agent")
-    if route == "health-check":
-        return _Rest("escalate", "human") if errors_pending else _Rest("health-fixing", "agent")
-    if route == "awaiting review":
-        return _Rest("await-review", "human")
-    if route == "review feedback":
-        return _Rest("grilling", "agent")
-    if route == "done":
-        if f.config.squash and cycle_squash_base(f.commits, last) is not None:
-            return _Mid("done", WriteSquashTemplate())
-        return _Rest("idle", "human")
-    if route == "squash template":
-        return _Rest("squashing", "agent")
-    if route == "reviewing":
-        return _Rest("review", "agent")
-    if route == "health-fix":
-        return _Rest("health-check", "check") if f.config.scripted else _Rest("idle", "human")
-    if route == "testing" and f.packages:
-        return _Rest("testing", "check") if f.config.scripted else _Mid("testing", f.run_tests())
-    return None  # package done (and a testing HEAD without packages): the ladder decides
-
-
-# -- precedence 4 and 5 ------------------------------------------------------------
-
-
-def _nearest_workflow_commit(commits: Sequence[Commit]) -> Subject | None:
-    for commit in reversed(commits):
-        if not isinstance(commit.parsed, Boundary):
-            return commit.parsed
-    return None
-
-
-def _ladder(f: _Facts) -> _Baseline:
-    tree = f.tree
-
-    def review_or_idle() -> _Rest:
-        return (
-            _Rest("review", "agent") if has_review_material(f.commits) else _Rest("idle", "human")
-        )
-
-    if tree.dirty_package_paths:
-        return _Rest("planning", "agent")
-    if f.head_is(Routing("package done")):
-        return _Rest("building", "agent") if f.packages else review_or_idle()
-    if tree.has(TODO):
-        return _Rest("grilling", "agent")
-    nearest = _nearest_workflow_commit(f.commits) if f.packages else None
-    if nearest == Turn("agent", "building"):
-        # Recovery: a boundary commit (say, a config fix) landed on the build
-        # checkpoint after an operational failure; finish the interrupted test run.
-        return f.retest()
-    if nearest == Routing("testing"):
-        # The same, landed while the check was awaited.
-        return _Rest("testing", "check") if f.config.scripted else _Mid("testing", f.run_tests())
-    steering = (TODO, REVIEW, FEEDBACK, ERRORS, HEALTH)
-    if not f.packages and not any(tree.has(path) for path in steering):
-        return review_or_idle()
-    raise StepError("corruption", corruption_message(f.head_text, tree.clean))
-
-
-def _baseline(f: _Facts) -> _Baseline:
-    found = _steering(f)
-    if found is None and isinstance(f.subject, Turn):
-        found = _classify_turn(f, f.subject)
-    elif found is None and isinstance(f.subject, Check):
-        found = _classify_check(f, f.subject)
-    elif found is None and isinstance(f.subject, Routing):
-        found = _classify_routing(f, f.subject)
-    return found if found is not None else _ladder(f)
-
-
-def _check_output(f: _Facts) -> _Facts | None:
-    """With scripted checks, a FEEDBACK.md added while the check is awaited (or at
-    idle, where the check is admitted) is the check's output — the facts without
-    it, flagged, or None when there is no such output."""
-    tree = f.tree
-    if not f.config.scripted or tree.dirty_status(FEEDBACK) != "A" or not tree.has(FEEDBACK):
-        return None
-    without = f._replace(
-        tree=tree._replace(
-            present=tree.present - {FEEDBACK},
-            dirty=tuple(c for c in tree.dirty if c.path != FEEDBACK),
-            feedback_text=None,
-        ),
-        check_output=True,
-    )
-    try:
-        _check_legal(without)
-        base = _baseline(without)
-    except StepError:
-        return None
-    if isinstance(base, _Rest) and (base.actor == "check" or base.state == "idle"):
-        return without
-    return None
-
-
 # -- turn-taking -------------------------------------------------------------------
 
 
-def _is_dirty_boundary_entry(f: _Facts, invoker: Invoker) -> bool:
+def _is_dirty_boundary_entry(f: Facts, invoker: Invoker) -> bool:
     tree = f.tree
     return (
         invoker == "human"
@@ -617,8 +278,8 @@ class _Outcome(NamedTuple):
     refusal: str | None = None
 
 
-def _turn_taking(f: _Facts, base: _Baseline, invoker: Invoker) -> _Outcome:
-    if isinstance(base, _Mid):  # 2
+def _turn_taking(f: Facts, base: Baseline, invoker: Invoker) -> _Outcome:
+    if isinstance(base, Mid):  # 2
         owner = _chain_owner(f.commits)
         if invoker is None:
             return _Outcome(base.state, owner, "pending", pending=True)
@@ -685,7 +346,7 @@ _CHECK_RESTS: dict[State, CheckRest] = {
 }
 
 
-def _check_turn(f: _Facts, state: State, awaited: Party) -> _Outcome:
+def _check_turn(f: Facts, state: State, awaited: Party) -> _Outcome:
     """The check's turn at a rest awaiting it, or at idle: the capture rules."""
     turn = capture(
         _CHECK_RESTS[state],
@@ -699,7 +360,7 @@ def _check_turn(f: _Facts, state: State, awaited: Party) -> _Outcome:
     return _Outcome(state, awaited, "capture", action=turn)
 
 
-def _context_squash_base(f: _Facts) -> str | None:
+def _context_squash_base(f: Facts) -> str | None:
     last = len(f.commits) - 1
     if f.head_is(Routing("done")):
         return cycle_squash_base(f.commits, last)
@@ -717,17 +378,17 @@ def resolve(
     Raises StepError for an illegal steering-file combination, for a state no rule
     explains, and for inputs the edge filled inconsistently.
     """
-    _check_inputs(tree)
-    f = _gather(commits, tree, config)
+    check_inputs(tree)
+    f = gather(commits, tree, config)
     if _is_dirty_boundary_entry(f, invoker):  # turn-taking 1
-        _check_legal(f)
+        check_legal(f)
         outcome = _Outcome(
             "grilling", "human", "entry", action=MakeCommit(Turn("human", "grilling").render())
         )
     else:
-        f = _check_output(f) or f
-        _check_legal(f)
-        outcome = _turn_taking(f, _baseline(f), invoker)
+        f = check_output(f) or f
+        check_legal(f)
+        outcome = _turn_taking(f, baseline(f), invoker)
     drafted = DRAFTED.get(outcome.state)
     findings: tuple[FormatFinding, ...] = ()
     resting = outcome.decision not in ("pending", "mid-chain")

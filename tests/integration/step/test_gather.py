@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gtd.git import LOG_FORMAT, Git
+from gtd.git import Git
+from gtd.git_parse import LOG_FORMAT
 from gtd.step.edge import complete, resolve_snapshot
 from gtd.step.errors import ChangesNotGathered
 from gtd.step.gather import gather, parse_log, read_commits

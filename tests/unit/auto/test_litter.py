@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gtd.auto.cycle.litter import found, untracked_only
-from gtd.git import Git, StatusEntry
+from gtd.git import Git
+from gtd.git_parse import StatusEntry
 from tests.conftest import Repo
 
 

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtd.auto.plan import Plan, Problem, Task, parse, pick, tick
+from gtd.auto.next_task import pick
+from gtd.auto.plan import Plan, Problem, Task, parse
+from gtd.auto.plan_tick import tick
 
 
 def one(text: str) -> Task:

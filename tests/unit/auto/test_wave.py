@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gtd.auto import budget
-from gtd.auto import plan as plans_core
+from gtd.auto import budget, next_task
 from gtd.auto.budget import Ceiling
 from gtd.auto.memory import CycleRecord
-from gtd.auto.plan import Plan, Task, parse, pick
+from gtd.auto.next_task import pick
+from gtd.auto.plan import Plan, Task, parse
 from gtd.auto.usage import Usage
 from gtd.auto.wave import affordable, choose
 
@@ -246,7 +246,7 @@ def test_one_at_a_time_is_todays_plan_next(plan: Plan) -> None:
     assert wave.pick == today
     assert wave.tasks == ((today.task,) if today.task is not None else ())
     # What `gtd plan next --json` and `begin` answer from it is the same too.
-    assert plans_core.answer(plan, wave.pick) == plans_core.answer(plan, today)
+    assert next_task.answer(plan, wave.pick) == next_task.answer(plan, today)
 
 
 @settings(max_examples=100, deadline=None)

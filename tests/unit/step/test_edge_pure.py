@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.git import parse_status_v2
+from gtd.git_parse import parse_status_v2
 from gtd.step.config_file import ConfigError, config_files, load_step_config, parse_config
 from gtd.step.events import Change
 from gtd.step.gather import changes_from_status, parse_log

@@ -15,7 +15,7 @@ from gtd import paths
 from gtd.auto.breaker import Trip
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Pause
-from gtd.auto.plan import BlockedInfo
+from gtd.auto.next_task import BlockedInfo
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ def complete(done: int) -> Answer:
 
 
 def blocked(waiting: Sequence[BlockedInfo]) -> Answer:
-    """``waiting``: the blocked tasks as gtd.auto.plan.answer lists them."""
+    """``waiting``: the blocked tasks as gtd.auto.next_task.answer lists them."""
     return {
         "status": "blocked",
         "blocked": list(waiting),

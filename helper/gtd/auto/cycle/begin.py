@@ -25,8 +25,9 @@ from gtd.auto.rendering import render, render_report, rendered_count
 from gtd.auto.state import State, require_setup, sealed_config
 from gtd.errors import RepoError
 from gtd.fsio import TEMP_MARK, atomic_write, locked, temp_owner
-from gtd.git import WorkTree, stale_locks
-from gtd.proc import alive
+from gtd.git_locks import stale_locks
+from gtd.git_parse import WorkTree
+from gtd.processes import alive
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class Beginning(Ending):
         return False
 
     def _begin_clean(self, st: State) -> tuple[Answer, int | None]:
-        from gtd.auto import plan, plan_file
+        from gtd.auto import next_task, plan_file
 
         config = sealed_config(st)
         _, the_plan = plan_file.load_valid(self.root)
@@ -217,8 +218,8 @@ class Beginning(Ending):
         ):
             return self._refresh(st, tree.head, tree.branch, upgraded=True)
         state.mend_snapshot_mirror(self.root, self.git, st)
-        pick = plan.pick(the_plan)
-        shaped = plan.answer(the_plan, pick)
+        pick = next_task.pick(the_plan)
+        shaped = next_task.answer(the_plan, pick)
         if shaped["status"] == "complete":
             return answers.complete(shaped["done"]), None
         if shaped["status"] == "blocked":

@@ -23,7 +23,7 @@ from gtd.auto.state import State, require_setup, sealed_config
 from gtd.errors import CommitBlocked, GitBlocked, GtdError
 from gtd.fsio import locked
 from gtd.names import readable
-from gtd.proc import alive
+from gtd.processes import alive
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:

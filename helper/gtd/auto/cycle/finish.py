@@ -32,13 +32,14 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG
 
 from gtd import paths
-from gtd.auto import plan
+from gtd.auto import plan_tick
 from gtd.auto.cycle.keep import KEPT_DIR, kept_tree
 from gtd.auto.journal import Journal
 from gtd.auto.state import reverted_ref
 from gtd.errors import CommitBlocked, GitError, GtdError
 from gtd.fsio import read_bytes, remove_tree, unsafe_path, walk
-from gtd.git import Change, Git, TreeEntry, remove_empty_tree
+from gtd.git import Git, remove_empty_tree
+from gtd.git_parse import Change, TreeEntry
 from gtd.names import readable, unsafe_name
 
 _GITLINK = "160000"
@@ -83,7 +84,7 @@ def tick_commit(git: Git, journal: Journal, work: str) -> str:
         return work
     short = git.short(work)
     try:
-        text = plan.tick(found.data.decode("utf-8"), journal.task, short)
+        text = plan_tick.tick(found.data.decode("utf-8"), journal.task, short)
     except (KeyError, UnicodeDecodeError):
         return work  # the task left the plan (a person's edit): nothing to tick
     root = _root_entries(git, journal.candidate)

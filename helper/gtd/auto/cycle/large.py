@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gtd.fsio import unsafe_path
-from gtd.git import PRIVATE_DIR, Git, StatusEntry
+from gtd.git import PRIVATE_DIR, Git
+from gtd.git_parse import StatusEntry
 from gtd.names import readable
 
 _MB = 1 << 20

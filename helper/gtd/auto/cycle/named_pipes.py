@@ -2,7 +2,7 @@
 
 git opens the `.gitignore` and `.gitattributes` of every folder it walks as files:
 a named pipe in one's place has git wait forever, and the loop with it.
-:func:`gtd.proc.pipe_wait` stops such a git, and :class:`gtd.errors.GitBlocked`
+:func:`gtd.processes.pipe_wait` stops such a git, and :class:`gtd.errors.GitBlocked`
 names the pipes found. One in the work tree is the cycle's (git read that place
 without waiting when the cycle began, or `begin` would have stopped there), and
 holds no bytes: it is removed, so that the revert and every later cycle can read

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gtd import paths
-from gtd.git import Change, Git
+from gtd.git import Git
+from gtd.git_parse import Change
 from gtd.tuples import NamedTuple
 
 _INDEX = "replay-"
@@ -112,7 +113,7 @@ def _apply(git: Git, tip: str, changes: Sequence[Change]) -> str:
 
 def _sweep(scratch: Path) -> None:
     """The private indexes of killed replays (named by their process): nobody's."""
-    from gtd.proc import alive
+    from gtd.processes import alive
 
     for name in os.listdir(scratch):
         pid = name.removeprefix(_INDEX).removesuffix(".index")

@@ -24,7 +24,8 @@ from gtd.auto.state import State, sealed_config
 from gtd.clock import Now
 from gtd.errors import GitError, InputError, RepoError
 from gtd.fsio import atomic_write, read_bytes, state_lock
-from gtd.git import Git, WorkTree
+from gtd.git import Git
+from gtd.git_parse import WorkTree
 from gtd.names import readable
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)

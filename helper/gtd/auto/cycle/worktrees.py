@@ -39,7 +39,8 @@ from gtd import paths
 from gtd.auto.faults import crash_point
 from gtd.errors import RepoError
 from gtd.fsio import read_bytes, remove_tree
-from gtd.git import Git, children_running
+from gtd.git import Git
+from gtd.git_locks import children_running
 from gtd.tuples import NamedTuple
 
 WAVES = "waves"

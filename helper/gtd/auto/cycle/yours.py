@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from gtd.auto.cycle import ignored, pins
 from gtd.auto.journal import Journal
 from gtd.errors import GtdError
-from gtd.git import Change, Git
+from gtd.git import Git
+from gtd.git_parse import Change
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet.candidate import commands_of, config_commands, protected_digests
 from gtd.auto.ratchet.model import Environment, RunResult, Snapshot
 from gtd.auto.ratchet.runs import guarded_files
-from gtd.git import Git, TreeEntry
+from gtd.git import Git
+from gtd.git_parse import TreeEntry
 from gtd.tuples import NamedTuple
 
 

@@ -12,7 +12,8 @@ from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet import protect, room
 from gtd.auto.ratchet.model import FileHashes, RunResult, Snapshot
 from gtd.auto.ratchet.verdict import module_stem
-from gtd.git import Change, Git, TreeEntry
+from gtd.git import Git
+from gtd.git_parse import Change, TreeEntry
 
 _GITLINK = "160000"
 

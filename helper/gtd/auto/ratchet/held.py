@@ -52,6 +52,7 @@ import stat
 
 from gtd import proc
 from gtd.auto.ratchet import early, gate, leftovers, report_listener
+from gtd.spawned import Spawned, start_logged
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -86,7 +87,7 @@ class Held:
 
     def __init__(
         self,
-        child: proc.Spawned,
+        child: Spawned,
         listener: report_listener.Listener,
         command: str,
         gate_fd: int,
@@ -262,7 +263,7 @@ def _hold(
             boxed, argv, folder, writable=(str(rm.tree), folder), readable=(str(rm.live),),
             environ={**os.environ, **env, **run}, left_fd=left_w if left_w >= 0 else None,
         )  # fmt: skip
-        child = proc.start_logged(
+        child = start_logged(
             spawned,
             listener.files.folder,  # the gate enters the room once it is ready
             env={**env, **run},
@@ -298,7 +299,7 @@ def _adopt(guess: early.Early, rm: room.Room, command: str) -> Held:
         (fds["report_r"], fds["report_w"]),
         guess.since_ns,
     )
-    child = proc.Spawned(guess.pid, tuple(guess.argv), fds["out"], fds["err"], guess.begun)
+    child = Spawned(guess.pid, tuple(guess.argv), fds["out"], fds["err"], guess.begun)
     return Held(child, listener, command, fds["gate"], fds["came"])
 
 

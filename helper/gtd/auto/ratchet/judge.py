@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from gtd import proc
+from gtd import parallel
 from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import (
     box,
@@ -28,7 +28,8 @@ from gtd.auto.ratchet.model import CommandRun, Outcome, RunResult, Snapshot
 from gtd.auto.ratchet.results import Report
 from gtd.auto.ratchet.runs import guarded_files
 from gtd.auto.ratchet.verdict import Verdict, integrity, judge
-from gtd.git import Change, Git, TreeEntry
+from gtd.git import Git
+from gtd.git_parse import Change, TreeEntry
 from gtd.tuples import NamedTuple
 
 
@@ -117,7 +118,7 @@ def judge_candidate(git: Git, rm: room.Room, config: AutoConfig, job: JudgeReque
         # What the run wrote (one git call, before a sync could write over the
         # evidence), asked as soon as the commands have ended, while the report
         # is read and judged: it is on the run's critical path.
-        written = proc.Later(lambda: trust.written(git, rm, submodules))
+        written = parallel.Later(lambda: trust.written(git, rm, submodules))
         try:
             first = runs.run(
                 rm, config, env, only_files=only_old, held=held, guarded=protected,
@@ -200,15 +201,15 @@ def _listings(
         listing = base_listing = base_files if base_files is not None else git.ls_tree(candidate)
     elif base_files is not None:
         was = base_tree
-        changes, listing = proc.both(
+        changes, listing = parallel.both(
             lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(candidate)
         )
         base_listing = base_files if changes else listing
     else:
         # Three reads of different things, side by side.
         was = base_tree  # (a name the lambdas see as a str)
-        (changes, base_listing), listing = proc.both(
-            lambda: proc.both(lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(was)),
+        (changes, base_listing), listing = parallel.both(
+            lambda: parallel.both(lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(was)),
             lambda: git.ls_tree(candidate),
         )
         if not changes:

@@ -44,7 +44,8 @@ from gtd import gitindex
 from gtd.auto.ratchet import early
 from gtd.errors import GtdError
 from gtd.fsio import held, open_regular, read_bytes, remove_tree, walk
-from gtd.git import Git, children_running
+from gtd.git import Git
+from gtd.git_locks import children_running
 from gtd.tuples import NamedTuple
 
 SLOTS = 4

@@ -28,6 +28,7 @@ from gtd.auto.ratchet.model import CommandRun, Kind, Outcome, RunResult
 from gtd.auto.ratchet.results import NO_REPORT, Report
 from gtd.errors import InputError
 from gtd.paths import CONFIG as CONFIG_PATH
+from gtd.spawned import Spawned, start_logged
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -184,7 +185,7 @@ def run_command(
         ) from None
     if not argv:
         raise InputError(CONFIG_PATH, f"ratchet.{kind}_command is empty")
-    # A long command (gtd.proc.Spawned): the run is not held up by a process it
+    # A long command (gtd.Spawned): the run is not held up by a process it
     # left running, and its output does not wake this one at every write.
     spawned = argv
     listed: tuple[int, int] | None = None  # what the test command leaves running
@@ -203,11 +204,11 @@ def run_command(
         )  # fmt: skip
         pass_fds = (*pass_fds, *listed[1:]) if listed else pass_fds
     try:
-        child = proc.start_logged(spawned, cwd, env=env, pass_fds=pass_fds)
+        child = start_logged(spawned, cwd, env=env, pass_fds=pass_fds)
     finally:
         if listed:
             os.close(listed[1])
-    if isinstance(child, proc.Spawned):
+    if isinstance(child, Spawned):
         child.args = tuple(argv)  # named as configured, not as boxed
     result = child if isinstance(child, proc.Result) else child.finish(timeout_s)
     left = leftovers.collect(listed[0]) if listed else None

@@ -10,7 +10,7 @@ from gtd.auto.ratchet import box, checklog, protect, report_listener, room, runn
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet.held import Held
 from gtd.auto.ratchet.results import Item
-from gtd.git import TreeEntry
+from gtd.git_parse import TreeEntry
 
 PASSING = frozenset({"passed", "xpassed"})  # the outcomes a test passes with
 
