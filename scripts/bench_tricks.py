@@ -2,11 +2,10 @@
 tool call (docs/dependencies.md, "Start-up tricks").
 
 Each trick is switched off from outside, in the same process, before the helper
-loads: ``typing`` imported first (gtd.hints' avoidance then saves nothing),
-``gtd.tuples.NamedTuple`` replaced by typing's (which imports typing too: subtract
-the typing row), and the two removed tricks' arms, ``urllib.parse`` and
-``hashlib`` imported first, which measure nothing on a helper without them (run
-the script at an earlier commit to see what they saved). Each variant's helper
+loads: ``gtd.tuples.NamedTuple`` replaced by typing's, and the three removed
+tricks' arms, ``typing``, ``urllib.parse`` and ``hashlib`` imported first, which
+measure nothing on a helper that loads them anyway (run the script at an earlier
+commit to see what they saved). Each variant's helper
 process is counted in CPU instructions by valgrind (cachegrind; they do not move
 with the machine's load), and, for the commands that can repeat, timed in pairs
 interleaved with the helper as it is (order alternating): the median of the
@@ -35,7 +34,7 @@ _OFF = {
     "NamedTuple": "import typing, gtd.tuples; gtd.tuples.NamedTuple = typing.NamedTuple",
     "hashlib": "import hashlib",
 }
-_OFF["all four"] = "; ".join(_OFF.values())
+_OFF["all"] = "; ".join(_OFF.values())
 _RUN = "import sys; sys.argv = ['gtd', *sys.argv[1:]]\nfrom gtd.cli import main\nsys.exit(main())"
 
 _GIT_ENV = {

@@ -5,7 +5,8 @@ never hashes (docs/dependencies.md, "Start-up tricks")."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Protocol
 

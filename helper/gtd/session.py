@@ -15,10 +15,10 @@ there is no session, and auto mode behaves as it did before sessions were known.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 from types import CodeType, FunctionType
+from typing import TYPE_CHECKING
 
 try:  # CPython's C accessor, what namedtuple itself uses for each field
     from collections import _tuplegetter  # type: ignore[attr-defined]
@@ -155,7 +156,6 @@ class _Maker(type):
 # Made without _Maker.__new__, which makes the classes that inherit from it.
 _Base: Any = type.__new__(_Maker, "NamedTuple", (), {"__module__": __name__})
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
 else:

@@ -51,7 +51,6 @@ CORE = (
     "gtd.schema",
     "gtd.names",
     "gtd.tuples",
-    "gtd.hints",
     "gtd.digest",
     "gtd.templates",
     "gtd.command_words",

@@ -24,12 +24,12 @@ no price counts its tokens, and halts a night whose only ceiling is in dollars.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gtd import paths, schema
 from gtd.auto.memory import CycleRecord
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, Literal
 

@@ -15,6 +15,7 @@ whether ``ratchet.link`` names it or not (``AutoConfig.links``).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import schema
 from gtd.auto import budget, defaults
@@ -24,7 +25,6 @@ from gtd.fsio import read_bytes
 from gtd.paths import CONFIG as CONFIG_PATH
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, Literal
 

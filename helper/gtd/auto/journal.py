@@ -10,10 +10,10 @@ or reverts it."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, Literal
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from gtd.auto.defaults import THRESHOLD as DEFAULT_THRESHOLD
 from gtd.errors import StateError
 from gtd.paths import BOOTSTRAP
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any, Literal
 

@@ -3,10 +3,11 @@ what `gtd plan next --json` prints and `gtd cycle begin` answers with. Pure."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gtd.auto.plan import Plan, Task
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal, TypedDict
 

@@ -27,6 +27,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.auto import notify
@@ -34,7 +35,6 @@ from gtd.auto.notify import Event
 from gtd.fsio import atomic_write, held, locked, read_bytes
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

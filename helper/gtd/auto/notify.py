@@ -19,12 +19,12 @@ the number of records it follows).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from gtd.auto.budget import BudgetEvent
 from gtd.auto.memory import CycleRecord, Halt
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

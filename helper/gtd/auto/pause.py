@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import calendar
 import time
+from typing import TYPE_CHECKING
 
 from gtd.auto.memory import Memory, Pause
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.auto.harness import Stop  # an annotation only: harness reads files
 

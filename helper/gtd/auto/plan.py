@@ -24,13 +24,13 @@ line-by-line pass with precompiled regexes and imports only the standard library
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from gtd.auto.plan_fields import NOTE_KEYS, NOTES, READ, key_name, suggest
 from gtd.auto.plan_graph import graph_problems
 from gtd.fences import FenceTracker
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal
 

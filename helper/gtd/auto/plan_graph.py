@@ -5,8 +5,8 @@ first). Pure: tasks in, (line, message) pairs out."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.auto.plan import Task
 

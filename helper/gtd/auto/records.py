@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from gtd.auto import budget, memory, usage
 from gtd.auto.budget import BudgetEvent
@@ -36,7 +37,6 @@ from gtd.auto.memory import (
 from gtd.auto.usage import Usage
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

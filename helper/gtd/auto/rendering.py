@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.auto import records
@@ -15,7 +16,6 @@ from gtd.auto.faults import crash_point
 from gtd.auto.state import State, sealed_config
 from gtd.fsio import atomic_write, locked, read_bytes, state_lock
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.auto.memory import Memory
     from gtd.auto.plan import Plan

@@ -33,6 +33,8 @@ say, and places every part.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gtd import paths
 from gtd.auto import breaker, chart, defaults, report_state, report_tables
 from gtd.auto.journal import Journal
@@ -58,7 +60,6 @@ from gtd.auto.report_text import (
     tests_line,
 )
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.auto.budget import Decision
 

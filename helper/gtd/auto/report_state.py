@@ -8,6 +8,8 @@ Pure: values in, markdown lines out."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gtd.auto import breaker
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
@@ -16,7 +18,6 @@ from gtd.auto.plan import Plan
 from gtd.auto.report_text import flat, id_list, kept_ref, named_task, plural, show_command
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal
 

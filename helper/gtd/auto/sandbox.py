@@ -30,12 +30,12 @@ import platform
 import shutil
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.errors import InputError
 from gtd.fsio import atomic_write, read_bytes
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

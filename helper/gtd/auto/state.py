@@ -34,6 +34,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.auto import journal as journal_mod
@@ -57,7 +58,6 @@ from gtd.names import json_bytes
 from gtd.processes import alive
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

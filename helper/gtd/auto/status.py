@@ -9,13 +9,13 @@ and the next tick never disagree; nothing here waits on the state lock.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gtd.auto import breaker, records
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord
 from gtd.auto.plan import Plan
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -10,9 +10,10 @@ arithmetic the report and the budget ceiling fold.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

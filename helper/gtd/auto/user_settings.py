@@ -32,12 +32,12 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd.auto.faults import crash_point
 from gtd.auto.sandbox import merge, read_settings, registry_path, unmerge
 from gtd.fsio import atomic_write, read_bytes
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gtd.auto import budget
 from gtd.auto.next_task import Pick, pick
 from gtd.auto.plan import Plan, Task
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal
 

@@ -14,12 +14,12 @@ import gc
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gtd.cli.reply import Reply, fail
 from gtd.errors import GtdError
 from gtd.exits import EXIT_BUG, EXIT_INTERRUPTED
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import NoReturn
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gtd.auto.cycle.answers import Answer
 from gtd.cli.output import emit, root
 from gtd.names import one_line
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

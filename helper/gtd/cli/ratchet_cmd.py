@@ -6,11 +6,12 @@ damaged sealed state, not a repository) exits non-zero."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gtd.cli.output import emit, root
 from gtd.errors import GtdError
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -5,11 +5,11 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from gtd.names import for_terminal, readable
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import NoReturn
 

@@ -7,7 +7,8 @@ pure ``answers`` module is imported on its own without git, processes or files."
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from gtd.auto.cycle.engine import Cycle
 

@@ -10,6 +10,7 @@ loop goes on.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.auto.breaker import Trip
@@ -17,7 +18,6 @@ from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Pause
 from gtd.auto.next_task import BlockedInfo
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal, TypedDict
 

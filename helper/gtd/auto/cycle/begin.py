@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from typing import TYPE_CHECKING
 
 from gtd import paths, session
 from gtd.auto import breaker, harness, records, state
@@ -29,7 +30,6 @@ from gtd.git_locks import stale_locks
 from gtd.git_parse import WorkTree
 from gtd.processes import alive
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

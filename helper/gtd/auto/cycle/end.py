@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.auto import breaker, harness, records, state
@@ -25,7 +26,6 @@ from gtd.fsio import locked
 from gtd.names import readable
 from gtd.processes import alive
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.auto.cycle.spent import Said
 

@@ -6,6 +6,7 @@ next `begin`) finishes the job."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd.auto import breaker, harness, records, state
 from gtd.auto.cycle import answers, named_pipes, yours
@@ -17,7 +18,6 @@ from gtd.auto.rendering import render
 from gtd.auto.state import State, sealed_config
 from gtd.errors import CommitBlocked, GitBlocked, GitError, GtdError
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

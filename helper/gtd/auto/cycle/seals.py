@@ -23,13 +23,13 @@ import base64
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import digest as sha
 from gtd.auto.ratchet import environment
 from gtd.fsio import atomic_write_bytes, read_bytes
 from gtd.git import Git
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

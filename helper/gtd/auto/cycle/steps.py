@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.auto import breaker, records, state
@@ -28,7 +29,6 @@ from gtd.git import Git
 from gtd.git_parse import WorkTree
 from gtd.names import readable
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.session import Session
 

@@ -8,12 +8,12 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.errors import GtdError
 from gtd.fsio import fresh_file
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gtd.auto.cycle import ignored, pins
 from gtd.auto.journal import Journal
@@ -14,7 +15,6 @@ from gtd.errors import GtdError
 from gtd.git import Git
 from gtd.git_parse import Change
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

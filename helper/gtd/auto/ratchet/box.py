@@ -39,10 +39,10 @@ from __future__ import annotations
 import functools
 import os
 import signal
+from typing import TYPE_CHECKING
 
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 

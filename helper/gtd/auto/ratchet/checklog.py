@@ -13,8 +13,8 @@ the log stops growing at :data:`LOG_MAX` (a line says so). Outside the worker
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.proc import Result
 

@@ -38,12 +38,12 @@ the constant modules beside it."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from gtd.auto.ratchet import contract, gate
 from gtd.executables import which
 from gtd.pipes import long_pipe
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 

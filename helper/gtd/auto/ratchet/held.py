@@ -49,13 +49,13 @@ import contextlib
 import os
 import select
 import stat
+from typing import TYPE_CHECKING
 
 from gtd import proc
 from gtd.auto.ratchet import early, gate, leftovers, report_listener
 from gtd.spawned import Spawned, start_logged
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from collections.abc import Callable
 

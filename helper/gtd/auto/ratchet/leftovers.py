@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

@@ -21,6 +21,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 from gtd.auto.ratchet import contract as C
 from gtd.auto.ratchet.model import OUTCOMES, Outcome
@@ -35,10 +36,8 @@ from gtd.auto.ratchet.results import (
     Session,
     worst,
 )
-from gtd.hints import cast
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

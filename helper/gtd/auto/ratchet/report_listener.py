@@ -55,13 +55,13 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import paths
 from gtd.auto.ratchet import contract, early
 from gtd.fsio import read_bytes, remove_tree, walk
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from gtd.auto.ratchet import report_lines
     from gtd.auto.ratchet.results import Report, Result

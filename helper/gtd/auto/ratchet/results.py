@@ -8,11 +8,11 @@ and gtd.auto.ratchet.junit (JUnit XML), put together by gtd.auto.ratchet.report_
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from gtd.auto.ratchet.model import Outcome, as_junit, rank
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Literal
 

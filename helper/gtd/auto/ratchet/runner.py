@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd import proc
 from gtd.auto.config import AutoConfig
@@ -31,7 +32,6 @@ from gtd.paths import CONFIG as CONFIG_PATH
 from gtd.spawned import Spawned, start_logged
 from gtd.tuples import NamedTuple
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, cast
 
 from gtd.auto.ratchet.model import (
     KINDS,
@@ -22,10 +23,8 @@ from gtd.auto.ratchet.model import (
     Snapshot,
 )
 from gtd.errors import InputError
-from gtd.hints import cast
 from gtd.names import json_bytes
 
-TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
 if TYPE_CHECKING:
     from typing import Any
 

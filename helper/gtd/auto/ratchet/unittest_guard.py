@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import sys
 
+# typing for the type checker only: this file runs in the project's own test
+# process, whose cost is measured against the bare test command (stdlib, no typing)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any

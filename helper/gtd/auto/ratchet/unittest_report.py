@@ -47,6 +47,8 @@ import os
 import sys
 import unittest
 
+# typing for the type checker only: this file runs in the project's own test
+# process, whose cost is measured against the bare test command (stdlib, no typing)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -19,7 +19,7 @@ from gtd.templates import template
 
 def _categories() -> tuple[Category, ...]:
     """The names of the Category Literal, read from the source: the type checker
-    alone sees the Literal (gtd.hints), and no list of them exists at run time."""
+    alone sees the Literal (under TYPE_CHECKING), and no list of them exists at run time."""
     tree = ast.parse(Path(rules.__file__).read_text(encoding="utf-8"))
     literal = next(
         node.value
