@@ -195,6 +195,7 @@ EDGE = (
     "gtd.auto.ratchet.reruns",
     "gtd.auto.ratchet.checklog",
     "gtd.auto.ratchet.room",
+    "gtd.auto.ratchet.hypotables",
     "gtd.auto.ratchet.worktree",
     "gtd.auto.ratchet.runner",
     "gtd.auto.ratchet.reports",

@@ -51,7 +51,7 @@ import select
 import stat
 
 from gtd import proc
-from gtd.auto.ratchet import early, gate, leftovers, reports
+from gtd.auto.ratchet import early, gate, hypotables, leftovers, reports
 from gtd.tuples import NamedTuple
 
 TYPE_CHECKING = False  # typing's own to the type checker (see gtd.hints)
@@ -256,10 +256,13 @@ def _hold(
         # In the box, the room and the run's folder are writable; the gate
         # enters the room, bound at its own path (same device and inode).
         folder = str(listener.files.folder)
+        storage = str(hypotables.folder(rm.slot))
         if boxed.boxed:
             os.makedirs(rm.tree, exist_ok=True)  # bound before its first sync
+            os.makedirs(storage, exist_ok=True)
         spawned = box.wrap(
-            boxed, argv, folder, writable=(str(rm.tree), folder), readable=(str(rm.live),),
+            boxed, argv, folder, writable=(str(rm.tree), folder, storage),
+            readable=(str(rm.live),),
             environ={**os.environ, **env, **run}, left_fd=left_w if left_w >= 0 else None,
         )  # fmt: skip
         child = proc.start_logged(
@@ -321,7 +324,9 @@ def _remember(base: str, argv: list[str] | None) -> None:
 
 
 def _without_pwd(environ: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in environ.items() if k != "PWD"}
+    """The environment as an early start was given it: the gate sets the
+    variables that name the room once it knows the room."""
+    return {k: v for k, v in environ.items() if k not in ("PWD", hypotables.VARIABLE)}
 
 
 def _holdable(

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from gtd import digest as sha
 from gtd import gitindex
-from gtd.auto.ratchet import early
+from gtd.auto.ratchet import early, hypotables
 from gtd.errors import GtdError
 from gtd.fsio import held, open_regular, read_bytes, remove_tree, walk
 from gtd.git import Git, children_running
@@ -225,6 +225,7 @@ def sync(
     for link in links:
         _link(room, link.strip("/"))
     _prune_bytecode(git, room, previous, tree, since)
+    hypotables.prepare(room.slot, since)
     (room.slot / _TREE).write_text(tree + "\n")
 
 
@@ -516,5 +517,6 @@ def _real_folders(tree: str, path: str, folders: dict[str, bool]) -> bool:
 
 
 def environment(room: Room) -> dict[str, str]:
-    """What a command run in the room adds to the environment."""
-    return {"PWD": str(room.tree)}
+    """What a command run in the room adds to the environment: hypothesis keeps
+    its storage in the slot, not the checkout (gtd.auto.ratchet.hypotables)."""
+    return {"PWD": str(room.tree), hypotables.VARIABLE: str(hypotables.folder(room.slot))}
