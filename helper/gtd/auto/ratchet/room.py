@@ -25,6 +25,8 @@ own, ``busy-*``, and removes it afterwards). A slot keeps, between runs:
   the project, but only where it is provably the last run's own (see
   :func:`_prune_bytecode`): planted or stale bytecode never loads.
 - ``site/``: the ratchet's pytest plugin, written afresh for every run.
+- ``hypothesis/``: hypothesis's storage for the run, emptied at each sync and
+  given only the Unicode tables the helper checked (gtd.auto.ratchet.hypotables).
 
 The checkout has no ``.git``: a test that runs git in its working directory sees
 no repository there.
