@@ -6,7 +6,11 @@ On each: detection chooses the project's own environment and setup is ready; a
 legitimate cycle passes; a regression is reverted naming the tests; a test
 rewritten to match broken code (a doctest in boltons) is reverted; a flaky test
 neither reverts good work nor trips a breaker set to trip on the first revert;
-and a broken environment is refused at setup with the diagnosis.
+and a broken environment is refused at setup with the diagnosis. A new test
+file outside the folders the project's command names is refused, saying where
+tests go, never committed unrun; boltons's doctests (`--doctest-modules`) are
+held by their examples: a docstring's prose reworded passes, an example
+changed (still passing) is refused.
 """
 
 from __future__ import annotations
@@ -192,3 +196,62 @@ def test_a_broken_environment_is_refused_at_setup(built: Built, tmp_path: Path) 
     check = next(c for c in doctor["checks"] if c["name"] == "test command")
     assert check["status"] == "fail"
     assert project.broken_problem in check["detail"]
+
+
+OUTSIDE = "integration/test_gtd_outside.py"
+
+
+def test_a_new_test_outside_the_commands_folders_is_refused(built: Built, tmp_path: Path) -> None:
+    repo = copy_of(built.ready, tmp_path / "repo")
+    base = head(repo)
+    json_of(repo, "cycle", "begin")
+    (repo / "integration").mkdir()
+    (repo / OUTSIDE).write_text("def test_never_true():\n    assert 1 == 2\n")
+    answer = json_of(repo, "cycle", "end")
+    assert answer["status"] == "reverted", answer
+    assert answer["reason"] == (
+        f"new test file {OUTSIDE} did not run: the test command does not collect it: "
+        "put it under tests/"
+    ), answer["reason"]
+    assert "new_tests" not in answer  # none ran
+    assert head(repo) == base
+    assert status(repo) == ""
+
+
+BYTES2HUMAN = "boltons/strutils.py::boltons.strutils.bytes2human"
+_PROSE = '    """Turns an integer value of *nbytes* into a human readable format. Set\n'
+_EXAMPLE = "    >>> bytes2human(1024)\n    '1K'\n"
+
+
+def test_boltons_doctest_prose_reworded_passes(built_project: Any, tmp_path: Path) -> None:
+    built: Built = built_project("boltons")
+    repo = copy_of(built.ready, tmp_path / "repo")
+    json_of(repo, "cycle", "begin")
+    _replace(
+        repo / "boltons/strutils.py",
+        _PROSE,
+        '    """Turn *nbytes* into a short size a person reads. Set\n',
+    )
+    answer = json_of(repo, "cycle", "end")
+    assert answer["status"] == "passed", answer
+    assert status(repo) == ""
+
+
+def test_boltons_doctest_example_changed_is_refused(built_project: Any, tmp_path: Path) -> None:
+    built: Built = built_project("boltons")
+    repo = copy_of(built.ready, tmp_path / "repo")
+    base = head(repo)
+    json_of(repo, "cycle", "begin")
+    # Still true of the code: only what the doctest holds changed.
+    _replace(repo / "boltons/strutils.py", _EXAMPLE, "    >>> bytes2human(2048)\n    '2K'\n")
+    answer = json_of(repo, "cycle", "end")
+    assert answer["status"] == "reverted", answer
+    assert answer["reason"] == f"a protected test was changed: {BYTES2HUMAN} (doctest)", answer
+    assert head(repo) == base
+    assert status(repo) == ""
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{path}: the edit's anchor is not unique"
+    path.write_text(text.replace(old, new), encoding="utf-8")

@@ -210,6 +210,7 @@ EDGE = (
     "gtd.auto.ratchet.reruns",
     "gtd.auto.ratchet.checklog",
     "gtd.auto.ratchet.room",
+    "gtd.auto.ratchet.hypotables",
     "gtd.auto.ratchet.worktree",
     "gtd.auto.ratchet.runner",
     "gtd.auto.ratchet.report_listener",

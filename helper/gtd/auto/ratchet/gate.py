@@ -95,6 +95,10 @@ def _gtd_gate(spec):
         _os._exit(1)
     _os.close(came)
     _os.environ["PWD"] = _os.fsdecode(path)  # as a shell started there says
+    # hypothesis's storage: the slot's, beside the room (gtd.auto.ratchet.hypotables)
+    _os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = _os.path.join(
+        _os.path.dirname(_os.fsdecode(path)), "hypothesis"
+    )
     return hidden
 
 

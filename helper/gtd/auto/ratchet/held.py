@@ -52,7 +52,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from gtd import proc
-from gtd.auto.ratchet import early, gate, leftovers, report_listener
+from gtd.auto.ratchet import early, gate, hypotables, leftovers, report_listener
 from gtd.spawned import Spawned, start_logged
 from gtd.tuples import NamedTuple
 
@@ -257,10 +257,13 @@ def _hold(
         # In the box, the room and the run's folder are writable; the gate
         # enters the room, bound at its own path (same device and inode).
         folder = str(listener.files.folder)
+        storage = str(hypotables.folder(rm.slot))
         if boxed.boxed:
             os.makedirs(rm.tree, exist_ok=True)  # bound before its first sync
+            os.makedirs(storage, exist_ok=True)
         spawned = box.wrap(
-            boxed, argv, folder, writable=(str(rm.tree), folder), readable=(str(rm.live),),
+            boxed, argv, folder, writable=(str(rm.tree), folder, storage),
+            readable=(str(rm.live),),
             environ={**os.environ, **env, **run}, left_fd=left_w if left_w >= 0 else None,
         )  # fmt: skip
         child = start_logged(
@@ -325,7 +328,9 @@ def _remember(base: str, argv: list[str] | None) -> None:
 
 
 def _without_pwd(environ: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in environ.items() if k != "PWD"}
+    """The environment as an early start was given it: the gate sets the
+    variables that name the room once it knows the room."""
+    return {k: v for k, v in environ.items() if k not in ("PWD", hypotables.VARIABLE)}
 
 
 def _holdable(

@@ -25,6 +25,8 @@ own, ``busy-*``, and removes it afterwards). A slot keeps, between runs:
   the project, but only where it is provably the last run's own (see
   :func:`_prune_bytecode`): planted or stale bytecode never loads.
 - ``site/``: the ratchet's pytest plugin, written afresh for every run.
+- ``hypothesis/``: hypothesis's storage for the run, emptied at each sync and
+  given only the Unicode tables the helper checked (gtd.auto.ratchet.hypotables).
 
 The checkout has no ``.git``: a test that runs git in its working directory sees
 no repository there.
@@ -41,7 +43,7 @@ from pathlib import Path
 
 from gtd import digest as sha
 from gtd import gitindex
-from gtd.auto.ratchet import early
+from gtd.auto.ratchet import early, hypotables
 from gtd.errors import GtdError
 from gtd.fsio import held, open_regular, read_bytes, remove_tree, walk
 from gtd.git import Git
@@ -226,6 +228,7 @@ def sync(
     for link in links:
         _link(room, link.strip("/"))
     _prune_bytecode(git, room, previous, tree, since)
+    hypotables.prepare(room.slot, since)
     (room.slot / _TREE).write_text(tree + "\n")
 
 
@@ -517,5 +520,6 @@ def _real_folders(tree: str, path: str, folders: dict[str, bool]) -> bool:
 
 
 def environment(room: Room) -> dict[str, str]:
-    """What a command run in the room adds to the environment."""
-    return {"PWD": str(room.tree)}
+    """What a command run in the room adds to the environment: hypothesis keeps
+    its storage in the slot, not the checkout (gtd.auto.ratchet.hypotables)."""
+    return {"PWD": str(room.tree), hypotables.VARIABLE: str(hypotables.folder(room.slot))}

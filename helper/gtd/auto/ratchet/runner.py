@@ -74,6 +74,7 @@ def run_all(
     ended: Callable[[], None] | None = None,
     box: Box | None = None,
     readable: tuple[str, ...] = (),
+    writable: tuple[str, ...] = (),
 ) -> Run:
     """Run every configured command (of the kinds in ``only``) once from ``cwd``;
     never raises for a command's failure. ``env`` adds to each command's
@@ -85,8 +86,8 @@ def run_all(
     called once the last command that runs has ended — when it is the test
     command, before its report is read, so that work on what the commands left
     (a git call) overlaps with reading it. ``box``: the commands run in it
-    (gtd.auto.ratchet.box), ``cwd`` and the report folder writable, ``readable``
-    visible."""
+    (gtd.auto.ratchet.box), ``cwd``, the report folder and ``writable`` writable,
+    ``readable`` visible."""
     commands: list[CommandRun] = []
     tests: dict[str, Outcome] | None = None
     skips: dict[str, str] = {}
@@ -96,8 +97,9 @@ def run_all(
         if kind == "test":
             last = ended if (kind, command) == plan[-1] else None
             run, report = run_tests(
-                cwd, command, config, env, reports_dir, request, held, last, box, readable
-            )
+                cwd, command, config, env, reports_dir, request, held, last, box, readable,
+                writable,
+            )  # fmt: skip
             if last is not None:
                 ended = None
             held = None
@@ -107,7 +109,10 @@ def run_all(
                     t: r.where for t, r in report.tests.items() if r.where and r.outcome != "passed"
                 }
         else:
-            run = run_command(cwd, kind, command, config.timeout_s, env, box=box, readable=readable)
+            run = run_command(
+                cwd, kind, command, config.timeout_s, env, box=box, readable=readable,
+                writable=writable,
+            )  # fmt: skip
         commands.append(run)
     if held is not None:
         held.cancel()
@@ -127,6 +132,7 @@ def run_tests(
     ended: Callable[[], None] | None = None,
     box: Box | None = None,
     readable: tuple[str, ...] = (),
+    writable: tuple[str, ...] = (),
 ) -> tuple[CommandRun, Report]:
     """The test command, with the plugin set up to report into this process
     (``held``: started already, see gtd.auto.ratchet.held); ``ended`` called
@@ -154,7 +160,7 @@ def run_tests(
             {**(env or {}), **listener.env},
             pass_fds=listener.pass_fds,
             box=box,
-            writable=(str(listener.files.folder),),
+            writable=(str(listener.files.folder), *writable),
             readable=readable,
         )
     except BaseException:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import box, checklog, protect, report_listener, room, runner
+from gtd.auto.ratchet import box, checklog, hypotables, protect, report_listener, room, runner
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet.held import Held
 from gtd.auto.ratchet.results import Item
@@ -44,7 +44,7 @@ def run(
     )
     boxed = box.plan(config)
     checklog.note(boxed.described)
-    return runner.run_all(
+    ran = runner.run_all(
         rm.tree,
         config,
         env=env,
@@ -55,7 +55,10 @@ def run(
         ended=ended,
         box=boxed,
         readable=(str(rm.live),),
+        writable=(str(hypotables.folder(rm.slot)),),
     )
+    hypotables.keep(rm.slot)
+    return ran
 
 
 def collected(items: Sequence[Item]) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .paths import _abs, _dirname
+from .paths import _abs, _both, _dirname, _under
+from .shapes import _environment_roots
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -66,12 +67,16 @@ class OutcomeWatch:
         file of the room (a conftest, a module of the package), or of no file.
         Installed plugins' code is the environment's, which cannot change
         unseen (hypothesis's and xdist's wrap the report in every run here: the
-        watch would cost such a run ~30 M instructions on 500 tests). Where the
-        room is not known, any plugin but pytest's own."""
+        watch would cost such a run ~30 M instructions on 500 tests). A
+        virtualenv linked into the room (``.venv``) puts its plugins' files
+        under the room's path: they are the environment's all the same, as the
+        import watch takes them. Where the room is not known, any plugin but
+        pytest's own."""
         import _pytest
 
         home = _dirname(_abs(_pytest.__file__)) + os.sep
         room = provenance.room
+        environment = tuple(f for p in _environment_roots() for f in _both(p))
         for name in ("pytest_runtest_makereport", "pytest_runtest_call"):
             caller = getattr(pm.hook, name, None)
             for impl in caller.get_hookimpls() if caller is not None else ():
@@ -79,7 +84,8 @@ class OutcomeWatch:
                 if file is None:
                     return True
                 if room:
-                    if provenance.in_room(file) is not None:
+                    norm = provenance.in_room(file)
+                    if norm is not None and not _under(norm, environment):
                         return True
                 elif not file.startswith(home):
                     return True
