@@ -34,6 +34,17 @@ if _current in (None, "default"):
     settings.load_profile("gtd")
 
 
+# pytest keeps each test module with its asserts rewritten in `__pycache__`, but
+# not where ``PYTHONDONTWRITEBYTECODE`` is set (a shell or CI that sets it): then
+# every test process rewrites and compiles all ~290 test modules at each
+# collection, 10.8 s of CPU a process against 3.9 s with the cache, and the quick
+# loop has four (docs/performance.md). This process alone writes it again; the
+# variable stays in the environment, so the helper and the test runs the tests
+# start behave as the shell asked (what they are tested under). Set before any
+# test module is imported (this file is loaded first).
+sys.dont_write_bytecode = False
+
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Author",
     "GIT_AUTHOR_EMAIL": "author@example.com",

@@ -62,6 +62,7 @@ def make_project(
     tests: bool = True,
     conftest: bool = True,
     config_extra: str = "",
+    rerun_failures: int | None = 0,
 ) -> Repo:
     """The project, committed and set up for auto mode (`gtd auto setup` must
     answer ready), in ``repo``.
@@ -71,8 +72,17 @@ def make_project(
     sees (see `share_templates`): the first process to need it builds it under a
     lock, the others wait for it; every test then gets a copy of it. The copy is
     the repository setup left, byte for byte: the sealed state lives in its refs,
-    and the rooms in the test's own cache folder are built anew."""
+    and the rooms in the test's own cache folder are built anew.
+
+    ``rerun_failures`` is 0 unless a test asks for another count (None: the
+    default users get, 2). A revert under the default runs each failing test
+    again twice, alone, to tell a flake from a failure: two more inner pytest
+    runs (~0.3 s of CPU each) in every reverted cycle of the suite, for a
+    behaviour tests/integration/test_flaky.py (and the red team's
+    test_reruns.py, on a project of its own) holds with the default count."""
     present = _files(repo.path)  # what the test wrote first is part of the project
+    if rerun_failures is not None:
+        config_extra = f"  rerun_failures: {rerun_failures}\n{config_extra}"
     key = (plan, tests, conftest, config_extra, present, _environment())
     built = _TEMPLATES.get(key)
     if built is None:

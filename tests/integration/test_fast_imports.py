@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo, run_gtd
+from tests.integration.calc_project import PYTEST
 
 _PROBE = (
     "import atexit, json, sys\n"
@@ -41,6 +42,10 @@ def project(repo: Repo) -> Repo:
     repo.write("tests/test_one.py", "def test_one():\n    assert 1 + 1 == 2\n")
     repo.write("PLAN.md", "# Plan\n\n- [ ] **T1**: a task\n  - Files: app.py\n")
     repo.write(".gitignore", "__pycache__/\n")
+    # The suite's pytest without the development environment's plugins, as the
+    # calculator project's: the set-up, `ratchet run` and `cycle end` each run it,
+    # and loading hypothesis and xdist took most of each run.
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {PYTEST}\n")
     repo.commit_all("project")
     assert run_gtd(repo.path, "auto", "setup", "--json").code == 0
     return repo

@@ -34,7 +34,7 @@ FLAKY_ID = "tests/test_flaky.py::test_sometimes"
 
 def test_a_flaky_failure_passes_the_cycle_and_is_reported(repo: Repo) -> None:
     repo.write("tests/test_flaky.py", FLAKY)
-    make_project(repo)
+    make_project(repo, rerun_failures=None)  # the default count users get
     import os
     import tempfile
 

@@ -8,6 +8,7 @@ Python before those modules: test_layout checks what they import at load."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -17,13 +18,20 @@ from tests.unit.test_layout import CORE as DECLARED_CORE
 from tests.unit.test_layout import EDGE as DECLARED_EDGE
 from tests.unit.test_layout import ROOT, expand, scanned
 
-_MODULES = scanned(ROOT, "gtd")
-CORE = tuple(sorted(expand(DECLARED_CORE, _MODULES)[0]))
-_PARENTS = {parent for name in CORE for parent in g.ancestors(name)}
-EDGE = ("subprocess", *sorted(expand(DECLARED_EDGE, _MODULES)[0] - _PARENTS))
+
+@functools.cache
+def _core_and_edge() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    # Read when a test runs, not when the file is collected: every test process
+    # collects it, and the read of the package (~1 s of CPU) is then paid once.
+    modules = scanned(ROOT, "gtd")
+    core = tuple(sorted(expand(DECLARED_CORE, modules)[0]))
+    parents = {parent for name in core for parent in g.ancestors(name)}
+    edge = ("subprocess", *sorted(expand(DECLARED_EDGE, modules)[0] - parents))
+    return core, edge
 
 
 def _loaded_edges(modules: tuple[str, ...]) -> dict[str, list[str]]:
+    edge = _core_and_edge()[1]
     # One fresh interpreter, and a clean module table per module: each must be pure
     # on its own, not only after another module happened to load first.
     code = (
@@ -31,7 +39,7 @@ def _loaded_edges(modules: tuple[str, ...]) -> dict[str, list[str]]:
         f"for module in {list(modules)!r}:\n"
         "    before = set(sys.modules)\n"
         "    importlib.import_module(module)\n"
-        f"    print(json.dumps([module, [m for m in {list(EDGE)!r} if m in sys.modules]]))\n"
+        f"    print(json.dumps([module, [m for m in {list(edge)!r} if m in sys.modules]]))\n"
         "    for name in set(sys.modules) - before:\n"
         "        del sys.modules[name]\n"
     )
@@ -40,7 +48,8 @@ def _loaded_edges(modules: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 def test_the_core_modules_load_no_edge() -> None:
-    assert _loaded_edges(CORE) == {module: [] for module in CORE}
+    core = _core_and_edge()[0]
+    assert _loaded_edges(core) == {module: [] for module in core}
 
 
 def test_the_check_can_fail() -> None:
