@@ -2,7 +2,7 @@
 through :func:`run`, which owns timeouts, process groups and output capture; a
 long command whose output is read only now and then (a test suite) through
 :func:`gtd.spawned.start_logged`, which starts it here. What ``/proc`` says of a
-running process is :mod:`gtd.processes`; two waits side by side, :mod:`gtd.parallel`."""
+running process is :mod:`gtd.processes`; two waits side by side, :mod:`gtd.threads`."""
 
 from __future__ import annotations
 

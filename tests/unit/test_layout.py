@@ -140,7 +140,7 @@ EDGE = (
     "gtd.proc",
     "gtd.spawned",
     "gtd.processes",
-    "gtd.parallel",
+    "gtd.threads",
     "gtd.pipes",
     "gtd.executables",
     "gtd.git",

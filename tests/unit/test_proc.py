@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from gtd.parallel import Later
 from gtd.proc import command_argv, run, which
 from gtd.processes import pipe_wait
+from gtd.threads import Later
 
 
 @pytest.mark.parametrize(

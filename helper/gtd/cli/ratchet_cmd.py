@@ -108,7 +108,7 @@ def run(as_json: bool) -> int:
 def _run(as_json: bool) -> int:
     import contextlib
 
-    from gtd import parallel
+    from gtd import threads
     from gtd.auto.ratchet import room
     from gtd.git import Git
 
@@ -123,7 +123,7 @@ def _run(as_json: bool) -> int:
             # The candidate tree takes four git calls in a row, which need nothing
             # of the snapshot: they run while the rest of the judging code loads
             # (side by side on two cores).
-            built, (snap, base_files) = parallel.both(
+            built, (snap, base_files) = threads.both(
                 lambda: _candidate_over_head(git, index), lambda: _sealed(git, st, raw)
             )
             from gtd.auto import records

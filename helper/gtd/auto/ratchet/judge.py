@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from gtd import parallel
+from gtd import threads
 from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import (
     box,
@@ -118,7 +118,7 @@ def judge_candidate(git: Git, rm: room.Room, config: AutoConfig, job: JudgeReque
         # What the run wrote (one git call, before a sync could write over the
         # evidence), asked as soon as the commands have ended, while the report
         # is read and judged: it is on the run's critical path.
-        written = parallel.Later(lambda: trust.written(git, rm, submodules))
+        written = threads.Later(lambda: trust.written(git, rm, submodules))
         try:
             first = runs.run(
                 rm, config, env, only_files=only_old, held=held, guarded=protected,
@@ -201,15 +201,15 @@ def _listings(
         listing = base_listing = base_files if base_files is not None else git.ls_tree(candidate)
     elif base_files is not None:
         was = base_tree
-        changes, listing = parallel.both(
+        changes, listing = threads.both(
             lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(candidate)
         )
         base_listing = base_files if changes else listing
     else:
         # Three reads of different things, side by side.
         was = base_tree  # (a name the lambdas see as a str)
-        (changes, base_listing), listing = parallel.both(
-            lambda: parallel.both(lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(was)),
+        (changes, base_listing), listing = threads.both(
+            lambda: threads.both(lambda: git.diff_trees(was, candidate), lambda: git.ls_tree(was)),
             lambda: git.ls_tree(candidate),
         )
         if not changes:
