@@ -112,7 +112,7 @@ def test_a_test_file_that_does_not_compile_is_named_with_its_line(repo: Repo) ->
     said = answer_lines(setup(repo))
 
     assert said["status"] == "baseline-broken"
-    assert said["problem"] == "1 test file(s) could not be collected (tests/test_bad.py)"
+    assert said["problem"] == "1 test file could not be collected (tests/test_bad.py)"
     assert said["fix"] == ("correct the SyntaxError in tests/test_bad.py at line 1: invalid syntax")
     assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
 
