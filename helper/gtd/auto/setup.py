@@ -305,7 +305,7 @@ def _ready_answer(
         "snapshot_files": count,
         **_command_facts(cfg),
         "baseline": codec.describe_baseline(snap),
-        "tests": _tests_line(snap),
+        "tests": tests_line(snap),
         "created": extra.get("created") or [],
         "committed": extra.get("committed"),
         "loop": LOOP_COMMAND,
@@ -434,7 +434,7 @@ def _refused(snap: Any, cfg: Any, found: Any) -> Answer:
         "snapshot_files": len(snap.test_paths),
         **_command_facts(cfg),
         "baseline": codec.describe_baseline(snap),
-        "tests": _tests_line(snap),
+        "tests": tests_line(snap),
     }
     if snap.baseline_red and found is None:
         answer["message"] = (
@@ -471,8 +471,17 @@ def _command_facts(cfg: Any) -> Answer:
     return facts
 
 
-def _tests_line(snapshot: Any) -> str:
+def tests_line(snapshot: Any) -> str:
+    from gtd.auto.ratchet.diagnose import not_collected, uncollected
+
     base = snapshot.baseline
     if base.tests_total is None:
         return "no per-test results (judged by exit code)"
-    return f"{base.tests_passed} / {base.tests_total} passed at baseline"
+    # A file pytest could not collect counts as one errored "test": `0 / 1 passed`
+    # would read as one test failing. Say what happened, in the diagnosis's words.
+    broken = uncollected(base.tests or {})
+    if not broken:
+        return f"{base.tests_passed} / {base.tests_total} passed at baseline"
+    ran = base.tests_total - len(broken)
+    counted = f"{base.tests_passed} / {ran} passed" if ran else "none ran"
+    return f"{counted} at baseline: {not_collected(broken)}"
