@@ -22,7 +22,9 @@ def setup(repo: Repo, *args: str) -> CliResult:
     while res.code == 0 and res.stdout.startswith("status: checking"):
         time.sleep(0.3)
         res = run_gtd(repo.path, "auto", "setup", *args)
-    assert res.code == 0, res.stderr
+    # A refused baseline needs a person: exit 1, with the answer that says why.
+    refused = res.stdout.startswith(("status: baseline-broken", "status: baseline-red"))
+    assert res.code == (1 if refused else 0), res.stderr
     return res
 
 
