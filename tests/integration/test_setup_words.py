@@ -56,6 +56,9 @@ def test_a_setup_on_main_is_warned_with_the_commands_that_move_it(repo: Repo) ->
         f"it; `git switch -c gtd-auto && git branch -f main {committed}~1` moves it (and "
         "the loop) to a branch of its own"
     )
+    # The report says it too, where a person looks in the morning.
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    assert "Branch: the loop commits on `main`, the main line;" in report
     # The advice works as written: main is back where it was, the work on a branch.
     repo.git("switch", "-q", "-c", "gtd-auto")
     repo.git("branch", "-f", "main", f"{committed}~1")
@@ -63,6 +66,11 @@ def test_a_setup_on_main_is_warned_with_the_commands_that_move_it(repo: Repo) ->
     again = answer_lines(setup(repo))
     assert again["status"] == "ready"
     assert "warning" not in again
+    # The next render (a cycle's start) no longer says it.
+    assert run_gtd(repo.path, "cycle", "begin").code == 0
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    assert "**Running** — cycle 1" in report
+    assert "Branch:" not in report
 
 
 def test_a_setup_on_its_own_branch_says_nothing_of_branches(repo: Repo) -> None:

@@ -369,6 +369,13 @@ def _first(rewritten: bool, others: bool) -> str:
 _MAINS = ("main", "master", "trunk")
 
 
+def main_line(git: Git) -> str | None:
+    """The branch checked out when it is the repository's main line (the report's
+    State says so while the loop commits there), else None."""
+    branch = git.branch()
+    return branch if branch is not None and _is_main(git, branch) else None
+
+
 def _is_main(git: Git, branch: str) -> bool:
     """Whether ``branch`` is the repository's main line: a conventional name, or
     the branch the remote's HEAD names (``origin/HEAD`` → ``origin/develop``)."""
