@@ -237,3 +237,20 @@ def test_a_refused_baseline_names_its_failing_tests_and_accepted_tolerates_them(
     assert accepted["failing"].startswith(
         "2 tests already failed at the baseline and are tolerated (no cycle is reverted"
     )
+
+
+def test_a_refused_baseline_exits_1_with_its_answer(repo: Repo) -> None:
+    # A suite failing with no per-test results: nothing can be judged, nothing is
+    # sealed, and `gtd auto setup && gtd loop` must stop at setup.
+    project(repo)
+    repo.write(".deepflow/config.yaml", "ratchet:\n  test_command: sh -c 'exit 1'\n")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    res = setup(repo)
+    said = answer_lines(res)
+
+    assert res.code == 1
+    assert said["status"] == "baseline-red"
+    assert said["next"].startswith("make the suite green")
+    assert run_gtd(repo.path, "cycle", "begin").code == 1
