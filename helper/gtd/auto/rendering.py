@@ -88,7 +88,7 @@ def render_report(
 def _main_line(root: Path) -> str | None:
     """The main line's name when it is checked out; None when git cannot say (the
     report is a rendering: it never fails for want of a branch name)."""
-    from gtd.auto.setup import main_line
+    from gtd.auto.main_line import main_line
     from gtd.errors import GtdError
     from gtd.git import Git
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from gtd import paths
 from gtd.auto import records, state
+from gtd.auto.main_line import is_main
 from gtd.clock import Now
 from gtd.errors import GtdError, InputError, RepoError
 from gtd.fsio import atomic_write, locked, state_lock
@@ -317,7 +318,7 @@ def _ready_answer(
     answer.update(_failing(snap))
     warnings: list[str] = []
     branch = git.branch()
-    if branch is not None and _is_main(git, branch):
+    if branch is not None and is_main(git, branch):
         warnings.append(_on_main(branch, extra.get("committed")))
     from gtd.auto.ratchet.diagnose import plugin_unheard
 
@@ -362,27 +363,6 @@ def _first(rewritten: bool, others: bool) -> str:
     if others:
         steps.append(f"commit or stash the {'other' if rewritten else 'uncommitted'} changes")
     return f"{' and '.join(steps)}, then " if steps else ""
-
-
-# Branch names that are, by convention, the one others build on: a loop's commits
-# belong on a branch of their own (the README's first step), merged after review.
-_MAINS = ("main", "master", "trunk")
-
-
-def main_line(git: Git) -> str | None:
-    """The branch checked out when it is the repository's main line (the report's
-    State says so while the loop commits there), else None."""
-    branch = git.branch()
-    return branch if branch is not None and _is_main(git, branch) else None
-
-
-def _is_main(git: Git, branch: str) -> bool:
-    """Whether ``branch`` is the repository's main line: a conventional name, or
-    the branch the remote's HEAD names (``origin/HEAD`` → ``origin/develop``)."""
-    if branch in _MAINS:
-        return True
-    remote = git.call("symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD").stdout
-    return remote.strip() == f"origin/{branch}"
 
 
 def _on_main(branch: str, committed: str | None) -> str:
