@@ -172,7 +172,7 @@ def test_a_missing_dependency_fails_with_the_fix(repo: Repo, claude_dir: Path) -
     res = run_gtd(repo.path, "doctor", "--json")
     test = checks(res.json)["test command"]
     assert test["status"] == "fail"
-    assert "1 test file(s) could not be collected (test_needs.py)" in test["detail"]
+    assert "1 test file could not be collected (test_needs.py)" in test["detail"]
     assert "'no_such_dependency_xyz' cannot be imported" in test["detail"]
     assert res.code == 1
 

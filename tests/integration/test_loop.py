@@ -127,7 +127,7 @@ def test_loop_max_cycles(repo: Repo) -> None:
     assert res.code == 0, res.stderr
     assert res.stdout.splitlines() == [
         f"cycle 1 T1 passed {short(repo, 'T1: Add mul')} (1 remaining)",
-        "stopped after 1 cycle(s) (--max-cycles); run `gtd loop` again to go on",
+        "stopped after 1 cycle (--max-cycles); run `gtd loop` again to go on",
     ]
 
 
@@ -139,7 +139,7 @@ def test_loop_refuses_a_dirty_tree_and_a_missing_agent(repo: Repo) -> None:
     repo.write("notes.txt", "human work\n")
     res = run_gtd(repo.path, "loop", "--agent", agent)
     assert res.code == 1
-    assert res.stdout.startswith("dirty: 1 uncommitted change(s)")
+    assert res.stdout.startswith("dirty: 1 uncommitted change")
     assert (repo.path / "notes.txt").read_text() == "human work\n"
 
 

@@ -127,7 +127,7 @@ def test_install_metadata_the_install_rewrote_is_named_with_the_command(repo: Re
     assert res.stdout.splitlines() == [
         "status: dirty",
         "paths: calc.egg-info/SOURCES.txt",
-        "message: 1 uncommitted change(s) not made by a cycle, untouched",
+        "message: 1 uncommitted change not made by a cycle, untouched",
         "next: end this tick; the human runs the install_metadata: command (and commits"
         " or stashes any other work)",
         "install_metadata: calc.egg-info/: tracked, and rewritten by the project's install"

@@ -22,7 +22,9 @@ def setup(repo: Repo, *args: str) -> CliResult:
     while res.code == 0 and res.stdout.startswith("status: checking"):
         time.sleep(0.3)
         res = run_gtd(repo.path, "auto", "setup", *args)
-    assert res.code == 0, res.stderr
+    # A refused baseline needs a person: exit 1, with the answer that says why.
+    refused = res.stdout.startswith(("status: baseline-broken", "status: baseline-red"))
+    assert res.code == (1 if refused else 0), res.stderr
     return res
 
 
@@ -54,6 +56,9 @@ def test_a_setup_on_main_is_warned_with_the_commands_that_move_it(repo: Repo) ->
         f"it; `git switch -c gtd-auto && git branch -f main {committed}~1` moves it (and "
         "the loop) to a branch of its own"
     )
+    # The report says it too, where a person looks in the morning.
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    assert "Branch: the loop commits on `main`, the main line;" in report
     # The advice works as written: main is back where it was, the work on a branch.
     repo.git("switch", "-q", "-c", "gtd-auto")
     repo.git("branch", "-f", "main", f"{committed}~1")
@@ -61,6 +66,11 @@ def test_a_setup_on_main_is_warned_with_the_commands_that_move_it(repo: Repo) ->
     again = answer_lines(setup(repo))
     assert again["status"] == "ready"
     assert "warning" not in again
+    # The next render (a cycle's start) no longer says it.
+    assert run_gtd(repo.path, "cycle", "begin").code == 0
+    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    assert "**Running** — cycle 1" in report
+    assert "Branch:" not in report
 
 
 def test_a_setup_on_its_own_branch_says_nothing_of_branches(repo: Repo) -> None:
@@ -112,7 +122,7 @@ def test_a_test_file_that_does_not_compile_is_named_with_its_line(repo: Repo) ->
     said = answer_lines(setup(repo))
 
     assert said["status"] == "baseline-broken"
-    assert said["problem"] == "1 test file(s) could not be collected (tests/test_bad.py)"
+    assert said["problem"] == "1 test file could not be collected (tests/test_bad.py)"
     assert said["fix"] == ("correct the SyntaxError in tests/test_bad.py at line 1: invalid syntax")
     assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
 
@@ -227,3 +237,20 @@ def test_a_refused_baseline_names_its_failing_tests_and_accepted_tolerates_them(
     assert accepted["failing"].startswith(
         "2 tests already failed at the baseline and are tolerated (no cycle is reverted"
     )
+
+
+def test_a_refused_baseline_exits_1_with_its_answer(repo: Repo) -> None:
+    # A suite failing with no per-test results: nothing can be judged, nothing is
+    # sealed, and `gtd auto setup && gtd loop` must stop at setup.
+    project(repo)
+    repo.write(".deepflow/config.yaml", "ratchet:\n  test_command: sh -c 'exit 1'\n")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    res = setup(repo)
+    said = answer_lines(res)
+
+    assert res.code == 1
+    assert said["status"] == "baseline-red"
+    assert said["next"].startswith("make the suite green")
+    assert run_gtd(repo.path, "cycle", "begin").code == 1

@@ -111,3 +111,25 @@ def test_the_answer_the_report_page_shows_is_what_end_prints(repo: Repo) -> None
             assert float(got.split(": ", 1)[1]) > 0
         else:
             assert got == documented
+
+
+def test_a_baseline_whose_test_file_does_not_import_says_so_in_its_tests_line(
+    repo: Repo,
+) -> None:
+    # pytest counts the file as one errored "test": `0 / 1 passed` would read as
+    # one test failing, where nothing ran at all.
+    project(repo)
+    repo.write("tests/test_other.py", "import nosuchmodule\n\n\ndef test_x():\n    pass\n")
+    repo.commit_all("initial")
+    repo.git("switch", "-q", "-c", "gtd-auto")
+
+    res = setup(repo)
+    said = answer_lines(res)
+
+    assert res.code == 1  # refused: a person must act before any loop
+    assert said["status"] == "baseline-broken"
+    assert said["problem"] == "1 test file could not be collected (tests/test_other.py)"
+    assert said["tests"] == (
+        "none ran at baseline: 1 test file could not be collected (tests/test_other.py)"
+    )
+    assert "passed" not in said["tests"]

@@ -212,7 +212,7 @@ PYPARSING = Project(
         ),
     ),
     rewrite_reason="a protected test was changed: tests/test_simple_unit.py::",
-    broken_problem="1 test file(s) could not be collected (tests/test_diagram.py)",
+    broken_problem="1 test file could not be collected (tests/test_diagram.py)",
     broken_fix="the module 'railroad' cannot be imported",
     min_tests=120,
 )

@@ -182,8 +182,10 @@ def test_a_broken_environment_is_refused_at_setup(built: Built, tmp_path: Path) 
         copy_venv(built.broken_venv, repo / ".venv")
     (repo / ".deepflow").mkdir()
     (repo / ".deepflow" / "config.yaml").write_text(project.config)
-    answer = json_of(repo, "auto", "setup")
+    code, answer, stderr = gtd(repo, cli_env(), "auto", "setup")
+    assert isinstance(answer, dict), stderr
     assert answer["status"] == "baseline-broken", answer
+    assert code == 1  # refused: a person must act before any loop
     assert project.broken_problem in answer["problem"]
     assert project.broken_fix in answer["fix"]
     assert "set up" not in answer.get("message", "")

@@ -162,6 +162,7 @@ EDGE = (
     "gtd.auto.rendering",
     "gtd.auto.faults",
     "gtd.auto.setup",
+    "gtd.auto.main_line",
     "gtd.auto.baseline",
     "gtd.auto.verify",
     "gtd.auto.headless",

@@ -145,7 +145,8 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
     waiting: str | None = None
     while True:
         if max_cycles is not None and cycles >= max_cycles:
-            say(f"stopped after {cycles} cycle(s) (--max-cycles); run `gtd loop` again to go on")
+            ran = f"{cycles} cycle" if cycles == 1 else f"{cycles} cycles"
+            say(f"stopped after {ran} (--max-cycles); run `gtd loop` again to go on")
             return EXIT_DONE
         try:
             answer = Cycle(root, now()).begin()

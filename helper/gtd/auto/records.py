@@ -109,7 +109,8 @@ def _decode_line(number: int, line: str) -> Record:
         raise RecordError(number, f"unknown kind {kind!r}")
     unknown = set(data) - set(cls._fields)
     if unknown:
-        raise RecordError(number, f"unknown field(s) {', '.join(sorted(unknown))}")
+        fields = "field" if len(unknown) == 1 else "fields"
+        raise RecordError(number, f"unknown {fields} {', '.join(sorted(unknown))}")
     missing = [f for f in cls._fields if f not in data and f not in cls._field_defaults]
     if missing:
         raise RecordError(number, f"{kind} lacks {', '.join(missing)}")

@@ -77,11 +77,25 @@ def render_report(
         budget=budget.for_next(st.records, budget.ceiling_of(sealed_config(st)), the_plan),
         billing=sealed_config(st).billing,
         waiting=waiting,
+        main_line=_main_line(root),
     )
     from gtd.auto import notifier
 
     text += "".join(line + "\n" for line in notifier.report_lines(root))
     atomic_write(root / paths.REPORT, text)
+
+
+def _main_line(root: Path) -> str | None:
+    """The main line's name when it is checked out; None when git cannot say (the
+    report is a rendering: it never fails for want of a branch name)."""
+    from gtd.auto.main_line import main_line
+    from gtd.errors import GtdError
+    from gtd.git import Git
+
+    try:
+        return main_line(Git(root, hardened=True))
+    except GtdError:  # git's own bound overrun, say: a rendering never fails on it
+        return None
 
 
 def rendered_count(root: Path) -> int | None:

@@ -236,6 +236,7 @@ def render(
     budget: Decision | None = None,
     billing: str = "api",
     waiting: str | None = None,
+    main_line: str | None = None,
 ) -> str:
     """The report. ``plan``: PLAN.md as it is (titles, what remains); ``journal``:
     the work in flight, if any; ``threshold``: the breaker's, so the State says
@@ -243,11 +244,14 @@ def render(
     failed at the baseline and the first few (gtd.auto.report_notes); ``budget``:
     the night's budget decision for the next task, when a ceiling is set;
     ``billing``: how the cost is labelled (gtd.auto.report_cost); ``waiting``:
-    why the last tick started nothing (gtd.auto.report_state)."""
+    why the last tick started nothing (gtd.auto.report_state); ``main_line``: the
+    branch checked out, when it is the main line."""
     from gtd.auto import report_cost
 
     cycles = sorted(mem.cycles, key=lambda r: r.cycle)
-    run = Run(mem, cycles, plan, journal, threshold, health, failing, now, budget, waiting)
+    run = Run(
+        mem, cycles, plan, journal, threshold, health, failing, now, budget, waiting, main_line
+    )
     picture = chart.mermaid(mem)
     probes = report_tables.probe_rows(mem, run.cycles)
     reverted, any_reverted = report_tables.reverted_table(run)

@@ -56,6 +56,7 @@ class Run(NamedTuple):
     now: str = ""
     budget: Decision | None = None  # the night's budget for the next task (gtd.auto.budget)
     waiting: str | None = None  # why the last tick started nothing (a dirty tree)
+    main_line: str | None = None  # the branch checked out, when it is the main line
 
     def title_of(self, task: str) -> str:
         if self.plan is not None:
@@ -221,7 +222,27 @@ def tolerated_lines(run: Run) -> list[str]:
     return ["", line] if line else []
 
 
+def main_line_lines(run: Run) -> list[str]:
+    """Setup warns of a set-up on the main line once; the report says it for as
+    long as it is so, where a person looks in the morning."""
+    if run.main_line is None:
+        return []
+    return [
+        "",
+        f"Branch: the loop commits on `{run.main_line}`, the main line; "
+        "`git switch -c gtd-auto` while no cycle is in flight puts the next cycles "
+        "on a branch of their own.",
+    ]
+
+
 def body(run: Run) -> list[str]:
-    """The State section: the state, then what remains of the plan, the budget and
-    the tests already failing at the baseline, each where it has something to say."""
-    return [*state(run), *plan_line(run), *budget_lines(run), *tolerated_lines(run)]
+    """The State section: the state, then what remains of the plan, the budget,
+    the tests already failing at the baseline and a main line checked out, each
+    where it has something to say."""
+    return [
+        *state(run),
+        *plan_line(run),
+        *budget_lines(run),
+        *tolerated_lines(run),
+        *main_line_lines(run),
+    ]

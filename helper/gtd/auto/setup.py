@@ -20,6 +20,7 @@ from typing import Any
 
 from gtd import paths
 from gtd.auto import records, state
+from gtd.auto.main_line import is_main
 from gtd.clock import Now
 from gtd.errors import GtdError, InputError, RepoError
 from gtd.fsio import atomic_write, locked, state_lock
@@ -305,7 +306,7 @@ def _ready_answer(
         "snapshot_files": count,
         **_command_facts(cfg),
         "baseline": codec.describe_baseline(snap),
-        "tests": _tests_line(snap),
+        "tests": tests_line(snap),
         "created": extra.get("created") or [],
         "committed": extra.get("committed"),
         "loop": LOOP_COMMAND,
@@ -317,7 +318,7 @@ def _ready_answer(
     answer.update(_failing(snap))
     warnings: list[str] = []
     branch = git.branch()
-    if branch is not None and _is_main(git, branch):
+    if branch is not None and is_main(git, branch):
         warnings.append(_on_main(branch, extra.get("committed")))
     from gtd.auto.ratchet.diagnose import plugin_unheard
 
@@ -362,20 +363,6 @@ def _first(rewritten: bool, others: bool) -> str:
     if others:
         steps.append(f"commit or stash the {'other' if rewritten else 'uncommitted'} changes")
     return f"{' and '.join(steps)}, then " if steps else ""
-
-
-# Branch names that are, by convention, the one others build on: a loop's commits
-# belong on a branch of their own (the README's first step), merged after review.
-_MAINS = ("main", "master", "trunk")
-
-
-def _is_main(git: Git, branch: str) -> bool:
-    """Whether ``branch`` is the repository's main line: a conventional name, or
-    the branch the remote's HEAD names (``origin/HEAD`` → ``origin/develop``)."""
-    if branch in _MAINS:
-        return True
-    remote = git.call("symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD").stdout
-    return remote.strip() == f"origin/{branch}"
 
 
 def _on_main(branch: str, committed: str | None) -> str:
@@ -434,7 +421,7 @@ def _refused(snap: Any, cfg: Any, found: Any) -> Answer:
         "snapshot_files": len(snap.test_paths),
         **_command_facts(cfg),
         "baseline": codec.describe_baseline(snap),
-        "tests": _tests_line(snap),
+        "tests": tests_line(snap),
     }
     if snap.baseline_red and found is None:
         answer["message"] = (
@@ -471,8 +458,17 @@ def _command_facts(cfg: Any) -> Answer:
     return facts
 
 
-def _tests_line(snapshot: Any) -> str:
+def tests_line(snapshot: Any) -> str:
+    from gtd.auto.ratchet.diagnose import not_collected, uncollected
+
     base = snapshot.baseline
     if base.tests_total is None:
         return "no per-test results (judged by exit code)"
-    return f"{base.tests_passed} / {base.tests_total} passed at baseline"
+    # A file pytest could not collect counts as one errored "test": `0 / 1 passed`
+    # would read as one test failing. Say what happened, in the diagnosis's words.
+    broken = uncollected(base.tests or {})
+    if not broken:
+        return f"{base.tests_passed} / {base.tests_total} passed at baseline"
+    ran = base.tests_total - len(broken)
+    counted = f"{base.tests_passed} / {ran} passed" if ran else "none ran"
+    return f"{counted} at baseline: {not_collected(broken)}"

@@ -58,7 +58,8 @@ def from_json(data: object) -> Usage:
         raise ValueError("usage is not an object")
     unknown = set(data) - set(Usage._fields)
     if unknown:
-        raise ValueError(f"usage has unknown field(s) {', '.join(sorted(unknown))}")
+        fields = "field" if len(unknown) == 1 else "fields"
+        raise ValueError(f"usage has unknown {fields} {', '.join(sorted(unknown))}")
     counts: dict[str, Any] = {}
     for name in ("input", "output", "cache_write", "cache_read"):
         value = data.get(name, 0)

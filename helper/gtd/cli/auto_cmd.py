@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from gtd.cli.cycle_cmd import fence, render
 from gtd.cli.output import emit, root
+from gtd.exits import EXIT_DONE, EXIT_STUCK
+
+# The answers of a setup that took no baseline because the baseline cannot be judged.
+REFUSED = frozenset({"baseline-red", "baseline-broken"})
 
 
 def setup(as_json: bool, accept: bool = False, user_settings: bool = False) -> int:
@@ -17,7 +21,9 @@ def setup(as_json: bool, accept: bool = False, user_settings: bool = False) -> i
     fence(answer)
     no_prompt.follow_setup(here, answer, user_settings)
     emit(answer, render(answer), as_json)
-    return 0
+    # A refused baseline needs a person before any loop can start: a script's
+    # `gtd auto setup && gtd loop` must not go on (docs/errors.md).
+    return EXIT_STUCK if answer.get("status") in REFUSED else EXIT_DONE
 
 
 def sandbox(off: bool, everywhere: bool, as_json: bool) -> int:

@@ -61,7 +61,14 @@ def cycle_line(rec: CycleRecord) -> str:
 
 
 def setup(root: Path, env: Mapping[str, str], say: Say) -> None:
-    answer = gtd_json(root, env, "auto", "setup")
+    res = gtd(root, env, "auto", "setup", "--json")
+    try:
+        answer = json.loads(res.stdout)
+    except ValueError:
+        answer = None
+    # A refused baseline exits 1 with its answer, which says why: show that.
+    if not isinstance(answer, dict):
+        raise DemoFailed(f"`gtd auto setup` failed (exit {res.returncode}): {_tail(res)}")
     if answer.get("status") != "ready":
         raise DemoFailed(
             f"`gtd auto setup` answered {answer.get('status')}: {answer.get('message')}"

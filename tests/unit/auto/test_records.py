@@ -74,7 +74,10 @@ def test_a_reset_clears_a_forced_halt() -> None:
         ("not json", "not JSON"),
         ("[1]", "not a JSON object"),
         ('{"kind": "party"}', "unknown kind 'party'"),
-        ('{"kind": "reset", "task": null, "at": "x", "threshold": 3, "extra": 1}', "unknown field"),
+        ('{"kind": "reset", "task": null, "at": "x", "threshold": 3, "extra": 1}',
+         "unknown field extra"),
+        ('{"kind": "reset", "task": null, "at": "x", "threshold": 3, "a": 1, "b": 2}',
+         "unknown fields a, b"),
         ('{"kind": "release", "test": "t"}', "release lacks at"),
         ('{"kind": "cycle", "cycle": 1, "task": "T1", "title": "", "status": "won", '
          '"commit": null, "reason": null, "at": "x", "tests_passed": null, '

@@ -799,3 +799,14 @@ def test_tests_failing_at_the_baseline_are_named_and_said_tolerated() -> None:
         "while it keeps failing): tests/test_old.py::test_0."
     ) in one
     assert "tolerated" not in report.render("x", Memory(), NOW)
+
+
+def test_a_loop_on_the_main_line_is_said_in_the_state_and_only_then() -> None:
+    text = report.render("calc", Memory(), NOW, plan=parse(PLAN_TEXT), main_line="main")
+    assert section(text, "State").endswith(
+        "\n\nBranch: the loop commits on `main`, the main line; `git switch -c gtd-auto` "
+        "while no cycle is in flight puts the next cycles on a branch of their own.\n"
+    )
+    elsewhere = report.render("calc", Memory(), NOW, plan=parse(PLAN_TEXT))
+    assert "Branch:" not in elsewhere
+    assert "main line" not in elsewhere

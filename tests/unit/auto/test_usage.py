@@ -31,7 +31,8 @@ def test_json_round_trip_and_refusals() -> None:
         ({"output": True}, "usage.output"),
         ({"usd": -1}, "usage.usd"),
         ({"models": "m"}, "usage.models"),
-        ({"cost": 1}, "unknown field"),
+        ({"cost": 1}, "unknown field cost$"),
+        ({"cost": 1, "price": 2}, "unknown fields cost, price$"),
     ):
         with pytest.raises(ValueError, match=field):
             usage.from_json(bad)

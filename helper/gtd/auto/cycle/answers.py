@@ -211,7 +211,7 @@ def dirty(changed: Sequence[str], install_metadata: str | None = None) -> Answer
     answer: Answer = {
         "status": "dirty",
         "paths": list(changed),
-        "message": f"{len(changed)} uncommitted change(s) not made by a cycle, untouched",
+        "message": f"{plural(len(changed), 'uncommitted change')} not made by a cycle, untouched",
         "next": "end this tick; the human commits or stashes their work",
     }
     if install_metadata:

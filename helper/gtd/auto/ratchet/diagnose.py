@@ -11,6 +11,7 @@ choice is recorded in the snapshot and shown in the report.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from gtd.auto.ratchet.model import RunResult
 from gtd.tuples import NamedTuple
@@ -78,12 +79,10 @@ def diagnose(
         )
     tests = run.tests
     if tests is not None:
-        broken = sorted(t for t, o in tests.items() if o == "error" and "::" not in t)
+        broken = uncollected(tests)
         if broken:
-            shown = ", ".join(broken[:3]) + (", …" if len(broken) > 3 else "")
             return Diagnosis(
-                f"{len(broken)} test file(s) could not be collected ({shown})",
-                _fix(missing, _unimportable(tail, broken, command)),
+                not_collected(broken), _fix(missing, _unimportable(tail, broken, command))
             )
         if tests and not any(o == "passed" for o in tests.values()):
             return Diagnosis(
@@ -97,6 +96,20 @@ def diagnose(
                 _fix(missing, "run the test command by hand and fix what it reports"),
             )
     return None
+
+
+def uncollected(tests: Mapping[str, str]) -> list[str]:
+    """The test files a run could not collect: pytest reports each as an error
+    whose id is the file's path, with no ``::`` (a test's id has one)."""
+    return sorted(t for t, o in tests.items() if o == "error" and "::" not in t)
+
+
+def not_collected(broken: list[str]) -> str:
+    """``1 test file could not be collected (tests/test_x.py)``: the words setup's
+    diagnosis and its tests line share, so the two never tell different stories."""
+    shown = ", ".join(broken[:3]) + (", …" if len(broken) > 3 else "")
+    files = "test file" if len(broken) == 1 else "test files"
+    return f"{len(broken)} {files} could not be collected ({shown})"
 
 
 _COLLECT_ERROR = re.compile(r"^ERROR (?:collecting )?(\S+)", re.MULTILINE)
@@ -118,11 +131,7 @@ def collection(exit_code: int, output: str) -> Diagnosis | None:
         )
     broken = sorted(set(_COLLECT_ERROR.findall(output)))
     if broken:
-        shown = ", ".join(broken[:3]) + (", …" if len(broken) > 3 else "")
-        return Diagnosis(
-            f"{len(broken)} test file(s) could not be collected ({shown})",
-            _fix(missing, _unimportable(output, broken, None)),
-        )
+        return Diagnosis(not_collected(broken), _fix(missing, _unimportable(output, broken, None)))
     reason = _PYTEST_EXIT.get(exit_code, "the command failed")
     return Diagnosis(
         f"{reason} (exit {exit_code})",
@@ -149,9 +158,10 @@ def _unimportable(output: str, broken: list[str], command: str | None) -> str:
         where = match.group("path").replace("\\", "/")
         rel = next((b for b in broken if where == b or where.endswith("/" + b)), None)
         if rel is not None:
+            others = len(broken) - 1
             more = (
-                f" ({len(broken) - 1} more file(s) could not be collected)"
-                if len(broken) > 1
+                f" ({others} more {'file' if others == 1 else 'files'} could not be collected)"
+                if others
                 else ""
             )
             return f"correct the {_said(match, rel)}{more}"
@@ -164,7 +174,8 @@ def _unimportable(output: str, broken: list[str], command: str | None) -> str:
         while_ = f" (found while collecting {headers[-1].group(1)})" if headers else ""
         return f"correct the {_said(match, module)}{while_}"
     run = f"`{command} {broken[0]}`" if command else f"the test command on {broken[0]}"
-    return f"make the file(s) importable: {run} shows why {broken[0]} is not"
+    files = "the file" if len(broken) == 1 else "the files"
+    return f"make {files} importable: {run} shows why {broken[0]} is not"
 
 
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.MULTILINE)

@@ -214,12 +214,16 @@ def _assemble(
         if selection and session.selected is not True:
             problems.append(f"{who} did not apply the selection")
     if orphans:
-        problems.append(f"{len(orphans)} line(s) from a session that never started")
+        problems.append(f"{_lines(len(orphans))} from a session that never started")
     if unreadable:
-        problems.append(f"{unreadable} unreadable line(s)")
+        problems.append(f"{unreadable} unreadable {'line' if unreadable == 1 else 'lines'}")
     return Recorded(
         worst(tests), tuple(items.values()), tuple(out_sessions), tuple(evidence), tuple(problems)
     )
+
+
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"
 
 
 def _who(session: Session) -> str:

@@ -3,7 +3,13 @@
 
 from __future__ import annotations
 
-from gtd.auto.ratchet.diagnose import collection, diagnose, plugin_unheard
+from gtd.auto.ratchet.diagnose import (
+    collection,
+    diagnose,
+    not_collected,
+    plugin_unheard,
+    uncollected,
+)
 from gtd.auto.ratchet.model import CommandRun, Outcome, RunResult
 
 
@@ -41,7 +47,7 @@ def test_a_collection_error_names_the_file_and_the_module() -> None:
     tests: dict[str, Outcome] = {"tests/test_diagram.py": "error", "tests/test_a.py::t": "passed"}
     found = diagnose(run(tail, 2, tests), "pytest", pytest=True, has_tests=True)
     assert found is not None
-    assert found.problem == "1 test file(s) could not be collected (tests/test_diagram.py)"
+    assert found.problem == "1 test file could not be collected (tests/test_diagram.py)"
     assert "the module 'railroad' cannot be imported" in found.fix
 
 
@@ -60,7 +66,7 @@ def test_collect_only_output() -> None:
         "'railroad'\nERROR tests/test_diagram.py\n1 error in 0.2s",
     )
     assert broken is not None
-    assert broken.problem == "1 test file(s) could not be collected (tests/test_diagram.py)"
+    assert broken.problem == "1 test file could not be collected (tests/test_diagram.py)"
     internal = collection(3, "INTERNALERROR> boom")
     assert internal is not None
     assert internal.problem == "pytest stopped with an internal error"
@@ -90,7 +96,7 @@ def test_a_syntax_error_is_named_with_its_file_and_line() -> None:
     tests: dict[str, Outcome] = {"tests/test_bad.py": "error"}
     found = diagnose(run(SYNTAX_TAIL, 2, tests), "pytest", pytest=True, has_tests=True)
     assert found is not None
-    assert found.problem == "1 test file(s) could not be collected (tests/test_bad.py)"
+    assert found.problem == "1 test file could not be collected (tests/test_bad.py)"
     assert found.fix == "correct the SyntaxError in tests/test_bad.py at line 3: invalid syntax"
     doctor = collection(2, SYNTAX_TAIL)
     assert doctor is not None
@@ -149,8 +155,7 @@ def test_a_file_that_does_not_import_says_how_to_see_why() -> None:
     found = diagnose(run(tail, 2, tests), "pytest -q", pytest=True, has_tests=True)
     assert found is not None
     assert found.fix == (
-        "make the file(s) importable: `pytest -q tests/test_net.py` shows why "
-        "tests/test_net.py is not"
+        "make the file importable: `pytest -q tests/test_net.py` shows why tests/test_net.py is not"
     )
     assert "import errors" not in found.fix
 
@@ -193,3 +198,39 @@ def test_a_test_process_a_signal_ended_is_named_with_the_likely_cause() -> None:
     ended_at_the_timeout = run("", 137, None).command("test")
     assert ended_at_the_timeout is not None
     assert killed(ended_at_the_timeout._replace(timed_out=True), UNBOXED) is None
+
+
+def test_files_that_could_not_be_collected_are_counted_in_words() -> None:
+    tail = "E   RuntimeError: down\nERROR tests/test_a.py\nERROR tests/test_b.py\n"
+    tests: dict[str, Outcome] = {"tests/test_a.py": "error", "tests/test_b.py": "error"}
+    found = diagnose(run(tail, 2, tests), "pytest", pytest=True, has_tests=True)
+    assert found is not None
+    assert found.problem == "2 test files could not be collected (tests/test_a.py, tests/test_b.py)"
+    assert found.fix.startswith("make the files importable: `pytest tests/test_a.py` shows why")
+    four = [f"t/test_{n}.py" for n in "abcd"]
+    assert not_collected(four) == (
+        "4 test files could not be collected (t/test_a.py, t/test_b.py, t/test_c.py, …)"
+    )
+    assert not_collected(["t/test_a.py"]) == "1 test file could not be collected (t/test_a.py)"
+
+
+def test_the_files_after_a_syntax_error_are_counted_in_words() -> None:
+    for others, words in ((1, "1 more file could not"), (2, "2 more files could not")):
+        tests: dict[str, Outcome] = {"tests/test_bad.py": "error"}
+        tests.update({f"tests/test_{n}.py": "error" for n in range(others)})
+        found = diagnose(run(SYNTAX_TAIL, 2, tests), "pytest", pytest=True, has_tests=True)
+        assert found is not None
+        assert found.fix == (
+            "correct the SyntaxError in tests/test_bad.py at line 3: invalid syntax "
+            f"({words} be collected)"
+        )
+
+
+def test_uncollected_files_are_the_errors_without_a_test_name() -> None:
+    tests: dict[str, Outcome] = {
+        "tests/test_b.py": "error",
+        "tests/test_a.py": "error",
+        "tests/test_c.py::t": "error",
+        "tests/test_d.py::t": "passed",
+    }
+    assert uncollected(tests) == ["tests/test_a.py", "tests/test_b.py"]

@@ -53,7 +53,7 @@ def test_a_stream_cut_anywhere_reads_as_the_whole_stream(tmp_path: Path) -> None
         "t.py::b": Result("failed"),
         "t.py::d": Result("skipped", "t.py:3", "why"),
     }
-    assert whole.problems == ("1 unreadable line(s)",)
+    assert whole.problems == ("1 unreadable line",)
     inside = data.index("é".encode()) + 1  # between the two bytes of é
     crlf = data.index(b"\r\n") + 1  # between CR and LF
     newline = data.index(b"\n")

@@ -97,7 +97,9 @@ def test_lines_of_a_session_that_never_started_are_not_counted(tmp_path: Path) -
     forged = Lines(tmp_path, "forged").test("t.py::a", "passed").test("t.py::z", "passed")
     got = parse([*real, *forged.out[1:]], str(tmp_path))  # no start line
     assert got.tests == {"t.py::a": Result("failed")}
-    assert got.problems == ("2 line(s) from a session that never started",)
+    assert got.problems == ("2 lines from a session that never started",)
+    one = parse([*real, forged.out[1]], str(tmp_path))
+    assert one.problems == ("1 line from a session that never started",)
 
 
 def test_a_forged_line_in_a_real_session_breaks_its_counts(tmp_path: Path) -> None:
@@ -127,7 +129,7 @@ def test_a_line_cut_short_or_malformed_is_skipped_and_counted(tmp_path: Path) ->
     ]
     got = parse([*lines[:-1], *junk, lines[-1]], str(tmp_path))
     assert got.tests == {"t.py::a": Result("passed")}
-    assert got.problems == ("3 unreadable line(s)",)
+    assert got.problems == ("3 unreadable lines",)
 
 
 def test_a_line_nested_past_the_decoders_depth_is_unreadable_not_a_crash(
@@ -139,7 +141,7 @@ def test_a_line_nested_past_the_decoders_depth_is_unreadable_not_a_crash(
     deep = ["[" * 100_000, '{"k": "t", "s": "s1", "id": ' + "[" * 100_000]
     got = parse([*lines[:-1], *deep, lines[-1]], str(tmp_path))
     assert got.tests == {"t.py::a": Result("passed")}
-    assert got.problems == ("2 unreadable line(s)",)
+    assert got.problems == ("2 unreadable lines",)
 
 
 def test_ids_and_locations_from_a_subdirectory_rootdir_are_repository_relative(
