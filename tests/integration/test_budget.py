@@ -254,7 +254,7 @@ def test_the_reset_waits_for_the_cycle_in_flight_and_says_when_nothing_is_spent(
     assert nothing.code == 0, nothing.stderr
     assert nothing.json == {"status": "unchanged", "message": "nothing spent since the night began"}
     both = run_gtd(repo.path, "cycle", "reset", "--budget", "T1")
-    assert both.code == 1  # a usage mistake (docs/errors.md)
+    assert both.code == 2  # a usage mistake (docs/errors.md)
     assert "--budget resets the night's spend, not a task" in both.stderr
     begun = gtd_json(repo, "cycle", "begin")
     assert begun["status"] == "task", begun
