@@ -112,8 +112,9 @@ def test_passing_change_then_advance_protects_the_new_tests(project: Repo) -> No
 
     project.write("tests/test_mul.py", "def test_mul():\n    pass\n")
     verdict, _ = check(project, advanced)
-    # the first line that differs: its import was removed with the assertion
-    assert verdict.reason == "a protected test was changed: tests/test_mul.py (line 1)"
+    # the import went with the assertion: the reason names the test whose line changed
+    # (its assertion, line 5 of the original), passing over the import above it
+    assert verdict.reason == "a protected test was changed: tests/test_mul.py::test_mul (line 5)"
 
 
 def test_dependency_edit_in_shared_files_passes(project: Repo) -> None:
