@@ -699,6 +699,10 @@ QUICK = {
         "test_legit_agent_ends_its_own_good_cycle",
     ),
     "test_helper_files.py": ("test_check_log_made_a_folder_is_set_aside_and_good_work_lands",),
+    "test_hypothesis_tables.py": (
+        "test_forged_tables_in_the_candidates_tree_are_not_read",
+        "test_the_checked_tables_serve_the_next_run",
+    ),
     "test_helper_state.py": (
         "test_snapshot_deleted",
         "test_journal_phase_set_to_committing",
