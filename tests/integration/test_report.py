@@ -33,6 +33,7 @@ def commands(text: str) -> list[str]:
 @pytest.mark.slow
 def test_a_halted_night_read_and_resumed_from_the_report(repo: Repo) -> None:
     bad = make_project(repo, BAD_AGENT, "circuit_breaker_threshold: 2\n")
+    repo.git("switch", "-q", "-c", "gtd-auto")  # as the README says: a branch of its own
     assert run_gtd(repo.path, "loop", "--agent", bad).code == EXIT_HALTED
 
     # 1. The top of the report says the loop stopped, where, why, and how to go on.
