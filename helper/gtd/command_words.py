@@ -88,15 +88,22 @@ _WRAPPERS = {
 }
 
 
-def after_pytest(words: list[str]) -> list[str] | None:
-    """The words after the pytest a simple command starts, or None if it starts
-    none: ``pytest …``, ``py.test …``, ``python -m pytest …``, ``coverage run -m
-    pytest …``, behind ``uv run`` / ``poetry run`` and ``NAME=value``."""
+def _program_at(words: list[str]) -> int:
+    """Where the program of a simple command stands: past ``NAME=value`` words and
+    a ``uv run``-like wrapper."""
     i = 0
     while i < len(words) and re.match(r"^[A-Za-z_]\w*=", words[i]):
         i += 1
     if i + 1 < len(words) and (words[i], words[i + 1]) in _WRAPPERS:
         i += 2
+    return i
+
+
+def after_pytest(words: list[str]) -> list[str] | None:
+    """The words after the pytest a simple command starts, or None if it starts
+    none: ``pytest …``, ``py.test …``, ``python -m pytest …``, ``coverage run -m
+    pytest …``, behind ``uv run`` / ``poetry run`` and ``NAME=value``."""
+    i = _program_at(words)
     if i >= len(words):
         return None
     program = words[i].rsplit("/", 1)[-1]
@@ -121,11 +128,7 @@ def after_pytest(words: list[str]) -> list[str] | None:
 def after_unittest(words: list[str]) -> list[str] | None:
     """The words after ``-m unittest`` of a Python a simple command starts (behind
     ``NAME=value`` and ``uv run``-like wrappers), or None if it runs no unittest."""
-    i = 0
-    while i < len(words) and re.match(r"^[A-Za-z_]\w*=", words[i]):
-        i += 1
-    if i + 1 < len(words) and (words[i], words[i + 1]) in _WRAPPERS:
-        i += 2
+    i = _program_at(words)
     if i >= len(words):
         return None
     program = words[i].rsplit("/", 1)[-1]
