@@ -500,6 +500,37 @@ def test_the_plugin_copy_passes_claude_plugin_validate(tmp_path: Path) -> None:
     assert [c for c in codes if c != "ICON_MISSING"] == [], codes
 
 
+def fake_venv(prefix: Path) -> Path:
+    """The installed helper behind the venv's `python`: this checkout's."""
+    python = prefix / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+def installed(
+    home: Path,
+    *,
+    dirs: list[str] | None = None,
+    targets: dict[str, object] | None = None,
+    helper: bool = False,
+) -> Path:
+    """The prefix of an install as install.py records it (no layout unless
+    ``targets`` names some; ``helper``: this checkout's helper behind the venv's
+    `python`), for --uninstall to read: its manifest written, the prefix returned."""
+    prefix = home / ".local" / "share" / "gtd-pack"
+    prefix.mkdir(parents=True, exist_ok=True)
+    if helper:
+        fake_venv(prefix)
+    manifest = {
+        "format": 1, "helper": None, "link": None,
+        "dirs": dirs or [], "targets": targets or {},
+    }  # fmt: skip
+    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    return prefix
+
+
 @pytest.mark.parametrize("moved", [False, True], ids=["home", "CLAUDE_CONFIG_DIR"])
 def test_uninstall_takes_gtd_out_of_declined_plugins(tmp_path: Path, moved: bool) -> None:
     """`claude plugin uninstall` leaves ``"declinedPlugins": ["gtd@gtd-pack"]`` in
@@ -516,16 +547,11 @@ def test_uninstall_takes_gtd_out_of_declined_plugins(tmp_path: Path, moved: bool
     theirs = {"userID": "abc", "projects": {"/x": {"allowedTools": []}}}
     state.write_text(json.dumps({**theirs, "declinedPlugins": ["other@market", PLUGIN_ID]}))
     state.chmod(0o600)
-    prefix = home / ".local" / "share" / "gtd-pack"
-    prefix.mkdir(parents=True)
     # What install.py recorded when it registered the plugin (the plugin itself is
     # gone already: Claude Code's uninstall ran, the entry stayed behind).
     registration = {"marketplace": "gtd-pack", "plugin": PLUGIN_ID}
-    manifest: dict[str, object] = {
-        "format": 1, "helper": None, "link": None, "dirs": [],
-        "targets": {"plugin": {"files": {}, "dirs": [], "claude": registration}},
-    }  # fmt: skip
-    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    targets: dict[str, object] = {"plugin": {"files": {}, "dirs": [], "claude": registration}}
+    installed(home, targets=targets)
     install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
 
     dry = run([*install, "--dry-run"], tmp_path, env)
@@ -543,7 +569,7 @@ def test_uninstall_takes_gtd_out_of_declined_plugins(tmp_path: Path, moved: bool
 
     # Only ours listed: the key goes with it.
     state.write_text(json.dumps({**theirs, "declinedPlugins": [PLUGIN_ID]}))
-    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    installed(home, targets=targets)
     assert run(install, tmp_path, env).returncode == 0
     assert json.loads(state.read_text()) == theirs
 
@@ -673,12 +699,7 @@ def test_uninstall_removes_gtds_cache_and_says_so(tmp_path: Path, xdg: bool) -> 
         (room / "mod.py").write_text("x = 1\n")
         room.chmod(0o555)
     (cache / "gtd.log").write_text("### version information\n")
-    prefix = home / ".local" / "share" / "gtd-pack"
-    prefix.mkdir(parents=True)
-    manifest: dict[str, object] = {
-        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
-    }  # fmt: skip
-    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    installed(home)
     install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
     shown = "~/.cache/gtd" if not xdg else str(cache)
     said = f"remove gtd's cache {shown} (the clean rooms of 2 repositories, the crash log)"
@@ -704,25 +725,11 @@ def test_uninstall_names_a_cache_without_rooms_by_what_it_holds(tmp_path: Path) 
     cache = home / ".cache" / "gtd"
     cache.mkdir(parents=True)
     (cache / "box-starts").write_text("key\n")
-    prefix = home / ".local" / "share" / "gtd-pack"
-    prefix.mkdir(parents=True)
-    manifest: dict[str, object] = {
-        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
-    }  # fmt: skip
-    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    installed(home)
     res = run([sys.executable, str(ROOT / "install.py"), "--uninstall"], tmp_path, env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "remove gtd's cache ~/.cache/gtd" in res.stdout.splitlines(), res.stdout
     assert not cache.exists()
-
-
-def fake_venv(prefix: Path) -> Path:
-    """The installed helper behind the venv's `python`: this checkout's."""
-    python = prefix / "venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
-    python.chmod(0o755)
-    return python
 
 
 @pytest.mark.parametrize("helper", [True, False], ids=["helper", "helper-gone"])
@@ -743,16 +750,9 @@ def test_uninstall_removes_gtds_state_or_says_why_it_stays(tmp_path: Path, helpe
     state.mkdir(parents=True)
     listed = [str(demo), str(tmp_path / "gone")]
     (state / "sandboxed.json").write_text(json.dumps(listed, indent=2) + "\n")
-    prefix = home / ".local" / "share" / "gtd-pack"
-    prefix.mkdir(parents=True)
-    if helper:
-        fake_venv(prefix)
     # install.py made ~/.local (and its share/gtd-pack): ~/.local/state is gtd's
-    made = [str(home / ".local"), str(home / ".local" / "share"), str(prefix)]
-    manifest: dict[str, object] = {
-        "format": 1, "helper": None, "link": None, "dirs": made, "targets": {},
-    }  # fmt: skip
-    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    made = [str(home / ".local"), str(home / ".local" / "share")]
+    installed(home, dirs=[*made, str(home / ".local" / "share" / "gtd-pack")], helper=helper)
     install = [sys.executable, str(ROOT / "install.py"), "--uninstall"]
     said = (
         "remove gtd's state ~/.local/state/gtd "
@@ -787,13 +787,7 @@ def test_uninstall_of_one_layout_keeps_the_cache(tmp_path: Path) -> None:
     env = user_env(home)
     cache = home / ".cache" / "gtd" / "rooms"
     cache.mkdir(parents=True)
-    prefix = home / ".local" / "share" / "gtd-pack"
-    prefix.mkdir(parents=True)
-    manifest: dict[str, object] = {
-        "format": 1, "helper": None, "link": None, "dirs": [],
-        "targets": {"user": {"files": {}, "dirs": []}},
-    }  # fmt: skip
-    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    installed(home, targets={"user": {"files": {}, "dirs": []}})
     res = run([sys.executable, str(ROOT / "install.py"), "--uninstall", "--user"], tmp_path, env)
     assert res.returncode == 0, res.stderr
     assert "the helper stays" in res.stdout
@@ -838,15 +832,7 @@ def test_uninstall_gives_the_user_settings_back(tmp_path: Path) -> None:
     settings.write_text(person)
     env = user_env(home)
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
-    prefix = home / ".local" / "share" / "gtd-pack"
-    python = prefix / "venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
-    python.chmod(0o755)
-    manifest: dict[str, object] = {
-        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
-    }  # fmt: skip
-    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    python = installed(home, helper=True) / "venv" / "bin" / "python"
     held = subprocess.run(
         [str(python), "-c", "import sys; from pathlib import Path; "
          "from gtd.auto import user_settings; user_settings.hold(Path(sys.argv[1]))",
@@ -881,13 +867,7 @@ def test_uninstall_without_sandbox_settings_says_nothing_of_them(tmp_path: Path)
     home = tmp_path / "home"
     home.mkdir()
     env = user_env(home)
-    prefix = home / ".local" / "share" / "gtd-pack"
-    prefix.mkdir(parents=True)
-    fake_venv(prefix)
-    manifest: dict[str, object] = {
-        "format": 1, "helper": None, "link": None, "dirs": [], "targets": {},
-    }  # fmt: skip
-    (prefix / "install-manifest.json").write_text(json.dumps(manifest))
+    installed(home, helper=True)
     res = run([sys.executable, str(ROOT / "install.py"), "--uninstall"], tmp_path, env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "sandbox settings" not in res.stdout, res.stdout
