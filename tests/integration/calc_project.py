@@ -54,6 +54,20 @@ MUL_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6
 
 CONFTEST = "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n"
 
+# A setup.py for the calculator, and the step of setuptools that `pip install -e .`
+# runs: a project whose install writes (or rewrites) calc.egg-info/.
+SETUP_PY = (
+    "from setuptools import setup\n\nsetup(name='calc', version='0.1', py_modules=['calc'])\n"
+)
+
+
+def egg_info(repo: Repo) -> None:
+    """setuptools' own step, the one `pip install -e .` runs: it writes calc.egg-info/."""
+    done = subprocess.run(
+        [sys.executable, "setup.py", "-q", "egg_info"], cwd=repo.path, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+
 
 def make_project(
     repo: Repo,

@@ -6,10 +6,9 @@ command collects (it is refused, never committed unrun)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
 from tests.conftest import Repo
-from tests.integration.calc_project import gtd_json, make_project, run_cli
+from tests.integration.calc_project import SETUP_PY, egg_info, gtd_json, make_project, run_cli
 
 WORDS = '''\
 """Small helpers for words."""
@@ -95,28 +94,15 @@ def test_a_new_test_file_under_testpaths_runs_and_must_pass(repo: Repo) -> None:
     assert "new_tests: '1 ran, 1 passed'" in memory
 
 
-SETUP_PY = (
-    "from setuptools import setup\n\nsetup(name='calc', version='0.1', py_modules=['calc'])\n"
-)
-
-
-def _egg_info(repo: Repo) -> None:
-    """setuptools' own step, the one `pip install -e .` runs: it writes calc.egg-info/."""
-    done = subprocess.run(
-        [sys.executable, "setup.py", "-q", "egg_info"], cwd=repo.path, capture_output=True
-    )
-    assert done.returncode == 0, done.stderr
-
-
 def test_install_metadata_the_install_rewrote_is_named_with_the_command(repo: Repo) -> None:
     """A tracked calc.egg-info/ that the project's install rewrites: `begin`
     answers dirty (a person's files are never set aside), names the folder and
     the command; that command, run as written, lets the next tick start."""
     repo.write("setup.py", SETUP_PY)
-    _egg_info(repo)  # committed as the project had it: before calc.py existed
+    egg_info(repo)  # committed as the project had it: before calc.py existed
     make_project(repo)
     assert "calc.egg-info/PKG-INFO" in repo.git("ls-files")
-    _egg_info(repo)  # the install: SOURCES.txt now lists calc.py
+    egg_info(repo)  # the install: SOURCES.txt now lists calc.py
     assert repo.git("status", "--porcelain").strip() == "M calc.egg-info/SOURCES.txt"
     res = run_cli(repo, "cycle", "begin")
     assert res.code == 0, res.stderr
@@ -167,7 +153,7 @@ def test_untracked_install_metadata_never_makes_the_tree_dirty(repo: Repo) -> No
     """The common case: the project tracks no egg-info, and its install writes one."""
     repo.write("setup.py", SETUP_PY)
     make_project(repo)
-    _egg_info(repo)
+    egg_info(repo)
     assert (repo.path / "calc.egg-info" / "PKG-INFO").exists()
     assert repo.git("status", "--porcelain").strip() == ""
     answer = gtd_json(repo, "cycle", "begin")

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 
 from tests.conftest import CliResult, Repo, run_gtd
-from tests.integration.calc_project import CALC, CONFTEST, PYTEST, TESTS
+from tests.integration.calc_project import CALC, CONFTEST, PYTEST, SETUP_PY, TESTS, egg_info
 
 BROKEN = "\n\ndef test_broken():\n    assert 1 == 2\n"
 
@@ -127,30 +126,17 @@ def test_a_test_file_that_does_not_compile_is_named_with_its_line(repo: Repo) ->
     assert said["next"].startswith(said["fix"] + "; then rerun `gtd auto setup`")
 
 
-SETUP_PY = (
-    "from setuptools import setup\n\nsetup(name='calc', version='0.1', py_modules=['calc'])\n"
-)
-
-
-def _egg_info(repo: Repo) -> None:
-    """setuptools' own step, the one `pip install -e .` runs: it writes calc.egg-info/."""
-    done = subprocess.run(
-        [sys.executable, "setup.py", "-q", "egg_info"], cwd=repo.path, capture_output=True
-    )
-    assert done.returncode == 0, done.stderr
-
-
 def test_a_setup_the_install_dirtied_says_to_untrack_before_the_loop(repo: Repo) -> None:
     """`pip install -e .` rewrote a tracked egg-info before set-up: the answer says
     every tick would answer `dirty`, and `next:` puts the command before the loop;
     that command, run as written, leaves a tree the next setup starts the loop on."""
     project(repo)
     repo.write("setup.py", SETUP_PY.replace("0.1", "0.0"))
-    _egg_info(repo)
+    egg_info(repo)
     repo.write("setup.py", SETUP_PY)
     repo.commit_all("initial")
     repo.git("switch", "-q", "-c", "gtd-auto")
-    _egg_info(repo)  # the install: PKG-INFO now says version 0.1
+    egg_info(repo)  # the install: PKG-INFO now says version 0.1
     assert repo.git("status", "--porcelain").strip() == "M calc.egg-info/PKG-INFO"
 
     said = answer_lines(setup(repo))
