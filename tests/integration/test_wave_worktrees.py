@@ -279,6 +279,10 @@ def test_a_kill_at_each_point_of_creation_is_cleaned(person: tuple[Repo, Repo], 
     assert (worktrees.create(git, "T1", "HEAD").path / "app.py").exists()
 
 
+# Slow: a harness (eight kills at random moments of a 1,500-file checkout,
+# ~15 s). The quick loop keeps the same guarantee at each named point of the
+# creation (test_a_kill_at_each_point_of_creation_is_cleaned).
+@pytest.mark.slow
 def test_kills_at_random_moments_of_the_checkout_are_cleaned(
     person: tuple[Repo, Repo],
 ) -> None:
