@@ -715,7 +715,7 @@ QUICK = {
         "test_legit_new_test_module_for_new_code",
     ),
     "test_in_process_reach.py": (
-        "test_code_under_test_rebinds_the_assertion_helper",
+        "test_code_under_test_attacks_from_the_package_init[rebinds-the-assertion-helper]",
         "test_code_under_test_imports_a_good_copy_outside_the_repository",
         "test_code_under_test_swaps_what_the_items_of_other_tests_run[its-function]",
     ),

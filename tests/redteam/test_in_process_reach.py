@@ -358,44 +358,6 @@ def test_code_under_test_returns_a_value_that_equals_anything(project: Project) 
     )
 
 
-def test_code_under_test_plants_the_assertion_helper_in_sys_modules(project: Project) -> None:
-    _attack_from_init(
-        project, proj.INIT + FAKE_HELPER_IN_SYS_MODULES, names=["testing/asserts.py", TOTAL]
-    )
-
-
-def test_code_under_test_swaps_the_assertion_helpers_code(project: Project) -> None:
-    _attack_from_init(
-        project, proj.INIT + HELPER_CODE_SWAPPED, names=["testing.asserts.assert_cents", TOTAL]
-    )
-
-
-def test_code_under_test_swaps_the_helpers_code_for_code_compiled_as_its_file(
-    project: Project,
-) -> None:
-    """The code object's file and lines are the helper's; it is none of the code
-    the import system loaded from that file."""
-    _attack_from_init(
-        project,
-        proj.INIT + HELPER_CODE_COMPILED_AS_ITS_FILE,
-        names=["testing.asserts.assert_cents", TOTAL],
-    )
-
-
-def test_code_under_test_forges_pytests_cache_of_a_rewritten_test_module(
-    project: Project,
-) -> None:
-    _attack_from_init(project, proj.INIT + FORGED_TEST_BYTECODE, names=[TOTAL])
-
-
-def test_code_under_test_forges_the_import_systems_cache_of_the_assertion_helper(
-    project: Project,
-) -> None:
-    _attack_from_init(
-        project, proj.INIT + FORGED_HELPER_BYTECODE, names=["testing/asserts.py", TOTAL]
-    )
-
-
 def test_code_under_test_undoes_the_bytecode_guard_before_forging(project: Project) -> None:
     """The package's own loader is the guard's class: the code under test moves
     its start to the far future, then forges the helper's cache. The forged cache
@@ -434,12 +396,6 @@ def test_code_under_test_points_the_cache_prefix_at_caches_forged_before_the_run
     _attack_from_init(project, init, names=[TOTAL])
 
 
-def test_code_under_test_rebinds_the_assertion_helper(project: Project) -> None:
-    _attack_from_init(
-        project, proj.INIT + HELPER_REBOUND, names=["testing.asserts.assert_cents", TOTAL]
-    )
-
-
 # The same rebinding, to a function of the package's own with the helper's name:
 # the function is its module's own by name, as a re-export would be.
 HELPER_REBOUND_TO_A_NAMESAKE = """
@@ -456,20 +412,6 @@ def _rt_rebind_helper():
 
 _rt_rebind_helper()
 """
-
-
-# a variant: the quick loop keeps test_code_under_test_rebinds_the_assertion_helper
-@pytest.mark.slow
-def test_code_under_test_rebinds_the_assertion_helper_to_a_namesake(project: Project) -> None:
-    _attack_from_init(
-        project,
-        proj.INIT + HELPER_REBOUND_TO_A_NAMESAKE,
-        names=["testing.asserts.assert_cents", TOTAL],
-    )
-
-
-def test_code_under_test_traces_the_assertion_helper(project: Project) -> None:
-    _attack_from_init(project, proj.INIT + SETTRACE_REWRITES_LOCALS, names=[INIT_FILE, TOTAL])
 
 
 # The package puts a finder of its own on `sys.meta_path` behind the ratchet's
@@ -511,16 +453,6 @@ def _rt_finder():
 
 _rt_finder()
 """
-
-
-def test_code_under_test_loads_the_assertion_helper_with_a_finder_of_its_own(
-    project: Project,
-) -> None:
-    _attack_from_init(
-        project,
-        proj.INIT + HELPER_LOADED_BY_A_FINDER_OF_ITS_OWN,
-        names=["testing.asserts", TOTAL],
-    )
 
 
 def test_code_under_test_copies_a_good_copy_from_outside_beside_itself_and_imports_it(
@@ -688,13 +620,6 @@ def test_legit_change_beside_the_projects_own_import_hook(project: Project, wher
 # -- attacks on pytest's running of tests --------------------------------------------------
 
 
-def test_code_under_test_swaps_a_hook_implementations_function(project: Project) -> None:
-    """Held: the new-tests session imports the package only after configure, so
-    the swap shows as "test reporting tampered with: pytest_pyfunc_call of
-    python" (the old tests' session, which imports it earlier, saw nothing)."""
-    _attack_from_init(project, proj.INIT + HOOKIMPL_FUNCTION_SWAPPED, names=[INIT_FILE, TOTAL])
-
-
 # The code under test, called by test_stock.py's tests (which run first), finds
 # test_total.py's items through the garbage collector and hands each a function
 # of its own to run, or replaces how the item runs: no hook, no class of
@@ -783,13 +708,9 @@ def test_legit_change_over_tests_of_every_shape_lands(project: Project) -> None:
     assert_passed(project, project.end())
 
 
-def test_code_under_test_registers_a_collection_hook_plugin(project: Project) -> None:
-    _attack_from_init(project, proj.INIT + REGISTERS_COLLECTION_PLUGIN, names=[INIT_FILE, TOTAL])
-
-
 # Slow: another watched object whose code comes from the change's files ("test
-# reporting tampered with"), the check test_code_under_test_swaps_the_assertion_helpers_code
-# and test_code_under_test_patches_pytest_only_while_the_tests_run keep in the quick loop.
+# reporting tampered with"), the check the swapped helper's code and the patch
+# made only while the tests run (test_code_under_test_attacks_from_the_package_init) hold.
 @pytest.mark.slow
 def test_code_under_test_patches_pytest_raises(project: Project) -> None:
     before = project.state()
@@ -807,8 +728,8 @@ def test_code_under_test_patches_pytest_raises(project: Project) -> None:
 
 
 # Slow: another watched object whose code comes from the change's files ("test
-# reporting tampered with"), the check test_code_under_test_swaps_the_assertion_helpers_code
-# and test_code_under_test_patches_pytest_only_while_the_tests_run keep in the quick loop.
+# reporting tampered with"), the check the swapped helper's code and the patch
+# made only while the tests run (test_code_under_test_attacks_from_the_package_init) hold.
 @pytest.mark.slow
 def test_code_under_test_patches_the_doctest_output_checker(project: Project) -> None:
     before = project.state()
@@ -865,12 +786,82 @@ if "_pytest" in _rt_sys.modules:
 """
 
 
-def test_code_under_test_patches_pytest_only_while_the_tests_run(
-    project: Project,
+# Attacks made entirely of the package's `__init__.py` (see _attack_from_init):
+# the text appended to it, and the names the refusal must give.
+FROM_INIT = [
+    pytest.param(
+        proj.INIT + FAKE_HELPER_IN_SYS_MODULES,
+        ["testing/asserts.py", TOTAL],
+        id="plants-the-assertion-helper-in-sys-modules",
+    ),
+    pytest.param(
+        proj.INIT + HELPER_CODE_SWAPPED,
+        ["testing.asserts.assert_cents", TOTAL],
+        id="swaps-the-assertion-helpers-code",
+    ),
+    # The code object's file and lines are the helper's; it is none of the code the import
+    # system loaded from that file.
+    pytest.param(
+        proj.INIT + HELPER_CODE_COMPILED_AS_ITS_FILE,
+        ["testing.asserts.assert_cents", TOTAL],
+        id="swaps-the-helpers-code-for-code-compiled-as-its-file",
+    ),
+    pytest.param(
+        proj.INIT + FORGED_TEST_BYTECODE,
+        [TOTAL],
+        id="forges-pytests-cache-of-a-rewritten-test-module",
+    ),
+    pytest.param(
+        proj.INIT + FORGED_HELPER_BYTECODE,
+        ["testing/asserts.py", TOTAL],
+        id="forges-the-import-systems-cache-of-the-assertion-helper",
+    ),
+    pytest.param(
+        proj.INIT + HELPER_REBOUND,
+        ["testing.asserts.assert_cents", TOTAL],
+        id="rebinds-the-assertion-helper",
+    ),
+    # a variant: the quick loop keeps rebinds-the-assertion-helper
+    pytest.param(
+        proj.INIT + HELPER_REBOUND_TO_A_NAMESAKE,
+        ["testing.asserts.assert_cents", TOTAL],
+        id="rebinds-the-assertion-helper-to-a-namesake",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        proj.INIT + SETTRACE_REWRITES_LOCALS, [INIT_FILE, TOTAL], id="traces-the-assertion-helper"
+    ),
+    pytest.param(
+        proj.INIT + HELPER_LOADED_BY_A_FINDER_OF_ITS_OWN,
+        ["testing.asserts", TOTAL],
+        id="loads-the-assertion-helper-with-a-finder-of-its-own",
+    ),
+    # Held: the new-tests session imports the package only after configure, so the swap
+    # shows as "test reporting tampered with: pytest_pyfunc_call of python" (the old
+    # tests' session, which imports it earlier, saw nothing).
+    pytest.param(
+        proj.INIT + HOOKIMPL_FUNCTION_SWAPPED,
+        [INIT_FILE, TOTAL],
+        id="swaps-a-hook-implementations-function",
+    ),
+    pytest.param(
+        proj.INIT + REGISTERS_COLLECTION_PLUGIN,
+        [INIT_FILE, TOTAL],
+        id="registers-a-collection-hook-plugin",
+    ),
+    pytest.param(
+        proj.INIT + PATCH_BETWEEN_CONFIGURE_AND_SESSIONFINISH,
+        [INIT_FILE, TOTAL],
+        id="patches-pytest-only-while-the-tests-run",
+    ),
+]
+
+
+@pytest.mark.parametrize(("init", "names"), FROM_INIT)
+def test_code_under_test_attacks_from_the_package_init(
+    project: Project, init: str, names: list[str]
 ) -> None:
-    _attack_from_init(
-        project, proj.INIT + PATCH_BETWEEN_CONFIGURE_AND_SESSIONFINISH, names=[INIT_FILE, TOTAL]
-    )
+    _attack_from_init(project, init, names=names)
 
 
 # -- the import system: metadata and paths outside the repository -------------------------
