@@ -22,17 +22,20 @@ import contextlib
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
+
+from tests.conftest import run_wide_dir
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("GTD_REALSUITES_CACHE") or CHECKOUT / ".cache" / "realsuites")
@@ -259,34 +262,46 @@ def _pip(args: list[str], env: Mapping[str, str], what: str) -> None:
         unavailable(f"{what}: {(lines or ['pip failed'])[-1].strip()}")
 
 
-def sdist(project: Project, env: Mapping[str, str]) -> Path:
-    """The project's source distribution, downloaded once."""
+def sdist(name: str, version: str, env: Mapping[str, str]) -> Path:
+    """The source distribution of ``name`` ``version``, downloaded once."""
     folder = CACHE / "sdists"
-    with cache_lock(f"sdist-{project.name}"):
-        found = _sdist_in(folder, project)
+    with cache_lock(f"sdist-{name}"):
+        found = _sdist_in(folder, name, version)
         if found is not None:
             return found
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             _pip(
                 [sys.executable, "-m", "pip", "download", "--retries", "1", "--no-deps",
-                 "--no-binary", ":all:", f"{project.name}=={project.version}", "-d", tmp],
-                pip_env(env), f"downloading {project.name} {project.version}",
+                 "--no-binary", ":all:", f"{name}=={version}", "-d", tmp],
+                pip_env(env), f"downloading {name} {version}",
             )  # fmt: skip
             for item in Path(tmp).iterdir():
                 os.replace(item, folder / item.name)
-        found = _sdist_in(folder, project)
-        assert found is not None, f"pip downloaded no sdist of {project.name}"
+        found = _sdist_in(folder, name, version)
+        assert found is not None, f"pip downloaded no sdist of {name}"
         return found
 
 
-def _sdist_in(folder: Path, project: Project) -> Path | None:
-    stem = project.name.replace("-", "_").lower()
+def _sdist_in(folder: Path, name: str, version: str) -> Path | None:
+    stem = name.replace("-", "_").lower()
     for path in sorted(folder.glob("*.tar.gz")) if folder.is_dir() else []:
-        name = path.name.lower().replace("-", "_")
-        if name == f"{stem}_{project.version}.tar.gz":
+        if path.name.lower().replace("-", "_") == f"{stem}_{version}.tar.gz":
             return path
     return None
+
+
+def unpack(archive: Path, target: Path) -> Path:
+    """The sdist's top folder, extracted beside ``target`` and moved to it."""
+    unpacked = target.parent / "unpacked"
+    with tarfile.open(archive) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(unpacked, filter="data")
+        else:  # pragma: no cover - Pythons before the extraction filters
+            tar.extractall(unpacked)
+    (top,) = unpacked.iterdir()
+    top.rename(target)
+    return target
 
 
 def venv(requirements: tuple[str, ...], env: Mapping[str, str]) -> Path:
@@ -380,18 +395,10 @@ def gtd(cwd: Path, env: Mapping[str, str], *args: str, timeout: float = 900) -> 
 def build(project: Project, where: Path) -> Built:
     """The pristine and the set-up repository of ``project`` under ``where``."""
     env = session_env(where / "home")
-    archive = sdist(project, env)
+    archive = sdist(project.name, project.version, env)
     good = venv(project.requirements, env)
     broken = None if project.broken is None else venv(project.broken, env)
-    pristine = where / "pristine"
-    unpacked = where / "unpacked"
-    with tarfile.open(archive) as tar:
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(unpacked, filter="data")
-        else:  # pragma: no cover - Pythons before the extraction filters
-            tar.extractall(unpacked)
-    (top,) = unpacked.iterdir()
-    top.rename(pristine)
+    pristine = unpack(archive, where / "pristine")
     (pristine / "PLAN.md").write_text(project.plan)
     (pristine / FLAKY_FILE).write_text(FLAKY_TEST)
     copy_venv(good, pristine / ".venv")
@@ -424,3 +431,28 @@ def cli_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     env.update(extra)
     return env
+
+
+def json_of(cwd: Path, *args: str, **env: str) -> dict[str, Any]:
+    """`gtd ARGS --json` run by a test, which must exit 0: its answer."""
+    code, answer, stderr = gtd(cwd, cli_env(**env), *args)
+    assert code == 0, stderr
+    assert isinstance(answer, dict), stderr
+    return answer
+
+
+_T = TypeVar("_T")
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], _T]) -> _T:
+    """``make(folder)``'s result, made by the first test process of the run to
+    ask and read back by the others (the xdist workers share one build)."""
+    from filelock import FileLock
+
+    shared = run_wide_dir(factory, f"realsuites-{name}")
+    record = shared / "built.pickle"
+    with FileLock(str(shared / "build.lock"), timeout=1800):
+        if not record.is_file():
+            record.write_bytes(pickle.dumps(make(shared / name)))
+        built: _T = pickle.loads(record.read_bytes())
+    return built

@@ -34,6 +34,7 @@ from tests.realsuites.projects import (
     copy_venv,
     git,
     gtd,
+    json_of,
 )
 
 pytestmark = pytest.mark.slow
@@ -45,13 +46,6 @@ NAMES = sorted(PROJECTS)
 def built(request: pytest.FixtureRequest, built_project: Any) -> Built:
     result: Built = built_project(request.param)
     return result
-
-
-def json_of(cwd: Path, *args: str, **env: str) -> dict[str, Any]:
-    code, answer, stderr = gtd(cwd, cli_env(**env), *args)
-    assert code == 0, stderr
-    assert isinstance(answer, dict), stderr
-    return answer
 
 
 def status(cwd: Path) -> str:

@@ -13,28 +13,23 @@ unittest`` fails.
 
 from __future__ import annotations
 
-import pickle
 import subprocess
-import sys
-import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import run_wide_dir
 from tests.realsuites.projects import (
-    CACHE,
-    _pip,
     bare_venv,
-    cache_lock,
+    built_once,
     cli_env,
     copy_of,
     git,
     gtd,
-    pip_env,
+    json_of,
+    sdist,
     session_env,
+    unpack,
 )
 
 pytestmark = pytest.mark.slow
@@ -51,36 +46,9 @@ CODE = "    iterator = iter(partial(take, n, iter(iterable)), [])\n"
 CHUNKED = "more_itertools/more.py::more_itertools.more.chunked"
 
 
-def sdist(env: dict[str, str]) -> Path:
-    folder = CACHE / "sdists"
-    archive = folder / f"more_itertools-{VERSION}.tar.gz"
-    with cache_lock("sdist-more-itertools"):
-        if archive.is_file():
-            return archive
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-            _pip(
-                [sys.executable, "-m", "pip", "download", "--retries", "1", "--no-deps",
-                 "--no-binary", ":all:", f"{NAME}=={VERSION}", "-d", tmp],
-                pip_env(env), f"downloading {NAME} {VERSION}",
-            )  # fmt: skip
-            (got,) = Path(tmp).glob("*.tar.gz")
-            got.replace(archive)
-        return archive
-
-
 def build(where: Path) -> tuple[Path, dict[str, Any]]:
     env = session_env(where / "home")
-    archive = sdist(env)
-    unpacked = where / "unpacked"
-    with tarfile.open(archive) as tar:
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(unpacked, filter="data")
-        else:  # pragma: no cover - Pythons before the extraction filters
-            tar.extractall(unpacked)
-    (top,) = unpacked.iterdir()
-    ready = where / "ready"
-    top.rename(ready)
+    ready = unpack(sdist(NAME, VERSION, env), where / "ready")
     (ready / "PLAN.md").write_text(PLAN)
     git(ready, env, "init", "-q", "-b", "main")
     git(ready, env, "add", "-A")
@@ -94,22 +62,7 @@ def build(where: Path) -> tuple[Path, dict[str, Any]]:
 @pytest.fixture(scope="session")
 def ready(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """The set-up repository, built once per run (xdist workers share it)."""
-    from filelock import FileLock
-
-    shared = run_wide_dir(tmp_path_factory, "realsuites-unittest")
-    record = shared / "built.pickle"
-    with FileLock(str(shared / "build.lock"), timeout=1800):
-        if not record.is_file():
-            record.write_bytes(pickle.dumps(build(shared / "more-itertools")))
-        built: tuple[Path, dict[str, Any]] = pickle.loads(record.read_bytes())
-    return built
-
-
-def json_of(cwd: Path, *args: str) -> dict[str, Any]:
-    code, answer, stderr = gtd(cwd, cli_env(), *args)
-    assert code == 0, stderr
-    assert isinstance(answer, dict), stderr
-    return answer
+    return built_once(tmp_path_factory, "unittest", build)
 
 
 def edit(path: Path, old: str, new: str) -> None:
