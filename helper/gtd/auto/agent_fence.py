@@ -64,6 +64,7 @@ def fence_in(root: Path, worktree: Path) -> list[str]:
     """bubblewrap's options for :func:`wrap_in` (the order is the point: a later
     bind covers an earlier one)."""
     from gtd.auto import sandbox
+    from gtd.auto.cycle import worktrees
     from gtd.git import Git
 
     git = Git(root)
@@ -80,7 +81,10 @@ def fence_in(root: Path, worktree: Path) -> list[str]:
     outside = [
         p for p in deny if not _under(p, str(real)) and not _under(p, common) and p != str(mine)
     ]
-    binds = _read_only([str(real), common, *outside])
+    # The folder of every wave worktree of the loop, wherever it is: the other
+    # tasks' checkouts are no agent's but their own.
+    waves = os.path.realpath(worktrees.home(git))
+    binds = _read_only([str(real), common, waves, *outside])
     binds += ["--bind", str(mine), str(mine)]
     # Inside the worktree, what is denied in the person's tree, at the same
     # relative paths: its .git file, PLAN.md, .deepflow/, the protected tests.
