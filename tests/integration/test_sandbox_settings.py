@@ -149,3 +149,46 @@ def test_off_everywhere_forgets_a_repository_whose_block_is_already_gone(
     assert res.code == 0, res.stderr
     assert res.json["removed"] == []
     assert sandbox.registered() == []
+
+
+def test_waves_open_their_folder_only_where_no_denial_holds_it(repo: Repo, tmp_path: Path) -> None:
+    """A folder of wave worktrees outside every denial is opened by one
+    ``allowWrite`` entry, every denial of the serial block kept; inside git's
+    folder (where gtd.auto.cycle.worktrees puts it today) it cannot be opened
+    without opening git's folder, so the block stays the serial one and setup's
+    answer says why. `parallel: 1` opens nothing."""
+    from gtd.auto.cycle import worktrees
+
+    make_project(repo)
+    git = Git(repo.path)
+    protected = sandbox.protected_files(repo.path, git)
+    serial = sandbox.policy(repo.path, git, protected)
+    assert "allowWrite" not in serial["filesystem"]
+
+    outside = tmp_path / "waves" / "main"
+    outside.mkdir(parents=True)
+    opened = sandbox.policy(repo.path, git, protected, waves=outside)
+    assert opened["filesystem"]["allowWrite"] == [str(outside.resolve())]
+    assert opened["filesystem"]["denyWrite"] == serial["filesystem"]["denyWrite"]
+
+    inside = worktrees.home(git)
+    closed = sandbox.policy(repo.path, git, protected, waves=inside)
+    assert closed == serial
+    why = sandbox.wave_opening(inside, serial["filesystem"]["denyWrite"])
+    assert why is not None
+    assert f"inside {repo.path.resolve() / '.git'}" in why
+
+    # Through setup's answer: `parallel: 2` with the worktrees in git's folder.
+    config = repo.path / ".deepflow/config.yaml"
+    config.write_text(config.read_text() + "parallel: 2\n")
+    answer: dict[str, object] = {"status": "ready"}
+    sandbox.follow(repo.path, answer)
+    said = str(answer["sandbox"])
+    assert said.startswith(f"on ({sandbox.SETTINGS}); parallel: the wave worktrees"), said
+    block = settings(repo)["sandbox"]
+    assert isinstance(block, dict)
+    assert "allowWrite" not in block["filesystem"]
+    config.write_text(config.read_text().replace("parallel: 2\n", ""))
+    answer = {"status": "ready"}
+    sandbox.follow(repo.path, answer)
+    assert answer["sandbox"] == f"on ({sandbox.SETTINGS})"

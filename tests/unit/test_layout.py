@@ -211,6 +211,7 @@ EDGE = (
     "gtd.auto.ratchet.reruns",
     "gtd.auto.ratchet.checklog",
     "gtd.auto.ratchet.room",
+    "gtd.auto.ratchet.seats",
     "gtd.auto.ratchet.hypotables",
     "gtd.auto.ratchet.worktree",
     "gtd.auto.ratchet.runner",

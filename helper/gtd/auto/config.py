@@ -149,6 +149,8 @@ _SCHEMA = schema.Fields(
         "billing": schema.Choice(("api", "subscription")),
         # Tasks a wave may run at once (docs/parallel.md): read, not yet used.
         "parallel": schema.Integer(1, defaults.PARALLEL_MAX),
+        # Judged test runs at once (gtd.auto.ratchet.seats); unset: one per two cores.
+        "test_runs": schema.Integer(1, defaults.TEST_RUNS_MAX),
     }
 )
 
@@ -213,6 +215,8 @@ class AutoConfig(NamedTuple):
     billing: str = "api"
     # Tasks implemented at once in a wave (gtd.auto.wave); not yet used: 1 is today's loop.
     parallel: int = 1
+    # Judged test runs at once (gtd.auto.ratchet.seats); None: one per two cores.
+    test_runs: int | None = None
 
 
 def template_text() -> str:
@@ -238,6 +242,29 @@ def load_auto_config(root: Path) -> AutoConfig:
     except UnicodeDecodeError as exc:
         raise InputError(CONFIG_PATH, f"not UTF-8 text ({exc.reason})") from None
     return _config(_validated(text), root)
+
+
+def test_runs(root: Path) -> int:
+    """The cap on judged test runs at once, from ``root``'s config alone (no
+    detection of a test command: the room asks it before every run); the
+    default where the key is unset. A config that does not validate raises
+    InputError, as :func:`load_auto_config` does."""
+    from gtd.auto.ratchet import seats
+
+    try:
+        raw = read_bytes(root / CONFIG_PATH)
+    except FileNotFoundError:
+        return seats.default()
+    except OSError as exc:
+        raise InputError(CONFIG_PATH, f"cannot read: {exc.strerror or exc}") from None
+    if b"test_runs" not in raw:
+        return seats.default()  # no YAML parse for a config that does not set it
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(CONFIG_PATH, f"not UTF-8 text ({exc.reason})") from None
+    found = _validated(text).get("test_runs")
+    return int(found) if found is not None else seats.default()
 
 
 def _config(values: dict[str, Any], root: Path) -> AutoConfig:
@@ -307,6 +334,7 @@ def _config(values: dict[str, Any], root: Path) -> AutoConfig:
         ),
         billing=values.get("billing", "api"),
         parallel=values.get("parallel", 1),
+        test_runs=values.get("test_runs"),
     )
 
 
@@ -319,6 +347,8 @@ def to_json(config: AutoConfig) -> dict[str, Any]:
         # the key existed stays equal, so `gtd auto setup` does not take the
         # baseline again for a setting that changes nothing.
         del out["parallel"]
+    if config.test_runs is None:
+        del out["test_runs"]  # the same: sealed only when set
     return out
 
 

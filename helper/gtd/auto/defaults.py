@@ -26,3 +26,5 @@ PAUSE_LONGEST_S = 6 * 3600.0
 # The most tasks a wave may run at once (`parallel:`): each is an implementer and,
 # at its end, a test run; more than this is a typo on any machine the loop runs on.
 PARALLEL_MAX = 16
+# The most judged test runs at once (`test_runs:`): more is a typo on any machine.
+TEST_RUNS_MAX = 64

@@ -115,9 +115,11 @@ def network_asks(home: Path, env: Mapping[str, str]) -> tuple[str | None, str]:
     )
 
 
-def policy(root: Path, git: Git, protected: list[str]) -> dict[str, Any]:
+def policy(root: Path, git: Git, protected: list[str], waves: Path | None = None) -> dict[str, Any]:
     """The ``sandbox`` block for this repository: ``protected`` are the snapshot's
-    tests and protected configuration (paths relative to ``root``)."""
+    tests and protected configuration (paths relative to ``root``); ``waves``:
+    the folder of the loop's wave worktrees, made writable (``allowWrite``)
+    where no denial holds it (:func:`wave_opening`)."""
     real = Path(os.path.realpath(root))
     deny = {str(real / p) for p in (".git", paths.STATE_DIR, paths.PLAN, *protected)}
     deny |= {
@@ -132,6 +134,10 @@ def policy(root: Path, git: Git, protected: list[str]) -> dict[str, Any]:
     home = Path(os.path.expanduser("~"))
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     deny |= {str(home / ".gitconfig"), str(xdg / "git")}
+    denied = _outermost(deny)
+    filesystem: dict[str, Any] = {"denyWrite": denied}
+    if waves is not None and wave_opening(waves, denied) is None:
+        filesystem["allowWrite"] = [os.path.realpath(waves)]
     return {
         "enabled": True,
         # No prompt ever waits for a person: a sandboxed command runs without
@@ -140,8 +146,30 @@ def policy(root: Path, git: Git, protected: list[str]) -> dict[str, Any]:
         "autoAllowBashIfSandboxed": True,
         "failIfUnavailable": True,
         "excludedCommands": list(EXCLUDED),
-        "filesystem": {"denyWrite": _outermost(deny)},
+        "filesystem": filesystem,
     }
+
+
+def wave_opening(waves: Path, denied: list[str]) -> str | None:
+    """Why Claude Code's sandbox cannot let the implementers write ``waves`` (the
+    folder of the loop's wave worktrees) with the denials ``denied`` kept; None
+    when an ``allowWrite`` entry opens it, and nothing beside it.
+
+    In Claude Code 2.1.332 a denial wins over any ``allowWrite`` inside it, and
+    its settings have no exception within a denial (the sandbox runtime's
+    ``allowWriteWithinDeny`` is filled from Claude Code's own worktrees only,
+    never from the settings). A folder inside git's folder, which stays denied
+    whole (a new name there, a ``packed-refs`` or a pseudo-ref, changes what
+    git reads), cannot be opened: tests/e2e/test_wave_sandbox.py shows both
+    on the real CLI."""
+    real = os.path.realpath(waves)
+    for top in denied:
+        if real == top or real.startswith(top.rstrip("/") + "/"):
+            return (
+                f"the wave worktrees ({real}) are inside {top}, which the sandbox "
+                "denies whole: Claude Code opens no folder inside a denied one"
+            )
+    return None
 
 
 def _outermost(found: set[str]) -> list[str]:
@@ -273,7 +301,7 @@ def apply(root: Path, git: Git) -> bool:
         return False
     if git.run("ls-files", "--", SETTINGS).strip():
         return False  # a tracked file: every write would make the tree dirty
-    block = policy(root, git, protected_files(root, git))
+    block = policy(root, git, protected_files(root, git), waves=_waves(root, git))
     remove(root, git)  # a second setup replaces exactly ours
     settings = _load(root)
     merged, leaves = merge(settings, block)
@@ -297,6 +325,31 @@ def apply(root: Path, git: Git) -> bool:
     atomic_write(record, json.dumps(data, indent=2) + "\n")
     _save(root, merged)
     return True
+
+
+def _waves(root: Path, git: Git) -> Path | None:
+    """The folder of the loop's wave worktrees when it runs waves (``parallel:``
+    above 1), else None. A config that does not read is setup's to refuse."""
+    from gtd.auto.config import load_auto_config
+    from gtd.auto.cycle import worktrees
+    from gtd.errors import GtdError
+
+    try:
+        return worktrees.home(git) if load_auto_config(root).parallel > 1 else None
+    except GtdError:
+        return None
+
+
+def waves_closed(root: Path, git: Git) -> str | None:
+    """Why the block written cannot open the loop's wave worktrees, when the loop
+    runs waves and it cannot (:func:`wave_opening`); else None."""
+    waves = _waves(root, git)
+    if waves is None:
+        return None
+    block = _load(root).get("sandbox")
+    filesystem = block.get("filesystem") if isinstance(block, dict) else None
+    denied = filesystem.get("denyWrite") if isinstance(filesystem, dict) else None
+    return wave_opening(waves, [d for d in denied or () if isinstance(d, str)])
 
 
 def registry_path() -> Path:
@@ -465,6 +518,9 @@ def follow(root: Path, answer: MutableMapping[str, Any]) -> None:
             on = apply(root, git)
             why = unavailable() or "off (GTD_SANDBOX=off, or the settings file is tracked)"
             answer["sandbox"] = f"on ({SETTINGS})" if on else why
+            closed = waves_closed(root, git) if on else None
+            if closed is not None:  # a wave's implementers could not write their worktrees
+                answer["sandbox"] += f"; parallel: {closed}"
         elif ends(answer):
             remove(root, git)
     except (OSError, GtdError) as exc:

@@ -134,6 +134,10 @@ def test_detected_when_unset(tmp_path: Path) -> None:
         ("parallel: 2.5\n", 1, "parallel must be an integer from 1 to 16"),
         ("parallel: true\n", 1, "parallel must be an integer from 1 to 16"),
         ("paralel: 2\n", 1, "unknown key paralel"),
+        ("test_runs: 0\n", 1, "test_runs must be an integer from 1 to 64"),
+        ("\ntest_runs: 65\n", 2, "test_runs must be an integer from 1 to 64"),
+        ("test_runs: all\n", 1, "test_runs must be an integer from 1 to 64"),
+        ("test_runs: 1.5\n", 1, "test_runs must be an integer from 1 to 64"),
     ],
 )
 def test_errors_name_the_line(tmp_path: Path, text: str, line: int, fragment: str) -> None:
@@ -166,6 +170,37 @@ def test_parallel_at_its_default_leaves_the_sealed_config_as_before(tmp_path: Pa
     chosen = load_auto_config(tmp_path)
     assert to_json(chosen)["parallel"] == 4
     assert from_json(to_json(chosen)) == chosen
+
+
+def test_test_runs_default_to_one_per_two_cores_and_seal_only_when_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from gtd.auto.config import from_json, test_runs, to_json
+
+    for cores, expected in ((None, 1), (1, 1), (2, 1), (3, 1), (8, 4)):
+        monkeypatch.setattr(os, "cpu_count", lambda c=cores: c)
+        assert test_runs(tmp_path) == expected, cores
+    assert load_auto_config(tmp_path).test_runs is None
+    assert "test_runs" not in to_json(AutoConfig())
+    write(tmp_path, "parallel: 2\ntest_runs: 3\n")
+    assert test_runs(tmp_path) == 3
+    chosen = load_auto_config(tmp_path)
+    assert chosen.test_runs == 3
+    assert from_json(to_json(chosen)) == chosen
+
+
+def test_test_runs_alone_reads_the_same_errors(tmp_path: Path) -> None:
+    """The room's own read of the key (no detection, run before every judged
+    run) refuses what the whole config's read refuses, naming the line."""
+    from gtd.auto.config import test_runs
+
+    write(tmp_path, "\ntest_runs: 0\n")
+    with pytest.raises(InputError) as info:
+        test_runs(tmp_path)
+    assert info.value.line == 2
+    assert "test_runs must be an integer from 1 to 64" in info.value.message
 
 
 def test_unknown_key_hint_lists_known_keys(tmp_path: Path) -> None:

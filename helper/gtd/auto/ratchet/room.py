@@ -80,8 +80,14 @@ def _repo_id(git: Git) -> str:
 
 
 @contextlib.contextmanager
-def acquire(git: Git) -> Iterator[Room]:
-    """A free slot of this repository's rooms, held until the block ends."""
+def acquire(git: Git, runs: int | None = None) -> Iterator[Room]:
+    """A free slot of this repository's rooms, held until the block ends, once a
+    seat among ``runs`` (None: the config's `test_runs`) is free
+    (gtd.auto.ratchet.seats: at most that many judged runs at once)."""
+    from gtd.auto import config
+    from gtd.auto.ratchet import seats
+
+    cap = runs if runs is not None else config.test_runs(git.root)
     base = rooms_home() / _repo_id(git)
     try:
         base.parent.mkdir(parents=True, exist_ok=True)
@@ -91,6 +97,12 @@ def acquire(git: Git) -> Iterator[Room]:
             f"cannot create the clean room under {base}: {exc.strerror or exc}",
             "make the directory writable, or point XDG_CACHE_HOME somewhere writable",
         ) from None
+    with seats.seat(base, cap), _slot(git, base) as room:
+        yield room
+
+
+@contextlib.contextmanager
+def _slot(git: Git, base: Path) -> Iterator[Room]:
     for number in range(SLOTS):
         slot = base / str(number)
         _real_directory(slot)
