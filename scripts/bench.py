@@ -24,7 +24,8 @@ Measures, as medians over repeated real subprocess runs on this machine:
     needed), boxed against ``ratchet.box: false`` in paired, interleaved cycles.
   * with --only cycle: each command of a tick on a 20-test project (`gtd auto
     setup`, `gtd cycle begin`, `gtd cycle end` passing and failing): wall time,
-    CPU time with every child process, and the git processes each starts.
+    CPU time with every child process, and the git processes each starts
+    (GTD_BENCH_OLD=<an earlier gtd>: the same, interleaved, and the differences).
   * with --only end: `gtd cycle end` on the CLI's fast path against typer's path,
     in paired, interleaved cycles, and counted in instructions (valgrind).
 
@@ -606,17 +607,23 @@ def bench_cycle(runs: int) -> dict[str, float]:
     broken: reverted). For each: wall time, CPU time of the command and every
     process it waited for (RUSAGE_CHILDREN: the helper, its worker, git, the
     test runs), and the git processes it started (GIT_TRACE, one traced round
-    after the timed ones). Medians of ``runs`` rounds."""
+    after the timed ones). Medians of ``runs`` rounds. With GTD_BENCH_OLD set
+    to another gtd executable, that one runs the same rounds in a repository
+    of its own, interleaved (the order alternating), and the medians of the
+    paired differences are given too."""
     import shutil
 
+    ways = {"": gtd_cmd}
+    old = os.environ.get("GTD_BENCH_OLD")
+    if old:
+        ways["earlier "] = lambda *args: [old, *args]
     samples: dict[str, list[tuple[float, float]]] = {}
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "git-trace"
-        env = dict(ENV)
 
         def timed(name: str, argv: list[str], cwd: Path, want: str, traced: bool) -> None:
-            run_env = {**env, "GIT_TRACE": str(trace)} if traced else env
+            run_env = {**ENV, "GIT_TRACE": str(trace)} if traced else ENV
             before, start = _children_cpu(), time.perf_counter()
             done = subprocess.run(argv, cwd=cwd, env=run_env, text=True, capture_output=True)
             took, cpu = (time.perf_counter() - start) * 1000, _children_cpu() - before
@@ -627,40 +634,54 @@ def bench_cycle(runs: int) -> dict[str, float]:
             else:
                 samples.setdefault(name, []).append((took, cpu))
 
-        repo = Path(tmp) / "repo"
-        _cycle_repo(repo, 2 * runs + 4)
-        sh(gtd_cmd("auto", "setup", "--json"), repo)
         step = iter(range(10**6))
-        for i in range(runs + 2):  # a warm-up round, the timed ones, a traced one
+
+        def round_of(way: str, i: int) -> None:
+            cmd, repo = ways[way], Path(tmp) / f"repo-{way.strip()}"
             traced = i == runs + 1
-            keep = i > 0
-            fresh = Path(tmp) / f"fresh{i}"
+            keep = i > 0  # round 0 warms up
+            if i == 0:
+                _cycle_repo(repo, 2 * runs + 4)
+                sh(cmd("auto", "setup", "--json"), repo)
+            fresh = Path(tmp) / f"fresh-{way.strip()}{i}"
             _cycle_repo(fresh, 2)
             # begin records the environment end compares: traced alike
             for end_as in ("passed", "reverted"):
+                begin = cmd("cycle", "begin", "--json")
                 if keep:
-                    timed(
-                        "gtd cycle begin", gtd_cmd("cycle", "begin", "--json"), repo, "task", traced
-                    )
+                    timed(f"{way}gtd cycle begin", begin, repo, "task", traced)
                 else:
-                    sh(gtd_cmd("cycle", "begin", "--json"), repo)
+                    sh(begin, repo)
                 if end_as == "passed":
                     (repo / "src" / f"mod{next(step)}.py").write_text("VALUE = 1\n")
                 else:
                     (repo / "calc.py").write_text(_CALC.replace("a + b", "a - b"))
-                end = gtd_cmd("cycle", "end", "--json")
+                end = cmd("cycle", "end", "--json")
                 if keep:
-                    timed(f"gtd cycle end, {end_as}", end, repo, end_as, traced)
+                    timed(f"{way}gtd cycle end, {end_as}", end, repo, end_as, traced)
                 else:
                     sh(end, repo)
             if keep:
-                timed("gtd auto setup", gtd_cmd("auto", "setup", "--json"), fresh, "ready", traced)
+                setup = cmd("auto", "setup", "--json")
+                timed(f"{way}gtd auto setup", setup, fresh, "ready", traced)
             shutil.rmtree(fresh)
+
+        names = list(ways)
+        for i in range(runs + 2):  # a warm-up round, the timed ones, a traced one
+            for way in names if i % 2 else names[::-1]:
+                round_of(way, i)
     out: dict[str, float] = {}
     for name, got in samples.items():
         out[f"{name}, wall (ms)"] = statistics.median(t for t, _ in got)
         out[f"{name}, CPU incl. children (ms)"] = statistics.median(c for _, c in got)
         out[f"{name}, git processes"] = counts[name]
+        if old and not name.startswith("earlier "):
+            before = samples[f"earlier {name}"]
+            for what, at in (("wall", 0), ("CPU", 1)):
+                diffs = [n[at] - e[at] for e, n in zip(before, got, strict=True)]
+                out[f"{name}, {what} over the earlier, median of paired diffs (ms)"] = (
+                    statistics.median(diffs)
+                )
     return out
 
 
