@@ -22,6 +22,10 @@ Measures, as medians over repeated real subprocess runs on this machine:
 
   * with --only box: the judge's box's added cost on `gtd cycle end` (bubblewrap
     needed), boxed against ``ratchet.box: false`` in paired, interleaved cycles.
+  * with --only cycle: each command of a tick on a 20-test project (`gtd auto
+    setup`, `gtd cycle begin`, `gtd cycle end` passing and failing): wall time,
+    CPU time with every child process, and the git processes each starts
+    (GTD_BENCH_OLD=<an earlier gtd>: the same, interleaved, and the differences).
   * with --only end: `gtd cycle end` on the CLI's fast path against typer's path,
     in paired, interleaved cycles, and counted in instructions (valgrind).
 
@@ -555,6 +559,132 @@ def bench_end(runs: int) -> dict[str, float]:
     return out
 
 
+_CALC = "def add(a, b):\n    return a + b\n"
+_CALC_TESTS = "".join(
+    f"def test_add_{i}():\n    from calc import add\n\n    assert add({i}, 1) == {i + 1}\n\n\n"
+    for i in range(20)
+)
+
+
+def _git_processes(trace: Path) -> int:
+    """git processes a GIT_TRACE file saw start: each built-in command writes one
+    "built-in: git" line (a child git, `worktree add`'s checkout say, its own)."""
+    if not trace.exists():
+        return 0
+    text = trace.read_text(errors="replace")
+    trace.unlink()
+    return text.count("trace: built-in: git ") + text.count("trace: exec: git-")
+
+
+# The integration tests' test command: the development environment's plugins
+# that a small project would not have (hypothesis alone imports in ~0.5 s) off.
+CYCLE_COMMAND = f"{SUITE_COMMAND} -p no:hypothesispytest -p no:xdist -p no:xdist.looponfail"
+
+
+def _cycle_repo(repo: Path, tasks: int) -> None:
+    """A 20-test project: calc.py and its tests, a PLAN.md of ``tasks`` open tasks
+    after as many done, ready for `gtd auto setup`."""
+    (repo / "tests").mkdir(parents=True)
+    (repo / "src").mkdir()
+    sh(["git", "init", "-q", "-b", "main"], repo)
+    (repo / "calc.py").write_text(_CALC)
+    (repo / "conftest.py").write_text(
+        "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n"
+    )
+    (repo / "tests" / "test_calc.py").write_text(_CALC_TESTS)
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    (repo / ".deepflow").mkdir()
+    (repo / ".deepflow" / "config.yaml").write_text(f"ratchet:\n  test_command: {CYCLE_COMMAND}\n")
+    (repo / "PLAN.md").write_text(plan_text(2 * tasks))
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "plan"], repo)
+
+
+def bench_cycle(runs: int) -> dict[str, float]:
+    """What each command of a tick costs, as the loop runs it on a 20-test
+    project: `gtd auto setup` (a fresh repository each run), `gtd cycle begin`,
+    `gtd cycle end` passing (a new module, committed) and failing (calc.py
+    broken: reverted). For each: wall time, CPU time of the command and every
+    process it waited for (RUSAGE_CHILDREN: the helper, its worker, git, the
+    test runs), and the git processes it started (GIT_TRACE, one traced round
+    after the timed ones). Medians of ``runs`` rounds. With GTD_BENCH_OLD set
+    to another gtd executable, that one runs the same rounds in a repository
+    of its own, interleaved (the order alternating), and the medians of the
+    paired differences are given too."""
+    import shutil
+
+    ways = {"": gtd_cmd}
+    old = os.environ.get("GTD_BENCH_OLD")
+    if old:
+        ways["earlier "] = lambda *args: [old, *args]
+    samples: dict[str, list[tuple[float, float]]] = {}
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "git-trace"
+
+        def timed(name: str, argv: list[str], cwd: Path, want: str, traced: bool) -> None:
+            run_env = {**ENV, "GIT_TRACE": str(trace)} if traced else ENV
+            before, start = _children_cpu(), time.perf_counter()
+            done = subprocess.run(argv, cwd=cwd, env=run_env, text=True, capture_output=True)
+            took, cpu = (time.perf_counter() - start) * 1000, _children_cpu() - before
+            answer = json.loads(done.stdout)
+            assert answer["status"] == want, (name, answer, done.stderr)
+            if traced:
+                counts[name] = _git_processes(trace)  # (begin: the failing cycle's)
+            else:
+                samples.setdefault(name, []).append((took, cpu))
+
+        step = iter(range(10**6))
+
+        def round_of(way: str, i: int) -> None:
+            cmd, repo = ways[way], Path(tmp) / f"repo-{way.strip()}"
+            traced = i == runs + 1
+            keep = i > 0  # round 0 warms up
+            if i == 0:
+                _cycle_repo(repo, 2 * runs + 4)
+                sh(cmd("auto", "setup", "--json"), repo)
+            fresh = Path(tmp) / f"fresh-{way.strip()}{i}"
+            _cycle_repo(fresh, 2)
+            # begin records the environment end compares: traced alike
+            for end_as in ("passed", "reverted"):
+                begin = cmd("cycle", "begin", "--json")
+                if keep:
+                    timed(f"{way}gtd cycle begin", begin, repo, "task", traced)
+                else:
+                    sh(begin, repo)
+                if end_as == "passed":
+                    (repo / "src" / f"mod{next(step)}.py").write_text("VALUE = 1\n")
+                else:
+                    (repo / "calc.py").write_text(_CALC.replace("a + b", "a - b"))
+                end = cmd("cycle", "end", "--json")
+                if keep:
+                    timed(f"{way}gtd cycle end, {end_as}", end, repo, end_as, traced)
+                else:
+                    sh(end, repo)
+            if keep:
+                setup = cmd("auto", "setup", "--json")
+                timed(f"{way}gtd auto setup", setup, fresh, "ready", traced)
+            shutil.rmtree(fresh)
+
+        names = list(ways)
+        for i in range(runs + 2):  # a warm-up round, the timed ones, a traced one
+            for way in names if i % 2 else names[::-1]:
+                round_of(way, i)
+    out: dict[str, float] = {}
+    for name, got in samples.items():
+        out[f"{name}, wall (ms)"] = statistics.median(t for t, _ in got)
+        out[f"{name}, CPU incl. children (ms)"] = statistics.median(c for _, c in got)
+        out[f"{name}, git processes"] = counts[name]
+        if old and not name.startswith("earlier "):
+            before = samples[f"earlier {name}"]
+            for what, at in (("wall", 0), ("CPU", 1)):
+                diffs = [n[at] - e[at] for e, n in zip(before, got, strict=True)]
+                out[f"{name}, {what} over the earlier, median of paired diffs (ms)"] = (
+                    statistics.median(diffs)
+                )
+    return out
+
+
 def _children_cpu() -> float:
     """User and system CPU time of every child process waited for so far, in ms."""
     import resource
@@ -764,6 +894,7 @@ BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "realsuites": bench_realsuites,
     "box": bench_box,
     "end": bench_end,
+    "cycle": bench_cycle,
     "repo": lambda n: {},  # (needs --repo: made in main)
 }
 # Run only when asked for (--realsuites or --only realsuites): it takes minutes.

@@ -97,6 +97,8 @@ class Git:
         pins = repository_pins(root) if hardened else {}
         self.env = {**(HARDENED_ENV if hardened else GIT_ENV), **pins, **(env or {})}
         self._worktree: tuple[str | None] | None = None  # worktree_id, once asked
+        # What git said of objects named by their full ids (see _of_objects).
+        self._read: dict[tuple[str, ...], str] = {}
 
     def without_outside_config(self) -> Git:
         """This repository's git reading its own configuration only: the global and
@@ -288,14 +290,27 @@ class Git:
 
     def ls_tree(self, tree: str, paths: Sequence[str] = ()) -> dict[str, TreeEntry]:
         """Every file, link and submodule of ``tree`` (recursive), by path."""
-        raw = self.run("ls-tree", "-r", "-z", "--full-tree", tree, "--", *paths)
+        raw = self._of_objects((tree,), "ls-tree", "-r", "-z", "--full-tree", tree, "--", *paths)
         return parse_ls_tree(raw)
 
     def diff_trees(self, old: str, new: str) -> list[Change]:
         """What changed from tree ``old`` to tree ``new`` (no rename detection: a
         rename is a deletion plus an addition, which is what the ratchet judges)."""
-        raw = self.run("diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", old, new)
-        return parse_raw_diff(raw)
+        args = ("diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", old, new)
+        return parse_raw_diff(self._of_objects((old, new), *args))
+
+    def _of_objects(self, names: Sequence[str], *args: str) -> str:
+        """git's answer to ``args``, which read only the objects ``names``: asked
+        once per instance where each is a full object id. An object never changes
+        (its id is its content's hash), so the answer cannot either; a judged
+        cycle lists and compares the same two trees in several steps. Only a
+        hardened instance keeps answers: it reads no `git replace` object, which
+        could stand in for an id between two calls."""
+        if not self.hardened or not all(_is_oid(name) for name in names):
+            return self.run(*args)
+        if args not in self._read:
+            self._read[args] = self.run(*args)
+        return self._read[args]
 
     def config_value(self, key: str) -> str | None:
         result = self.call("config", "--get", key)
@@ -493,6 +508,12 @@ class Git:
 
 GIT_TIMEOUT_VAR = "GTD_GIT_TIMEOUT_S"
 _GIT_TIMEOUT_S = 1800.0  # no git call of the helper's comes near; a wait /proc cannot see does
+
+
+def _is_oid(name: str) -> bool:
+    """Whether ``name`` is a full object id (SHA-1 or SHA-256), not a name git
+    resolves (a ref, ``HEAD``, an abbreviation)."""
+    return len(name) in (40, 64) and all(c in "0123456789abcdef" for c in name)
 
 
 def _locks(args: Sequence[str]) -> bool:

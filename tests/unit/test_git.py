@@ -183,3 +183,52 @@ def test_worktree_list_is_parsed_per_worktree() -> None:
         ("/gone", "123", None),
     ]
     assert parse_worktree_list("") == []
+
+
+def test_reads_of_objects_by_id_are_asked_once_per_hardened_instance(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree listed or two trees compared by their full ids cannot change: a
+    hardened instance asks git once. A name git resolves (HEAD, a branch) is
+    asked every time, and so is everything a plain instance reads (a `git
+    replace` object could stand in for an id between two calls)."""
+    repo.write("a.py", "a\n")
+    repo.commit_all("one")
+    old = repo.git("rev-parse", "HEAD^{tree}").strip()
+    repo.write("b.py", "b\n")
+    repo.commit_all("two")
+    new = repo.git("rev-parse", "HEAD^{tree}").strip()
+    asked: list[tuple[str, ...]] = []
+    real_run = Git.run
+
+    def counted(self: Git, *args: str, **kw: object) -> str:
+        asked.append(args)
+        return real_run(self, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "run", counted)
+    hardened = Git(Path(repo.path), hardened=True)
+    first = hardened.diff_trees(old, new)
+    assert [c.path for c in first] == ["b.py"]
+    first.clear()  # a caller's list is its own: the next answer is whole
+    assert [c.path for c in hardened.diff_trees(old, new)] == ["b.py"]
+    assert sorted(hardened.ls_tree(new)) == sorted(hardened.ls_tree(new)) == ["a.py", "b.py"]
+    assert len(asked) == 2  # one diff-tree, one ls-tree
+    assert sorted(hardened.ls_tree("HEAD")) == sorted(hardened.ls_tree("HEAD"))
+    assert hardened.diff_trees("HEAD~1^{tree}", "HEAD^{tree}") == hardened.diff_trees(old, new)
+    assert len(asked) == 5  # names: asked each time
+    plain = Git(Path(repo.path))
+    plain.diff_trees(old, new)
+    plain.diff_trees(old, new)
+    assert len(asked) == 7
+
+
+def test_a_failed_read_is_asked_again(repo: Repo) -> None:
+    """Only answers are kept: an id git cannot read (yet) is an error each time."""
+    repo.write("a.py", "a\n")
+    repo.commit_all("one")
+    hardened = Git(Path(repo.path), hardened=True)
+    missing = "0" * 40
+    for _ in range(2):
+        with pytest.raises(GitError):
+            hardened.ls_tree(missing)
+    assert not hardened._read

@@ -197,7 +197,6 @@ _NUMBER_12 = re.compile(
     r"[-+]?(?:0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?"
     r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?|\.(?:inf|Inf|INF))|\.(?:nan|NaN|NAN)"
 )
-_STR = "tag:yaml.org,2002:str"
 
 
 # ---------------------------------------------------------------------------
@@ -209,11 +208,50 @@ def _needs_quotes(text: str) -> bool:
     1.1 or 1.2 reader? ruamel quotes what *it* would misread; PyYAML's 1.1 rules
     (`yes`, `0123`, `1_0`) and 1.2 numbers are ours to cover, so deepflow and any
     other reader see the same text."""
-    import yaml
+    typed = _yaml11().get(text[:1], ())
+    return any(p.match(text) for p in typed) or bool(_NUMBER_12.fullmatch(text))
 
-    resolver: Any = yaml.resolver.Resolver()
-    tag = resolver.resolve(yaml.ScalarNode, text, (True, False))
-    return tag != _STR or bool(_NUMBER_12.fullmatch(text))
+
+# YAML 1.1's implicit types as PyYAML resolves a plain scalar (bool, float, int,
+# merge, null, timestamp, value, and the reserved !&*), each with the characters
+# that can start it: PyYAML tries only a string's first character's (an empty
+# string: null's). Here rather than PyYAML's resolver, whose import (~10 ms)
+# every `cycle end` paid to write the memory file; the unit tests hold the two
+# to the same answers.
+_YAML11_TYPES = (
+    ("yYnNtTfFoO", r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"),
+    (
+        "-+0123456789.",
+        r"[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+        r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+    ),
+    (
+        "-+0123456789",
+        r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+        r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
+    ),
+    ("<", r"<<"),
+    ("~nN", r"~|null|Null|NULL|"),
+    (
+        "0123456789",
+        r"[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)"
+        r"[0-9][0-9]?:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9]{2})?))?",
+    ),
+    ("=", r"="),
+    ("!&*", r"!|&|\*"),
+)
+
+
+@functools.cache
+def _yaml11() -> dict[str, tuple[re.Pattern[str], ...]]:
+    """First character → the types a plain scalar starting with it may be
+    (compiled once, when a string is first written)."""
+    table: dict[str, list[re.Pattern[str]]] = {"": [re.compile(r"^(?:~|null|Null|NULL|)$")]}
+    for firsts, pattern in _YAML11_TYPES:
+        compiled = re.compile(f"^(?:{pattern})$")
+        for first in firsts:
+            table.setdefault(first, []).append(compiled)
+    return {first: tuple(types) for first, types in table.items()}
 
 
 def _out(key: str, value: Scalar) -> Any:

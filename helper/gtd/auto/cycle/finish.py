@@ -39,7 +39,7 @@ from gtd.auto.state import reverted_ref
 from gtd.errors import CommitBlocked, GitError, GtdError
 from gtd.fsio import read_bytes, remove_tree, unsafe_path, walk
 from gtd.git import Git, remove_empty_tree
-from gtd.git_parse import Change, TreeEntry
+from gtd.git_parse import Change, TreeEntry, parse_tree
 from gtd.names import readable, unsafe_name
 
 _GITLINK = "160000"
@@ -49,13 +49,14 @@ def trailers(journal: Journal) -> str:
     return f"Gtd-Task: {journal.task}\nGtd-Cycle: {journal.cycle}\n"
 
 
-def _sign(git: Git) -> bool:
+def signs(git: Git) -> bool:
+    """Whether the person's configuration asks for signed commits
+    (``commit.gpgsign``): read once for a cycle's work and tick commits."""
     value = (git.config_value("commit.gpgsign") or "").lower()
     return value in ("true", "yes", "on", "1")
 
 
-def _commit(git: Git, tree: str, parent: str, message: str) -> str:
-    sign = _sign(git)
+def _commit(git: Git, tree: str, parent: str, message: str, sign: bool) -> str:
     try:
         return git.commit_tree(tree, [parent], message, sign=sign)
     except GitError as exc:
@@ -69,40 +70,37 @@ def _commit(git: Git, tree: str, parent: str, message: str) -> str:
         ) from None
 
 
-def work_commit(git: Git, journal: Journal) -> str:
+def work_commit(git: Git, journal: Journal, sign: bool) -> str:
     assert journal.candidate is not None
     message = f"{journal.task}: {journal.title}\n\n{trailers(journal)}"
-    return _commit(git, journal.candidate, journal.base, message)
+    return _commit(git, journal.candidate, journal.base, message, sign)
 
 
-def tick_commit(git: Git, journal: Journal, work: str) -> str:
+def tick_commit(git: Git, journal: Journal, work: str, sign: bool) -> str:
     """The PLAN.md tick on top of the work commit (the plan is the base's: the
     cycle may not change it)."""
     assert journal.candidate is not None
-    found = git.objects([f"{journal.candidate}:{paths.PLAN}"])[0]
-    if found is None:
+    # The plan and the root tree it is replaced in, read in one git call.
+    found, top = git.objects([f"{journal.candidate}:{paths.PLAN}", journal.candidate])
+    if found is None or top is None or top.kind != "tree":
         return work
     short = git.short(work)
     try:
         text = plan_tick.tick(found.data.decode("utf-8"), journal.task, short)
     except (KeyError, UnicodeDecodeError):
         return work  # the task left the plan (a person's edit): nothing to tick
-    root = _root_entries(git, journal.candidate)
+    root = {
+        name: (mode, _KINDS.get(mode, "blob"), oid)
+        for name, (mode, oid) in parse_tree(top.data, len(top.oid) // 2).items()
+    }
     root[paths.PLAN] = ("100644", "blob", git.write_blob(text.encode("utf-8")))
     tree = git.make_tree((m, k, o, n) for n, (m, k, o) in sorted(root.items()))
     message = f"{journal.task}: mark done in PLAN.md ({short})\n\n{trailers(journal)}"
-    return _commit(git, tree, work, message)
+    return _commit(git, tree, work, message, sign)
 
 
-def _root_entries(git: Git, tree: str) -> dict[str, tuple[str, str, str]]:
-    raw = git.run("ls-tree", "-z", tree)
-    out: dict[str, tuple[str, str, str]] = {}
-    for record in raw.split("\0"):
-        if record:
-            meta, _, name = record.partition("\t")
-            mode, kind, oid = meta.split(" ")
-            out[name] = (mode, kind, oid)
-    return out
+# A tree entry's kind by its mode (`git ls-tree` names it; a raw tree holds the mode).
+_KINDS = {"040000": "tree", _GITLINK: "commit"}
 
 
 def move_branch(git: Git, journal: Journal, final: str) -> None:

@@ -161,15 +161,16 @@ class Recovery(Steps):
 
         current = st.journal
         assert current is not None
+        sign = current.tick_commit is None and finish.signs(self.git)  # once for both
         if current.work_commit is None:
-            work = finish.work_commit(self.git, current)
+            work = finish.work_commit(self.git, current, sign)
             current = current.evolve(work_commit=work)
             st = state.write(self.git, st, f"cycle {current.cycle}: work commit", journal=current)
             crash_point("work-commit")
         assert current.work_commit is not None
         if current.tick_commit is None:
             final = (
-                finish.tick_commit(self.git, current, current.work_commit)
+                finish.tick_commit(self.git, current, current.work_commit, sign)
                 if current.kind == "task"
                 else current.work_commit
             )
