@@ -17,7 +17,7 @@ from tests.integration.calc_project import PYTEST
 _PROBE = (
     "import atexit, json, sys\n"
     "atexit.register(lambda: sys.stderr.write('\\nLOADED ' + json.dumps("
-    "[m for m in ('typer',) if m in sys.modules]) + '\\n'))\n"
+    "[m for m in ('typer', 'shutil', 'tempfile', 'yaml') if m in sys.modules]) + '\\n'))\n"
     "from gtd.cli import main\n"
     "main(sys.argv[1:])\n"
 )
@@ -51,7 +51,7 @@ def project(repo: Repo) -> Repo:
     return repo
 
 
-def test_the_per_tick_commands_and_the_hook_do_not_load_typer(project: Repo) -> None:
+def test_the_per_tick_commands_and_the_hook_load_no_typer_shutil_or_yaml(project: Repo) -> None:
     # One project for all (each set-up costs a baseline run); begin comes last but
     # one, and the hook judges a call while that cycle is in flight.
     for args in (("plan", "next", "--json"), ("ratchet", "run", "--json")):

@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import platform
-import shutil
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +59,8 @@ _LITTER = frozenset({"__pycache__", ".pytest_cache", ".coverage", "htmlcov", ".h
 
 def unavailable() -> str | None:
     """Why Claude Code's sandbox cannot start here (and what to install), or None."""
+    import shutil  # not at the top: `cycle begin` imports this module, not this function
+
     system = platform.system()
     if system == "Darwin":
         return None if shutil.which("sandbox-exec") else "sandbox-exec is missing (macOS)"
