@@ -7,9 +7,13 @@ it waited for (git, `gtd`, the inner pytest runs), from `os.times()` around
 the test's whole protocol (set-up, call, tear-down; a shared fixture counts in
 the first test that uses it)::
 
-    PYTHONPATH=scripts CPU_PER_TEST_OUT=/tmp/cpu .venv/bin/python -m pytest \\
-        -p cpu_per_test -m "not slow" -n 2 -q tests/integration
+    CPU_PER_TEST_OUT=/tmp/cpu .venv/bin/python -m pytest \\
+        -p scripts.cpu_per_test -m "not slow" -n 2 -q tests/integration
     .venv/bin/python scripts/cpu_per_test.py /tmp/cpu --top 30
+
+(Loaded as ``scripts.cpu_per_test`` from the folder `python -m` runs in, not
+through ``PYTHONPATH``: every `gtd` and test run the tests start would inherit
+that variable, which the ratchet watches; the held-run tests fail under it.)
 
 Each test process writes ``<CPU_PER_TEST_OUT>.<worker>.jsonl``; the report reads
 them all. docs/performance.md ("The test suite") has today's figures.
