@@ -87,6 +87,7 @@ CORE = (
     "gtd.auto.cmdline",
     "gtd.auto.install_metadata",
     "gtd.auto.wave",
+    "gtd.auto.wave_journal",
     "gtd.auto.cycle.answers",
     "gtd.auto.cycle.manifest",
     "gtd.auto.cycle.overtaken",
@@ -199,6 +200,8 @@ EDGE = (
     "gtd.auto.cycle.diff_reading",
     "gtd.auto.cycle.worktrees",
     "gtd.auto.cycle.replay",
+    "gtd.auto.cycle.waves",
+    "gtd.auto.cycle.wave_landing",
     # helper/gtd/auto/ratchet
     "gtd.auto.ratchet.check",
     "gtd.auto.ratchet.candidate",
