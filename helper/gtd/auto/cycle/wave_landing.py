@@ -87,6 +87,10 @@ def take_turn(steps: Steps, cycle: int) -> Answer | None:
             why = f"its change conflicts with {', '.join(landed)} landed before it ({shown})"
             return _queued(steps, st, wave, entry, why)
         candidate = laid.tree
+    # A kill after the record of the task before this one left its snapshot's
+    # mirror one seal behind: put right now, as `begin` does before a cycle, or
+    # this seal would leave it two behind, which reads as tampering.
+    state.mend_snapshot_mirror(steps.root, git, st)
     journal = Journal(
         cycle=entry.cycle, task=entry.task, title=entry.title, kind="task", spike=entry.spike,
         base=tip, branch=wave.branch, started_at=wave.started_at,
