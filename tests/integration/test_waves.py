@@ -5,6 +5,7 @@ files into the worktree the wave's answer names, between begin and the ends."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,18 @@ def project(repo: Repo, parallel: int = 2, plan: str = PLAN) -> Repo:
 
 def begin(repo: Repo) -> dict[str, object]:
     return gtd_json(repo, "cycle", "begin")
+
+
+def settled(repo: Repo) -> dict[str, object]:
+    """`begin`'s answer once no verdict is still being worked out (an `end`
+    whose tests outlived its wait on a loaded machine answers `checking`)."""
+    deadline = time.monotonic() + 120
+    answer = begin(repo)
+    while answer["status"] == "busy" and answer.get("phase") == "checking":
+        assert time.monotonic() < deadline, answer
+        time.sleep(0.3)
+        answer = begin(repo)
+    return answer
 
 
 def end(repo: Repo, cycle: object) -> dict[str, object]:
@@ -305,13 +318,13 @@ def test_a_kill_in_a_wave_task_end_leaves_it_landed_or_queued(
                       env={"GTD_CRASH_AT": point})  # fmt: skip
     del crashed  # whatever it said: the next begin decides
 
-    after = begin(repo)
+    after = settled(repo)
     # The other task of the wave may still be in flight: end it as its tick would.
     if which == 1:
         assert after["status"] in ("busy", "wave"), after
         other = run_cli(repo, "cycle", "end", "--cycle", "2", "--json")
         assert other.code == 0, other.stderr
-        after = begin(repo)
+        after = settled(repo)
     assert after["status"] in ("task", "complete"), after
 
     landed = [s for s in subjects(repo, base) if not s.startswith(("T1: mark", "T2: mark"))]
@@ -325,3 +338,55 @@ def test_a_kill_in_a_wave_task_end_leaves_it_landed_or_queued(
     assert len(landed) == len(set(landed))  # never twice
     assert helper_leftovers(repo) == []
     assert repo.status() == "", repo.status()
+
+
+# A scripted implementer for `gtd loop`: its brief on stdin, its worktree its
+# working directory; it notes when it ran (outside every tree) and takes a while.
+WAVE_AGENT = f"""\
+import os, sys, time
+from pathlib import Path
+brief = sys.stdin.read()
+log = Path(sys.argv[1])
+start = time.time()
+time.sleep(1.5)
+if "— T1:" in brief:
+    Path("mul.py").write_text({MUL!r})
+    Path("tests/test_mul.py").write_text({MUL_TEST!r})
+elif "— T2:" in brief:
+    Path("sub.py").write_text({SUB!r})
+    Path("tests/test_sub.py").write_text({SUB_TEST!r})
+with open(log, "a") as out:
+    out.write(f"{{os.getcwd()}} {{start}} {{time.time()}}\\n")
+"""
+
+
+def test_the_headless_loop_runs_a_wave_s_agents_at_once(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setenv("GTD_SANDBOX", "off")  # (the wave's fence: docs/parallel.md)
+    project(repo, parallel=1)  # `--parallel` is the loop's own, over the config
+    base = repo.git("rev-parse", "HEAD").strip()
+    script = repo.path.parent / "agent.py"
+    script.write_text(WAVE_AGENT)
+    log = repo.path.parent / "ran.log"
+    agent = f"{sys.executable} {script} {log}"
+
+    ran = run_cli(repo, "loop", "--agent", agent, "--parallel", "2")
+
+    assert ran.code == 0, (ran.stdout, ran.stderr)
+    lines = ran.stdout.splitlines()
+    assert lines[0].startswith("cycle 1 T1 passed"), lines
+    assert lines[1].startswith("cycle 2 T2 passed"), lines
+    assert [s for s in subjects(repo, base) if "mark done" not in s] == [
+        "T1: Add mul",
+        "T2: Add sub",
+    ]
+    runs = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(Path(r[0]).name for r in runs) == ["gtd-wave-T1", "gtd-wave-T2"]
+    starts = [float(r[1]) for r in runs]
+    ends = [float(r[2]) for r in runs]
+    assert max(starts) < min(ends)  # at once: each began before the other ended
+    assert repo.status() == ""
+    assert helper_leftovers(repo) == []

@@ -236,7 +236,7 @@ class Beginning(Ending):
         st, halt, warning = ceiling.gate(self.root, self.git, st, pick.task.id, self.now)
         if halt is not None:
             return halt, None
-        if config.parallel > 1:
+        if (self.parallel or config.parallel) > 1:
             from gtd.auto.cycle import waves
 
             started = waves.start(self, st, the_plan, mem, tree.head, tree.branch)

@@ -119,7 +119,7 @@ class Ending(Recovery):
             redirected = redirected or (repaired[0] if repaired else None)
             require_setup(self.root, st)
             state.adopt_journal(self.root, st)  # a `begin` killed before its mirror
-            if cycle is not None and st.journal is None and WAVE in st.entries:
+            if cycle is not None and WAVE in st.entries:
                 from gtd.auto.cycle import wave_landing
 
                 taken = wave_landing.take_turn(self, cycle)  # a wave's task: its turn

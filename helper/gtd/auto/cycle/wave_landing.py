@@ -57,8 +57,17 @@ def take_turn(steps: Steps, cycle: int) -> Answer | None:
     st = state.read(git)
     wave = waves.read(git, st)
     entry = None if wave is None else wave.of(cycle)
-    if wave is None or entry is None or st.journal is not None or entry.phase != "agent":
+    if wave is None or entry is None or entry.phase != "agent":
         return None
+    if st.journal is not None:
+        if st.journal.wave is None or st.journal.cycle == cycle:
+            return None
+        raise GtdError(
+            f"cycle {st.journal.cycle} ({st.journal.task}) of wave {wave.wave} is still "
+            f"being judged ({st.journal.phase}); cycle {cycle} lands after it",
+            f"run `gtd cycle end --cycle {cycle}` again once cycle {st.journal.cycle} has "
+            "its verdict (`gtd cycle begin` reports it)",
+        )
     earlier = wave.waiting_before(cycle)
     if earlier is not None:
         raise GtdError(

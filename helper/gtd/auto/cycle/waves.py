@@ -93,7 +93,8 @@ def start(
     from gtd.auto import wave as waves
 
     config = sealed_config(st)
-    if config.parallel < 2:
+    width = steps.parallel or config.parallel
+    if width < 2:
         return None
     assert st.summary is not None
     if st.summary.get("bootstrap") and not any(
@@ -101,7 +102,7 @@ def start(
     ):
         return None
     git = steps.git
-    chosen = list(waves.choose(the_plan, config.parallel, alone=queued(git)).tasks)
+    chosen = list(waves.choose(the_plan, width, alone=queued(git)).tasks)
     ceiling = budget.ceiling_of(config)
     if ceiling is not None and len(chosen) > 1:
         fit = waves.affordable(st.records, ceiling, [t.id for t in chosen])
