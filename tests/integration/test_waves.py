@@ -390,3 +390,31 @@ def test_the_headless_loop_runs_a_wave_s_agents_at_once(
     assert max(starts) < min(ends)  # at once: each began before the other ended
     assert repo.status() == ""
     assert helper_leftovers(repo) == []
+
+
+@pytest.mark.parametrize("point", ["verdict", "wave-kept", "recorded"])
+def test_a_kill_in_a_failing_task_end_leaves_it_reverted_once(repo: Repo, point: str) -> None:
+    project(repo)
+    base = repo.git("rev-parse", "HEAD").strip()
+    before = {p: (repo.path / p).read_bytes() for p in ("calc.py", "PLAN.md")}
+    answer = begin(repo)
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    write(trees[0], "mul.py", MUL)
+    write(trees[0], "tests/test_mul.py", MUL_TEST.replace("== 6", "== 7"))
+    write(trees[1], "sub.py", SUB)
+    write(trees[1], "tests/test_sub.py", SUB_TEST)
+    run_cli(repo, "cycle", "end", "--cycle", "1", "--json", env={"GTD_CRASH_AT": point})
+
+    after = settled(repo)
+    assert after["status"] == "busy", after  # T2's implementer may still be at work
+    assert end(repo, 2)["status"] == "passed"
+
+    statuses = [(r["cycle"], r["status"]) for r in records(repo)]
+    assert statuses == [(1, "reverted"), (2, "passed")]
+    assert repo.git("show", "refs/gtd/reverted/cycle-1:mul.py") == MUL
+    assert [s for s in subjects(repo, base) if "mark done" not in s] == ["T2: Add sub"]
+    assert not (repo.path / "mul.py").exists()
+    assert (repo.path / "calc.py").read_bytes() == before["calc.py"]
+    assert repo.status() == ""
+    assert helper_leftovers(repo) == []

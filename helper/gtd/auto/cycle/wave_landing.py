@@ -57,8 +57,8 @@ def take_turn(steps: Steps, cycle: int) -> Answer | None:
     st = state.read(git)
     wave = waves.read(git, st)
     entry = None if wave is None else wave.of(cycle)
-    if wave is None or entry is None or entry.phase != "agent":
-        return None
+    if wave is None or entry is None or entry.phase != "agent" or not wave.ready:
+        return None  # no wave's, or one cut short as it began: `end` answers as today
     if st.journal is not None:
         if st.journal.wave is None or st.journal.cycle == cycle:
             return None

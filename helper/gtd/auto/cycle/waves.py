@@ -80,6 +80,11 @@ def sweep(git: Git) -> list[str]:
     removed = worktrees.remove_all(git)
     with contextlib.suppress(OSError):
         os.rmdir(home)
+    briefs = git.root / BRIEFS  # read by the implementers, which are done
+    with contextlib.suppress(OSError):
+        for name in os.listdir(briefs):
+            if name.endswith("-brief.md"):
+                os.unlink(briefs / name)
     return removed
 
 
