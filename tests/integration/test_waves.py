@@ -88,6 +88,8 @@ def state_ref(repo: Repo) -> str:
 
 
 def records(repo: Repo) -> list[dict[str, object]]:
+    if not repo.git("ls-tree", "refs/gtd/state", "records.jsonl").strip():
+        return []
     raw = repo.git("show", "refs/gtd/state:records.jsonl")
     return [json.loads(line) for line in raw.splitlines() if '"kind": "cycle"' in line]
 

@@ -167,6 +167,7 @@ EDGE = (
     "gtd.auto.baseline",
     "gtd.auto.verify",
     "gtd.auto.headless",
+    "gtd.auto.headless_wave",
     "gtd.auto.harness",
     "gtd.auto.guard",
     "gtd.auto.sandbox",

@@ -17,6 +17,10 @@ cycle goes to stdout::
     cycle 4 T3 reverted: tests failed: 1 of 5 (tests/test_calc.py::test_div)
     cycle 5 T3 reverted: no changes: … (the agent exited 3: oops)
 
+With ``parallel`` (`--parallel N`, else the config's ``parallel:``) a ``wave``
+answer runs one agent per task at once, each in its worktree, then ends each
+cycle in plan order (gtd.auto.headless_wave, docs/parallel.md).
+
 While another process is judging a cycle (a `gtd cycle end` whose tests outlived
 its wait) or taking a new baseline after a person's commit, `begin` answers busy:
 the loop says ``waiting: …`` once and asks again every few seconds, rather than
@@ -311,6 +315,8 @@ def _progress(end: Mapping[str, Any], code: int, tail: str | None) -> str:
         line = f"{head} passed {end.get('commit', '')} ({end['remaining']} remaining)"
     elif end["status"] == "reverted":
         line = f"{head} reverted: {end.get('reason') or 'no reason given'}"
+    elif end["status"] == "queued":  # a wave's task whose change met another's
+        line = f"{head} back to the queue: {end.get('reason') or ''}"
     elif end["status"] == "paused":
         line = f"{head} paused until {end.get('until')}: {end.get('reason') or ''}"
     else:  # the cycle could not finish (git refused the commit): the next begin says why
