@@ -420,3 +420,36 @@ def test_a_kill_in_a_failing_task_end_leaves_it_reverted_once(repo: Repo, point:
     assert (repo.path / "calc.py").read_bytes() == before["calc.py"]
     assert repo.status() == ""
     assert helper_leftovers(repo) == []
+
+
+def test_ctrl_c_stops_a_wave_s_agents(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("GTD_SANDBOX", "off")
+    project(repo)
+    script = repo.path.parent / "slow.py"
+    pids = repo.path.parent / "pids"
+    pids.mkdir()
+    script.write_text(
+        "import os, sys, time\nsys.stdin.read()\n"
+        f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\ntime.sleep(120)\n"
+    )
+    loop = subprocess.Popen(
+        [sys.executable, "-m", "gtd", "loop", "--agent", f"{sys.executable} {script}"],
+        cwd=repo.path,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2:
+        assert time.monotonic() < deadline, "the wave's two agents did not start"
+        time.sleep(0.1)
+    loop.send_signal(signal.SIGINT)
+    out, _ = loop.communicate(timeout=30)
+
+    assert loop.returncode == 130, out
+    assert "interrupted during wave 1" in out
+    for pid in pids.iterdir():
+        assert not Path(f"/proc/{pid.name}").exists(), f"agent {pid.name} still runs"

@@ -7,6 +7,9 @@ serial loop ends its one cycle (gtd.auto.headless)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,10 +32,24 @@ def run(
     places = [Path(str(w)) for w in answer["worktrees"]]
     del root  # each agent works in its worktree, not the person's tree
 
+    groups: list[int] = []  # each agent's process group (proc.run starts one each)
+
     def one(index: int) -> proc.Result:
         brief = read_bytes(Path(briefs[index])).decode("utf-8", "replace")
-        return proc.run(argv, places[index], timeout=timeout_min * 60, input_text=brief)
+        return proc.run(
+            argv, places[index], timeout=timeout_min * 60, input_text=brief, started=groups.append
+        )
 
-    with ThreadPoolExecutor(max_workers=len(cycles)) as pool:
+    pool = ThreadPoolExecutor(max_workers=len(cycles))
+    try:
         results = list(pool.map(one, range(len(cycles))))
+    except KeyboardInterrupt:
+        # Ctrl-C reaches this thread only: the agents go as the serial loop's
+        # one does (their tasks stay in the wave for `gtd cycle end`).
+        for group in groups:
+            with contextlib.suppress(OSError):
+                os.killpg(group, signal.SIGKILL)
+        raise
+    finally:
+        pool.shutdown(wait=True)
     return [end_one(cycle, result) for cycle, result in zip(cycles, results, strict=True)]
