@@ -16,7 +16,6 @@ from gtd.auto.cycle import answers, named_pipes
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.cycle.recovery import Recovery
 from gtd.auto.cycle.steps import uncommitted
-from gtd.auto.cycle.waves import WAVE
 from gtd.auto.cycle.worker import fork
 from gtd.auto.faults import crash_point
 from gtd.auto.journal import Journal
@@ -119,7 +118,7 @@ class Ending(Recovery):
             redirected = redirected or (repaired[0] if repaired else None)
             require_setup(self.root, st)
             state.adopt_journal(self.root, st)  # a `begin` killed before its mirror
-            if cycle is not None and WAVE in st.entries:
+            if cycle is not None and state.WAVE in st.entries:
                 from gtd.auto.cycle import wave_landing
 
                 taken = wave_landing.take_turn(self, cycle)  # a wave's task: its turn

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from gtd.auto.memory import Memory
     from gtd.auto.plan import Plan
 
-WAVE = "wave.json"
+WAVE = state.WAVE
 BRIEFS = f"{paths.STATE_DIR}/wave"
 
 
