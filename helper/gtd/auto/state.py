@@ -69,6 +69,7 @@ SNAPSHOT = "snapshot.json"
 PENDING = "pending.json"
 SETUP = "setup.json"  # the answer of a setup whose baseline finished after setup stopped waiting
 RECORDS = "records.jsonl"
+WAVE = "wave.json"  # the wave in flight (gtd.auto.wave_journal, gtd.auto.cycle.waves)
 
 # State commits are the helper's, whoever runs it: a fixed identity, so a missing
 # user.name never blocks the loop and the audit trail says who wrote it.

@@ -118,6 +118,13 @@ class Ending(Recovery):
             redirected = redirected or (repaired[0] if repaired else None)
             require_setup(self.root, st)
             state.adopt_journal(self.root, st)  # a `begin` killed before its mirror
+            if cycle is not None and state.WAVE in st.entries:
+                from gtd.auto.cycle import wave_landing
+
+                taken = wave_landing.take_turn(self, cycle)  # a wave's task: its turn
+                if taken is not None:
+                    return taken
+                st = state.read(self.git)
             current = st.journal
             if cycle is not None and (
                 current is None or current.kind == "baseline" or current.cycle != cycle
@@ -282,7 +289,12 @@ class Ending(Recovery):
         crash_point("checking")
         try:
             try:
-                verdict = judging.judge(self.root, self.git, st, self.now)
+                if current.wave is not None:  # a worktree's tree (gtd.auto.cycle.waves)
+                    from gtd.auto.cycle import wave_landing
+
+                    verdict = wave_landing.judge(self.root, self.git, st)
+                else:
+                    verdict = judging.judge(self.root, self.git, st, self.now)
             except GitBlocked as exc:  # the cycle's pipe; one that is not raises again
                 removed = named_pipes.clear(self.root, exc)
                 verdict = judging.Decision(
