@@ -113,4 +113,3 @@ def test_forged_constants_in_the_candidates_tree_are_not_read(
     judge_attack(
         project, project.end(), before, names=NAMES, kept={"inventory/labels.py": BROKEN_LABELS}
     )
-
