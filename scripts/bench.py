@@ -37,6 +37,7 @@ Usage: .venv/bin/python scripts/bench.py [--runs N] [--pairs N] [--only NAME ...
        .venv/bin/python scripts/bench.py --realsuites [--realsuite-pairs N]
            [--realsuite-full] [--only realsuites]
        .venv/bin/python scripts/bench.py --only repo --repo PATH --repo-command CMD
+           [--repo-gtd GTD] [--repo-count]
 """
 
 from __future__ import annotations
@@ -746,7 +747,7 @@ def bench_work(runs: int) -> dict[str, float]:
     return out
 
 
-def counted(cmd: list[str], cwd: Path, logs: Path) -> dict[str, int]:
+def counted(cmd: list[str], cwd: Path, logs: Path, *, check: bool = True) -> dict[str, int]:
     """Instructions each process of ``cmd`` executed, by its command line."""
     logs.mkdir()
     env = {**ENV, "PYTHONHASHSEED": "0"}  # the same dict layouts, the same counts
@@ -755,7 +756,7 @@ def counted(cmd: list[str], cwd: Path, logs: Path) -> dict[str, int]:
             "valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
             "--cachegrind-out-file=/dev/null", f"--log-file={logs}/%p.log", *cmd,
         ],
-        cwd=cwd, env=env, capture_output=True, check=True,
+        cwd=cwd, env=env, capture_output=True, check=check,
     )  # fmt: skip
     out: dict[str, int] = {}
     for log in sorted(logs.glob("*.log")):
@@ -847,18 +848,20 @@ def bench_realsuites(pairs: int, full: bool = False) -> dict[str, float]:
     return out
 
 
-def bench_repo(pairs: int, repo: Path, command: str) -> dict[str, float]:
+def bench_repo(pairs: int, repo: Path, command: str, gtd: str | None = None) -> dict[str, float]:
     """`gtd ratchet run` vs its bare test command on a repository the caller set
     up (`gtd auto setup` answered ready): a real project's suite too large or too
     slow for tests/realsuites (one with hypothesis and ~1,400 tests, say).
     Interleaved pairs, the order alternating; CPU time of each run's processes
     (the helper's, git's and the test process's: RUSAGE_CHILDREN) is the main
     measure, as a loaded machine's wall time moves by more than the overhead.
-    ``command``: the test command setup chose (`gtd doctor` names it)."""
+    ``command``: the test command setup chose (`gtd doctor` names it); ``gtd``:
+    the helper to time (default: this checkout's), e.g. one installed with
+    `pip install .` as users have it."""
     import shlex
 
     direct = shlex.split(command)
-    ratchet = gtd_cmd("ratchet", "run", "--json")
+    ratchet = [gtd, "ratchet", "run", "--json"] if gtd else gtd_cmd("ratchet", "run", "--json")
     first = subprocess.run(ratchet, cwd=repo, env=ENV, capture_output=True, text=True)
     verdict = json.loads(first.stdout)
     assert verdict["passed"], verdict
@@ -895,6 +898,68 @@ def _waves(runs: int) -> dict[str, float]:
     from bench_waves import bench_waves
 
     return bench_waves(runs)
+
+
+def bench_repo_work(
+    pairs: int, repo: Path, command: str, gtd: str | None = None
+) -> dict[str, float]:
+    """:func:`bench_repo` counted in instructions (valgrind, every process of a
+    run), which the machine's load barely moves: interleaved pairs, the order
+    alternating, with ``PYTHONHASHSEED=0``. Each run takes ~25 times its CPU
+    time. hypothesis draws new examples on every run, which moves a suite's count
+    by a few percent: count a copy whose hypothesis profile sets
+    ``derandomize=True`` (and ``deadline=None``: under valgrind every example is
+    slow), set up with ``PYTHONHASHSEED=0`` and a ``ratchet.timeout_seconds``
+    that allows the slowdown."""
+    import shlex
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        print("# repo work: skipped, valgrind is not installed", flush=True)
+        return {}
+    direct = shlex.split(command)
+    ratchet = [gtd, "ratchet", "run", "--json"] if gtd else gtd_cmd("ratchet", "run", "--json")
+    # Counted warm, as the timed runs are: bytecode written, hypothesis's tables built.
+    for cmd in (ratchet, direct):
+        subprocess.run(cmd, cwd=repo, env={**ENV, "PYTHONHASHSEED": "0"}, capture_output=True)
+    rows: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(pairs):
+            order = [("bare", direct), ("ratchet", ratchet)]
+            row: dict[str, float] = {}
+            for name, cmd in order if i % 2 == 0 else order[::-1]:
+                work = counted(cmd, repo, Path(tmp) / f"{i}-{name}", check=False)
+                row[name] = sum(work.values())
+                if name == "ratchet":
+                    row["helper"] = sum(
+                        n for c, n in work.items() if c.split()[1:3] == ["ratchet", "run"]
+                    )
+                    row["git"] = sum(n for c, n in work.items() if c.split()[0].endswith("git"))
+                    row["tests"] = sum(n for c, n in work.items() if "pytest" in c.split()[:6])
+            rows.append(row)
+            print(
+                f"# pair {i + 1}: {row['bare'] / 1e6:,.0f} / {row['ratchet'] / 1e6:,.0f} M"
+                f" instructions ({row['ratchet'] / row['bare']:.4f}x)",
+                flush=True,
+            )
+    label = f"{repo.name}, {pairs} pairs"
+    ratios = [r["ratchet"] / r["bare"] for r in rows]
+    middle = statistics.median
+    return {
+        f"{label}: bare (M instructions)": middle(r["bare"] for r in rows) / 1e6,
+        f"{label}: gtd ratchet run (M instructions)": middle(r["ratchet"] for r in rows) / 1e6,
+        f"{label}:   the test process over bare (M)": middle(r["tests"] - r["bare"] for r in rows)
+        / 1e6,
+        f"{label}:   the helper's processes (M)": middle(r["helper"] for r in rows) / 1e6,
+        f"{label}:   git (M)": middle(r["git"] for r in rows) / 1e6,
+        f"{label}:   the rest: box, shell (M)": middle(
+            r["ratchet"] - r["tests"] - r["helper"] - r["git"] for r in rows
+        )
+        / 1e6,
+        f"{label}: instructions, median of paired ratios": middle(ratios),
+        f"{label}: instructions, lowest ratio": min(ratios),
+        f"{label}: instructions, highest ratio": max(ratios),
+    }
 
 
 BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
@@ -943,6 +1008,12 @@ def main() -> None:
     )
     parser.add_argument("--repo", help="--only repo: a repository `gtd auto setup` made ready")
     parser.add_argument("--repo-command", help="--only repo: its test command, run bare")
+    parser.add_argument("--repo-gtd", help="--only repo: the gtd to time (default: this one)")
+    parser.add_argument(
+        "--repo-count",
+        action="store_true",
+        help="--only repo: count instructions (valgrind, ~25x slower) instead of timing",
+    )
     args = parser.parse_args()
     if "repo" in (args.only or ()) and not (args.repo and args.repo_command):
         parser.error("--only repo needs --repo and --repo-command")
@@ -962,7 +1033,9 @@ def main() -> None:
     benches: dict[str, Callable[[int], dict[str, float]]] = {
         **BENCHES,
         "realsuites": lambda n: bench_realsuites(n, args.realsuite_full),
-        "repo": lambda n: bench_repo(n, Path(args.repo).resolve(), args.repo_command),
+        "repo": lambda n: (bench_repo_work if args.repo_count else bench_repo)(
+            n, Path(args.repo).resolve(), args.repo_command, args.repo_gtd
+        ),
     }
     for name in names:
         for label, value in benches[name](counts.get(name, args.runs)).items():

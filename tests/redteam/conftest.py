@@ -703,6 +703,9 @@ QUICK = {
         "test_forged_tables_in_the_candidates_tree_are_not_read",
         "test_the_checked_tables_serve_the_next_run",
     ),
+    "test_hypothesis_constants.py": (
+        "test_forged_constants_in_the_judged_runs_storage_are_not_read",
+    ),
     "test_helper_state.py": (
         "test_snapshot_deleted",
         "test_journal_phase_set_to_committing",
