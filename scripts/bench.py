@@ -24,6 +24,10 @@ Measures, as medians over repeated real subprocess runs on this machine:
     needed), boxed against ``ratchet.box: false`` in paired, interleaved cycles.
   * with --only end: `gtd cycle end` on the CLI's fast path against typer's path,
     in paired, interleaved cycles, and counted in instructions (valgrind).
+  * with --only waves: a plan of 6 independent tasks, a scripted implementer
+    taking 20 s a task (GTD_BENCH_AGENT_S), `gtd loop --parallel 3` against
+    one task at a time, in one run: both wall times and their ratio, the same
+    final tree and plan order checked (scripts/bench_waves.py).
 
 Usage: .venv/bin/python scripts/bench.py [--runs N] [--pairs N] [--only NAME ...]
        .venv/bin/python scripts/bench.py --realsuites [--realsuite-pairs N]
@@ -755,6 +759,14 @@ def bench_repo(pairs: int, repo: Path, command: str) -> dict[str, float]:
     return out
 
 
+def _waves(runs: int) -> dict[str, float]:
+    """Parallel waves, N = 3 against N = 1 (scripts/bench_waves.py: minutes)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_waves import bench_waves
+
+    return bench_waves(runs)
+
+
 BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "startup": bench_startup,
     "tick": bench_tick,
@@ -765,7 +777,9 @@ BENCHES: dict[str, Callable[[int], dict[str, float]]] = {
     "box": bench_box,
     "end": bench_end,
     "repo": lambda n: {},  # (needs --repo: made in main)
+    "waves": _waves,
 }
+
 # Run only when asked for (--realsuites or --only realsuites): it takes minutes.
 DEFAULT = ("startup", "tick", "ratchet", "room", "work")
 

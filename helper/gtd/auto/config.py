@@ -147,7 +147,7 @@ _SCHEMA = schema.Fields(
         # What tokens cost (gtd.auto.prices, docs/cost.md).
         "prices": _PRICES,
         "billing": schema.Choice(("api", "subscription")),
-        # Tasks a wave may run at once (docs/parallel.md): read, not yet used.
+        # Tasks a wave may run at once (docs/parallel.md).
         "parallel": schema.Integer(1, defaults.PARALLEL_MAX),
         # Judged test runs at once (gtd.auto.ratchet.seats); unset: one per two cores.
         "test_runs": schema.Integer(1, defaults.TEST_RUNS_MAX),
@@ -213,7 +213,7 @@ class AutoConfig(NamedTuple):
     # not ("subscription": the cost shown is what the API would have charged).
     prices: tuple[tuple[str, float, float, float, float], ...] = ()
     billing: str = "api"
-    # Tasks implemented at once in a wave (gtd.auto.wave); not yet used: 1 is today's loop.
+    # Tasks implemented at once in a wave (gtd.auto.cycle.waves); 1 is the serial loop.
     parallel: int = 1
     # Judged test runs at once (gtd.auto.ratchet.seats); None: one per two cores.
     test_runs: int | None = None

@@ -17,6 +17,10 @@ cycle goes to stdout::
     cycle 4 T3 reverted: tests failed: 1 of 5 (tests/test_calc.py::test_div)
     cycle 5 T3 reverted: no changes: … (the agent exited 3: oops)
 
+With ``parallel`` (`--parallel N`, else the config's ``parallel:``) a ``wave``
+answer runs one agent per task at once, each in its worktree, then ends each
+cycle in plan order (gtd.auto.headless_wave, docs/parallel.md).
+
 While another process is judging a cycle (a `gtd cycle end` whose tests outlived
 its wait) or taking a new baseline after a person's commit, `begin` answers busy:
 the loop says ``waiting: …`` once and asks again every few seconds, rather than
@@ -120,7 +124,11 @@ def agent_tail(result: proc.Result, timeout_min: int) -> str | None:
     return tail or "(no output)"
 
 
-def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
+def run_loop(
+    root: Path, agent: str, max_cycles: int | None, say: Say, parallel: int | None = None
+) -> int:
+    """``parallel``: how many tasks a wave may start, for this loop (None: the
+    sealed config's ``parallel:``; docs/parallel.md)."""
     from gtd.auto.cycle import Cycle
 
     try:
@@ -141,6 +149,38 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
         print(f"gtd loop: {unfenced}", file=sys.stderr)
     _take_sigint()
 
+    def end_one(cycle: int, result: proc.Result) -> tuple[Mapping[str, Any], int, str | None]:
+        """End cycle ``cycle`` whose agent ran as ``result`` (with the reviewer's
+        turn when review.agent asks for it)."""
+        _keep_output(root, cycle, result)
+        code, tail = agent_status(result), agent_tail(result, timeout_min)
+        from gtd.auto import harness
+        from gtd.auto.cycle.spent import Said
+
+        clock = now()
+        end = Cycle(root, clock).end(
+            learning_from(result.stdout),
+            cycle=cycle,
+            detach=False,
+            agent_exit=code,
+            agent_tail=tail,
+            stopped=harness.from_agent(code, result.stdout, result.stderr, clock.epoch),
+            spent=Said(result.stdout),
+        )
+        if end["status"] == "review":  # review.agent: the reviewer's turn
+            brief = (root / str(end["brief"])).read_text("utf-8")
+            said = proc.run(reviewer, root, timeout=timeout_min * 60, input_text=brief)
+            end = Cycle(root, now()).end(
+                learning_from(result.stdout),
+                cycle=cycle,
+                detach=False,
+                agent_exit=code,
+                agent_tail=tail,
+                review=said.stdout,
+                spent=Said(result.stdout, said.stdout),
+            )
+        return end, code, tail
+
     cycles = 0
     waiting: str | None = None
     while True:
@@ -149,7 +189,9 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             say(f"stopped after {ran} (--max-cycles); run `gtd loop` again to go on")
             return EXIT_DONE
         try:
-            answer = Cycle(root, now()).begin()
+            beginning = Cycle(root, now())
+            beginning.parallel = parallel
+            answer = beginning.begin()
         except KeyboardInterrupt:
             say("interrupted before a cycle started; run `gtd loop` again to go on")
             return EXIT_INTERRUPTED
@@ -178,6 +220,21 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             if code is not None:
                 return code
             continue
+        if status == "wave":
+            from gtd.auto import headless_wave
+
+            cycles += len(answer["cycles"])
+            try:
+                fenced = agent_fence.wrap(argv, root)[0]
+                ended = headless_wave.run(root, fenced, answer, timeout_min, end_one)
+            except KeyboardInterrupt:
+                say(f"interrupted during wave {answer['wave']}; run `gtd loop` again to go on")
+                return EXIT_INTERRUPTED
+            for end, code, tail in ended:
+                say(_progress(end, code, tail))
+                if end["status"] in ("passed", "reverted", "paused", "queued"):
+                    Cycle(root, now()).acknowledge(int(end["cycle"]))
+            continue
         if status != "task":
             sandbox.follow(root, dict(answer))  # the loop ends: the settings go
             _release_user_settings(root)
@@ -191,35 +248,8 @@ def run_loop(root: Path, agent: str, max_cycles: int | None, say: Say) -> int:
             result = proc.run(
                 fenced, root, timeout=timeout_min * 60, input_text=answer["brief_text"]
             )
-            _keep_output(root, cycle, result)
             phase = "checking"
-            code, tail = agent_status(result), agent_tail(result, timeout_min)
-            from gtd.auto import harness
-
-            clock = now()
-            from gtd.auto.cycle.spent import Said
-
-            end = Cycle(root, clock).end(
-                learning_from(result.stdout),
-                cycle=cycle,
-                detach=False,
-                agent_exit=code,
-                agent_tail=tail,
-                stopped=harness.from_agent(code, result.stdout, result.stderr, clock.epoch),
-                spent=Said(result.stdout),
-            )
-            if end["status"] == "review":  # review.agent: the reviewer's turn
-                brief = (root / str(end["brief"])).read_text("utf-8")
-                said = proc.run(reviewer, root, timeout=timeout_min * 60, input_text=brief)
-                end = Cycle(root, now()).end(
-                    learning_from(result.stdout),
-                    cycle=cycle,
-                    detach=False,
-                    agent_exit=code,
-                    agent_tail=tail,
-                    review=said.stdout,
-                    spent=Said(result.stdout, said.stdout),
-                )
+            end, code, tail = end_one(cycle, result)
         except KeyboardInterrupt:
             say(_interrupted(answer, phase))
             return EXIT_INTERRUPTED
@@ -285,6 +315,8 @@ def _progress(end: Mapping[str, Any], code: int, tail: str | None) -> str:
         line = f"{head} passed {end.get('commit', '')} ({end['remaining']} remaining)"
     elif end["status"] == "reverted":
         line = f"{head} reverted: {end.get('reason') or 'no reason given'}"
+    elif end["status"] == "queued":  # a wave's task whose change met another's
+        line = f"{head} back to the queue: {end.get('reason') or ''}"
     elif end["status"] == "paused":
         line = f"{head} paused until {end.get('until')}: {end.get('reason') or ''}"
     else:  # the cycle could not finish (git refused the commit): the next begin says why

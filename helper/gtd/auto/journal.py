@@ -87,6 +87,9 @@ class Journal(NamedTuple):
     usage: dict[str, Any] | None = None
     usage_tick: dict[str, Any] | None = None
     usage_review: dict[str, Any] | None = None
+    # The wave the cycle's task ran in (gtd.auto.wave_journal): its work is a
+    # worktree's, not the person's tree (gtd.auto.cycle.waves). None: a cycle alone.
+    wave: int | None = None
 
     def evolve(self, **changes: Any) -> Journal:
         return self._replace(**changes)

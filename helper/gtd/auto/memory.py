@@ -85,6 +85,8 @@ class CycleRecord(NamedTuple):
     # Code session) and the reviewer's (review.agent); the rest is the implementer's
     usage_tick: Usage | None = None
     usage_review: Usage | None = None
+    # the wave it ran in (docs/parallel.md); None for a cycle run alone
+    wave: int | None = None
 
 
 class Pause(NamedTuple):

@@ -127,6 +127,7 @@ CYCLE = schema.Fields(
         "until": WHEN,
         "harness": TEXT,
         "new_tests": TEXT,
+        "wave": COUNT,
     },
     required=("cycle", "task", "status", "at"),
     closed=False,
@@ -236,6 +237,7 @@ def _cycle(e: Mapping[str, Any]) -> CycleRecord:
         until=e.get("until"),
         harness=e.get("harness"),
         new_tests=e.get("new_tests"),
+        wave=e.get("wave"),
     )
 
 
@@ -291,6 +293,7 @@ def record_fields(rec: CycleRecord) -> FieldList:
         ("until", rec.until),
         ("harness", rec.harness),
         ("new_tests", rec.new_tests),
+        ("wave", rec.wave),
         *usage_fields(rec.usage),
     ]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import typer
 
 from gtd import __version__
+from gtd.auto.defaults import PARALLEL_MAX
 from gtd.cli.output import JSON_HELP
 from gtd.cli.reply import Reply
 
@@ -323,6 +324,13 @@ def _loop(
     max_cycles: int | None = typer.Option(
         None, "--max-cycles", min=1, help="Stop after this many cycles."
     ),
+    parallel: int | None = typer.Option(
+        None,
+        "--parallel",
+        min=1,
+        max=PARALLEL_MAX,
+        help="Tasks a wave may run at once in this loop (overrides `parallel:`).",
+    ),
 ) -> None:
     """Headless driver: begin, pipe the brief to the agent, end; until done or stuck.
 
@@ -331,7 +339,7 @@ def _loop(
     """
     from gtd.cli import loop_cmd
 
-    raise typer.Exit(loop_cmd.loop(agent, max_cycles))
+    raise typer.Exit(loop_cmd.loop(agent, max_cycles, parallel))
 
 
 # -- the demo --------------------------------------------------------------------------

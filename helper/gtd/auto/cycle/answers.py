@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     Status = Literal[
         # begin
         "task",
+        "wave",
         "busy",
         "paused",
         "halted",
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         "error",
         # end
         "passed",
+        "queued",
         "reverted",
         "checking",
         "review",
@@ -82,6 +84,10 @@ if TYPE_CHECKING:
         until: str
         message: str
         next: str
+        wave: int
+        cycles: list[int]
+        briefs: list[str]
+        worktrees: list[str]
 else:
     Status = str
     Next = str
@@ -268,6 +274,27 @@ def task(journal: Journal, files: Sequence[str], brief_text: str) -> Answer:
     }
 
 
+def wave(
+    number: int,
+    cycles: Sequence[int],
+    tasks: Sequence[str],
+    briefs: Sequence[str],
+    worktrees: Sequence[str],
+) -> Answer:
+    """A wave began (docs/parallel.md): one implementer per brief at once, each in
+    its worktree, then `gtd cycle end --cycle N` for each cycle in this order."""
+    return {
+        "status": "wave",
+        "wave": number,
+        "cycles": list(cycles),
+        "tasks": list(tasks),
+        "briefs": list(briefs),
+        "worktrees": list(worktrees),
+        "next": "run one implementer per brief at once, each in its worktree; then "
+        "`gtd cycle end --cycle N` for each cycle, in this order",
+    }
+
+
 def checking(journal: Journal) -> Answer:
     return {
         "status": "checking",
@@ -292,6 +319,8 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         "task": rec.task,
         "remaining": remaining,
     }
+    if rec.status == "skipped":  # a wave's task back to the queue (docs/parallel.md)
+        answer["status"] = "queued"
     if rec.status == "paused":
         answer["status"] = "paused"
         answer["until"] = rec.until or rec.at
@@ -338,7 +367,9 @@ def ended(rec: CycleRecord, remaining: int, trip: Trip | None) -> Answer:
         answer["message"] = "All tasks complete. Stop the loop and run `gtd verify`."
     else:
         answer["next"] = "continue"
-        done = "Cycle passed" if rec.status == "passed" else "Cycle reverted"
+        done = {"passed": "Cycle passed", "skipped": "Task back to the queue"}.get(
+            rec.status, "Cycle reverted"
+        )
         answer["message"] = f"{done}. {plural(remaining, 'task')} remaining."
     return answer
 

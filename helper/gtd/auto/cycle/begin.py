@@ -93,7 +93,11 @@ class Beginning(Ending):
                 from gtd.auto import plan_file
 
                 render(self.root, st, plan_file.load(self.root)[1], self.now)
-            answer, child = self._begin_clean(st)
+            from gtd.auto.cycle import waves
+
+            st, waiting, settled = waves.settle(self, st)
+            recovered = recovered or settled
+            answer, child = (waiting, None) if waiting is not None else self._begin_clean(st)
             answer = self._with_previous(st, answer)
         if recovered:
             answer["recovered"] = recovered
@@ -132,7 +136,7 @@ class Beginning(Ending):
         after another, each implementer in the foreground, so the tick that began
         it is over). A cycle begun outside a session, or by another that still
         runs, may have an agent at work: it waits for the agent timeout."""
-        if journal.phase != "agent" or journal.kind == "baseline":
+        if journal.phase != "agent" or journal.kind == "baseline" or journal.wave is not None:
             return False
         recorded = session.from_json(journal.session)
         if recorded is None:
@@ -161,6 +165,8 @@ class Beginning(Ending):
         return st, None, recovered
 
     def _live(self, journal: Journal, config: AutoConfig) -> bool:
+        if journal.phase == "agent" and journal.wave is not None:
+            return alive(journal.pid)  # its `end` took it (gtd.auto.cycle.wave_landing)
         if journal.phase == "agent":
             return self.now.epoch - journal.started_epoch < config.agent_timeout_minutes * 60
         if journal.phase == "checking":
@@ -230,6 +236,14 @@ class Beginning(Ending):
         st, halt, warning = ceiling.gate(self.root, self.git, st, pick.task.id, self.now)
         if halt is not None:
             return halt, None
+        if (self.parallel or config.parallel) > 1:
+            from gtd.auto.cycle import waves
+
+            started = waves.start(self, st, the_plan, mem, tree.head, tree.branch)
+            if started is not None:
+                if warning:
+                    started["budget"] = warning
+                return started, None
         answer = self._start(st, the_plan, pick.task, mem, where=(tree.head, tree.branch))
         if warning:
             answer["budget"] = warning

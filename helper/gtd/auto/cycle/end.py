@@ -16,6 +16,7 @@ from gtd.auto.cycle import answers, named_pipes
 from gtd.auto.cycle.answers import Answer
 from gtd.auto.cycle.recovery import Recovery
 from gtd.auto.cycle.steps import uncommitted
+from gtd.auto.cycle.waves import WAVE
 from gtd.auto.cycle.worker import fork
 from gtd.auto.faults import crash_point
 from gtd.auto.journal import Journal
@@ -118,6 +119,13 @@ class Ending(Recovery):
             redirected = redirected or (repaired[0] if repaired else None)
             require_setup(self.root, st)
             state.adopt_journal(self.root, st)  # a `begin` killed before its mirror
+            if cycle is not None and WAVE in st.entries:
+                from gtd.auto.cycle import wave_landing
+
+                taken = wave_landing.take_turn(self, cycle)  # a wave's task: its turn
+                if taken is not None:
+                    return taken
+                st = state.read(self.git)
             current = st.journal
             if cycle is not None and (
                 current is None or current.kind == "baseline" or current.cycle != cycle
@@ -282,7 +290,12 @@ class Ending(Recovery):
         crash_point("checking")
         try:
             try:
-                verdict = judging.judge(self.root, self.git, st, self.now)
+                if current.wave is not None:  # a worktree's tree (gtd.auto.cycle.waves)
+                    from gtd.auto.cycle import wave_landing
+
+                    verdict = wave_landing.judge(self.root, self.git, st)
+                else:
+                    verdict = judging.judge(self.root, self.git, st, self.now)
             except GitBlocked as exc:  # the cycle's pipe; one that is not raises again
                 removed = named_pipes.clear(self.root, exc)
                 verdict = judging.Decision(

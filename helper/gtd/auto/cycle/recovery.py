@@ -21,6 +21,8 @@ from gtd.errors import CommitBlocked, GitBlocked, GitError, GtdError
 if TYPE_CHECKING:
     from typing import Any
 
+    from gtd.auto.memory import CycleStatus
+
 
 class Recovery(Steps):
     """Recovery and finishing, shared by `end`, its worker and `begin`."""
@@ -98,6 +100,12 @@ class Recovery(Steps):
                 raise
             st = self._note(st, yours.after(self.git, current))
             status = "passed"
+        elif current.wave is not None:  # its work is a worktree's: the person's tree is not touched
+            from gtd.auto.cycle import wave_landing
+
+            seals.restore(self.git, current.seals or {})
+            seals.restore_hooks(self.root, self.git, current.seals or {})
+            return self._record(st, *wave_landing.set_aside(self.git, current))
         else:
             seals.restore(self.git, current.seals or {})
             seals.restore_hooks(self.root, self.git, current.seals or {})
@@ -178,6 +186,10 @@ class Recovery(Steps):
         assert current.tick_commit is not None
         finish.move_branch(self.git, current, current.tick_commit)
         crash_point("tick-commit")
+        if current.wave is not None:  # the person's tree never held the work
+            from gtd.auto.cycle import wave_landing
+
+            wave_landing.bring(self.root, self.git, current, current.tick_commit)
         finish.sync_tree(self.root, self.git, current, current.tick_commit)
         crash_point("plan-ticked")
         made = current.work_commit
@@ -195,9 +207,10 @@ class Recovery(Steps):
         assert current is not None
         config = sealed_config(st)
         used = spending.recorded(current, self.now.epoch, config)
+        kind: CycleStatus = "skipped" if status == "skipped" else "reverted"
         rec = CycleRecord(
             cycle=current.cycle, task=current.task, title=current.title,
-            status="passed" if status == "passed" else "reverted", commit=commit,
+            status="passed" if status == "passed" else kind, commit=commit,
             reason=current.reason, at=self.now.iso, tests_passed=current.tests_passed,
             tests_total=current.tests_total, build_ok=current.build_ok, spike=current.spike,
             learning=current.learning, tests_failed=current.tests_failed,
@@ -206,7 +219,7 @@ class Recovery(Steps):
             agent_exit=current.agent_exit, agent_tail=current.agent_tail, flaky=current.flaky,
             env_skipped=current.env_skipped, look_at=current.look_at, review=current.review,
             review_s=current.review_s, yours=yours.said(current), new_tests=current.new_tests,
-            usage=used[0], usage_tick=used[1], usage_review=used[2],
+            usage=used[0], usage_tick=used[1], usage_review=used[2], wave=current.wave,
         )  # fmt: skip
         mem = records.fold(st.records)
         stop = paused.stop_of(current) if status != "passed" else None
@@ -237,6 +250,11 @@ class Recovery(Steps):
         if current.objects_checked is not None:  # (a cycle recovered unjudged checked none)
             checked = {"objects_checked": current.objects_checked}
             updates["summary"] = {**updates.get("summary", st.summary or {}), **checked}
+        others = None
+        if current.wave is not None:
+            from gtd.auto.cycle import wave_landing
+
+            others = wave_landing.after_record(self.git, st, current, rec.status)
         st = state.write(
             self.git,
             st,
@@ -244,8 +262,13 @@ class Recovery(Steps):
             journal=None,
             pending=None,
             append=new,
+            others=others,
             **updates,
         )
+        if current.wave is not None or config.parallel > 1:
+            from gtd.auto.cycle import wave_landing
+
+            wave_landing.finished(self.git, st, current, rec.status)
         seals.drop_copies(self.git.git_dir())
         crash_point("recorded")
         state.write_mirrors(self.root, st, snapshot_paths=listed)

@@ -1,6 +1,6 @@
 """A task's change replayed onto a tip that moved since its worktree was made
-(docs/parallel.md, "Replaying a task onto a moved tip (built)"). Not yet used
-by the loop.
+(docs/parallel.md, "Replaying a task onto a moved tip (built)"), used by a
+wave's landing (gtd.auto.cycle.wave_landing).
 
 A wave's tasks all start from one tip; the first to land moves it. Each later
 task's change (its base tree to its candidate tree) is then laid onto the new

@@ -41,6 +41,9 @@ class Steps:
         self.now = now
         self.git = Git(root, hardened=True)
         self._asker: Session | None = None  # who runs `begin` (see begin)
+        # How many tasks a wave may start, where the caller says (`gtd loop
+        # --parallel N`); None: the sealed config's `parallel:`.
+        self.parallel: int | None = None
 
     @property
     def _lock(self) -> Path:

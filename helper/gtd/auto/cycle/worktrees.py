@@ -1,6 +1,6 @@
 """The helper's own worktrees: one per task of a wave, where its implementer works
-while the person's working tree stays as it is (docs/parallel.md). Not yet used
-by `gtd cycle begin`.
+while the person's working tree stays as it is (docs/parallel.md), made by
+`gtd cycle begin` (gtd.auto.cycle.waves).
 
 Where they live, and what marks them as the helper's:
 

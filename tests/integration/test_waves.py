@@ -1,0 +1,422 @@
+"""Waves end to end (docs/parallel.md): `parallel: 2`, real git repositories, real
+pytest runs, the real CLI in subprocesses. A scripted "implementer" writes its
+files into the worktree the wave's answer names, between begin and the ends."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo
+from tests.integration.calc_project import gtd_json, make_project, run_cli
+
+PLAN = """\
+# Calculator
+
+### spec-calc
+
+- [ ] **T1**: Add mul
+  - Files: mul.py, tests/test_mul.py
+  - Blocked by: none
+- [ ] **T2**: Add sub
+  - Files: sub.py, tests/test_sub.py
+  - Blocked by: none
+"""
+MUL = "def mul(a, b):\n    return a * b\n"
+MUL_TEST = "from mul import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+SUB = "def sub(a, b):\n    return a - b\n"
+SUB_TEST = "from sub import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n"
+# A test the two tasks break together and neither alone: at most one plugin.
+PLUGINS_TEST = (
+    "import pathlib\n\n\ndef test_one_plugin_at_most():\n"
+    "    here = pathlib.Path(__file__).parent.parent / 'plugins'\n"
+    "    assert len(list(here.glob('*.py'))) <= 1\n"
+)
+
+
+def project(repo: Repo, parallel: int = 2, plan: str = PLAN) -> Repo:
+    make_project(repo, plan=plan, config_extra=f"parallel: {parallel}\n")
+    assert repo.status() == ""
+    return repo
+
+
+def begin(repo: Repo) -> dict[str, object]:
+    return gtd_json(repo, "cycle", "begin")
+
+
+def settled(repo: Repo) -> dict[str, object]:
+    """`begin`'s answer once no verdict is still being worked out (an `end`
+    whose tests outlived its wait on a loaded machine answers `checking`)."""
+    deadline = time.monotonic() + 120
+    answer = begin(repo)
+    while answer["status"] == "busy" and answer.get("phase") == "checking":
+        assert time.monotonic() < deadline, answer
+        time.sleep(0.3)
+        answer = begin(repo)
+    return answer
+
+
+def end(repo: Repo, cycle: object) -> dict[str, object]:
+    return gtd_json(repo, "cycle", "end", "--cycle", str(cycle))
+
+
+def write(where: object, rel: str, text: str) -> None:
+    path = Path(str(where)) / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def helper_leftovers(repo: Repo) -> list[str]:
+    """The helper's worktrees and wave branches left (none once a wave is over)."""
+    listed = repo.git("worktree", "list", "--porcelain").splitlines()
+    trees = [line for line in listed if line.startswith("worktree ") and "gtd-wave-" in line]
+    refs = repo.git("for-each-ref", "--format=%(refname)", "refs/gtd/wave/").split()
+    folder = repo.path / ".git/gtd/waves"
+    files = [str(p) for p in folder.rglob("*")] if folder.exists() else []
+    return trees + refs + files
+
+
+def subjects(repo: Repo, base: str) -> list[str]:
+    return repo.git("log", "--reverse", "--format=%s", f"{base}..HEAD").splitlines()
+
+
+def state_ref(repo: Repo) -> str:
+    return repo.git("rev-parse", "refs/gtd/state").strip()
+
+
+def records(repo: Repo) -> list[dict[str, object]]:
+    if not repo.git("ls-tree", "refs/gtd/state", "records.jsonl").strip():
+        return []
+    raw = repo.git("show", "refs/gtd/state:records.jsonl")
+    return [json.loads(line) for line in raw.splitlines() if '"kind": "cycle"' in line]
+
+
+def test_two_independent_tasks_land_in_plan_order(repo: Repo) -> None:
+    project(repo)
+    base = repo.git("rev-parse", "HEAD").strip()
+    answer = begin(repo)
+
+    assert answer["status"] == "wave", answer
+    assert answer["wave"] == 1
+    assert answer["cycles"] == [1, 2]
+    assert answer["tasks"] == ["T1", "T2"]
+    briefs, trees = answer["briefs"], answer["worktrees"]
+    assert isinstance(briefs, list)
+    assert isinstance(trees, list)
+    for brief, tree in zip(briefs, trees, strict=True):
+        assert Path(brief).is_absolute()
+        assert Path(tree).is_absolute()
+        assert str(Path(tree).resolve()) in Path(brief).read_text()
+        assert (Path(tree) / "calc.py").is_file()  # a checkout of the tip
+    assert repo.status() == ""  # nothing in the person's tree
+    write(trees[0], "mul.py", MUL)
+    write(trees[0], "tests/test_mul.py", MUL_TEST)
+    write(trees[1], "sub.py", SUB)
+    write(trees[1], "tests/test_sub.py", SUB_TEST)
+
+    # Landing is in plan order: the later cycle is refused while the earlier runs.
+    before = state_ref(repo)
+    early = run_cli(repo, "cycle", "end", "--cycle", "2")
+    assert early.code == 1, early.stdout
+    assert "end --cycle 1` first" in early.stderr
+    assert state_ref(repo) == before
+
+    first = end(repo, 1)
+    assert first["status"] == "passed", first
+    assert helper_leftovers(repo)  # the second's worktree stays until it ends
+    second = end(repo, 2)
+    assert second["status"] == "passed", second
+
+    assert subjects(repo, base) == [
+        "T1: Add mul",
+        f"T1: mark done in PLAN.md ({first['commit']})",
+        "T2: Add sub",
+        f"T2: mark done in PLAN.md ({second['commit']})",
+    ]
+    plan = (repo.path / "PLAN.md").read_text()
+    assert f"**T1**: Add mul ✓ ({first['commit']})" in plan
+    assert f"**T2**: Add sub ✓ ({second['commit']})" in plan
+    assert (repo.path / "mul.py").read_text() == MUL  # the person's tree brought along
+    assert (repo.path / "tests/test_sub.py").read_text() == SUB_TEST
+    assert repo.status() == ""
+    assert helper_leftovers(repo) == []
+    assert [(r["cycle"], r["task"], r["status"], r.get("wave")) for r in records(repo)] == [
+        (1, "T1", "passed", 1),
+        (2, "T2", "passed", 1),
+    ]
+    assert begin(repo)["status"] == "complete"
+
+
+def test_a_conflicting_task_goes_back_to_the_queue_and_lands_later(repo: Repo) -> None:
+    project(repo)
+    base = repo.git("rev-parse", "HEAD").strip()
+    answer = begin(repo)
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    write(trees[0], "mul.py", MUL)
+    write(trees[0], "notes.txt", "mul\n")
+    write(trees[1], "sub.py", SUB)
+    write(trees[1], "notes.txt", "sub\n")  # the same new file, other bytes: a conflict
+
+    assert end(repo, 1)["status"] == "passed"
+    queued = end(repo, 2)
+
+    assert queued["status"] == "queued", queued
+    assert "conflicts with T1" in str(queued["reason"])
+    assert repo.git("show", "refs/gtd/queued/T2:notes.txt") == "sub\n"
+    assert repo.git("show", "refs/gtd/queued/T2:sub.py") == SUB
+    assert helper_leftovers(repo) == []
+    assert repo.status() == ""
+    memory = repo.git("show", "refs/gtd/state:records.jsonl")
+    assert '"status": "skipped"' in memory
+    # Not a failure: the breaker counts nothing for it.
+    again = begin(repo)
+    assert again["status"] == "task", again
+    assert again["task"] == "T2"
+    assert again["cycle"] == 3
+    repo.write("sub.py", SUB)
+    repo.write("tests/test_sub.py", SUB_TEST)
+    landed = gtd_json(repo, "cycle", "end", "--cycle", "3")
+    assert landed["status"] == "passed", landed
+    assert subjects(repo, base)[2] == "T2: Add sub"
+    assert repo.git("for-each-ref", "refs/gtd/queued/").strip() == ""
+
+
+def test_a_failing_task_is_reverted_and_the_other_lands(repo: Repo) -> None:
+    project(repo)
+    base = repo.git("rev-parse", "HEAD").strip()
+    answer = begin(repo)
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    write(trees[0], "mul.py", MUL)
+    write(trees[0], "tests/test_mul.py", MUL_TEST.replace("== 6", "== 7"))
+    write(trees[1], "sub.py", SUB)
+    write(trees[1], "tests/test_sub.py", SUB_TEST)
+
+    failed = end(repo, 1)
+    assert failed["status"] == "reverted", failed
+    assert failed["kept"] == "refs/gtd/reverted/cycle-1"
+    assert repo.git("show", "refs/gtd/reverted/cycle-1:mul.py") == MUL
+    assert repo.git("rev-parse", "HEAD").strip() == base
+    assert not (repo.path / "mul.py").exists()
+    landed = end(repo, 2)
+    assert landed["status"] == "passed", landed
+
+    assert subjects(repo, base)[0] == "T2: Add sub"
+    assert repo.status() == ""
+    assert helper_leftovers(repo) == []
+    mem = (repo.path / ".deepflow/auto-memory.yaml").read_text()
+    assert "T1: 1" in mem  # counted by the breaker as any revert
+
+
+def test_a_combination_no_task_broke_alone_is_refused(repo: Repo) -> None:
+    repo.write("tests/test_plugins.py", PLUGINS_TEST)
+    plan = PLAN.replace("mul.py, tests/test_mul.py", "plugins/a.py").replace(
+        "sub.py, tests/test_sub.py", "plugins/b.py"
+    )
+    project(repo, plan=plan)
+    base = repo.git("rev-parse", "HEAD").strip()
+    answer = begin(repo)
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    write(trees[0], "plugins/a.py", "A = 1\n")
+    write(trees[1], "plugins/b.py", "B = 1\n")
+
+    assert end(repo, 1)["status"] == "passed"
+    refused = end(repo, 2)
+
+    # Alone on the wave's tip T2 holds one plugin and passes; on the tip T1 moved
+    # there are two: the tree to commit is the one judged, and it fails.
+    assert refused["status"] == "reverted", refused
+    assert "test_one_plugin_at_most" in str(refused["reason"])
+    assert "T1 landed before it" in str(refused["reason"])
+    assert repo.git("show", "refs/gtd/reverted/cycle-2:plugins/b.py") == "B = 1\n"
+    assert subjects(repo, base)[0] == "T1: Add mul"
+    assert len(subjects(repo, base)) == 2
+    assert not (repo.path / "plugins/b.py").exists()
+    assert helper_leftovers(repo) == []
+
+
+def test_parallel_one_is_the_serial_loop(repo: Repo) -> None:
+    project(repo, parallel=1)
+    answer = begin(repo)
+    assert answer["status"] == "task", answer
+    assert answer["task"] == "T1"
+    assert helper_leftovers(repo) == []
+
+
+def test_a_wave_of_one_ready_task_is_a_serial_cycle(repo: Repo) -> None:
+    project(
+        repo,
+        plan=PLAN.replace("Blocked by: none\n", "Blocked by: T1\n", 2).replace(
+            "**T1**: Add mul\n  - Files: mul.py, tests/test_mul.py\n  - Blocked by: T1",
+            "**T1**: Add mul\n  - Files: mul.py, tests/test_mul.py\n  - Blocked by: none",
+        ),
+    )
+    answer = begin(repo)
+    assert answer["status"] == "task", answer
+    assert answer["task"] == "T1"
+
+
+@pytest.mark.parametrize("point", ["wave-sealed", "wave-branch", "wave-checkout", "wave-made"])
+def test_a_wave_killed_as_it_begins_leaves_nothing(repo: Repo, point: str) -> None:
+    project(repo)
+    head = repo.git("rev-parse", "HEAD").strip()
+    crashed = run_cli(repo, "cycle", "begin", "--json", env={"GTD_CRASH_AT": point})
+    assert crashed.code != 0
+
+    answer = begin(repo)
+
+    assert answer["status"] == "wave", answer
+    assert "cut short" in str(answer["recovered"])
+    assert answer["cycles"] == [1, 2]
+    assert repo.git("rev-parse", "HEAD").strip() == head
+    assert repo.status() == ""
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    assert sorted(p.name for p in (repo.path / ".git/gtd/waves/main").iterdir()) == [
+        "gtd-wave-T1",
+        "gtd-wave-T2",
+    ]
+
+
+def _finish_wave(repo: Repo, trees: list[str]) -> None:
+    write(trees[0], "mul.py", MUL)
+    write(trees[0], "tests/test_mul.py", MUL_TEST)
+    write(trees[1], "sub.py", SUB)
+    write(trees[1], "tests/test_sub.py", SUB_TEST)
+
+
+# Each point of a wave task's end: its turn sealed (`wave-turn`, in `end`), then
+# the worker's, as a single cycle's (tests/integration/test_cycle.py).
+END_POINTS = [
+    "wave-turn",
+    "checking",
+    "verdict",
+    "work-commit",
+    "tick-commit",
+    "plan-ticked",
+    "recorded",
+]
+
+
+@pytest.mark.parametrize("point", END_POINTS)
+@pytest.mark.parametrize("which", [1, 2])
+def test_a_kill_in_a_wave_task_end_leaves_it_landed_or_queued(
+    repo: Repo, point: str, which: int
+) -> None:
+    project(repo)
+    base = repo.git("rev-parse", "HEAD").strip()
+    answer = begin(repo)
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    _finish_wave(repo, trees)
+    if which == 2:
+        assert end(repo, 1)["status"] == "passed"
+    crashed = run_cli(repo, "cycle", "end", "--cycle", str(which), "--json",
+                      env={"GTD_CRASH_AT": point})  # fmt: skip
+    del crashed  # whatever it said: the next begin decides
+
+    after = settled(repo)
+    # The other task of the wave may still be in flight: end it as its tick would.
+    if which == 1:
+        assert after["status"] in ("busy", "wave"), after
+        other = run_cli(repo, "cycle", "end", "--cycle", "2", "--json")
+        assert other.code == 0, other.stderr
+        after = settled(repo)
+    assert after["status"] in ("task", "complete"), after
+
+    landed = [s for s in subjects(repo, base) if not s.startswith(("T1: mark", "T2: mark"))]
+    queued = repo.git("for-each-ref", "--format=%(refname)", "refs/gtd/queued/").split()
+    for task in ("T1", "T2"):
+        is_landed = any(s.startswith(f"{task}: ") for s in landed)
+        is_queued = f"refs/gtd/queued/{task}" in queued
+        assert is_landed != is_queued, (task, landed, queued)  # one, never both
+        if is_queued:
+            assert after["task"] == task or after["status"] == "task"
+    assert len(landed) == len(set(landed))  # never twice
+    assert helper_leftovers(repo) == []
+    assert repo.status() == "", repo.status()
+
+
+# A scripted implementer for `gtd loop`: its brief on stdin, its worktree its
+# working directory; it notes when it ran (outside every tree) and takes a while.
+WAVE_AGENT = f"""\
+import os, sys, time
+from pathlib import Path
+brief = sys.stdin.read()
+log = Path(sys.argv[1])
+start = time.time()
+time.sleep(1.5)
+if "— T1:" in brief:
+    Path("mul.py").write_text({MUL!r})
+    Path("tests/test_mul.py").write_text({MUL_TEST!r})
+elif "— T2:" in brief:
+    Path("sub.py").write_text({SUB!r})
+    Path("tests/test_sub.py").write_text({SUB_TEST!r})
+with open(log, "a") as out:
+    out.write(f"{{os.getcwd()}} {{start}} {{time.time()}}\\n")
+"""
+
+
+def test_the_headless_loop_runs_a_wave_s_agents_at_once(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setenv("GTD_SANDBOX", "off")  # (the wave's fence: docs/parallel.md)
+    project(repo, parallel=1)  # `--parallel` is the loop's own, over the config
+    base = repo.git("rev-parse", "HEAD").strip()
+    script = repo.path.parent / "agent.py"
+    script.write_text(WAVE_AGENT)
+    log = repo.path.parent / "ran.log"
+    agent = f"{sys.executable} {script} {log}"
+
+    ran = run_cli(repo, "loop", "--agent", agent, "--parallel", "2")
+
+    assert ran.code == 0, (ran.stdout, ran.stderr)
+    lines = ran.stdout.splitlines()
+    assert lines[0].startswith("cycle 1 T1 passed"), lines
+    assert lines[1].startswith("cycle 2 T2 passed"), lines
+    assert [s for s in subjects(repo, base) if "mark done" not in s] == [
+        "T1: Add mul",
+        "T2: Add sub",
+    ]
+    runs = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(Path(r[0]).name for r in runs) == ["gtd-wave-T1", "gtd-wave-T2"]
+    starts = [float(r[1]) for r in runs]
+    ends = [float(r[2]) for r in runs]
+    assert max(starts) < min(ends)  # at once: each began before the other ended
+    assert repo.status() == ""
+    assert helper_leftovers(repo) == []
+
+
+@pytest.mark.parametrize("point", ["verdict", "wave-kept", "recorded"])
+def test_a_kill_in_a_failing_task_end_leaves_it_reverted_once(repo: Repo, point: str) -> None:
+    project(repo)
+    base = repo.git("rev-parse", "HEAD").strip()
+    before = {p: (repo.path / p).read_bytes() for p in ("calc.py", "PLAN.md")}
+    answer = begin(repo)
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    write(trees[0], "mul.py", MUL)
+    write(trees[0], "tests/test_mul.py", MUL_TEST.replace("== 6", "== 7"))
+    write(trees[1], "sub.py", SUB)
+    write(trees[1], "tests/test_sub.py", SUB_TEST)
+    run_cli(repo, "cycle", "end", "--cycle", "1", "--json", env={"GTD_CRASH_AT": point})
+
+    after = settled(repo)
+    assert after["status"] == "busy", after  # T2's implementer may still be at work
+    assert end(repo, 2)["status"] == "passed"
+
+    statuses = [(r["cycle"], r["status"]) for r in records(repo)]
+    assert statuses == [(1, "reverted"), (2, "passed")]
+    assert repo.git("show", "refs/gtd/reverted/cycle-1:mul.py") == MUL
+    assert [s for s in subjects(repo, base) if "mark done" not in s] == ["T2: Add sub"]
+    assert not (repo.path / "mul.py").exists()
+    assert (repo.path / "calc.py").read_bytes() == before["calc.py"]
+    assert repo.status() == ""
+    assert helper_leftovers(repo) == []
