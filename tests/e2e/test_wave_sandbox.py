@@ -4,9 +4,9 @@ The block gtd.auto.sandbox.policy writes for a folder of wave worktrees outside
 every denial (one ``allowWrite`` entry) lets the implementer's Bash write there,
 and nowhere beside it, every serial denial holding. And the fact
 gtd.auto.sandbox.wave_opening rests on: the pinned CLI opens no folder inside a
-denied one, so the worktrees' folder inside git's folder (where
-gtd.auto.cycle.worktrees puts it) stays read-only even when ``allowWrite``
-names it. Skipped, with the reason, where the sandbox cannot start."""
+denied one, so a worktrees' folder inside git's folder stays read-only even
+when ``allowWrite`` names it (why gtd.auto.cycle.worktrees keeps them in the
+cache). Skipped, with the reason, where the sandbox cannot start."""
 
 from __future__ import annotations
 
@@ -40,11 +40,10 @@ def test_a_wave_folder_outside_git_is_opened_and_one_inside_cannot_be(
 ) -> None:
     repo = make_project(tmp_path / "repo")
     common = repo.resolve() / ".git"
-    inside = worktrees.home(Git(repo))
+    inside = common / "gtd" / "waves" / "main"
     inside.mkdir(parents=True)
-    waves = tmp_path / "waves"
-    outside = waves / "main"
-    outside.mkdir(parents=True)
+    outside = worktrees.prepare(Git(repo))  # the loop's own folder in the cache
+    waves = outside.parent
     protected = sandbox.protected_files(repo, Git(repo))
     block = sandbox.policy(repo, Git(repo), protected, waves=outside)
     assert block["filesystem"]["allowWrite"] == [str(outside.resolve())]

@@ -335,9 +335,13 @@ def _waves(root: Path, git: Git) -> Path | None:
     from gtd.errors import GtdError
 
     try:
-        return worktrees.home(git) if load_auto_config(root).parallel > 1 else None
+        if load_auto_config(root).parallel < 2:
+            return None
     except GtdError:
         return None
+    # Made now: the sandbox binds what exists, and the implementers' first
+    # command may come before the wave's first worktree is made.
+    return worktrees.prepare(git)
 
 
 def waves_closed(root: Path, git: Git) -> str | None:
