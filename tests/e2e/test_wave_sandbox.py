@@ -1,7 +1,8 @@
 """Claude Code's sandbox and a wave's worktrees, through the real CLI.
 
 The block gtd.auto.sandbox.policy writes for a folder of wave worktrees outside
-every denial (one ``allowWrite`` entry) lets the implementer's Bash write there,
+every denial (one ``allowWrite`` entry), with its ``permissions``
+(``additionalDirectories``), lets the implementer's Bash and Write write there,
 and nowhere beside it, every serial denial holding. And the fact
 gtd.auto.sandbox.wave_opening rests on: the pinned CLI opens no folder inside a
 denied one, so a worktrees' folder inside git's folder stays read-only even
@@ -47,9 +48,11 @@ def test_a_wave_folder_outside_git_is_opened_and_one_inside_cannot_be(
     protected = sandbox.protected_files(repo, Git(repo))
     block = sandbox.policy(repo, Git(repo), protected, waves=outside)
     assert block["filesystem"]["allowWrite"] == [str(outside.resolve())]
+    data = json.loads((repo / sandbox.SETTINGS).read_text())
+    data["permissions"] = sandbox.permissions(block)
+    assert data["permissions"] == {"additionalDirectories": [str(outside.resolve())]}
     # By hand, what the policy refuses to write: an opening inside git's folder.
     block["filesystem"]["allowWrite"].append(str(inside))
-    data = json.loads((repo / sandbox.SETTINGS).read_text())
     data["sandbox"] = block
     (repo / sandbox.SETTINGS).write_text(json.dumps(data, indent=2))
     kept = [repo / "tests/test_calc.py", common / "HEAD", common / "config"]
@@ -73,6 +76,12 @@ def test_a_wave_folder_outside_git_is_opened_and_one_inside_cannot_be(
         "echo x > PLAN.md",
     ]
     tries = [ToolUse("Bash", {"command": f"{c} && echo WROTE"}) for c in allowed + refused]
+    # The Write tool too: accepted in the opened folder, asked (so refused at
+    # night) beside it.
+    tries += [
+        ToolUse("Write", {"file_path": str(outside / "gtd-wave-T8/new.py"), "content": "N = 1\n"}),
+        ToolUse("Write", {"file_path": str(waves / "beside.py"), "content": "N = 1\n"}),
+    ]
     good = [write(repo, "calc.py", MUL), write(repo, "tests/test_mul.py", MUL_TEST)]
     server.script(*tick_rules(), *implementer(repo, tries, good))
     session = run_claude(server, repo, [TICK], base=tmp_path / "claude", timeout=240)
@@ -89,6 +98,11 @@ def test_a_wave_folder_outside_git_is_opened_and_one_inside_cannot_be(
         out = session.tool_result(calls[f"{attempt} && echo WROTE"])
         assert "WROTE" not in out, (attempt, out)
     assert (outside / "gtd-wave-T9/pkg/mod.py").read_text() == "x\n"
+    assert (outside / "gtd-wave-T8/new.py").read_text() == "N = 1\n"
+    assert not (waves / "beside.py").exists()
+    assert [d["tool_input"]["file_path"] for d in session.permission_denials] == [
+        str(waves / "beside.py")
+    ]
     for path in (inside / "probe", waves / "other/probe", waves / "probe", common / "gtd/probe"):
         assert not path.exists(), path
     assert not (common / "refs/heads/evil").exists()

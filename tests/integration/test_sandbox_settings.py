@@ -197,3 +197,30 @@ def test_waves_open_their_folder_only_where_no_denial_holds_it(repo: Repo, tmp_p
     answer = {"status": "ready"}
     sandbox.follow(repo.path, answer)
     assert answer["sandbox"] == f"on ({sandbox.SETTINGS})"
+
+
+def test_an_opened_wave_folder_is_added_to_the_permissions_and_taken_out_again(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Opening a folder outside the project takes two keys: the sandbox's
+    ``allowWrite`` (Bash) and ``permissions.additionalDirectories`` (Edit and
+    Write, which Claude Code would otherwise ask about). Both are recorded and
+    taken out at the loop's end; the person's file comes back byte for byte."""
+    make_project(repo)
+    git = Git(repo.path)
+    sandbox.remove(repo.path, git)
+    (repo.path / ".claude").mkdir(exist_ok=True)
+    (repo.path / sandbox.SETTINGS).write_text(PERSON)
+    waves = tmp_path / "waves" / "main"
+    waves.mkdir(parents=True)
+    assert sandbox.apply(repo.path, git, waves=waves)
+    written = settings(repo)
+    block = written["sandbox"]
+    assert isinstance(block, dict)
+    assert block["filesystem"]["allowWrite"] == [str(waves.resolve())]
+    assert written["permissions"] == {
+        "allow": ["Bash(make:*)"],
+        "additionalDirectories": [str(waves.resolve())],
+    }
+    sandbox.remove(repo.path, git)
+    assert (repo.path / sandbox.SETTINGS).read_text() == PERSON
