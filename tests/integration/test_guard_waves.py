@@ -137,3 +137,29 @@ def test_a_lookalike_folder_outside_the_waves_home_is_no_worktree(
     elsewhere = tmp_path / "gtd-wave-T1"
     elsewhere.mkdir()
     assert hook(repo, "Write", file_path=str(elsewhere / "PLAN.md"), content="x") is None
+
+
+def test_a_wave_worktree_leads_back_to_the_tree_whose_loop_made_it(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """The hook run from inside a wave worktree judges for the loop's tree: the
+    main work tree, or the linked worktree whose loop made it (from git's
+    files alone, no git call)."""
+    from gtd.auto import guard
+    from gtd.auto.cycle import worktrees
+    from gtd.git import Git
+
+    repo.write("app.py", "x = 1\n")
+    repo.commit_all("first")
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", "-b", "feature", str(linked))
+    ours = worktrees.create(Git(repo.path), "T1", "HEAD")
+    theirs = worktrees.create(Git(linked), "T1", "HEAD")
+    assert ours.path != theirs.path
+    for place, owner in ((ours, repo.path), (theirs, linked)):
+        tree = guard.wave_worktree(os.path.realpath(place.path / "app.py"))
+        assert tree == os.path.realpath(place.path)
+        assert guard.wave_owner(tree) is not None
+        assert os.path.realpath(str(guard.wave_owner(tree))) == os.path.realpath(owner)
+    # A folder named like a worktree outside the waves folder is none.
+    assert guard.wave_worktree(str(tmp_path / "gtd-wave-T1" / "app.py")) is None

@@ -186,13 +186,14 @@ def _located(root: Path, target: str, cwd: object) -> tuple[Path, str | None]:
 def wave_worktree(real: str) -> str | None:
     """The wave worktree (``<waves>/<repository>/<loop>/gtd-wave-<task>``,
     gtd.auto.cycle.worktrees) that holds the resolved path ``real``, or None."""
-    from gtd.auto.cycle.worktrees import PREFIX, waves_root
-
-    top = os.path.realpath(waves_root())
+    # worktrees.waves_root, not imported (git, locks: the hook runs on every
+    # tool call); tests/integration/test_guard_waves.py holds the two together.
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    top = os.path.realpath(os.path.join(cache, "gtd", "waves"))
     if not real.startswith(top + os.sep):
         return None
     parts = real[len(top) + 1 :].split(os.sep)
-    if len(parts) < 3 or not parts[2].startswith(PREFIX):
+    if len(parts) < 3 or not parts[2].startswith(paths.WAVE_PREFIX):
         return None
     return os.path.join(top, *parts[:3])
 

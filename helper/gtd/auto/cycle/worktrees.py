@@ -51,7 +51,7 @@ WAVES = "waves"
 # How long the removal waits for a killed helper's git child to finish: a
 # checkout of a large tree on a loaded machine.
 _CHILD_WAIT_S = 60.0
-PREFIX = "gtd-wave-"
+PREFIX = paths.WAVE_PREFIX
 _TASK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
