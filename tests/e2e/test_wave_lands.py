@@ -102,6 +102,14 @@ def _work(req: Request) -> list[Block]:
     return [Text(f"Implementing {task.group(1)}."), *writes]
 
 
+def _run_tests(req: Request) -> list[Block]:
+    """The implementer runs the suite in its worktree, inside the sandbox
+    (the bytecode it writes there is what the opening allows)."""
+    brief = Path(re.findall(r"Read (\S+) and follow it", req.conversation)[0]).read_text()
+    where = re.findall(r"Your worktree: `([^`]+)`", brief)[0]
+    return [ToolUse("Bash", {"command": f"cd {where} && python -m pytest -q", "timeout": 120000})]
+
+
 def _ended(req: Request) -> list[str]:
     """The cycles the main model has run `gtd cycle end --cycle N` for."""
     out = []
@@ -143,10 +151,13 @@ def test_one_tick_runs_a_wave_and_lands_both_in_plan_order(
             times=2,
         ),
         rule(
+            "an implementer runs its tests", _run_tests, agent="implementer", after="Write", times=2
+        ),
+        rule(
             "an implementer reports",
             [Text("Wrote the task's files in my worktree. Tests: all passed.")],
             agent="implementer",
-            after="Write",
+            after="Bash",
             times=2,
         ),
         rule("main ends the first cycle", _end_next, after="Agent", times=1),
@@ -168,6 +179,11 @@ def test_one_tick_runs_a_wave_and_lands_both_in_plan_order(
     assert all(role(e.request) == "implementer" for e in implementers)
     together = server.overlapping(lambda e: e.rule == "an implementer works")
     assert together, [(e.started, e.ended) for e in implementers]
+
+    # Each ran its tests in its worktree, in the sandbox, and they passed.
+    for e in (e for e in server.exchanges if e.rule == "an implementer reports"):
+        assert re.search(r"\b\d+ passed\b", e.request.last), e.request.last[-600:]
+        assert "Read-only file system" not in e.request.last
 
     # Both landed, in plan order, PLAN.md ticked, and nothing of the wave left.
     log = git(repo, "log", "--reverse", "--format=%s", f"{start}..HEAD").splitlines()
