@@ -9,6 +9,7 @@ implementers under way at once, and both tasks land in plan order."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -139,6 +140,9 @@ def test_one_tick_runs_a_wave_and_lands_both_in_plan_order(
     repo = make_project(tmp_path / "repo", plan=PLAN, config_extra="parallel: 2\n")
     home = worktrees.home(Git(repo))
     assert home.is_dir()  # setup made it, for the sandbox to open
+    settings = json.loads((repo / sandbox.SETTINGS).read_text())
+    assert settings["sandbox"]["filesystem"]["allowWrite"] == [os.path.realpath(home)]
+    assert settings["permissions"]["additionalDirectories"] == [os.path.realpath(home)]
     start = git(repo, "rev-parse", "HEAD").strip()
     server.script(
         rule("main launches the wave", _launch_wave, has=("status: wave", "briefs: ")),
