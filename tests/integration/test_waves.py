@@ -76,7 +76,7 @@ def helper_leftovers(repo: Repo) -> list[str]:
     listed = repo.git("worktree", "list", "--porcelain").splitlines()
     trees = [line for line in listed if line.startswith("worktree ") and "gtd-wave-" in line]
     refs = repo.git("for-each-ref", "--format=%(refname)", "refs/gtd/wave/").split()
-    folder = repo.path / ".git/gtd/waves"
+    folder = worktrees.home(Git(repo.path))
     files = [str(p) for p in folder.rglob("*")] if folder.exists() else []
     return trees + refs + files
 
