@@ -24,6 +24,9 @@ CACHE_DIR = ".git/gtd-cache"
 # The helper's own folder in the git directory (wherever that is: a linked
 # worktree's is elsewhere): private indexes, and what it set aside (gtd.own_files).
 PRIVATE_DIR = "gtd"
+# The name of each of the helper's wave worktrees is this and the task's id.
+WAVE_PREFIX = "gtd-wave-"
+
 
 # The block `gtd auto setup` keeps in .git/info/exclude: gtd's private files are
 # ignored on every branch (an ignore file committed on one branch is absent on the

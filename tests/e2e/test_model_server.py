@@ -128,3 +128,32 @@ def test_a_rules_usage_is_added_to_what_the_answer_says_it_used() -> None:
         == (said[0]["message_start"]["message"]["usage"]["input_tokens"])
     )
     assert [e.usage["output_tokens"] for e in srv.exchanges if e.usage] == outputs
+
+
+def test_requests_under_way_at_once_are_seen_to_overlap() -> None:
+    """Two agents asking at once (two threads, a model that takes its time) make
+    overlapping exchanges; one agent asking turn after turn makes none. What the
+    e2e test of a wave reads to show its implementers ran concurrently."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ask(srv: ModelServer, word: str) -> None:
+        body = {"messages": [{"role": "user", "content": word}], "tools": TOOLS}
+        post(srv, "/v1/messages", body)
+
+    with ModelServer() as srv:
+        srv.script(
+            Rule("a", [Text("a done")], last=("task A",), delay_s=0.4, times=None),
+            Rule("b", [Text("b done")], last=("task B",), delay_s=0.4, times=None),
+        )
+        ask(srv, "task A")
+        ask(srv, "task A")  # one agent, turn after turn
+        assert srv.overlapping() == []
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(lambda w: ask(srv, w), ["task A", "task B"]))
+        pairs = srv.overlapping()
+        assert [(a.rule, b.rule) for a, b in pairs] in ([("a", "b")], [("b", "a")])
+        a, b = pairs[0]
+        assert a.ended is not None
+        assert b.ended is not None
+        assert a.ended - a.started >= 0.4  # held as the rule says
+        assert srv.overlapping(lambda e: e.rule == "a") == []

@@ -1,12 +1,13 @@
 """Claude Code's sandbox and a wave's worktrees, through the real CLI.
 
 The block gtd.auto.sandbox.policy writes for a folder of wave worktrees outside
-every denial (one ``allowWrite`` entry) lets the implementer's Bash write there,
+every denial (one ``allowWrite`` entry), with its ``permissions``
+(``additionalDirectories``), lets the implementer's Bash and Write write there,
 and nowhere beside it, every serial denial holding. And the fact
 gtd.auto.sandbox.wave_opening rests on: the pinned CLI opens no folder inside a
-denied one, so the worktrees' folder inside git's folder (where
-gtd.auto.cycle.worktrees puts it) stays read-only even when ``allowWrite``
-names it. Skipped, with the reason, where the sandbox cannot start."""
+denied one, so a worktrees' folder inside git's folder stays read-only even
+when ``allowWrite`` names it (why gtd.auto.cycle.worktrees keeps them in the
+cache). Skipped, with the reason, where the sandbox cannot start."""
 
 from __future__ import annotations
 
@@ -40,17 +41,18 @@ def test_a_wave_folder_outside_git_is_opened_and_one_inside_cannot_be(
 ) -> None:
     repo = make_project(tmp_path / "repo")
     common = repo.resolve() / ".git"
-    inside = worktrees.home(Git(repo))
+    inside = common / "gtd" / "waves" / "main"
     inside.mkdir(parents=True)
-    waves = tmp_path / "waves"
-    outside = waves / "main"
-    outside.mkdir(parents=True)
+    outside = worktrees.prepare(Git(repo))  # the loop's own folder in the cache
+    waves = outside.parent
     protected = sandbox.protected_files(repo, Git(repo))
     block = sandbox.policy(repo, Git(repo), protected, waves=outside)
     assert block["filesystem"]["allowWrite"] == [str(outside.resolve())]
+    data = json.loads((repo / sandbox.SETTINGS).read_text())
+    data["permissions"] = sandbox.permissions(block)
+    assert data["permissions"] == {"additionalDirectories": [str(outside.resolve())]}
     # By hand, what the policy refuses to write: an opening inside git's folder.
     block["filesystem"]["allowWrite"].append(str(inside))
-    data = json.loads((repo / sandbox.SETTINGS).read_text())
     data["sandbox"] = block
     (repo / sandbox.SETTINGS).write_text(json.dumps(data, indent=2))
     kept = [repo / "tests/test_calc.py", common / "HEAD", common / "config"]
@@ -74,6 +76,12 @@ def test_a_wave_folder_outside_git_is_opened_and_one_inside_cannot_be(
         "echo x > PLAN.md",
     ]
     tries = [ToolUse("Bash", {"command": f"{c} && echo WROTE"}) for c in allowed + refused]
+    # The Write tool too: accepted in the opened folder, asked (so refused at
+    # night) beside it.
+    tries += [
+        ToolUse("Write", {"file_path": str(outside / "gtd-wave-T8/new.py"), "content": "N = 1\n"}),
+        ToolUse("Write", {"file_path": str(waves / "beside.py"), "content": "N = 1\n"}),
+    ]
     good = [write(repo, "calc.py", MUL), write(repo, "tests/test_mul.py", MUL_TEST)]
     server.script(*tick_rules(), *implementer(repo, tries, good))
     session = run_claude(server, repo, [TICK], base=tmp_path / "claude", timeout=240)
@@ -90,6 +98,11 @@ def test_a_wave_folder_outside_git_is_opened_and_one_inside_cannot_be(
         out = session.tool_result(calls[f"{attempt} && echo WROTE"])
         assert "WROTE" not in out, (attempt, out)
     assert (outside / "gtd-wave-T9/pkg/mod.py").read_text() == "x\n"
+    assert (outside / "gtd-wave-T8/new.py").read_text() == "N = 1\n"
+    assert not (waves / "beside.py").exists()
+    assert [d["tool_input"]["file_path"] for d in session.permission_denials] == [
+        str(waves / "beside.py")
+    ]
     for path in (inside / "probe", waves / "other/probe", waves / "probe", common / "gtd/probe"):
         assert not path.exists(), path
     assert not (common / "refs/heads/evil").exists()

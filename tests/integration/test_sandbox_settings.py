@@ -6,6 +6,7 @@ repository, real CLI."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -150,9 +151,10 @@ def test_off_everywhere_forgets_a_repository_whose_block_is_already_gone(
 def test_waves_open_their_folder_only_where_no_denial_holds_it(repo: Repo, tmp_path: Path) -> None:
     """A folder of wave worktrees outside every denial is opened by one
     ``allowWrite`` entry, every denial of the serial block kept; inside git's
-    folder (where gtd.auto.cycle.worktrees puts it today) it cannot be opened
-    without opening git's folder, so the block stays the serial one and setup's
-    answer says why. `parallel: 1` opens nothing."""
+    folder it could not be opened without opening git's folder, so the block
+    would stay the serial one and say why. Through setup, `parallel: 2` opens
+    the loop's folder in the cache (gtd.auto.cycle.worktrees.home), made
+    before any wave; `parallel: 1` opens nothing."""
     from gtd.auto.cycle import worktrees
 
     make_project(repo)
@@ -167,24 +169,54 @@ def test_waves_open_their_folder_only_where_no_denial_holds_it(repo: Repo, tmp_p
     assert opened["filesystem"]["allowWrite"] == [str(outside.resolve())]
     assert opened["filesystem"]["denyWrite"] == serial["filesystem"]["denyWrite"]
 
-    inside = worktrees.home(git)
+    inside = repo.path / ".git" / "gtd" / "waves" / "main"
     closed = sandbox.policy(repo.path, git, protected, waves=inside)
     assert closed == serial
     why = sandbox.wave_opening(inside, serial["filesystem"]["denyWrite"])
     assert why is not None
     assert f"inside {repo.path.resolve() / '.git'}" in why
 
-    # Through setup's answer: `parallel: 2` with the worktrees in git's folder.
+    # Through setup's answer: `parallel: 2` opens the loop's folder, made now.
+    home = worktrees.home(git)
+    assert not home.exists()
     config = repo.path / ".deepflow/config.yaml"
     config.write_text(config.read_text() + "parallel: 2\n")
     answer: dict[str, object] = {"status": "ready"}
     sandbox.follow(repo.path, answer)
-    said = str(answer["sandbox"])
-    assert said.startswith(f"on ({sandbox.SETTINGS}); parallel: the wave worktrees"), said
+    assert answer["sandbox"] == f"on ({sandbox.SETTINGS})"
     block = settings(repo)["sandbox"]
     assert isinstance(block, dict)
-    assert "allowWrite" not in block["filesystem"]
+    assert block["filesystem"]["allowWrite"] == [os.path.realpath(home)]
+    assert block["filesystem"]["denyWrite"] == serial["filesystem"]["denyWrite"]
+    assert home.is_dir()
     config.write_text(config.read_text().replace("parallel: 2\n", ""))
     answer = {"status": "ready"}
     sandbox.follow(repo.path, answer)
     assert answer["sandbox"] == f"on ({sandbox.SETTINGS})"
+
+
+def test_an_opened_wave_folder_is_added_to_the_permissions_and_taken_out_again(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Opening a folder outside the project takes two keys: the sandbox's
+    ``allowWrite`` (Bash) and ``permissions.additionalDirectories`` (Edit and
+    Write, which Claude Code would otherwise ask about). Both are recorded and
+    taken out at the loop's end; the person's file comes back byte for byte."""
+    make_project(repo)
+    git = Git(repo.path)
+    sandbox.remove(repo.path, git)
+    (repo.path / ".claude").mkdir(exist_ok=True)
+    (repo.path / sandbox.SETTINGS).write_text(PERSON)
+    waves = tmp_path / "waves" / "main"
+    waves.mkdir(parents=True)
+    assert sandbox.apply(repo.path, git, waves=waves)
+    written = settings(repo)
+    block = written["sandbox"]
+    assert isinstance(block, dict)
+    assert block["filesystem"]["allowWrite"] == [str(waves.resolve())]
+    assert written["permissions"] == {
+        "allow": ["Bash(make:*)"],
+        "additionalDirectories": [str(waves.resolve())],
+    }
+    sandbox.remove(repo.path, git)
+    assert (repo.path / sandbox.SETTINGS).read_text() == PERSON

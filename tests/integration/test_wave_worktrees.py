@@ -81,7 +81,14 @@ def test_a_task_gets_a_checkout_of_the_tip_on_a_branch_of_the_helpers(
     assert git.rev(place.ref) == first
     assert (place.path / "app.py").read_text() == "x = 1\n"  # the tip asked for, not HEAD
     assert place.path.parent == worktrees.home(git)
-    assert str(place.path).startswith(str(repo.path / ".git" / "gtd" / "waves" / "main"))
+    # In the helper's cache folder, outside the person's tree and git's folder
+    # (which Claude Code's sandbox denies whole), keyed like the clean rooms.
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    assert place.path.parent.parent.parent == cache / "gtd" / "waves"
+    assert place.path.parent.name == "main"
+    assert place.path.parent.parent.name.startswith(f"{repo.path.name}-")
+    assert not worktrees.owned(git, repo.path / ".git")
+    assert repo.path not in place.path.parents
     assert worktrees.listing(git) == [place]
     # Locked, with the loop's reason: a person's prune leaves it.
     listed = repo.git("worktree", "list", "--porcelain")
@@ -325,21 +332,23 @@ def test_kills_at_random_moments_of_the_checkout_are_cleaned(
     assert (place.path / "pkg" / "m14" / "f1499.py").exists()
 
 
-@pytest.mark.parametrize("level", ["gtd/waves", "gtd/waves/main"])
+@pytest.mark.parametrize("level", [2, 1, 0])
 def test_a_link_planted_for_the_loops_folder_is_never_followed(
-    person: tuple[Repo, Repo], tmp_path: Path, level: str
+    person: tuple[Repo, Repo], tmp_path: Path, level: int
 ) -> None:
-    """A link in place of the helper's folder, to a person's folder that holds
-    what looks like a wave's checkout and entry: the cleanup takes the link
-    away and deletes nothing where it leads."""
+    """A link in place of one of the helper's folders (the waves home, the
+    repository's, the loop's), to a person's folder that holds what looks like
+    a wave's checkout and entry: the cleanup takes the link away and deletes
+    nothing where it leads."""
     repo, _ = person
     git = _git(repo)
+    home = worktrees.home(git)
+    planted = [home, home.parent, home.parent.parent][level]
     target = tmp_path / "precious"
-    inside = target / "main" if level == "gtd/waves" else target
+    inside = target / os.path.relpath(home, planted)
     (inside / f"{worktrees.PREFIX}T1").mkdir(parents=True)
     (inside / f"{worktrees.PREFIX}T1" / "keep.txt").write_text("mine\n")
     (inside / "loose.txt").write_text("mine too\n")
-    planted = repo.path / ".git" / level
     planted.parent.mkdir(parents=True, exist_ok=True)
     planted.symlink_to(target, target_is_directory=True)
     entry = _admin(repo) / "planted"

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from gtd.auto.cycle import worktrees
+from gtd.git import Git
 from tests.conftest import Repo
 from tests.integration.calc_project import gtd_json, make_project, run_cli
 
@@ -74,7 +76,7 @@ def helper_leftovers(repo: Repo) -> list[str]:
     listed = repo.git("worktree", "list", "--porcelain").splitlines()
     trees = [line for line in listed if line.startswith("worktree ") and "gtd-wave-" in line]
     refs = repo.git("for-each-ref", "--format=%(refname)", "refs/gtd/wave/").split()
-    folder = repo.path / ".git/gtd/waves"
+    folder = worktrees.home(Git(repo.path))
     files = [str(p) for p in folder.rglob("*")] if folder.exists() else []
     return trees + refs + files
 
@@ -277,7 +279,8 @@ def test_a_wave_killed_as_it_begins_leaves_nothing(repo: Repo, point: str) -> No
     assert repo.status() == ""
     trees = answer["worktrees"]
     assert isinstance(trees, list)
-    assert sorted(p.name for p in (repo.path / ".git/gtd/waves/main").iterdir()) == [
+    home = worktrees.home(Git(repo.path))
+    assert sorted(p.name for p in home.iterdir()) == [
         "gtd-wave-T1",
         "gtd-wave-T2",
     ]

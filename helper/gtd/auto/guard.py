@@ -92,7 +92,7 @@ _LOOP_GROUPS = frozenset({"cycle", "auto", "ratchet", "loop", "demo", "verify"})
 def decide(root: Path, event: Mapping[str, Any]) -> str | None:
     """Why this tool call is refused, or None to let it through."""
     journal = _journal(root)
-    in_flight = journal is not None and journal.get("phase") == "agent"
+    in_flight = (journal is not None and journal.get("phase") == "agent") or _wave_briefs(root)
     tool = event.get("tool_name")
     data = event.get("tool_input") or {}
     if not isinstance(data, dict):
@@ -108,10 +108,10 @@ def decide(root: Path, event: Mapping[str, Any]) -> str | None:
         target = data.get("file_path") or data.get("notebook_path")
         if not isinstance(target, str):
             return None
-        rel = _relative(root, target, event.get("cwd"))
+        base, rel = _located(root, target, event.get("cwd"))
         if rel is None:
             return _outside(target, event.get("cwd"))
-        why = protected.why(rel)
+        why = protected.why(rel, base)
         return None if why is None else _refusal(rel or target, why)
     return None
 
@@ -127,6 +127,20 @@ def _agent(data: Mapping[str, Any], in_flight: bool) -> str | None:
             "would judge its work. End the tick; the next one begins a cycle."
         )
     return None
+
+
+# The folder of a wave's briefs (gtd.auto.cycle.waves.BRIEFS, not imported: the
+# hook runs on every tool call). A wave in flight has no cycle journal: its
+# briefs, made by `begin` and removed once the wave is over, say it is.
+_WAVE_BRIEFS = f"{paths.STATE_DIR}/wave"
+
+
+def _wave_briefs(root: Path) -> bool:
+    """Whether a wave is in flight: its implementers work, each in its worktree."""
+    try:
+        return any(n.endswith("-brief.md") for n in os.listdir(root / _WAVE_BRIEFS))
+    except OSError:
+        return False
 
 
 def _journal(root: Path) -> dict[str, Any] | None:
@@ -150,6 +164,60 @@ def _relative(root: Path, target: str, cwd: object) -> str | None:
     return None
 
 
+def _located(root: Path, target: str, cwd: object) -> tuple[Path, str | None]:
+    """The tree ``target`` is judged in and its path there: the person's tree
+    (:func:`_relative`), else the helper's wave worktree its real path lies in
+    (a wave's implementer works there, and its PLAN.md, .deepflow/ and tests
+    are protected as the person's are), else ``(root, None)``. The real path
+    decides, so a link in a worktree that leads into git's folder or the
+    person's tree is judged where it leads."""
+    rel = _relative(root, target, cwd)
+    if rel is not None:
+        return root, rel
+    base = cwd if isinstance(cwd, str) and cwd else str(root)
+    real = os.path.realpath(os.path.join(base, target))
+    tree = wave_worktree(real)
+    if tree is None:
+        return root, None
+    rel = os.path.relpath(real, tree).replace(os.sep, "/")
+    return Path(tree), "" if rel == "." else rel
+
+
+def wave_worktree(real: str) -> str | None:
+    """The wave worktree (``<waves>/<repository>/<loop>/gtd-wave-<task>``,
+    gtd.auto.cycle.worktrees) that holds the resolved path ``real``, or None."""
+    # worktrees.waves_root, not imported (git, locks: the hook runs on every
+    # tool call); tests/integration/test_guard_waves.py holds the two together.
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    top = os.path.realpath(os.path.join(cache, "gtd", "waves"))
+    if not real.startswith(top + os.sep):
+        return None
+    parts = real[len(top) + 1 :].split(os.sep)
+    if len(parts) < 3 or not parts[2].startswith(paths.WAVE_PREFIX):
+        return None
+    return os.path.join(top, *parts[:3])
+
+
+def wave_owner(tree: str) -> Path | None:
+    """The working tree whose loop made the wave worktree ``tree``: from its
+    ``.git`` file to git's common folder, then ``main`` (the common folder's
+    parent) or the linked worktree the loop's name is the id of. Files only:
+    the hook runs on every tool call. None where they do not read."""
+    try:
+        text = read_bytes(Path(tree, ".git")).decode("utf-8", "replace")
+        if not text.startswith("gitdir:"):
+            return None
+        entry = Path(text[len("gitdir:") :].strip())
+        common = (entry / read_bytes(entry / "commondir").decode().strip()).resolve()
+        loop = os.path.basename(os.path.dirname(tree))
+        if loop == "main":
+            return common.parent if common.name == ".git" else None
+        linked = read_bytes(common / "worktrees" / loop / "gitdir").decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return Path(os.path.dirname(linked))
+
+
 class _Protected:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -163,7 +231,9 @@ class _Protected:
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             pass
 
-    def why(self, rel: str) -> str | None:
+    def why(self, rel: str, base: Path | None = None) -> str | None:
+        """Why ``rel`` (a path in ``base``: the person's tree, or a wave
+        worktree) is protected, or None."""
         if rel in ("", ".git") or rel.startswith((".git/", ".deepflow/")) or rel == ".deepflow":
             return "the helper's and git's own files: only the helper and a person change them"
         if rel in _CLAUDE_SETTINGS:
@@ -173,7 +243,7 @@ class _Protected:
         found = protect.protection([rel], self.commands, self.tests).get(rel)
         if found is None or not found.whole:
             return None
-        if found.category == "test-folder" and not (self.root / rel).exists():
+        if found.category == "test-folder" and not ((base or self.root) / rel).exists():
             return None  # a new file under a test folder: new tests are welcome
         return found.why
 
@@ -264,13 +334,13 @@ def _bash(
             plain = os.path.expanduser(target)  # the shell expands ~
             if cwd is None and not os.path.isabs(plain):
                 continue
-            rel = _relative(root, plain, cwd)
+            base, rel = _located(root, plain, cwd)
             if rel is None:
                 outside = _outside(plain, cwd)
                 if outside is not None:
                     return outside
                 continue
-            why = protected.why(rel)
+            why = protected.why(rel, base)
             if why is not None:
                 return _refusal(rel or target, why)
     return None
@@ -294,7 +364,7 @@ def sandboxed_bash(root: Path, event: Mapping[str, Any]) -> str | None:
     if data.get("dangerouslyDisableSandbox") or not _sandboxed(root):
         return None
     journal = _journal(root)
-    if journal is None or journal.get("phase") != "agent":
+    if (journal is None or journal.get("phase") != "agent") and not _wave_briefs(root):
         return None
     from gtd.auto import cmdline
 

@@ -151,6 +151,17 @@ def policy(root: Path, git: Git, protected: list[str], waves: Path | None = None
     }
 
 
+def permissions(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``permissions`` keys that go with ``block``: the folders its
+    ``allowWrite`` opens outside the project, as ``additionalDirectories``, so
+    that the implementers' Edit and Write there are accepted as in the project
+    (Claude Code asks about any other path outside it, and a question at night
+    is a refusal). None when the block opens nothing."""
+    filesystem = block.get("filesystem")
+    opened = filesystem.get("allowWrite") if isinstance(filesystem, Mapping) else None
+    return {"additionalDirectories": list(opened)} if opened else None
+
+
 def wave_opening(waves: Path, denied: list[str]) -> str | None:
     """Why Claude Code's sandbox cannot let the implementers write ``waves`` (the
     folder of the loop's wave worktrees) with the denials ``denied`` kept; None
@@ -294,18 +305,24 @@ def protected_files(root: Path, git: Git) -> list[str]:
     return sorted(rel for rel, found_ in marked.items() if found_.whole)
 
 
-def apply(root: Path, git: Git) -> bool:
+def apply(root: Path, git: Git, waves: Path | None = None) -> bool:
     """Write (or refresh) our sandbox block into the project's local settings;
     False, changing nothing, where the sandbox cannot start (the text guard then
-    is the only fence, and `gtd doctor` says what to install)."""
+    is the only fence, and `gtd doctor` says what to install). ``waves``: the
+    folder of wave worktrees to open (None: the loop's, when it runs waves)."""
     if unavailable() is not None or os.environ.get("GTD_SANDBOX") == "off":
         return False
     if git.run("ls-files", "--", SETTINGS).strip():
         return False  # a tracked file: every write would make the tree dirty
-    block = policy(root, git, protected_files(root, git), waves=_waves(root, git))
+    opening = waves if waves is not None else _waves(root, git)
+    block = policy(root, git, protected_files(root, git), waves=opening)
     remove(root, git)  # a second setup replaces exactly ours
     settings = _load(root)
     merged, leaves = merge(settings, block)
+    opened = permissions(block)
+    if opened is not None:
+        merged, more = merge(merged, opened, under=("permissions",))
+        leaves += more
     record = record_path(git)
     record.parent.mkdir(parents=True, exist_ok=True)
     created = not (root / SETTINGS).exists()
@@ -336,9 +353,13 @@ def _waves(root: Path, git: Git) -> Path | None:
     from gtd.errors import GtdError
 
     try:
-        return worktrees.home(git) if load_auto_config(root).parallel > 1 else None
+        if load_auto_config(root).parallel < 2:
+            return None
     except GtdError:
         return None
+    # Made now: the sandbox binds what exists, and the implementers' first
+    # command may come before the wave's first worktree is made.
+    return worktrees.prepare(git)
 
 
 def waves_closed(root: Path, git: Git) -> str | None:

@@ -38,6 +38,11 @@ def _root(cwd: object) -> Path | None:
     """The repository the call runs in: the nearest folder up from ``cwd`` that
     holds ``.git`` and gtd's state folder."""
     start = Path(cwd if isinstance(cwd, str) and cwd else ".").resolve()
+    from gtd.auto import guard
+
+    tree = guard.wave_worktree(str(start))
+    if tree is not None:  # a wave's implementer works there: its loop's tree decides
+        return guard.wave_owner(tree)
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
             return folder if (folder / ".deepflow").is_dir() else None

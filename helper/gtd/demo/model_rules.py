@@ -83,13 +83,15 @@ def rule(
     times: int | None = None,
     errors: bool = False,
     usage: Json | None = None,
+    delay_s: float = 0.0,
 ) -> Rule:
     """A rule for one speaker (`main`, `implementer`, `planner`): it answers requests
     carrying the results of tool `after` (or a fresh prompt when `after` is "prompt"),
     whose latest message contains every string of `has`. A failed tool call never
     matches unless `errors` — so a denied permission or a helper error goes
     off-script and fails the test. `usage`: counts the answer adds to what it
-    says it used (Rule.usage)."""
+    says it used (Rule.usage); `delay_s`: how long the answer is held
+    (Rule.delay_s)."""
 
     def check(req: Request) -> bool:
         if role(req) != agent:
@@ -102,7 +104,7 @@ def rule(
             return False
         return when is None or when(req)
 
-    return Rule(name, reply, last=tuple(has), when=check, times=times, usage=usage)
+    return Rule(name, reply, last=tuple(has), when=check, times=times, usage=usage, delay_s=delay_s)
 
 
 # -- the scripted model's behaviour ---------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -175,6 +176,9 @@ class Rule:
     when: Callable[[Request], bool] | None = None
     times: int | None = 1
     usage: Json | None = None
+    # Seconds the answer is held before it is sent: a model that takes its time,
+    # so that requests of agents running at once are seen to overlap.
+    delay_s: float = 0.0
     used: int = 0
 
     def matches(self, req: Request) -> bool:
@@ -202,6 +206,11 @@ class Exchange:
     reply: list[Block | Refusal]
     usage: Json | None = None  # what the answer said it used (None: refused)
     extra: Json | None = None  # the rule's own counts, added to the sizes' (Rule.usage)
+    delay_s: float = 0.0  # the rule's (Rule.delay_s)
+    # When the request came in and when its answer was sent (time.monotonic()):
+    # which requests were under way at once (ModelServer.overlapping).
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
 
 
 @dataclass
@@ -270,7 +279,9 @@ class ModelServer:
                 if rule.matches(req):
                     rule.used += 1
                     reply = list(rule.reply(req) if callable(rule.reply) else rule.reply)
-                    self.exchanges.append(Exchange(req, rule.name, reply, extra=rule.usage))
+                    self.exchanges.append(
+                        Exchange(req, rule.name, reply, extra=rule.usage, delay_s=rule.delay_s)
+                    )
                     return rule.name, reply
             self.off_script.append(req)
             text = (
@@ -279,6 +290,22 @@ class ModelServer:
             )
             self.exchanges.append(Exchange(req, None, [Text(text)]))
             return None, [Text(text)]
+
+    def overlapping(
+        self, which: Callable[[Exchange], bool] = lambda e: True
+    ) -> list[tuple[Exchange, Exchange]]:
+        """Pairs of answered exchanges (of those ``which`` keeps) that were under
+        way at once: each began before the other's answer was sent. Two agents
+        working concurrently show as such pairs; one agent's turns never do (it
+        waits for each answer before it asks again)."""
+        with self._lock:
+            done = [e for e in self.exchanges if e.ended is not None and which(e)]
+        return [
+            (a, b)
+            for i, a in enumerate(done)
+            for b in done[i + 1 :]
+            if a.started < (b.ended or 0) and b.started < (a.ended or 0)
+        ]
 
     def describe(self) -> str:
         """The model conversation as short lines, for failure messages."""
@@ -473,6 +500,17 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 exchange = next(
                     (e for e in reversed(server.exchanges) if e.request.body is body), None
                 )
+            try:
+                self._answer(body, answered, exchange)
+            finally:
+                if exchange is not None:
+                    exchange.ended = time.monotonic()
+
+        def _answer(
+            self, body: Json, answered: list[Block | Refusal], exchange: Exchange | None
+        ) -> None:
+            if exchange is not None and exchange.delay_s > 0:
+                time.sleep(exchange.delay_s)  # outside the lock: others are answered meanwhile
             refusal = next((b for b in answered if isinstance(b, Refusal)), None)
             if refusal is not None:
                 error = {"type": refusal.kind, "message": refusal.message}

@@ -4,9 +4,13 @@ while the person's working tree stays as it is (docs/parallel.md), made by
 
 Where they live, and what marks them as the helper's:
 
-- the checkout: ``<common git dir>/gtd/waves/<loop>/gtd-wave-<task>``, outside the
-  person's tree (git never lists the git directory's content in `git status`),
-  ``<loop>`` being ``main`` or the id of the linked worktree whose loop made it
+- the checkout: ``$XDG_CACHE_HOME/gtd/waves/<repository>/<loop>/gtd-wave-<task>``
+  (``~/.cache`` without it), outside the person's tree and outside git's folder:
+  Claude Code's sandbox denies a repository's ``.git`` whole and opens no folder
+  inside a denied one, so an implementer could not write a checkout there
+  (gtd.auto.sandbox.wave_opening). ``<repository>`` is the key the clean rooms
+  use (gtd.auto.ratchet.early.repo_key), made from the common git directory;
+  ``<loop>`` is ``main`` or the id of the linked worktree whose loop made it
   (each worktree of a repository runs a loop of its own, gtd.paths.refs_of);
 - its branch: ``<the loop's refs>wave/<task>`` (``refs/gtd/wave/T3`` in the main
   work tree), in the helper's ref namespace, never under ``refs/heads/``: no name
@@ -47,7 +51,7 @@ WAVES = "waves"
 # How long the removal waits for a killed helper's git child to finish: a
 # checkout of a large tree on a loaded machine.
 _CHILD_WAIT_S = 60.0
-PREFIX = "gtd-wave-"
+PREFIX = paths.WAVE_PREFIX
 _TASK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
@@ -66,9 +70,30 @@ def loop_name(git: Git) -> str:
     return "main" if own == paths.GTD_REFS else own.rstrip("/").rsplit("/", 1)[1]
 
 
+def waves_root() -> Path:
+    """``$XDG_CACHE_HOME/gtd/waves``: the folder of every repository's waves,
+    beside the clean rooms (``~/.cache`` without XDG_CACHE_HOME)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache, "gtd", WAVES)
+
+
 def home(git: Git) -> Path:
     """The folder of this loop's worktrees (it may not exist)."""
-    return git.common_dir() / paths.PRIVATE_DIR / WAVES / loop_name(git)
+    from gtd.auto.ratchet.early import repo_key
+
+    common = git.common_dir()
+    real = Path(os.path.realpath(common))
+    name = real.parent.name if real.name == ".git" else real.name
+    return waves_root() / repo_key(str(real), name) / loop_name(git)
+
+
+def prepare(git: Git) -> Path:
+    """:func:`home`, made if missing (each level the helper's), so that a
+    sandbox opening it finds a folder before a wave's first worktree."""
+    where = home(git)
+    _unlink_planted(where)
+    _own_folders(where)
+    return where
 
 
 def refs_prefix(git: Git) -> str:
@@ -98,7 +123,7 @@ def create(git: Git, task: str, tip: str) -> Place:
             f"the worktree of {task} is left from an earlier run: {path}",
             "`gtd cycle begin` removes it first",
         )
-    _own_folders(git, where)
+    _own_folders(where)
     git.update_refs([(ref, oid, "")])
     crash_point("wave-branch")
     git.run("worktree", "add", "-q", "--detach", "--lock", "--reason", reason(git), str(path), oid)
@@ -139,7 +164,7 @@ def remove_all(git: Git, wait_s: float = _CHILD_WAIT_S) -> list[str]:
     call's to remove."""
     _wait_for_children(git, wait_s)
     where = home(git)
-    removed = _unlink_planted(git, where)
+    removed = _unlink_planted(where)
     mine = os.path.realpath(where)
     for entry in _entries(git):
         checkout = _checkout(entry)
@@ -182,15 +207,20 @@ def _wait_for_children(git: Git, wait_s: float) -> None:
         time.sleep(0.05)
 
 
-def _unlink_planted(git: Git, where: Path) -> list[str]:
+def _levels(where: Path) -> list[Path]:
+    """The helper's folders on the way to ``where``: the waves root, the
+    repository's folder and the loop's (the cache folder and its ``gtd`` are
+    the person's, shared with the clean rooms and the log)."""
+    return [where.parent.parent, where.parent, where]
+
+
+def _unlink_planted(where: Path) -> list[str]:
     """The helper only ever makes folders on the way to ``where``: anything else
     there (a link to a person's folder, say) was planted, and a removal that
     followed it would delete what it leads to. Taken away (a link's target is
     left as it is), so what follows sees no folder of the helper's there."""
     out = []
-    folder = git.common_dir()
-    for part in (paths.PRIVATE_DIR, WAVES, where.name):
-        folder = folder / part
+    for folder in _levels(where):
         try:
             mode = os.lstat(folder).st_mode
         except OSError:
@@ -204,13 +234,15 @@ def _unlink_planted(git: Git, where: Path) -> list[str]:
     return out
 
 
-def _own_folders(git: Git, where: Path) -> None:
-    """``<common>/gtd/waves/<loop>``, each level the helper's (gtd.own_files)."""
+def _own_folders(where: Path) -> None:
+    """``<cache>/gtd/waves/<repository>/<loop>``, each of the helper's levels
+    its own (gtd.own_files); the cache folder made as the clean rooms make it."""
     from gtd.own_files import own_folder
 
-    folder = git.common_dir()
-    for part in (paths.PRIVATE_DIR, WAVES, where.name):
-        folder = own_folder(folder / part)
+    levels = _levels(where)
+    levels[0].parent.mkdir(parents=True, exist_ok=True)
+    for folder in levels:
+        own_folder(folder)
 
 
 def _entries(git: Git) -> list[Path]:
