@@ -124,3 +124,56 @@ def test_unfenced_where_the_sandbox_is_off(
     assert argv == ["true"]
     assert note is not None
     assert "GTD_SANDBOX=off" in note
+
+
+# A scripted implementer for `gtd loop --parallel`: it does its task in its
+# worktree, then tries the other task's worktree and the person's tree, and
+# notes what each write did (outside every tree).
+FENCED_AGENT = """\
+import sys
+from pathlib import Path
+brief = sys.stdin.read()
+log, person = Path(sys.argv[1]), Path(sys.argv[2])
+mine, other = ("T1", "T2") if "— T1:" in brief else ("T2", "T1")
+name = "mul" if mine == "T1" else "sub"
+Path(f"{name}.py").write_text(MODULES[name])
+Path(f"tests/test_{name}.py").write_text(TESTS[name])
+tried = {"other": Path("..") / f"gtd-wave-{other}" / "stray.txt", "person": person / "stray.txt"}
+with open(log, "a") as out:
+    for what, path in tried.items():
+        try:
+            path.write_text("written by the other task's agent")
+            out.write(f"{mine} {what} written\\n")
+        except OSError as err:
+            out.write(f"{mine} {what} refused {err.errno}\\n")
+"""
+
+
+def test_a_headless_waves_agents_are_each_fenced_to_their_own_worktree(repo: Repo) -> None:
+    from tests.integration.calc_project import make_project, run_cli
+    from tests.integration.test_waves import MUL, MUL_TEST, PLAN, SUB, SUB_TEST
+
+    make_project(repo, plan=PLAN, config_extra="parallel: 2\n")
+    script = repo.path.parent / "agent.py"
+    script.write_text(
+        f"MODULES = {{'mul': {MUL!r}, 'sub': {SUB!r}}}\n"
+        f"TESTS = {{'mul': {MUL_TEST!r}, 'sub': {SUB_TEST!r}}}\n" + FENCED_AGENT
+    )
+    log = repo.path.parent / "tried.log"
+    agent = f"{sys.executable} {script} {log} {repo.path}"
+
+    ran = run_cli(repo, "loop", "--agent", agent, "--max-cycles", "2")
+
+    assert ran.code in (0, 4), (ran.stdout, ran.stderr)
+    lines = ran.stdout.splitlines()
+    assert lines[0].startswith("cycle 1 T1 passed"), lines
+    assert lines[1].startswith("cycle 2 T2 passed"), lines
+    tried = sorted(log.read_text().splitlines())
+    assert [t.rsplit(" ", 1)[0] if "refused" in t else t for t in tried] == [
+        "T1 other refused",
+        "T1 person refused",
+        "T2 other refused",
+        "T2 person refused",
+    ]
+    assert not (repo.path / "stray.txt").exists()
+    assert "stray.txt" not in repo.git("log", "--name-only", "--format=")

@@ -225,8 +225,7 @@ def run_loop(
 
             cycles += len(answer["cycles"])
             try:
-                fenced = agent_fence.wrap(argv, root)[0]
-                ended = headless_wave.run(root, fenced, answer, timeout_min, end_one)
+                ended = headless_wave.run(root, argv, answer, timeout_min, end_one)
             except KeyboardInterrupt:
                 say(f"interrupted during wave {answer['wave']}; run `gtd loop` again to go on")
                 return EXIT_INTERRUPTED

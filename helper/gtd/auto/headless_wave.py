@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gtd import proc
+from gtd.auto import agent_fence
 from gtd.fsio import read_bytes
 
 # One task's end, given its cycle and how its agent ran: the answer of `end`,
@@ -26,18 +27,21 @@ EndOne = Callable[[int, proc.Result], tuple[Mapping[str, Any], int, str | None]]
 def run(
     root: Path, argv: list[str], answer: Mapping[str, Any], timeout_min: int, end_one: EndOne
 ) -> list[tuple[Mapping[str, Any], int, str | None]]:
-    """Run the wave ``answer`` names: its agents at once, then its ends in order."""
+    """Run the wave ``answer`` names: its agents at once (``argv`` unfenced: each
+    is fenced to its worktree here), then its ends in order."""
     cycles = [int(c) for c in answer["cycles"]]
     briefs = [str(b) for b in answer["briefs"]]
     places = [Path(str(w)) for w in answer["worktrees"]]
-    del root  # each agent works in its worktree, not the person's tree
 
     groups: list[int] = []  # each agent's process group (proc.run starts one each)
 
     def one(index: int) -> proc.Result:
         brief = read_bytes(Path(briefs[index])).decode("utf-8", "replace")
+        # Each agent fenced to its own worktree: the person's tree, git's folder
+        # and the other tasks' worktrees read-only (gtd.auto.agent_fence).
+        fenced = agent_fence.wrap_in(argv, root, places[index])[0]
         return proc.run(
-            argv, places[index], timeout=timeout_min * 60, input_text=brief, started=groups.append
+            fenced, places[index], timeout=timeout_min * 60, input_text=brief, started=groups.append
         )
 
     pool = ThreadPoolExecutor(max_workers=len(cycles))
