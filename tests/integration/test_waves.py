@@ -5,6 +5,7 @@ files into the worktree the wave's answer names, between begin and the ends."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -456,3 +457,50 @@ def test_ctrl_c_stops_a_wave_s_agents(repo: Repo, monkeypatch: pytest.MonkeyPatc
     assert "interrupted during wave 1" in out
     for pid in pids.iterdir():
         assert not Path(f"/proc/{pid.name}").exists(), f"agent {pid.name} still runs"
+
+
+def test_a_worktree_whose_git_file_is_rewritten_is_read_through_the_helpers_entry(
+    repo: Repo,
+) -> None:
+    """An implementer (whose sandbox opens its whole worktree) points the
+    worktree's `.git` file at a git folder of its own, borrowing the real
+    objects, whose config names a clean filter its `.gitattributes` applies: a
+    helper that followed the file would run that command outside the sandbox
+    when it builds the candidate. The helper reads the worktree through git's
+    entry for it, in the common git folder no agent writes."""
+    project(repo)
+    answer = begin(repo)
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    mine = Path(str(trees[0]))
+    marker = repo.path.parent / "the-filter-ran"
+    forged = repo.path.parent / "forged.git"
+    forged.mkdir()
+    for sub in ("refs", "objects/info"):
+        (forged / sub).mkdir(parents=True)
+    common = Path(repo.git("rev-parse", "--path-format=absolute", "--git-common-dir").strip())
+    (forged / "objects/info/alternates").write_text(f"{common / 'objects'}\n")
+    (forged / "HEAD").write_text(repo.git("rev-parse", "HEAD").strip() + "\n")
+    (forged / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+        f'[filter "evil"]\n\tclean = "touch {marker}; cat"\n'
+    )
+    write(mine, ".gitattributes", "* filter=evil\n")
+    write(mine, "mul.py", MUL)
+    write(mine, "tests/test_mul.py", MUL_TEST)
+    (mine / ".git").write_text(f"gitdir: {forged}\n")
+    assert (
+        subprocess.run(  # the forged folder works: a git that follows the file runs it
+            ["git", "add", "-A", "--dry-run"], cwd=mine, capture_output=True
+        ).returncode
+        == 0
+    )
+    marker.unlink(missing_ok=True)
+
+    first = end(repo, 1)
+
+    assert not marker.exists()
+    assert first["status"] == "passed", first  # the worktree's own files, judged
+    assert repo.git("show", "HEAD~1:mul.py") == MUL
+    assert end(repo, 2)["status"] in ("passed", "reverted")
+    assert helper_leftovers(repo) == []

@@ -288,12 +288,16 @@ def worktree_tree(git: Git, entry: WaveTask, tip: str) -> str | None:
     from gtd.own_files import own_folder, private_dir
 
     where = Path(entry.worktree)
-    if not (where / ".git").is_file():
+    place = worktrees.entry_of(git, where)
+    if place is None or not where.is_dir():
         return None
     scratch = own_folder(private_dir(git.git_dir()))
     index = scratch / f"wave-{entry.task}-{os.getpid()}.index"
+    # git told where its folder is: the checkout's `.git` file (the implementer's
+    # to rewrite) is not read, so no configuration of the agent's is obeyed.
+    pinned = {"GIT_DIR": str(place), "GIT_WORK_TREE": str(where)}
     try:
-        return Git(where, hardened=True).worktree_tree(index, tip)
+        return Git(where, hardened=True, env=pinned).worktree_tree(index, tip)
     finally:
         with contextlib.suppress(OSError):
             index.unlink()

@@ -146,6 +146,24 @@ def listing(git: Git) -> list[Place]:
     return sorted(out, key=lambda p: p.task)
 
 
+def entry_of(git: Git, worktree: str | Path) -> Path | None:
+    """git's entry for ``worktree``, one of this loop's (locked with its reason),
+    found from the common git folder; None without one. Never from the
+    checkout's own ``.git`` file: its implementer may rewrite that to lead to a
+    git folder of its own, whose configuration git would obey."""
+    want = os.path.realpath(worktree)
+    for entry in _entries(git):
+        if _locked_by(entry) != reason(git):
+            continue
+        try:
+            raw = read_bytes(entry / "gitdir").decode("utf-8", "surrogateescape").strip()
+        except OSError:
+            continue
+        if raw and os.path.realpath(os.path.dirname(raw)) == want:
+            return entry
+    return None
+
+
 def owned(git: Git, path: str | Path) -> bool:
     """Whether ``path`` is (inside) one of this loop's worktrees: what the pins'
     survey of a person's worktrees leaves out."""
