@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gtd import paths
-from gtd.auto import breaker, chart, defaults, report_state, report_tables
+from gtd.auto import breaker, chart, defaults, report_state, report_tables, report_waves
 from gtd.auto.journal import Journal
 from gtd.auto.memory import Memory, Quarantine
 from gtd.auto.plan import Plan
@@ -260,15 +260,19 @@ def render(
         "Cycle", "Task", "Title", "Status", "Commit / Revert", "Reason", "Tests", "Test time",
         "Timestamp",
     )  # fmt: skip
+    waved = report_waves.any_wave(cycles)  # a Wave column only for a night with waves
+    if waved:
+        log_header = (log_header[0], "Wave", *log_header[1:])
     costed = report_cost.shown(cycles)
     if costed:
         log_header += report_cost.header(billing)
     log = [
-        report_tables.cycle_row(run, r, *(report_cost.cells(r) if costed else ()))
+        report_tables.cycle_row(run, r, *(report_cost.cells(r) if costed else ()), waved=waved)
         for r in run.cycles
     ]
     summary = report_tables.summary_table(run)
     summary += [row(cell(k), cell(v)) for k, v in report_cost.summary_rows(cycles, billing)]
+    summary += report_waves.summary(cycles)
     spending = report_cost.chart(cycles, billing)
     lines = [
         f"# Auto Mode Report — {heading}",

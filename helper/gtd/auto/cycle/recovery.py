@@ -221,6 +221,8 @@ class Recovery(Steps):
             review_s=current.review_s, yours=yours.said(current), new_tests=current.new_tests,
             usage=used[0], usage_tick=used[1], usage_review=used[2], wave=current.wave,
         )  # fmt: skip
+        if current.wave is not None:  # a wave's times, for the report (gtd.auto.report_waves)
+            rec = _wave_times(rec, current, self.now.epoch)
         mem = records.fold(st.records)
         stop = paused.stop_of(current) if status != "passed" else None
         if stop is not None:
@@ -288,4 +290,14 @@ def _unrestorable(what: str) -> GtdError:
         "make it removable and writable again (`lsattr` shows an immutable or "
         "append-only attribute, `chattr -i -a` clears it; check its permissions), "
         "then `gtd cycle begin`: it finishes the revert; the cycle's work is kept",
+    )
+
+
+def _wave_times(rec: CycleRecord, journal: Journal, now: float) -> CycleRecord:
+    """``rec`` with its wave's times, to the millisecond: from the wave's start
+    (its journal's) and from the start of its check, when it was checked, to now."""
+    turn = None if journal.objects_checked is None else max(0.0, now - journal.objects_checked)
+    return rec._replace(
+        wave_s=round(max(0.0, now - journal.started_epoch), 3),
+        turn_s=None if turn is None else round(turn, 3),
     )
