@@ -222,7 +222,7 @@ class Recovery(Steps):
             usage=used[0], usage_tick=used[1], usage_review=used[2], wave=current.wave,
         )  # fmt: skip
         if current.wave is not None:  # a wave's times, for the report (gtd.auto.report_waves)
-            rec = _wave_times(rec, current, self.now.epoch)
+            rec = _wave_times(rec, current)
         mem = records.fold(st.records)
         stop = paused.stop_of(current) if status != "passed" else None
         if stop is not None:
@@ -293,11 +293,17 @@ def _unrestorable(what: str) -> GtdError:
     )
 
 
-def _wave_times(rec: CycleRecord, journal: Journal, now: float) -> CycleRecord:
-    """``rec`` with its wave's times, to the millisecond: from the wave's start
-    (its journal's) and from the start of its check, when it was checked, to now."""
-    turn = None if journal.objects_checked is None else max(0.0, now - journal.objects_checked)
+def _wave_times(rec: CycleRecord, journal: Journal) -> CycleRecord:
+    """``rec`` with its wave's times to the millisecond, read as it is recorded
+    (the command's own `now` is when it started, before its check): from the
+    wave's start, and from the start of its check when it was checked."""
+    import time
+
+    from gtd.clock import now
+
+    # each against the clock its start was read from (the check's: time.time)
+    turn = None if journal.objects_checked is None else time.time() - journal.objects_checked
     return rec._replace(
-        wave_s=round(max(0.0, now - journal.started_epoch), 3),
-        turn_s=None if turn is None else round(turn, 3),
+        wave_s=round(max(0.0, now().epoch - journal.started_epoch), 3),
+        turn_s=None if turn is None else round(max(0.0, turn), 3),
     )
