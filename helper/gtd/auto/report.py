@@ -12,6 +12,8 @@ Results, Health Score, Reverted Tasks), with what a person needs first put first
   and the exact commands that resume), blocked, complete (verified or not), or in
   progress between cycles — decided the way `gtd cycle begin` decides, from the
   same values;
+- in a night with waves, the Summary's **Waves** part and the Cycle Log's Wave
+  column (gtd.auto.report_waves);
 - **Run Chart** (gitGraph, gtd.auto.chart) after the Summary;
 - after Reverted Tasks, only when they have something to say: **Flaky Tests**
   (quarantined, with their evidence), **Agent Output** (a headless agent that

@@ -143,3 +143,14 @@ def test_task_ids_cannot_break_the_waves_table() -> None:
     (part,) = rows(waves_part(report.render("odd", mem, NOW)))
     assert part["Ran together"] == r"T\|1: passed, 5.0 s; T<br>2: passed, 5.0 s"
     assert part["Wall time"] == "6.0 s"
+
+
+def test_a_wave_task_s_times_survive_the_seal() -> None:
+    from gtd.auto import records
+
+    rec = cyc(3, "T3", "passed", wave=2, wave_s=30.125, turn_s=5.5)
+    line = records.encode(rec)
+    assert '"wave_s": 30.125' in line
+    assert records.decode(line) == [rec]
+    # a cycle run alone seals no such key: its record is as before
+    assert "wave" not in records.encode(cyc(4, "T4", "passed"))
