@@ -34,18 +34,39 @@ def _row(table: str, first: str) -> list[str]:
     return [c.strip() for c in line.strip()[1:-1].split("|")]
 
 
+def _report(repo: Repo) -> str:
+    return (repo.path / ".deepflow/auto-report.md").read_text()
+
+
+def _since(repo: Repo) -> str:
+    wave = json.loads(repo.git("show", "refs/gtd/state:wave.json"))
+    return str(wave["started_at"])
+
+
 def test_the_report_names_the_tasks_that_ran_together(repo: Repo) -> None:
     project(repo)
     answer = begin(repo)
     assert answer["status"] == "wave", answer
     trees = answer["worktrees"]
     assert isinstance(trees, list)
+    assert (
+        _report(repo)
+        .split("## State\n\n", 1)[1]
+        .startswith(
+            f"**Running** — wave 1 (since {_since(repo)}): T1: Add mul, being implemented; "
+            "T2: Add sub, being implemented.\n"
+        )
+    )
     time.sleep(1.0)  # the implementers at work, together
     write(trees[0], "mul.py", MUL)
     write(trees[0], "tests/test_mul.py", MUL_TEST)
     write(trees[1], "sub.py", SUB)
     write(trees[1], "tests/test_sub.py", SUB_TEST)
     assert end(repo, 1)["status"] == "passed"
+    middle = _report(repo)
+    assert "T1: Add mul, landed; T2: Add sub, being implemented." in middle
+    together = _row(middle.split("### Waves\n\n", 1)[1], "1")[1]
+    assert re.fullmatch(r"T1: passed, [0-9.]+ s; T2: in flight", together), together
     assert end(repo, 2)["status"] == "passed"
 
     # What each record measured: from the wave's start, and its own turn.
@@ -55,7 +76,8 @@ def test_the_report_names_the_tasks_that_ran_together(repo: Repo) -> None:
     # T2's verdict came after T1's turn and its own
     assert second["wave_s"] >= first["turn_s"] + second["turn_s"]  # type: ignore[operator]
 
-    report = (repo.path / ".deepflow/auto-report.md").read_text()
+    report = _report(repo)
+    assert report.split("## State\n\n", 1)[1].startswith("**Complete**")
     log = report.split("## Cycle Log\n\n", 1)[1].split("\n## ", 1)[0]
     assert log.startswith("| Cycle | Wave | Task |")
     assert _row(log, "1")[1:4] == ["1", "T1", "Add mul"]
@@ -78,5 +100,3 @@ def test_the_report_names_the_tasks_that_ran_together(repo: Repo) -> None:
     assert chart.index('merge wave1-T1 id: "wave 1 landed 1 T1"') < chart.index(
         'merge wave1-T2 id: "wave 1 landed 2 T2"'
     )
-    # memory keeps its own keys: the times are the sealed records' (the report's source)
-    assert json.dumps(first)  # (plain JSON values)

@@ -64,6 +64,7 @@ from gtd.auto.report_text import (
 
 if TYPE_CHECKING:
     from gtd.auto.budget import Decision
+    from gtd.auto.wave_journal import Wave as WaveJournal
 
 __all__ = [
     "DASH",
@@ -239,6 +240,7 @@ def render(
     billing: str = "api",
     waiting: str | None = None,
     main_line: str | None = None,
+    wave: WaveJournal | None = None,
 ) -> str:
     """The report. ``plan``: PLAN.md as it is (titles, what remains); ``journal``:
     the work in flight, if any; ``threshold``: the breaker's, so the State says
@@ -247,13 +249,15 @@ def render(
     the night's budget decision for the next task, when a ceiling is set;
     ``billing``: how the cost is labelled (gtd.auto.report_cost); ``waiting``:
     why the last tick started nothing (gtd.auto.report_state); ``main_line``: the
-    branch checked out, when it is the main line."""
+    branch checked out, when it is the main line; ``wave``: the wave journal, when
+    a wave is in flight (gtd.auto.report_waves)."""
     from gtd.auto import report_cost
 
     cycles = sorted(mem.cycles, key=lambda r: r.cycle)
     run = Run(
-        mem, cycles, plan, journal, threshold, health, failing, now, budget, waiting, main_line
-    )
+        mem, cycles, plan, journal, threshold, health, failing, now, budget, waiting, main_line,
+        wave,
+    )  # fmt: skip
     picture = chart.mermaid(mem)
     probes = report_tables.probe_rows(mem, run.cycles)
     reverted, any_reverted = report_tables.reverted_table(run)
@@ -274,7 +278,7 @@ def render(
     ]
     summary = report_tables.summary_table(run)
     summary += [row(cell(k), cell(v)) for k, v in report_cost.summary_rows(cycles, billing)]
-    summary += report_waves.summary(cycles)
+    summary += report_waves.summary(cycles, wave)
     spending = report_cost.chart(cycles, billing)
     lines = [
         f"# Auto Mode Report — {heading}",

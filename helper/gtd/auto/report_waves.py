@@ -17,9 +17,15 @@ A task sent back to the queue was never judged: its record has no times."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gtd.auto.memory import CycleRecord
-from gtd.auto.report_text import DASH, cell, duration, row, table
+from gtd.auto.report_text import DASH, cell, duration, flat, named_task, row, table
 from gtd.tuples import NamedTuple
+
+if TYPE_CHECKING:
+    from gtd.auto import wave_journal
+    from gtd.auto.journal import Journal
 
 
 class TaskTime(NamedTuple):
@@ -30,6 +36,7 @@ class TaskTime(NamedTuple):
 class Wave(NamedTuple):
     number: int
     tasks: tuple[TaskTime, ...]  # in cycle (plan) order
+    flying: tuple[str, ...] = ()  # its tasks not recorded yet (the wave is in flight)
 
     @property
     def wall_s(self) -> float | None:
@@ -48,13 +55,29 @@ def any_wave(cycles: list[CycleRecord]) -> bool:
     return any(rec.wave is not None for rec in cycles)
 
 
-def waves(cycles: list[CycleRecord]) -> list[Wave]:
-    """Each wave of ``cycles``, in the order of its number."""
+def waves(cycles: list[CycleRecord], flying: wave_journal.Wave | None = None) -> list[Wave]:
+    """Each wave of ``cycles``, in the order of its number; ``flying``: the wave
+    in flight (its journal), whose tasks not recorded yet are named so."""
     grouped: dict[int, list[CycleRecord]] = {}
     for rec in sorted(cycles, key=lambda r: r.cycle):
         if rec.wave is not None:
             grouped.setdefault(rec.wave, []).append(rec)
-    return [Wave(number, _timed(recs)) for number, recs in sorted(grouped.items())]
+    pending: dict[int, tuple[str, ...]] = {}
+    if in_flight(flying):
+        assert flying is not None
+        recorded = {r.cycle for r in grouped.get(flying.wave, [])}
+        grouped.setdefault(flying.wave, [])
+        pending[flying.wave] = tuple(t.task for t in flying.tasks if t.cycle not in recorded)
+    return [
+        Wave(number, _timed(recs), pending.get(number, ()))
+        for number, recs in sorted(grouped.items())
+    ]
+
+
+def in_flight(wave: wave_journal.Wave | None) -> bool:
+    """A wave is in flight once sealed ready (one that is not was cut short as
+    it began: nobody works on it) until its last task is recorded."""
+    return wave is not None and wave.ready and not wave.over
 
 
 def _timed(recs: list[CycleRecord]) -> tuple[TaskTime, ...]:
@@ -80,9 +103,14 @@ def _task(time: TaskTime) -> str:
     return said + (f", {duration(time.own_s)}" if time.own_s is not None else "")
 
 
+def _so_far(wave: Wave, seconds: float | None) -> str:
+    said = duration(seconds)
+    return f"{said} so far" if wave.flying and said != DASH else said
+
+
 def _saved(wave: Wave) -> str:
     wall, serial = wave.wall_s, wave.one_by_one_s
-    if wall is None or serial is None or serial <= wall:
+    if wave.flying or wall is None or serial is None or serial <= wall:
         return DASH
     return f"{duration(serial - wall)} ({round(100 * (serial - wall) / serial)}%)"
 
@@ -95,17 +123,17 @@ INTRO = (
 )
 
 
-def summary(cycles: list[CycleRecord]) -> list[str]:
+def summary(cycles: list[CycleRecord], flying: wave_journal.Wave | None = None) -> list[str]:
     """The Summary's Waves part; nothing for a night with no wave."""
-    found = waves(cycles)
+    found = waves(cycles, flying)
     if not found:
         return []
     rows = [
         row(
             str(wave.number),
-            cell("; ".join(_task(t) for t in wave.tasks)),
-            duration(wave.wall_s),
-            duration(wave.one_by_one_s),
+            cell("; ".join([*map(_task, wave.tasks), *(f"{t}: in flight" for t in wave.flying)])),
+            _so_far(wave, wave.wall_s),
+            _so_far(wave, wave.one_by_one_s),
             _saved(wave),
         )
         for wave in found
@@ -117,3 +145,28 @@ def summary(cycles: list[CycleRecord]) -> list[str]:
 def log_cell(rec: CycleRecord) -> str:
     """The Cycle Log's Wave cell: the wave's number, a dash for a cycle run alone."""
     return DASH if rec.wave is None else str(rec.wave)
+
+
+_PHASE = {
+    "agent": "being implemented",
+    "ending": "being judged",
+    "landed": "landed",
+    "reverted": "reverted",
+    "queued": "back to the queue",
+}
+_JUDGING = {
+    "checking": "the ratchet is checking its work",
+    "committing": "its work is being committed",
+    "reverting": "its work is being reverted",
+}
+
+
+def running(wave: wave_journal.Wave, journal: Journal | None) -> list[str]:
+    """The State while a wave is in flight: each of its tasks and where it is."""
+    said = []
+    for task in wave.tasks:
+        phase = _PHASE.get(task.phase, task.phase)
+        if journal is not None and journal.cycle == task.cycle:
+            phase = _JUDGING.get(journal.phase, phase)
+        said.append(f"{named_task(task.task, task.title)}, {phase}")
+    return [f"**Running** — wave {wave.wave} (since {flat(wave.started_at)}): {'; '.join(said)}."]

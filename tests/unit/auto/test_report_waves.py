@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from gtd.auto import memory as m
-from gtd.auto import report, report_waves
+from gtd.auto import report, report_waves, wave_journal
+from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
 
 NOW = "2025-01-15T12:00:00Z"
@@ -154,3 +155,61 @@ def test_a_wave_task_s_times_survive_the_seal() -> None:
     assert records.decode(line) == [rec]
     # a cycle run alone seals no such key: its record is as before
     assert "wave" not in records.encode(cyc(4, "T4", "passed"))
+
+
+def flying(**phases: str) -> wave_journal.Wave:
+    """Wave 2 in flight: T3 (cycle 3) and T4 (cycle 4), ready, in these phases."""
+    tasks = tuple(
+        wave_journal.WaveTask(task, f"Task {task}", n, False, f"/w/{task}", f"/b/{task}", phase)  # type: ignore[arg-type]
+        for n, (task, phase) in enumerate(phases.items(), 3)
+    )
+    return wave_journal.Wave(2, "abc", "main", "2025-01-15T10:02:30Z", 0.0, tasks, ready=True)
+
+
+def test_the_state_says_what_each_task_of_a_wave_in_flight_is_doing() -> None:
+    mem = fold(cyc(1, "T1", "passed"), cyc(2, "T2", "passed"))
+    text = report.render("waves", mem, NOW, wave=flying(T3="agent", T4="agent"))
+    assert section(text, "State").startswith(
+        "**Running** — wave 2 (since 2025-01-15T10:02:30Z): T3: Task T3, being implemented; "
+        "T4: Task T4, being implemented.\n"
+    )
+    judging = Journal(3, "T3", "Task T3", "task", False, "abc", "main", NOW, 0.0, "checking")
+    text = report.render("waves", mem, NOW, journal=judging, wave=flying(T3="ending", T4="agent"))
+    assert section(text, "State").startswith(
+        "**Running** — wave 2 (since 2025-01-15T10:02:30Z): T3: Task T3, the ratchet is "
+        "checking its work; T4: Task T4, being implemented.\n"
+    )
+
+
+def test_a_wave_in_flight_names_its_tasks_not_recorded_yet() -> None:
+    mem = fold(
+        cyc(1, "T1", "passed"),
+        cyc(3, "T3", "passed", wave=2, wave_s=30.0, turn_s=5.0),
+    )
+    text = report.render("waves", mem, NOW, wave=flying(T3="landed", T4="ending"))
+    (part,) = rows(waves_part(text))
+    assert part == {
+        "Wave": "2",
+        "Ran together": "T3: passed, 30.0 s; T4: in flight",
+        "Wall time": "30.0 s so far",
+        "One by one": "30.0 s so far",
+        "Saved": "—",  # not said before the wave is over
+    }
+    # before any record: the wave is named, with no time yet
+    text = report.render("waves", fold(cyc(1, "T1", "passed")), NOW, wave=flying(T3="agent"))
+    (part,) = rows(waves_part(text))
+    assert (part["Ran together"], part["Wall time"]) == ("T3: in flight", "—")
+
+
+def test_a_wave_cut_short_as_it_began_is_not_in_flight() -> None:
+    cut = flying(T3="agent")._replace(ready=False)
+    text = report.render("waves", fold(cyc(1, "T1", "passed")), NOW, wave=cut)
+    assert "Wave" not in text
+    assert section(text, "State").startswith("**In progress**")
+
+
+def test_the_report_reads_the_wave_journal_the_engine_seals() -> None:
+    from gtd.auto import rendering
+    from gtd.auto.cycle import waves
+
+    assert rendering.WAVE_FILE == waves.WAVE
