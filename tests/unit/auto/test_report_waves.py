@@ -213,3 +213,28 @@ def test_the_report_reads_the_wave_journal_the_engine_seals() -> None:
     from gtd.auto.cycle import waves
 
     assert rendering.WAVE_FILE == waves.WAVE
+
+
+def test_the_docs_example_is_in_the_form_the_code_renders() -> None:
+    """docs/report.md's night of waves was rendered by the code
+    (scripts/wave_report_example.py): its table has the code's columns, each
+    row the code's form, and its chart only lines the chart draws."""
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[3] / "docs/report.md").read_text()
+    part = docs.split("\n## Waves\n", 1)[1].split("\n## ", 1)[0]
+    blocks = part.split("```text\n")[1:]
+    table, log, chart = (block.split("```", 1)[0] for block in blocks)
+    rendered = report_waves.summary([cyc(1, "T1", "passed", wave=1, wave_s=2.0, turn_s=1.0)])
+    assert table.splitlines()[:2] == rendered[-3:-1]  # the header and its rule
+    task = r"T\d: passed, \d+\.\d s"
+    for line in table.splitlines()[2:]:
+        assert re.fullmatch(
+            rf"\| \d \| {task}(; {task})* \| \d+\.\d s \| \d+\.\d s \| \d+\.\d s \(\d+%\) \|", line
+        ), line
+    assert log.startswith("| Cycle | Wave | Task |")
+    from tests.unit.auto.test_chart import _LINE, _WAVE_LINE
+
+    lines = chart.rstrip("\n").splitlines()
+    assert lines[0] == "gitGraph"
+    assert all(_LINE.fullmatch(x) or _WAVE_LINE.fullmatch(x) for x in lines[1:]), lines
