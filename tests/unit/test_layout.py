@@ -77,6 +77,7 @@ CORE = (
     "gtd.auto.report_state",
     "gtd.auto.report_tables",
     "gtd.auto.report_notes",
+    "gtd.auto.report_waves",
     "gtd.auto.chart",
     "gtd.auto.brief",
     "gtd.auto.journal",

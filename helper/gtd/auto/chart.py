@@ -10,6 +10,9 @@ kept under ``refs/gtd/reverted/cycle-N``, not on the branch), a person's commit 
 made the snapshot refresh a highlighted one (so is a cycle the harness paused,
 labelled so), and a breaker trip or a forced halt a
 tag on the cycle it followed. Skipped cycles changed nothing and are left out.
+The tasks of a wave (docs/parallel.md) ran together: each is drawn on a branch of
+its own from the same commit, side by side, and the ones that landed are merged
+back in plan order. A night with no wave is one line of commits, as ever.
 
 Everything the chart shows is in the tables too; the chart only makes the shape
 of the night visible at a glance (a run of crosses is a task the agent could not do).
@@ -27,12 +30,16 @@ from gtd.tuples import NamedTuple
 LIMIT = 30
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9 _.:/+-]+")
+_BRANCH = re.compile(r"[^A-Za-z0-9_]+")  # what a branch's name may hold, besides "-"
 
 
 class _Point(NamedTuple):
     label: str
     kind: str  # "NORMAL", "REVERSE" or "HIGHLIGHT"
     tag: str | None
+    wave: int | None = None  # the wave the cycle ran in
+    task: str = ""  # its task, in the label's alphabet
+    cycle: int = 0
 
 
 def _safe(text: str, limit: int = 40) -> str:
@@ -41,12 +48,13 @@ def _safe(text: str, limit: int = 40) -> str:
 
 
 def _cycle_point(rec: CycleRecord, tag: str | None) -> _Point:
+    task = _safe(rec.task, 20)
     if rec.status == "passed":
-        label = f"{rec.cycle} {_safe(rec.task, 20)} {_safe(rec.commit or '', 12)}"
-        return _Point(label.rstrip(), "NORMAL", tag)
+        label = f"{rec.cycle} {task} {_safe(rec.commit or '', 12)}"
+        return _Point(label.rstrip(), "NORMAL", tag, rec.wave, task, rec.cycle)
     if rec.status == "paused":  # the harness stopped the agent: no verdict
-        return _Point(f"{rec.cycle} {_safe(rec.task, 20)} paused", "HIGHLIGHT", tag)
-    return _Point(f"{rec.cycle} {_safe(rec.task, 20)} reverted", "REVERSE", tag)
+        return _Point(f"{rec.cycle} {task} paused", "HIGHLIGHT", tag, rec.wave, task, rec.cycle)
+    return _Point(f"{rec.cycle} {task} reverted", "REVERSE", tag, rec.wave, task, rec.cycle)
 
 
 def _halt_tag(halt: Halt) -> str:
@@ -88,16 +96,12 @@ def mermaid(mem: Memory, limit: int = LIMIT) -> list[str]:
     first = f"{dropped} earlier cycles" if dropped else "start"
     body = ["```mermaid", "gitGraph", f'  commit id: "{first}"']
     tags: dict[str, int] = {}
-    for point in points:
-        line = f'  commit id: "{point.label}"'
-        if point.kind != "NORMAL":
-            line += f" type: {point.kind}"
-        if point.tag is not None:
-            # Tags name refs in a git graph: keep each one unique.
-            tags[point.tag] = tags.get(point.tag, 0) + 1
-            suffix = f" ({tags[point.tag]})" if tags[point.tag] > 1 else ""
-            line += f' tag: "{point.tag}{suffix}"'
-        body.append(line)
+    branches: set[str] = set()
+    for group in _groups(points):
+        if group[0].wave is None:
+            body += [_commit(point, tags) for point in group]
+        else:
+            body += _wave(group, tags, branches)
     body.append("```")
     caption = (
         "Cycles in order: a plain commit was committed, a crossed-out one reverted "
@@ -105,6 +109,11 @@ def mermaid(mem: Memory, limit: int = LIMIT) -> list[str]:
         "a highlighted one is a person's commit the snapshot was refreshed from, or a "
         "cycle the harness stopped (labelled paused: its work is kept, not judged)."
     )
+    if any(point.wave is not None for point in points):
+        caption += (
+            " The tasks of a wave ran together: each on a branch of its own from the "
+            "same commit, merged in plan order when it landed."
+        )
     if dropped:
         caption += f" The latest {len(shown)} of {len(ran)} cycles."
     return [caption, "", *body]
@@ -114,3 +123,54 @@ def _refresh_point(number: int, refresh: Refresh, tag: str | None) -> _Point:
     # Numbered: the same commit may be refreshed from twice (after a broken baseline).
     label = f"person {_safe(refresh.commit, 12)} r{number}"
     return _Point(label, "HIGHLIGHT", tag)
+
+
+def _commit(point: _Point, tags: dict[str, int]) -> str:
+    line = f'  commit id: "{point.label}"'
+    if point.kind != "NORMAL":
+        line += f" type: {point.kind}"
+    if point.tag is not None:
+        # Tags name refs in a git graph: keep each one unique.
+        tags[point.tag] = tags.get(point.tag, 0) + 1
+        suffix = f" ({tags[point.tag]})" if tags[point.tag] > 1 else ""
+        line += f' tag: "{point.tag}{suffix}"'
+    return line
+
+
+def _groups(points: list[_Point]) -> list[list[_Point]]:
+    """Runs of points: each wave's cycles recorded one after another together,
+    every other point alone."""
+    out: list[list[_Point]] = []
+    for point in points:
+        if out and point.wave is not None and out[-1][0].wave == point.wave:
+            out[-1].append(point)
+        else:
+            out.append([point])
+    return out
+
+
+def _wave(group: list[_Point], tags: dict[str, int], branches: set[str]) -> list[str]:
+    """A wave drawn as it ran: every task on a branch of its own from the same
+    commit (side by side), then the ones that landed merged in plan order. A
+    task reverted or paused stays on its branch, as its work stayed off the
+    line. The branches are named only for the chart (Mermaid needs a name)."""
+    wave = group[0].wave
+    lines: list[str] = []
+    names: list[str] = []
+    for point in group:
+        # A lane is labelled with its branch's name: the wave's and the task's
+        # (one task once in a wave), the cycle's number where the task's name
+        # has nothing a branch's may hold, or should two ever meet.
+        name = f"wave{wave}-" + (_BRANCH.sub("-", point.task).strip("-") or f"cycle{point.cycle}")
+        if name in branches:
+            name += f"-{point.cycle}"
+        branches.add(name)
+        names.append(name)
+        lines += [f"  branch {name}", _commit(point, tags), "  checkout main"]
+    for name, point in zip(names, group, strict=True):
+        if point.kind == "NORMAL":
+            # An id of its own: Mermaid shows a merge's id (a random one if none is
+            # given); "wave …" begins no commit's label, and the cycle keeps it unique.
+            said = f"wave {wave} landed {point.cycle} {point.task}".rstrip()
+            lines.append(f'  merge {name} id: "{said}"')
+    return lines

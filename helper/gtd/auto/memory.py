@@ -87,6 +87,13 @@ class CycleRecord(NamedTuple):
     usage_review: Usage | None = None
     # the wave it ran in (docs/parallel.md); None for a cycle run alone
     wave: int | None = None
+    # A wave's task, when its verdict was recorded: seconds from the wave's start
+    # to its record, and of its own turn (its judging and landing, from the start
+    # of its check). The report's Waves part is built from them
+    # (gtd.auto.report_waves); None for a cycle run alone, or a task sent back
+    # to the queue, which had no judging.
+    wave_s: float | None = None
+    turn_s: float | None = None
 
 
 class Pause(NamedTuple):

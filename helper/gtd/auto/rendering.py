@@ -16,10 +16,13 @@ from gtd.auto.faults import crash_point
 from gtd.auto.state import State, sealed_config
 from gtd.fsio import atomic_write, locked, read_bytes, state_lock
 
+WAVE_FILE = "wave.json"  # the wave journal in the sealed state (gtd.auto.cycle.waves.WAVE)
+
 if TYPE_CHECKING:
     from gtd.auto.memory import Memory
     from gtd.auto.plan import Plan
     from gtd.auto.report import Health
+    from gtd.auto.wave_journal import Wave
     from gtd.clock import Now
 
 
@@ -78,6 +81,7 @@ def render_report(
         billing=sealed_config(st).billing,
         waiting=waiting,
         main_line=_main_line(root),
+        wave=_wave(root, st),
     )
     from gtd.auto import notifier
 
@@ -95,6 +99,20 @@ def _main_line(root: Path) -> str | None:
     try:
         return main_line(Git(root, hardened=True))
     except GtdError:  # git's own bound overrun, say: a rendering never fails on it
+        return None
+
+
+def _wave(root: Path, st: State) -> Wave | None:
+    """The wave in flight, as sealed; None when there is none or it cannot be
+    read (a rendering never fails on it: `begin` names an unreadable one)."""
+    from gtd.auto import state, wave_journal
+    from gtd.errors import GtdError
+    from gtd.git import Git
+
+    try:
+        raw = state.read_blob(Git(root, hardened=True), st, WAVE_FILE)
+        return None if raw is None else wave_journal.loads(raw)
+    except (GtdError, ValueError, TypeError):
         return None
 
 

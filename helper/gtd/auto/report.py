@@ -12,6 +12,8 @@ Results, Health Score, Reverted Tasks), with what a person needs first put first
   and the exact commands that resume), blocked, complete (verified or not), or in
   progress between cycles — decided the way `gtd cycle begin` decides, from the
   same values;
+- in a night with waves, the Summary's **Waves** part and the Cycle Log's Wave
+  column (gtd.auto.report_waves);
 - **Run Chart** (gitGraph, gtd.auto.chart) after the Summary;
 - after Reverted Tasks, only when they have something to say: **Flaky Tests**
   (quarantined, with their evidence), **Agent Output** (a headless agent that
@@ -36,7 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gtd import paths
-from gtd.auto import breaker, chart, defaults, report_state, report_tables
+from gtd.auto import breaker, chart, defaults, report_state, report_tables, report_waves
 from gtd.auto.journal import Journal
 from gtd.auto.memory import Memory, Quarantine
 from gtd.auto.plan import Plan
@@ -62,6 +64,7 @@ from gtd.auto.report_text import (
 
 if TYPE_CHECKING:
     from gtd.auto.budget import Decision
+    from gtd.auto.wave_journal import Wave as WaveJournal
 
 __all__ = [
     "DASH",
@@ -237,6 +240,7 @@ def render(
     billing: str = "api",
     waiting: str | None = None,
     main_line: str | None = None,
+    wave: WaveJournal | None = None,
 ) -> str:
     """The report. ``plan``: PLAN.md as it is (titles, what remains); ``journal``:
     the work in flight, if any; ``threshold``: the breaker's, so the State says
@@ -245,13 +249,15 @@ def render(
     the night's budget decision for the next task, when a ceiling is set;
     ``billing``: how the cost is labelled (gtd.auto.report_cost); ``waiting``:
     why the last tick started nothing (gtd.auto.report_state); ``main_line``: the
-    branch checked out, when it is the main line."""
+    branch checked out, when it is the main line; ``wave``: the wave journal, when
+    a wave is in flight (gtd.auto.report_waves)."""
     from gtd.auto import report_cost
 
     cycles = sorted(mem.cycles, key=lambda r: r.cycle)
     run = Run(
-        mem, cycles, plan, journal, threshold, health, failing, now, budget, waiting, main_line
-    )
+        mem, cycles, plan, journal, threshold, health, failing, now, budget, waiting, main_line,
+        wave,
+    )  # fmt: skip
     picture = chart.mermaid(mem)
     probes = report_tables.probe_rows(mem, run.cycles)
     reverted, any_reverted = report_tables.reverted_table(run)
@@ -260,15 +266,19 @@ def render(
         "Cycle", "Task", "Title", "Status", "Commit / Revert", "Reason", "Tests", "Test time",
         "Timestamp",
     )  # fmt: skip
+    waved = report_waves.any_wave(cycles)  # a Wave column only for a night with waves
+    if waved:
+        log_header = (log_header[0], "Wave", *log_header[1:])
     costed = report_cost.shown(cycles)
     if costed:
         log_header += report_cost.header(billing)
     log = [
-        report_tables.cycle_row(run, r, *(report_cost.cells(r) if costed else ()))
+        report_tables.cycle_row(run, r, *(report_cost.cells(r) if costed else ()), waved=waved)
         for r in run.cycles
     ]
     summary = report_tables.summary_table(run)
     summary += [row(cell(k), cell(v)) for k, v in report_cost.summary_rows(cycles, billing)]
+    summary += report_waves.summary(cycles, wave)
     spending = report_cost.chart(cycles, billing)
     lines = [
         f"# Auto Mode Report — {heading}",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from gtd.auto.budget import Decision
+    from gtd.auto.wave_journal import Wave as WaveJournal
 
     VerifyStatus = Literal["passed", "failed", "warning", "skipped"]
 else:
@@ -57,6 +58,7 @@ class Run(NamedTuple):
     budget: Decision | None = None  # the night's budget for the next task (gtd.auto.budget)
     waiting: str | None = None  # why the last tick started nothing (a dirty tree)
     main_line: str | None = None  # the branch checked out, when it is the main line
+    wave: WaveJournal | None = None  # the wave in flight, if any (gtd.auto.report_waves)
 
     def title_of(self, task: str) -> str:
         if self.plan is not None:
@@ -93,6 +95,10 @@ def state(run: Run) -> list[str]:
             "2. Run `gtd cycle begin`: it finishes the cycle.",
             f"3. Start the loop again: {RESTART}.",
         ]
+    from gtd.auto import report_waves
+
+    if run.wave is not None and report_waves.in_flight(run.wave):
+        return report_waves.running(run.wave, journal)
     if journal is not None:
         since = f"(since {journal.started_at})"
         if journal.kind == "baseline":

@@ -7,6 +7,7 @@ Pure: the run's values in (gtd.auto.report_state.Run), markdown lines out."""
 from __future__ import annotations
 
 from gtd import paths
+from gtd.auto import report_waves
 from gtd.auto.memory import CycleRecord, Memory, ProbeLearning, find_cycle
 from gtd.auto.report_state import Run, VerifyResult
 from gtd.auto.report_text import (
@@ -81,7 +82,9 @@ def _reverted_tasks(run: Run, reverts: dict[str, int], committed: set[str]) -> s
     return f"{len(reverts)} ({named}): {fate}"
 
 
-def cycle_row(run: Run, rec: CycleRecord, *extra: str) -> str:
+def cycle_row(run: Run, rec: CycleRecord, *extra: str, waved: bool = False) -> str:
+    """One Cycle Log row; ``waved``: the log has a Wave column (a cycle ran in
+    one, gtd.auto.report_waves)."""
     notes: list[str] = []
     if rec.status == "passed":
         outcome, reason = cell(rec.commit), ""
@@ -106,6 +109,7 @@ def cycle_row(run: Run, rec: CycleRecord, *extra: str) -> str:
     reason = "; ".join(part for part in (reason, *notes) if part)
     return row(
         str(rec.cycle),
+        *((report_waves.log_cell(rec),) if waved else ()),
         cell(rec.task),
         cell(flat(rec.title or run.title_of(rec.task)) or None),
         rec.status,

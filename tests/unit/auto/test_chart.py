@@ -141,3 +141,96 @@ def test_any_memory_gives_a_well_formed_chart(
         assert not people
         return
     assert_well_formed(block(lines))
+
+
+# A wave's lines: a branch per task from the same commit, back to main, the
+# landed ones merged with an id of their own.
+_WAVE_LINE = re.compile(
+    r"  branch wave[0-9]+-[A-Za-z0-9_-]+|  checkout main"
+    r'|  merge wave[0-9]+-[A-Za-z0-9_-]+ id: "wave [0-9]+ landed [0-9]+( [A-Za-z0-9 _.:/+-]+)?"'
+)
+
+
+def test_a_wave_s_tasks_are_drawn_side_by_side_and_merged_in_plan_order() -> None:
+    mem = fold(
+        cyc(1, "T1", "passed"),
+        cyc(2, "T2", "passed")._replace(wave=1),
+        cyc(3, "T3", "reverted")._replace(wave=1),
+        cyc(4, "T4", "passed")._replace(wave=1),
+        cyc(5, "T3", "passed"),
+    )
+    lines = chart.mermaid(mem)
+    assert block(lines) == [
+        "gitGraph",
+        '  commit id: "start"',
+        '  commit id: "1 T1 abc0001"',
+        # each task of the wave on its own branch, all from cycle 1's commit
+        "  branch wave1-T2",
+        '  commit id: "2 T2 abc0002"',
+        "  checkout main",
+        "  branch wave1-T3",
+        '  commit id: "3 T3 reverted" type: REVERSE',
+        "  checkout main",
+        "  branch wave1-T4",
+        '  commit id: "4 T4 abc0004"',
+        "  checkout main",
+        # landed in plan order; the reverted one stays off the line
+        '  merge wave1-T2 id: "wave 1 landed 2 T2"',
+        '  merge wave1-T4 id: "wave 1 landed 4 T4"',
+        '  commit id: "5 T3 abc0005"',
+    ]
+    assert "The tasks of a wave ran together" in lines[0]
+
+
+def test_a_night_with_no_wave_draws_no_branch() -> None:
+    lines = chart.mermaid(fold(cyc(1, "T1", "passed"), cyc(2, "T2", "reverted")))
+    assert "ran together" not in lines[0]
+    assert_well_formed(block(lines))  # commits only
+
+
+def test_two_waves_side_by_side_each_on_branches_of_its_own() -> None:
+    mem = fold(
+        cyc(1, "T1", "passed")._replace(wave=1),
+        cyc(2, "T2", "paused")._replace(wave=1),
+        cyc(3, "T2", "passed")._replace(wave=2),
+        cyc(4, "T/3", "passed")._replace(wave=2),
+    )
+    body = block(chart.mermaid(mem))
+    assert [line for line in body if line.startswith("  branch")] == [
+        "  branch wave1-T1",
+        "  branch wave1-T2",
+        "  branch wave2-T2",
+        "  branch wave2-T-3",
+    ]
+    merged = [line.split()[1] for line in body if line.startswith("  merge")]
+    assert merged == ["wave1-T1", "wave2-T2", "wave2-T-3"]  # the paused one is not
+
+
+@given(
+    st.lists(
+        st.tuples(hostile, st.sampled_from(m.CYCLE_STATUSES), st.sampled_from([None, 1, 2])),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_any_night_of_waves_gives_a_well_formed_chart(
+    rows: list[tuple[str, str, int | None]],
+) -> None:
+    recs = [
+        cyc(n, task or "T", status)._replace(wave=wave)
+        for n, (task, status, wave) in enumerate(rows, 1)
+    ]
+    lines = chart.mermaid(fold(*recs))
+    if not lines:
+        return
+    body = block(lines)
+    commits = [line for line in body[1:] if line.startswith("  commit")]
+    assert_well_formed([body[0], *commits])
+    rest = [line for line in body[1:] if not line.startswith("  commit")]
+    assert all(_WAVE_LINE.fullmatch(line) for line in rest), rest
+    branches = [line.split()[1] for line in rest if line.startswith("  branch")]
+    assert len(branches) == len(set(branches)), branches  # Mermaid refuses a branch twice
+    merged = [line.split()[1] for line in rest if line.startswith("  merge")]
+    assert set(merged) <= set(branches)
+    ids = re.findall(r'id: "([^"]*)"', "\n".join(body))
+    assert len(ids) == len(set(ids)), ids

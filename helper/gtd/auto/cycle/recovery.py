@@ -222,6 +222,8 @@ class Recovery(Steps):
             review_s=current.review_s, yours=yours.said(current), new_tests=current.new_tests,
             usage=used[0], usage_tick=used[1], usage_review=used[2], wave=current.wave,
         )  # fmt: skip
+        if current.wave is not None:  # a wave's times, for the report (gtd.auto.report_waves)
+            rec = _wave_times(rec, current)
         mem = records.fold(st.records)
         stop = paused.stop_of(current) if status != "passed" else None
         if stop is not None:
@@ -289,4 +291,20 @@ def _unrestorable(what: str) -> GtdError:
         "make it removable and writable again (`lsattr` shows an immutable or "
         "append-only attribute, `chattr -i -a` clears it; check its permissions), "
         "then `gtd cycle begin`: it finishes the revert; the cycle's work is kept",
+    )
+
+
+def _wave_times(rec: CycleRecord, journal: Journal) -> CycleRecord:
+    """``rec`` with its wave's times to the millisecond, read as it is recorded
+    (the command's own `now` is when it started, before its check): from the
+    wave's start, and from the start of its check when it was checked."""
+    import time
+
+    from gtd.clock import now
+
+    # each against the clock its start was read from (the check's: time.time)
+    turn = None if journal.objects_checked is None else time.time() - journal.objects_checked
+    return rec._replace(
+        wave_s=round(max(0.0, now().epoch - journal.started_epoch), 3),
+        turn_s=None if turn is None else round(max(0.0, turn), 3),
     )
