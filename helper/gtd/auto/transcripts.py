@@ -30,6 +30,7 @@ from gtd.tuples import NamedTuple
 _STAMP = re.compile(r'"timestamp":\s*"([^"]+)"')
 _CHUNK = 256 * 1024  # read backwards from the end in chunks this size, doubling
 SYNTHETIC = "<synthetic>"
+_PROMPT_BYTES = 64 * 1024  # a subagent's first entry: its prompt and the entry's fields
 
 
 class Message(NamedTuple):
@@ -94,6 +95,17 @@ def tokens_by_model(
     return out
 
 
+def share(found: Mapping[str, Tokens], n: int, index: int) -> dict[str, Tokens]:
+    """The ``index``-th of ``n`` shares of ``found``: each count divided evenly,
+    the remainder a token each to the first shares, so the ``n`` shares add up
+    to exactly ``found`` (a wave's tick turns, charged to each of its tasks)."""
+    out: dict[str, Tokens] = {}
+    for model, tokens in found.items():
+        parts = (divmod(count, n) for count in tokens)
+        out[model] = Tokens(*(q + (1 if index < r else 0) for q, r in parts))
+    return {m: t for m, t in out.items() if any(t)}
+
+
 def merged(*parts: Mapping[str, Tokens]) -> dict[str, Tokens]:
     out: dict[str, Tokens] = {}
     for part in parts:
@@ -152,6 +164,26 @@ def _agent_type(path: Path) -> str:
         return ""
     kind = data.get("agentType") if isinstance(data, dict) else None
     return kind if isinstance(kind, str) else ""
+
+
+def prompt(path: Path) -> str:
+    """The prompt a subagent's transcript opens with (its first entry, the user
+    turn the Agent call gave: ``Read <brief> and follow it exactly.``); "" when
+    it cannot be read. Only the file's head is read."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.readline(_PROMPT_BYTES)
+        entry = json.loads(head)
+    except (OSError, ValueError):
+        return ""
+    message = entry.get("message") if isinstance(entry, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = (b.get("text") for b in content if isinstance(b, dict))
+        return " ".join(t for t in texts if isinstance(t, str))
+    return ""
 
 
 def lines_since(path: Path, since: float) -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gtd import paths, session
-from gtd.auto import state
+from gtd.auto import harness, state
 from gtd.auto import wave_journal as wj
 from gtd.auto.cycle import answers, worktrees
 from gtd.auto.faults import crash_point
@@ -144,6 +144,7 @@ def start(
         tasks=tasks,
         seals=taken,
         session=None if asker is None else session.to_json(asker),
+        claude_session=None if asker is None else harness.session_id(),
     )
     message = f"wave {number} ({', '.join(t.task for t in tasks)}): begin"
     others = {**sealed(wave), yours.COPY: pinned}
