@@ -30,7 +30,6 @@ from gtd.tuples import NamedTuple
 _STAMP = re.compile(r'"timestamp":\s*"([^"]+)"')
 _CHUNK = 256 * 1024  # read backwards from the end in chunks this size, doubling
 SYNTHETIC = "<synthetic>"
-_PROMPT_BYTES = 64 * 1024  # a subagent's first entry: its prompt and the entry's fields
 
 
 class Message(NamedTuple):
@@ -164,26 +163,6 @@ def _agent_type(path: Path) -> str:
         return ""
     kind = data.get("agentType") if isinstance(data, dict) else None
     return kind if isinstance(kind, str) else ""
-
-
-def prompt(path: Path) -> str:
-    """The prompt a subagent's transcript opens with (its first entry, the user
-    turn the Agent call gave: ``Read <brief> and follow it exactly.``); "" when
-    it cannot be read. Only the file's head is read."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.readline(_PROMPT_BYTES)
-        entry = json.loads(head)
-    except (OSError, ValueError):
-        return ""
-    message = entry.get("message") if isinstance(entry, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = (b.get("text") for b in content if isinstance(b, dict))
-        return " ".join(t for t in texts if isinstance(t, str))
-    return ""
 
 
 def lines_since(path: Path, since: float) -> list[str]:

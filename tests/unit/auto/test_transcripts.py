@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto import transcripts
+from gtd.auto import harness, transcripts
 from gtd.auto.harness import _epoch
 from gtd.auto.prices import Tokens
 
@@ -153,8 +153,8 @@ def test_a_subagents_prompt_is_its_first_entry(tmp_path: Path) -> None:
     path = tmp_path / "agent-a.jsonl"
     first = {"type": "user", "message": {"role": "user", "content": "Read /x/T1-brief.md now."}}
     path.write_text(json.dumps(first) + "\n" + entry("m", T0) + "\n")
-    assert transcripts.prompt(path) == "Read /x/T1-brief.md now."
+    assert harness.prompt(path) == "Read /x/T1-brief.md now."
     blocks = {"type": "user", "message": {"content": [{"type": "text", "text": "Read /y."}]}}
     path.write_text(json.dumps(blocks) + "\n")
-    assert transcripts.prompt(path) == "Read /y."
-    assert transcripts.prompt(tmp_path / "missing.jsonl") == ""
+    assert harness.prompt(path) == "Read /y."
+    assert harness.prompt(tmp_path / "missing.jsonl") == ""

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gtd.auto import prices, transcripts, usage
+from gtd.auto import harness, prices, transcripts, usage
 from gtd.auto.config import AutoConfig
 from gtd.auto.journal import Journal
 from gtd.auto.usage import Usage
@@ -124,7 +124,7 @@ def from_wave(
             mine = _after(said, own_since, until)
             reviewed = reviewed or bool(mine)
             review = transcripts.merged(review, mine)
-        elif entry.brief and entry.brief in transcripts.prompt(path):
+        elif entry.brief and entry.brief in harness.prompt(path):
             work = transcripts.merged(work, transcripts.tokens_by_model(said, since, until))
     priced = table(config)
     total = prices.priced(transcripts.merged(tick, work, review), priced)

@@ -106,6 +106,11 @@ def start(
         r.task == paths.BOOTSTRAP and r.status == "passed" for r in mem.cycles
     ):
         return None
+    if mem.pause is not None:
+        # The harness stopped an implementer and the wait is over (`begin`
+        # answered `paused` while it lasted): one task tries the limit first, so
+        # a limit still in force stops one implementer, not a wave of them.
+        return None
     git = steps.git
     chosen = list(waves.choose(the_plan, width, alone=queued(git)).tasks)
     ceiling = budget.ceiling_of(config)
