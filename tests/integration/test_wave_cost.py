@@ -10,6 +10,7 @@ found through /proc), transcripts laid out as Claude Code 2.1.332 writes them
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from datetime import datetime, timezone
@@ -191,3 +192,56 @@ def test_the_headless_loop_charges_each_task_its_own_agent(
     assert (found[2].task, found[2].status, found[2].wave) == ("T2", "passed", 1)
     assert tokens(found[1].usage) == (1200, 300, 0, 5000)
     assert tokens(found[2].usage) == (700, 90, 40, 2500)
+
+
+REFUSED = "API Error: Request rejected (429) · Rate limited"
+
+
+def refused() -> str:
+    """The entry Claude Code writes for a request the API refused after its retries."""
+    text = [{"type": "text", "text": REFUSED}]
+    message = {"model": "<synthetic>", "role": "assistant", "content": text}
+    entry = {"type": "assistant", "isApiErrorMessage": True, "apiErrorStatus": 429,
+             "apiErrorType": "rate_limit_error", "error": "rate_limit",
+             "timestamp": stamp(), "message": message}  # fmt: skip
+    return json.dumps(entry)
+
+
+def test_in_a_session_each_task_reads_its_own_implementers_end(repo: Repo, tmp_path: Path) -> None:
+    """T2's implementer dies of a rate limit, after T1's finished: T1 lands (the
+    newest implementer transcript is T2's, not its own), T2 is paused, its work
+    kept, and the pause holds."""
+    project(repo)
+    base = tmp_path / "claude"
+    env = {"CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_CONFIG_DIR": str(base)}
+    talk = Transcripts(base, repo.path)
+    with Client(tmp_path / "client") as client:
+        begun = client.run(repo.path, "cycle", "begin", "--json", env=env)
+        assert begun.code == 0, begun.stderr
+        briefs, trees = begun.json["briefs"], begun.json["worktrees"]
+        talk.tick("msg_launch", (7, 3, 5, 101))
+        first = talk.agent("a1", "gtd:implementer", f"Read {briefs[0]} and follow it exactly.")
+        second = talk.agent("b2", "gtd:implementer", f"Read {briefs[1]} and follow it exactly.")
+        write(trees[0], "mul.py", MUL)
+        write(trees[0], "tests/test_mul.py", MUL_TEST)
+        write(trees[1], "sub.py", SUB)
+        talk.said_by(first, "msg_t1", (1000, 100, 10, 5000))
+        talk.said_by(second, "msg_t2", (2000, 200, 20, 6000))
+        with open(second, "a") as out:
+            out.write(refused() + "\n")
+        time.sleep(0.05)
+        os.utime(second)  # the newest subagent transcript is T2's
+
+        one = client.run(repo.path, "cycle", "end", "--cycle", "1", "--json", env=env)
+        assert one.code == 0, one.stderr
+        assert one.json["status"] == "passed", one.json
+        two = client.run(repo.path, "cycle", "end", "--cycle", "2", "--json", env=env)
+        assert two.code == 0, two.stderr
+        assert two.json["status"] == "paused", two.json
+        held = client.run(repo.path, "cycle", "begin", "--json", env=env)
+        assert held.json["status"] == "paused", held.json
+
+    assert repo.git("show", "refs/gtd/reverted/cycle-2:sub.py") == SUB
+    found = cycles(repo)
+    assert found[2].harness == "rate limit"
+    assert tokens(found[2].usage)[0] == 2000 + 7 // 2  # its own work, and its share
