@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gtd.auto import state
 from gtd.auto.memory import CycleRecord
@@ -245,3 +246,49 @@ def test_in_a_session_each_task_reads_its_own_implementers_end(repo: Repo, tmp_p
     found = cycles(repo)
     assert found[2].harness == "rate limit"
     assert tokens(found[2].usage)[0] == 2000 + 7 // 2  # its own work, and its share
+
+
+def test_a_tick_stopped_mid_wave_pauses_every_task_and_charges_each_once(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A usage limit ends the whole conversation: no `end` comes. The session's
+    next `begin` finds the error in its transcript: each task of the wave is
+    recorded paused, its work back to the queue and kept, not counted by the
+    breaker; what the wave spent is charged once across its tasks."""
+    project(repo)
+    base = tmp_path / "claude"
+    env = {"CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_CONFIG_DIR": str(base)}
+    talk = Transcripts(base, repo.path)
+    with Client(tmp_path / "client") as client:
+        begun = client.run(repo.path, "cycle", "begin", "--json", env=env)
+        assert begun.code == 0, begun.stderr
+        briefs, trees = begun.json["briefs"], begun.json["worktrees"]
+        talk.tick("msg_launch", (7, 3, 5, 101))
+        first = talk.agent("a1", "gtd:implementer", f"Read {briefs[0]} and follow it exactly.")
+        second = talk.agent("b2", "gtd:implementer", f"Read {briefs[1]} and follow it exactly.")
+        write(trees[0], "mul.py", MUL)
+        write(trees[1], "sub.py", SUB)
+        talk.said_by(first, "msg_t1", (1000, 100, 10, 5000))
+        talk.said_by(second, "msg_t2", (2000, 200, 20, 6000))
+        with open(talk.main, "a") as out:
+            out.write(refused() + "\n")
+
+        again = client.run(repo.path, "cycle", "begin", "--json", env=env)
+
+    assert again.code == 0, again.stderr
+    assert again.json["status"] == "paused", again.json
+    assert "T1 paused" in str(again.json.get("recovered")), again.json
+    found = cycles(repo)
+    assert [(found[c].task, found[c].status) for c in (1, 2)] == [
+        ("T1", "paused"),
+        ("T2", "paused"),
+    ]
+    assert repo.git("show", "refs/gtd/queued/T1:mul.py") == MUL
+    assert repo.git("show", "refs/gtd/queued/T2:sub.py") == SUB
+    assert found[1].usage is not None
+    assert found[2].usage is not None
+    assert list(tokens(found[1].usage.plus(found[2].usage))) == talk.total
+    assert tokens(found[1].usage)[0] == 1000 + 4  # its implementer, half the launch
+    memory = yaml.safe_load((repo.path / ".deepflow/auto-memory.yaml").read_text())
+    assert not any(memory.get("consecutive_reverts", {}).values())  # not counted
+    assert "- [ ] **T1**" in (repo.path / "PLAN.md").read_text()

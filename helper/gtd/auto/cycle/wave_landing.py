@@ -133,17 +133,11 @@ def _queued(
 
     rec = waves.queue(steps, wave, entry, why)
     # Its implementer spent tokens too: charged to it as to a judged task.
-    config = sealed_config(st)
-    if wave.split_epoch is None:
-        wave = wave.evolve(split_epoch=steps.now.epoch)
-    used = (
-        spending.from_wave(wave, entry.cycle, steps.now.epoch, config)
-        if spent is None
-        else spending.reviewed(spending.from_agent(spent.agent, config), None)
-    )
-    if used is not None:
-        rec = rec._replace(usage=used.total, usage_tick=used.tick, usage_review=used.review)
-        wave = wave.evolve(charged=steps.now.epoch)
+    if spent is None:
+        rec, wave = waves.charged(steps, st, wave, rec)
+    else:
+        used = spending.from_agent(spent.agent, sealed_config(st))
+        rec = rec if used is None else rec._replace(usage=used.total)
     after = wave.with_phase(entry.cycle, "queued")
     st = state.write(
         steps.git, st, f"cycle {entry.cycle} ({entry.task}): queued",
