@@ -214,10 +214,11 @@ def config_dir(env: dict[str, str] | None = None) -> Path:
 
 
 def transcripts(
-    session: str, since: float, base: Path | None = None
+    session: str, since: float, base: Path | None = None, brief: str | None = None
 ) -> tuple[Path | None, Path | None]:
     """The session's own transcript, and its newest subagent transcript written
-    since ``since`` (None where there is none)."""
+    since ``since`` (None where there is none); with ``brief``, the newest whose
+    prompt names it (a wave's task: its own implementer, not another task's)."""
     projects = (base or config_dir()) / "projects"
     try:
         folders = [projects / name for name in os.listdir(projects)]
@@ -242,8 +243,33 @@ def transcripts(
             except OSError:
                 continue
             if mtime >= since and (newest is None or mtime > newest[0]):
+                if brief is not None and brief not in prompt(sub / name):
+                    continue
                 newest = (mtime, sub / name)
     return main, newest[1] if newest else None
+
+
+_PROMPT_BYTES = 64 * 1024  # a subagent's first entry: its prompt and the entry's fields
+
+
+def prompt(path: Path) -> str:
+    """The prompt a subagent's transcript opens with (its first entry, the user
+    turn the Agent call gave: ``Read <brief> and follow it exactly.``); "" when
+    it cannot be read. Only the file's head is read."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.readline(_PROMPT_BYTES)
+        entry = json.loads(head)
+    except (OSError, ValueError):
+        return ""
+    message = entry.get("message") if isinstance(entry, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = (b.get("text") for b in content if isinstance(b, dict))
+        return " ".join(t for t in texts if isinstance(t, str))
+    return ""
 
 
 def from_entries(lines: Iterable[str], since: float, now: float, *, last_only: bool) -> Stop | None:
@@ -281,12 +307,13 @@ def from_entries(lines: Iterable[str], since: float, now: float, *, last_only: b
 
 
 def from_transcripts(
-    session: str, since: float, now: float, base: Path | None = None
+    session: str, since: float, now: float, base: Path | None = None, brief: str | None = None
 ) -> Stop | None:
     """What stopped the cycle begun at ``since`` in Claude Code session ``session``,
-    as its transcripts say: the newest implementer's conversation ending in an API
-    error, or the session's own turn dying of one."""
-    main, agent = transcripts(session, since, base)
+    as its transcripts say: the newest implementer's conversation (with ``brief``:
+    the one given that brief) ending in an API error, or the session's own turn
+    dying of one."""
+    main, agent = transcripts(session, since, base, brief)
     if agent is not None:
         stop = from_entries(_tail(agent), since, now, last_only=True)
         if stop is not None:

@@ -87,6 +87,7 @@ class Journal(NamedTuple):
     usage: dict[str, Any] | None = None
     usage_tick: dict[str, Any] | None = None
     usage_review: dict[str, Any] | None = None
+    usage_until: float | None = None  # when they were read (a wave's next task goes on from it)
     # The wave the cycle's task ran in (gtd.auto.wave_journal): its work is a
     # worktree's, not the person's tree (gtd.auto.cycle.waves). None: a cycle alone.
     wave: int | None = None

@@ -279,6 +279,8 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
     # "skipped" (the task was already done): logged, nothing else changes.
     # "paused": logged and the pause noted; no counter, result or revert changes.
     pause = None if rec.status in ("passed", "reverted") else mem.pause
+    if pause is None and mem.pause is not None and _same_wave(mem, rec):
+        pause = mem.pause  # its implementer finished before the limit; the limit holds
     if rec.status == "paused":
         earlier = mem.pause
         pause = Pause(
@@ -302,6 +304,16 @@ def record_cycle(mem: Memory, rec: CycleRecord) -> Memory:
         cycles=(*mem.cycles, rec),
         pause=pause,
     )
+
+
+def _same_wave(mem: Memory, rec: CycleRecord) -> bool:
+    """Whether ``rec`` is of the wave whose task's pause is in force: a wave's
+    tasks end one by one, and one judged after a task the harness stopped does
+    not end the pause (the next wave would meet the same limit)."""
+    if rec.wave is None:
+        return False
+    last = next((c for c in reversed(mem.cycles) if c.status == "paused"), None)
+    return last is not None and last.wave == rec.wave
 
 
 def record_halt(mem: Memory, halt: Halt) -> Memory:

@@ -94,6 +94,17 @@ def tokens_by_model(
     return out
 
 
+def share(found: Mapping[str, Tokens], n: int, index: int) -> dict[str, Tokens]:
+    """The ``index``-th of ``n`` shares of ``found``: each count divided evenly,
+    the remainder a token each to the first shares, so the ``n`` shares add up
+    to exactly ``found`` (a wave's tick turns, charged to each of its tasks)."""
+    out: dict[str, Tokens] = {}
+    for model, tokens in found.items():
+        parts = (divmod(count, n) for count in tokens)
+        out[model] = Tokens(*(q + (1 if index < r else 0) for q, r in parts))
+    return {m: t for m, t in out.items() if any(t)}
+
+
 def merged(*parts: Mapping[str, Tokens]) -> dict[str, Tokens]:
     out: dict[str, Tokens] = {}
     for part in parts:

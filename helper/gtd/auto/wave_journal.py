@@ -48,6 +48,13 @@ class Wave(NamedTuple):
     seals: dict[str, Any] | None = None  # as a cycle's (gtd.auto.cycle.seals), taken once
     session: dict[str, Any] | None = None  # the Claude Code session that began it
     ready: bool = False
+    # What its tasks spent, read from the session's transcripts (gtd.auto.cycle.
+    # spent): Claude Code's id of that session; when the first task's `end` came
+    # (the tick's turns before it launched every implementer: shared evenly);
+    # up to when the tick's turns are charged to a task already recorded.
+    claude_session: str | None = None
+    split_epoch: float | None = None
+    charged: float | None = None
 
     def evolve(self, **changes: Any) -> Wave:
         return self._replace(**changes)

@@ -326,3 +326,14 @@ def test_replace_keeps_the_model_frozen() -> None:
     mem = Memory()._replace(consecutive_reverts={"T1": 2})
     with pytest.raises(TypeError):
         mem.consecutive_reverts["T1"] = 0  # type: ignore[index]
+
+
+def test_a_pause_holds_through_its_wave_and_ends_with_the_next_verdict() -> None:
+    paused = rec(1, "T1", "paused", wave=1, until="2030-01-01T00:00:00Z", harness="rate limit")
+    same_wave = fold(paused, rec(2, "T2", "passed", wave=1), rec(3, "T3", "reverted", wave=1))
+    assert same_wave.pause is not None
+    assert (same_wave.pause.task, same_wave.pause.attempts) == ("T1", 1)
+    assert fold(paused, rec(2, "T2", "passed", wave=1), rec(4, "T1", "passed")).pause is None
+    assert fold(paused, rec(2, "T2", "passed", wave=2)).pause is None
+    alone = rec(1, "T1", "paused", until="2030-01-01T00:00:00Z")
+    assert fold(alone, rec(2, "T2", "passed")).pause is None  # no wave: as before

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gtd.auto import transcripts
+from gtd.auto import harness, transcripts
 from gtd.auto.harness import _epoch
 from gtd.auto.prices import Tokens
 
@@ -137,3 +137,24 @@ def test_a_cycles_spending_splits_tick_implementer_and_reviewer(tmp_path: Path) 
     assert again is not None
     assert again.review is None
     assert spent.from_session("gone", since, since + 60, AutoConfig(), tmp_path) is None
+
+
+def test_shares_add_up_to_the_whole() -> None:
+    whole = {"claude-opus-5-5": Tokens(7, 3, 5, 101), "claude-haiku-4-5": Tokens(1, 0, 0, 2)}
+    for n in (1, 2, 3, 5):
+        parts = [transcripts.share(whole, n, i) for i in range(n)]
+        assert transcripts.merged(*parts) == whole
+        sizes = [sum(sum(t) for t in p.values()) for p in parts]
+        assert max(sizes) - min(sizes) <= 8  # one token a count at most between shares
+    assert transcripts.share(whole, 2, 0)["claude-opus-5-5"] == Tokens(4, 2, 3, 51)
+
+
+def test_a_subagents_prompt_is_its_first_entry(tmp_path: Path) -> None:
+    path = tmp_path / "agent-a.jsonl"
+    first = {"type": "user", "message": {"role": "user", "content": "Read /x/T1-brief.md now."}}
+    path.write_text(json.dumps(first) + "\n" + entry("m", T0) + "\n")
+    assert harness.prompt(path) == "Read /x/T1-brief.md now."
+    blocks = {"type": "user", "message": {"content": [{"type": "text", "text": "Read /y."}]}}
+    path.write_text(json.dumps(blocks) + "\n")
+    assert harness.prompt(path) == "Read /y."
+    assert harness.prompt(tmp_path / "missing.jsonl") == ""

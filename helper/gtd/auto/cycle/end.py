@@ -121,7 +121,7 @@ class Ending(Recovery):
             if cycle is not None and state.WAVE in st.entries:
                 from gtd.auto.cycle import wave_landing
 
-                taken = wave_landing.take_turn(self, cycle)  # a wave's task: its turn
+                taken = wave_landing.take_turn(self, cycle, spent)  # a wave's task: its turn
                 if taken is not None:
                     return taken
                 st = state.read(self.git)
@@ -144,7 +144,13 @@ class Ending(Recovery):
             if current.phase == "agent":  # sealed with the cycle's next seal
                 from gtd.auto.cycle import spent as spending
 
-                current = spending.collect(current, self.now.epoch, sealed_config(st), spent)
+                wave = None
+                if current.wave is not None:
+                    from gtd.auto.cycle import waves
+
+                    wave = waves.read(self.git, st)
+                config = sealed_config(st)
+                current = spending.collect(current, self.now.epoch, config, spent, wave)
             if current.phase == "agent" and not redirected:
                 held = self._pausing(st, current, stopped)
                 if held is not None:

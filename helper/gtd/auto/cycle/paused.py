@@ -16,16 +16,23 @@ from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Halt, Memory
 
 
-def detect(journal: Journal, now: float, told: Stop | None = None) -> Stop | None:
+def detect(
+    journal: Journal, now: float, told: Stop | None = None, brief: str | None = None
+) -> Stop | None:
     """What stopped the cycle's agent, if the harness did: ``told`` (the headless
     loop read the agent's end), else the transcripts of the Claude Code session
-    that began the cycle."""
+    that began the cycle (``brief``: a wave's task's, whose implementer is the
+    one its prompt names; None for a wave's task reads no transcript of another)."""
     if journal.phase != "agent" or journal.kind == "baseline":
         return None
     if told is not None:
         return told
+    if journal.wave is not None and brief is None:
+        return None
     if journal.claude_session:
-        return harness.from_transcripts(journal.claude_session, journal.started_epoch, now)
+        return harness.from_transcripts(
+            journal.claude_session, journal.started_epoch, now, brief=brief
+        )
     return None
 
 

@@ -33,7 +33,14 @@ class Recovery(Steps):
         state was tampered with (that is a halt, whatever stopped the agent)."""
         from gtd.auto.cycle import paused
 
-        stop = paused.detect(current, self.now.epoch, told)
+        brief = None
+        if current.wave is not None:  # its own implementer's transcript, not another's
+            from gtd.auto.cycle import waves
+
+            wave = waves.read(self.git, st)
+            entry = None if wave is None else wave.of(current.cycle)
+            brief = None if entry is None else entry.brief
+        stop = paused.detect(current, self.now.epoch, told, brief)
         if stop is None or state.tampered(self.root, self.git, st, strict=True):
             return None
         current = paused.sealed(current, stop)

@@ -20,12 +20,16 @@ sealed records shows the same numbers.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gtd.auto import prices, transcripts, usage
+from gtd.auto import harness, prices, transcripts, usage
 from gtd.auto.config import AutoConfig
 from gtd.auto.journal import Journal
 from gtd.auto.usage import Usage
 from gtd.tuples import NamedTuple
+
+if TYPE_CHECKING:
+    from gtd.auto.wave_journal import Wave
 
 REVIEWER = "gtd:reviewer"
 
@@ -79,6 +83,65 @@ def from_session(
     )
 
 
+def from_wave(
+    wave: Wave, cycle: int, until: float, config: AutoConfig, base: Path | None = None
+) -> Spent | None:
+    """What task ``cycle`` of ``wave`` spent, read from the wave's session: the
+    windows of a wave's cycles overlap, so each message is charged once, to one
+    task or split evenly among all:
+
+    - its implementer's: the subagent transcripts whose prompt names its brief;
+    - the tick's turns from the wave's start to its first `end`
+      (``split_epoch``: the tick launched every implementer then), split
+      evenly (:func:`gtd.auto.transcripts.share`); the tick's turns after the
+      last recorded task's charge (``charged``: `end` calls come in plan order)
+      up to ``until``, its own;
+    - the reviewer's written in that same window (the wave's reviews run one
+      after another, each inside its task's `end` calls).
+
+    None when the session keeps no transcripts."""
+    entry = wave.of(cycle)
+    if wave.claude_session is None or entry is None:
+        return None
+    since = wave.started_epoch
+    files = transcripts.session_files(wave.claude_session, since, base)
+    if files.main is None and not files.agents:
+        return None
+    split = wave.split_epoch if wave.split_epoch is not None else until
+    own_since = max(split, wave.charged or split)
+    found = transcripts.messages(transcripts.lines_since(files.main, since)) if files.main else {}
+    index = wave.tasks.index(entry)
+    shared = transcripts.share(
+        transcripts.tokens_by_model(found, since, split), len(wave.tasks), index
+    )
+    tick = transcripts.merged(shared, _after(found, own_since, until))
+    review: dict[str, prices.Tokens] = {}
+    work: dict[str, prices.Tokens] = {}
+    reviewed = False
+    for kind, path in files.agents:
+        said = transcripts.messages(transcripts.lines_since(path, since))
+        if kind == REVIEWER:
+            mine = _after(said, own_since, until)
+            reviewed = reviewed or bool(mine)
+            review = transcripts.merged(review, mine)
+        elif entry.brief and entry.brief in harness.prompt(path):
+            work = transcripts.merged(work, transcripts.tokens_by_model(said, since, until))
+    priced = table(config)
+    total = prices.priced(transcripts.merged(tick, work, review), priced)
+    return Spent(
+        total, prices.priced(tick, priced), prices.priced(review, priced) if reviewed else None
+    )
+
+
+def _after(
+    found: dict[str, transcripts.Message], since: float, until: float
+) -> dict[str, prices.Tokens]:
+    """The messages written after ``since`` (a boundary another share ends at,
+    inclusive there) up to ``until``."""
+    later = {k: m for k, m in found.items() if m.at > since}
+    return transcripts.tokens_by_model(later, since, until)
+
+
 def from_agent(stdout: str, config: AutoConfig) -> Spent | None:
     """What a headless agent's output says it spent (gtd.auto.agent_usage)."""
     from gtd.auto import agent_usage
@@ -107,14 +170,27 @@ def sealed(current: Journal, spent: Spent | None) -> Journal:
     )
 
 
-def collect(current: Journal, now: float, config: AutoConfig, given: Said | None = None) -> Journal:
+def collect(
+    current: Journal,
+    now: float,
+    config: AutoConfig,
+    given: Said | None = None,
+    wave: Wave | None = None,
+) -> Journal:
     """The journal of the cycle whose agent's turn is over, with what it spent:
     what the loop's agent (and reviewer) printed, ``given``, else its session's
     transcripts; left as it is when neither says anything. ``config``: the
-    sealed one (its prices), never the live file an agent could edit."""
+    sealed one (its prices), never the live file an agent could edit. ``wave``:
+    the wave in flight, for a cycle of one (:func:`from_wave`); a wave's cycle
+    read without it is left as it is (its window holds the other tasks' work)."""
     if given is not None:
         reviewer = None if given.reviewer is None else from_agent(given.reviewer, config)
         return sealed(current, reviewed(from_agent(given.agent, config), reviewer))
+    if current.wave is not None:
+        if wave is None or wave.wave != current.wave:
+            return current
+        found = from_wave(wave, current.cycle, now, config)
+        return current if found is None else sealed(current, found).evolve(usage_until=now)
     if current.claude_session:
         return sealed(
             current, from_session(current.claude_session, current.started_epoch, now, config)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from gtd.auto.cycle.answers import Answer
     from gtd.auto.cycle.judging import Decision
+    from gtd.auto.cycle.spent import Said
     from gtd.auto.cycle.steps import Steps
     from gtd.auto.wave_journal import Wave, WaveTask
 
@@ -48,11 +49,12 @@ if TYPE_CHECKING:
 _CUT_SHORT = ("abandoned:", "interrupted:")
 
 
-def take_turn(steps: Steps, cycle: int) -> Answer | None:
+def take_turn(steps: Steps, cycle: int, spent: Said | None = None) -> Answer | None:
     """Under the lock, before `end` judges: cycle ``cycle`` of the wave in flight
     sealed as the cycle's journal (None returned: `end` goes on as for any
     cycle), or its answer when it needs no judging (its replay conflicted). None
-    too when ``cycle`` is no wave's: `end` answers it as today."""
+    too when ``cycle`` is no wave's: `end` answers it as today. ``spent``: what
+    its agent printed (`gtd loop`), for a task queued here."""
     git = steps.git
     st = state.read(git)
     wave = waves.read(git, st)
@@ -80,7 +82,9 @@ def take_turn(steps: Steps, cycle: int) -> Answer | None:
     branch_tip = git.rev(f"refs/heads/{wave.branch}")
     landed = [t.task for t in wave.tasks if t.phase == "landed"]
     if branch_tip != tip:
-        return _queued(steps, st, wave, entry, f"the branch {wave.branch} moved under the wave")
+        return _queued(
+            steps, st, wave, entry, f"the branch {wave.branch} moved under the wave", spent
+        )
     tree = waves.worktree_tree(git, entry, wave.tip)
     base_tree = git.rev(f"{wave.tip}^{{tree}}")
     tip_tree = git.rev(f"{tip}^{{tree}}")
@@ -94,7 +98,7 @@ def take_turn(steps: Steps, cycle: int) -> Answer | None:
         if laid.tree is None:
             shown = ", ".join(laid.conflicts[:5])
             why = f"its change conflicts with {', '.join(landed)} landed before it ({shown})"
-            return _queued(steps, st, wave, entry, why)
+            return _queued(steps, st, wave, entry, why, spent)
         candidate = laid.tree
     # A kill after the record of the task before this one left its snapshot's
     # mirror one seal behind: put right now, as `begin` does before a cycle, or
@@ -104,9 +108,11 @@ def take_turn(steps: Steps, cycle: int) -> Answer | None:
         cycle=entry.cycle, task=entry.task, title=entry.title, kind="task", spike=entry.spike,
         base=tip, branch=wave.branch, started_at=wave.started_at,
         started_epoch=wave.started_epoch, seals=wave.seals, candidate=candidate,
-        pid=os.getpid(), wave=wave.wave,
+        pid=os.getpid(), wave=wave.wave, claude_session=wave.claude_session,
     )  # fmt: skip
     wave = wave.with_phase(cycle, "ending")
+    if wave.split_epoch is None:  # the first `end`: the tick launched every implementer
+        wave = wave.evolve(split_epoch=steps.now.epoch)
     staged = state.stage_journal(steps.root, journal)
     st = state.write(
         git, st, f"cycle {cycle} ({entry.task}): wave {wave.wave} ends it", journal=journal,
@@ -117,12 +123,21 @@ def take_turn(steps: Steps, cycle: int) -> Answer | None:
     return None
 
 
-def _queued(steps: Steps, st: State, wave: Wave, entry: WaveTask, why: str) -> Answer:
+def _queued(
+    steps: Steps, st: State, wave: Wave, entry: WaveTask, why: str, spent: Said | None
+) -> Answer:
     from gtd.auto import breaker, plan_file
     from gtd.auto.cycle import answers
+    from gtd.auto.cycle import spent as spending
     from gtd.auto.rendering import render
 
     rec = waves.queue(steps, wave, entry, why)
+    # Its implementer spent tokens too: charged to it as to a judged task.
+    if spent is None:
+        rec, wave = waves.charged(steps, st, wave, rec)
+    else:
+        used = spending.from_agent(spent.agent, sealed_config(st))
+        rec = rec if used is None else rec._replace(usage=used.total)
     after = wave.with_phase(entry.cycle, "queued")
     st = state.write(
         steps.git, st, f"cycle {entry.cycle} ({entry.task}): queued",
@@ -323,6 +338,8 @@ def after_record(git: Git, st: State, current: Journal, status: str) -> dict[str
         return {}
     phase = {"passed": "landed", "skipped": "queued"}.get(status, "reverted")
     after = wave.with_phase(current.cycle, phase)  # type: ignore[arg-type]
+    if current.usage_until is not None:  # the next task's tick turns start there
+        after = after.evolve(charged=max(current.usage_until, after.charged or 0.0))
     return waves.sealed(None if after.over else after)
 
 

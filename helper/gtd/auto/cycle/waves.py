@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gtd import paths, session
-from gtd.auto import state
+from gtd.auto import harness, state
 from gtd.auto import wave_journal as wj
 from gtd.auto.cycle import answers, worktrees
 from gtd.auto.faults import crash_point
@@ -106,6 +106,11 @@ def start(
         r.task == paths.BOOTSTRAP and r.status == "passed" for r in mem.cycles
     ):
         return None
+    if mem.pause is not None:
+        # The harness stopped an implementer and the wait is over (`begin`
+        # answered `paused` while it lasted): one task tries the limit first, so
+        # a limit still in force stops one implementer, not a wave of them.
+        return None
     git = steps.git
     chosen = list(waves.choose(the_plan, width, alone=queued(git)).tasks)
     ceiling = budget.ceiling_of(config)
@@ -144,6 +149,7 @@ def start(
         tasks=tasks,
         seals=taken,
         session=None if asker is None else session.to_json(asker),
+        claude_session=None if asker is None else harness.session_id(),
     )
     message = f"wave {number} ({', '.join(t.task for t in tasks)}): begin"
     others = {**sealed(wave), yours.COPY: pinned}
@@ -208,9 +214,15 @@ def settle(steps: Steps, st: State) -> tuple[State, Answer | None, str | None]:
         if entry.phase != "agent":
             continue
         if wave.ready:
-            why = f"abandoned: no `gtd cycle end --cycle {entry.cycle}` came"
-            records.append(queue(steps, wave, entry, why))
-            told.append(f"{entry.task} back to the queue")
+            stopped = _stopped(steps, st, wave, entry, records)
+            if stopped is not None:
+                told.append(f"{entry.task} paused ({stopped.harness}), back to the queue")
+            else:
+                why = f"abandoned: no `gtd cycle end --cycle {entry.cycle}` came"
+                stopped = queue(steps, wave, entry, why)
+                told.append(f"{entry.task} back to the queue")
+            rec, wave = charged(steps, st, wave, stopped)
+            records.append(rec)
     st = state.write(git, st, f"wave {wave.wave}: settled", others=sealed(None), append=records)
     sweep(git)
     if records or not wave.ready:
@@ -223,6 +235,43 @@ def settle(steps: Steps, st: State) -> tuple[State, Answer | None, str | None]:
     if not told:
         return st, None, None
     return st, None, f"wave {wave.wave} was abandoned: {', '.join(told)}"
+
+
+def _stopped(
+    steps: Steps, st: State, wave: Wave, entry: WaveTask, before: list[CycleRecord]
+) -> CycleRecord | None:
+    """``entry``'s record as ``paused`` when the harness stopped its implementer
+    or the tick's own turn (a usage limit ends the whole conversation, and no
+    `end` came): its work back to the queue, kept, the pause noted as a single
+    cycle's is (docs/harness-failures.md). None when its transcripts say nothing."""
+    from gtd.auto import records as folding
+    from gtd.auto.cycle import paused
+
+    if wave.claude_session is None:
+        return None
+    now = steps.now.epoch
+    stop = harness.from_transcripts(wave.claude_session, wave.started_epoch, now, brief=entry.brief)
+    if stop is None:
+        return None
+    mem = folding.fold([*st.records, *before])
+    rec = queue(steps, wave, entry, f"{stop.kind}: {stop.message}")
+    return paused.record(rec, stop, mem, sealed_config(st), now)
+
+
+def charged(steps: Steps, st: State, wave: Wave, rec: CycleRecord) -> tuple[CycleRecord, Wave]:
+    """``rec`` of a task no `end` judged, with what its session's transcripts say
+    it spent (gtd.auto.cycle.spent.from_wave), and the wave with the tick's turns
+    charged up to now (each message once, whichever task is recorded next)."""
+    from gtd.auto.cycle import spent
+
+    now = steps.now.epoch
+    if wave.split_epoch is None:
+        wave = wave.evolve(split_epoch=now)
+    used = spent.from_wave(wave, rec.cycle, now, sealed_config(st))
+    if used is None:
+        return rec, wave
+    rec = rec._replace(usage=used.total, usage_tick=used.tick, usage_review=used.review)
+    return rec, wave.evolve(charged=now)
 
 
 def _live(steps: Steps, st: State, wave: Wave) -> bool:
