@@ -1,5 +1,5 @@
 """A task's change replayed onto a tip that moved since its worktree was made
-(docs/parallel.md, "Replaying a task onto a moved tip (built)"), used by a
+(docs/parallel.md, "Replaying a task onto a moved tip"), used by a
 wave's landing (gtd.auto.cycle.wave_landing).
 
 A wave's tasks all start from one tip; the first to land moves it. Each later
