@@ -22,6 +22,7 @@ import contextlib
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gtd.auto import records, state
 from gtd.auto.cycle import diff_reading, forged, large, litter, review, seals
@@ -40,6 +41,11 @@ from gtd.fsio import read_bytes
 from gtd.git import PRIVATE_DIR, Git
 from gtd.names import readable
 from gtd.tuples import NamedTuple
+
+if TYPE_CHECKING:
+    from gtd.auto.config import AutoConfig
+    from gtd.auto.ratchet.held import Held
+    from gtd.auto.ratchet.model import Snapshot
 
 
 class Decision(NamedTuple):
@@ -205,29 +211,12 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
                 return Decision(
                     False, guard or refused, candidate=candidate, head=tree.head, taken_epoch=taken
                 )
-            quarantined = frozenset(records.fold(st.records).quarantined)
-            job = check.JudgeRequest(
-                snapshot,
-                base=current.base,
-                base_tree=base_tree,
-                candidate=candidate,
-                tolerated=quarantined,
-                trust_until=current.started_epoch,  # the agent's turn began
-                held=held,
-                environment=lambda: seals.environment_changes(sealed, env_dirs),
-            )
+            job = request(st, current, snapshot, base_tree, candidate, held, sealed, env_dirs)
             judged = check.judge_candidate(git, rm, config, job)
     from gtd.auto.ratchet import newtests
 
     verdict = judged.verdict
-    pending = None
-    if verdict.passed:
-        modules = tuple(sorted({*snapshot.doctests, *judged.doctest_modules}))
-        baseline = check.Baseline(judged.run, snapshot.environment, judged.collected, modules)
-        advanced = check.snapshot_of(
-            git, current.base, candidate, baseline, declared=config.protect
-        )
-        pending = snapshot_codec.dumps(advanced._replace(accepted=snapshot.accepted))
+    pending = advanced(git, config, current.base, candidate, snapshot, judged)
     took = judged.duration_s
     if not judged.run.commands:
         # Refused before any test ran (a protected test edited): the time the
@@ -247,6 +236,49 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
         look_at=look_at,
         new_tests=newtests.tally(snapshot.baseline.tests, judged.run.tests),
     )
+
+
+def request(
+    st: State,
+    current: Journal,
+    snapshot: Snapshot,
+    base_tree: str,
+    candidate: str,
+    held: Held | None,
+    sealed: dict[str, str],
+    env_dirs: list[str],
+) -> check.JudgeRequest:
+    """What the ratchet is asked to judge: ``candidate`` on the cycle's base,
+    trusting what was there before the agent's turn began, the quarantined
+    tests tolerated (a single cycle and a wave's task alike)."""
+    return check.JudgeRequest(
+        snapshot,
+        base=current.base,
+        base_tree=base_tree,
+        candidate=candidate,
+        tolerated=frozenset(records.fold(st.records).quarantined),
+        trust_until=current.started_epoch,  # the agent's turn began
+        held=held,
+        environment=lambda: seals.environment_changes(sealed, env_dirs),
+    )
+
+
+def advanced(
+    git: Git,
+    config: AutoConfig,
+    base: str,
+    candidate: str,
+    snapshot: Snapshot,
+    judged: check.Judgement,
+) -> bytes | None:
+    """The snapshot a passing candidate moves the ratchet to, encoded (None when
+    it did not pass): its run's tests and doctest modules, the accepted kept."""
+    if not judged.verdict.passed:
+        return None
+    modules = tuple(sorted({*snapshot.doctests, *judged.doctest_modules}))
+    baseline = check.Baseline(judged.run, snapshot.environment, judged.collected, modules)
+    moved = check.snapshot_of(git, base, candidate, baseline, declared=config.protect)
+    return snapshot_codec.dumps(moved._replace(accepted=snapshot.accepted))
 
 
 def _head_file(git: Git) -> str:

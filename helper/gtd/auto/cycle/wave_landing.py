@@ -219,26 +219,12 @@ def judge(root: Path, git: Git, st: State) -> Decision:
                 return done(
                     False, guard or refused, candidate=candidate, head=head, taken_epoch=taken
                 )
-            job = check.JudgeRequest(
-                snapshot,
-                base=current.base,
-                base_tree=base_tree,
-                candidate=candidate,
-                tolerated=frozenset(records.fold(st.records).quarantined),
-                trust_until=current.started_epoch,
-                held=held,
-                environment=lambda: seals.environment_changes(sealed, env_dirs),
+            job = judging.request(
+                st, current, snapshot, base_tree, candidate, held, sealed, env_dirs
             )
             judged = check.judge_candidate(git, rm, config, job)
     verdict = judged.verdict
-    pending = None
-    if verdict.passed:
-        modules = tuple(sorted({*snapshot.doctests, *judged.doctest_modules}))
-        baseline = check.Baseline(judged.run, snapshot.environment, judged.collected, modules)
-        advanced = check.snapshot_of(
-            git, current.base, candidate, baseline, declared=config.protect
-        )
-        pending = snapshot_codec.dumps(advanced._replace(accepted=snapshot.accepted))
+    pending = judging.advanced(git, config, current.base, candidate, snapshot, judged)
     reason = verdict.reason
     if not verdict.passed and reason and wave is not None and current.base != wave.tip:
         landed = [t.task for t in wave.tasks if t.phase == "landed"]
