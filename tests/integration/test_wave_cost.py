@@ -80,6 +80,24 @@ class Transcripts:
         self.total = [a + b for a, b in zip(self.total, counts, strict=True)]
 
 
+def launch(
+    client: Client, talk: Transcripts, repo: Repo, env: dict[str, str]
+) -> tuple[list[str], Path, Path]:
+    """`begin` a wave of two in the session, then the tick's turn that launches
+    both implementers in one message (odd counts: the even split has a
+    remainder to place) and each implementer's transcript: the worktrees and the
+    two transcripts."""
+    begun = client.run(repo.path, "cycle", "begin", "--json", env=env)
+    assert begun.code == 0, begun.stderr
+    answer = begun.json
+    assert answer["status"] == "wave", answer
+    briefs = answer["briefs"]
+    talk.tick("msg_launch", (7, 3, 5, 101))
+    first = talk.agent("a1", "gtd:implementer", f"Read {briefs[0]} and follow it exactly.")
+    second = talk.agent("b2", "gtd:implementer", f"Read {briefs[1]} and follow it exactly.")
+    return answer["worktrees"], first, second
+
+
 def cycles(repo: Repo) -> dict[int, CycleRecord]:
     found = state.read(Git(repo.path)).records
     return {r.cycle: r for r in found if isinstance(r, CycleRecord)}
@@ -98,16 +116,7 @@ def test_each_task_of_a_wave_is_charged_its_own_implementer_once(
     env = {"CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_CONFIG_DIR": str(base)}
     talk = Transcripts(base, repo.path)
     with Client(tmp_path / "client") as client:
-        begun = client.run(repo.path, "cycle", "begin", "--json", env=env)
-        assert begun.code == 0, begun.stderr
-        answer = begun.json
-        assert answer["status"] == "wave", answer
-        briefs, trees = answer["briefs"], answer["worktrees"]
-        # The tick launches both implementers in one message (odd counts: the
-        # even split has a remainder to place).
-        talk.tick("msg_launch", (7, 3, 5, 101))
-        first = talk.agent("a1", "gtd:implementer", f"Read {briefs[0]} and follow it exactly.")
-        second = talk.agent("b2", "gtd:implementer", f"Read {briefs[1]} and follow it exactly.")
+        trees, first, second = launch(client, talk, repo, env)
         talk.said_by(first, "msg_t1_a", (1000, 100, 10, 5000))
         talk.said_by(second, "msg_t2_a", (2000, 200, 20, 6000))
         talk.said_by(first, "msg_t1_b", (30, 3, 0, 700))
@@ -217,12 +226,7 @@ def test_in_a_session_each_task_reads_its_own_implementers_end(repo: Repo, tmp_p
     env = {"CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_CONFIG_DIR": str(base)}
     talk = Transcripts(base, repo.path)
     with Client(tmp_path / "client") as client:
-        begun = client.run(repo.path, "cycle", "begin", "--json", env=env)
-        assert begun.code == 0, begun.stderr
-        briefs, trees = begun.json["briefs"], begun.json["worktrees"]
-        talk.tick("msg_launch", (7, 3, 5, 101))
-        first = talk.agent("a1", "gtd:implementer", f"Read {briefs[0]} and follow it exactly.")
-        second = talk.agent("b2", "gtd:implementer", f"Read {briefs[1]} and follow it exactly.")
+        trees, first, second = launch(client, talk, repo, env)
         write(trees[0], "mul.py", MUL)
         write(trees[0], "tests/test_mul.py", MUL_TEST)
         write(trees[1], "sub.py", SUB)
@@ -260,12 +264,7 @@ def test_a_tick_stopped_mid_wave_pauses_every_task_and_charges_each_once(
     env = {"CLAUDE_CODE_SESSION_ID": SESSION, "CLAUDE_CONFIG_DIR": str(base)}
     talk = Transcripts(base, repo.path)
     with Client(tmp_path / "client") as client:
-        begun = client.run(repo.path, "cycle", "begin", "--json", env=env)
-        assert begun.code == 0, begun.stderr
-        briefs, trees = begun.json["briefs"], begun.json["worktrees"]
-        talk.tick("msg_launch", (7, 3, 5, 101))
-        first = talk.agent("a1", "gtd:implementer", f"Read {briefs[0]} and follow it exactly.")
-        second = talk.agent("b2", "gtd:implementer", f"Read {briefs[1]} and follow it exactly.")
+        trees, first, second = launch(client, talk, repo, env)
         write(trees[0], "mul.py", MUL)
         write(trees[1], "sub.py", SUB)
         talk.said_by(first, "msg_t1", (1000, 100, 10, 5000))
