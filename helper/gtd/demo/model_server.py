@@ -503,7 +503,7 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             try:
                 self._answer(body, answered, exchange)
             finally:
-                if exchange is not None:
+                if exchange is not None and exchange.ended is None:
                     exchange.ended = time.monotonic()
 
         def _answer(
@@ -511,6 +511,10 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
         ) -> None:
             if exchange is not None and exchange.delay_s > 0:
                 time.sleep(exchange.delay_s)  # outside the lock: others are answered meanwhile
+            if exchange is not None:
+                # Stamped before the bytes go out: once they have, the client may ask
+                # again, and that request must not look as if it overlapped this one.
+                exchange.ended = time.monotonic()
             refusal = next((b for b in answered if isinstance(b, Refusal)), None)
             if refusal is not None:
                 error = {"type": refusal.kind, "message": refusal.message}
