@@ -10,7 +10,7 @@ rule): wall and CPU time of
   * runner: the set-up test command (`.venv/bin/python -m unittest -v`) run
     bare, against the same command run through the helper's unittest runner
     with a report listener (gtd.auto.ratchet.unittest_channel), both from the
-    repository, both through gtd.auto.ratchet.runner.run_command;
+    repository, both through gtd.auto.ratchet.commands.run_command;
   * ratchet: the bare command against `gtd ratchet run` (the clean room, the
     box, the old and new tests' sessions: everything a cycle's judgement costs).
 
@@ -89,7 +89,7 @@ def main() -> None:
 
     from tests.realsuites.test_unittest_suite import build
 
-    from gtd.auto.ratchet import report_listener, runner
+    from gtd.auto.ratchet import commands, report_listener
 
     with tempfile.TemporaryDirectory() as tmp:
         repo, setup = build(Path(tmp))
@@ -101,12 +101,12 @@ def main() -> None:
         print(f"# more-itertools 10.7.0, {total} tests, `{command}`, {args.pairs} pairs")
 
         def bare() -> None:
-            run = runner.run_command(repo, "test", command, 600, {})
+            run = commands.run_command(repo, "test", command, 600, {})
             assert run.exit_code == 0, run.output_tail
 
         def reported() -> None:
             listener = report_listener.start(report_listener.Request(repo), where=Path(tmp))
-            run = runner.run_command(
+            run = commands.run_command(
                 repo, "test", command, 600, listener.env, pass_fds=listener.pass_fds
             )
             report = listener.finish()

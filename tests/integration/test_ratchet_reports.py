@@ -16,9 +16,9 @@ import pytest
 from gtd import proc
 from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import contract, early, report_listener
+from gtd.auto.ratchet.commands import run_tests
 from gtd.auto.ratchet.model import as_junit
 from gtd.auto.ratchet.results import Report, Result
-from gtd.auto.ratchet.runner import run_tests
 from tests.conftest import Repo
 
 pytestmark = pytest.mark.slow

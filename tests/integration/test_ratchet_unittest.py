@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gtd.auto.ratchet import report_listener, runner, unittest_channel
+from gtd.auto.ratchet import commands, report_listener, unittest_channel
 from gtd.auto.ratchet.results import Report
 from tests.conftest import Repo
 from tests.integration.calc_project import gtd_json, run_cli
@@ -145,7 +145,7 @@ def run(
     root: Path, command: str, request: report_listener.Request | None = None
 ) -> tuple[int, str, Report]:
     listener = report_listener.start(request or report_listener.Request(root), where=root.parent)
-    ran = runner.run_command(root, "test", command, 120, listener.env, pass_fds=listener.pass_fds)
+    ran = commands.run_command(root, "test", command, 120, listener.env, pass_fds=listener.pass_fds)
     return ran.exit_code, ran.output_tail, listener.finish()
 
 
@@ -461,7 +461,7 @@ def test_an_editable_install_of_the_live_tree_loads_from_the_room(tmp_path: Path
     request = report_listener.Request(room, redirect=report_listener.Redirect(live, room))
     listener = report_listener.start(request, where=tmp_path)
     env = {**listener.env, "PYTHONPATH": f"{live / 'src'}:{listener.env['PYTHONPATH']}"}
-    ran = runner.run_command(
+    ran = commands.run_command(
         room, "test", f"{PY} -m unittest", 120, env, pass_fds=listener.pass_fds
     )
     report = listener.finish()

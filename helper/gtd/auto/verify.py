@@ -99,11 +99,11 @@ def verify(root: Path, now: Now) -> Answer:
 
 
 def _build(root: Path, config: AutoConfig) -> VerifyResult:
-    from gtd.auto.ratchet import runner
+    from gtd.auto.ratchet import commands
 
     if not config.build_command:
         return VerifyResult("L0", "skipped", "build", "not configured")
-    run = runner.run_command(root, "build", config.build_command, config.timeout_s)
+    run = commands.run_command(root, "build", config.build_command, config.timeout_s)
     if run.ok:
         return VerifyResult("L0", "passed", "build", config.build_command)
     return VerifyResult("L0", "failed", "build", _why(run.missing, run.timed_out, run.exit_code))
@@ -237,11 +237,11 @@ def _which_python(root: Path, executable: str) -> str | None:
 
 
 def _tests(root: Path, config: AutoConfig) -> VerifyResult:
-    from gtd.auto.ratchet import runner
+    from gtd.auto.ratchet import commands
 
     if not config.test_command:
         return VerifyResult("L4", "failed", "tests", "no test command configured")
-    run, report = runner.run_tests(root, config.test_command, config)
+    run, report = commands.run_tests(root, config.test_command, config)
     outcomes = report.junit_outcomes
     counts = ""
     if outcomes:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import contract, hooks_seen, protect, room, runs, sites
+from gtd.auto.ratchet import contract, hooks_seen, protect, room, room_run, sites
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet.candidate import commands_of, config_commands, protected_digests
 from gtd.auto.ratchet.model import Environment, RunResult, Snapshot
-from gtd.auto.ratchet.runs import guarded_files
+from gtd.auto.ratchet.room_run import guarded_files
 from gtd.git import Git
 from gtd.git_parse import TreeEntry
 from gtd.tuples import NamedTuple
@@ -37,13 +37,13 @@ def run_baseline(
         if listing is None:
             listing = git.ls_tree(tree)
         guarded = protect.protection(listing, config_commands(config), patterns=config.protect)
-        run = runs.run(rm, config, env, guarded=guarded_files(guarded, listing, config.protect))
+        run = room_run.run(rm, config, env, guarded=guarded_files(guarded, listing, config.protect))
         result, report = run.result, run.report
         failing = sorted(t for t, o in (result.tests or {}).items() if o in ("failed", "error"))
         flipped: list[str] = []
         for _ in range(config.rerun_failures if failing else 0):
-            again = runs.run(rm, config, env, only_ids=tuple(failing), only=frozenset({"test"}))
-            passed = [t for t in failing if (again.result.tests or {}).get(t) in runs.PASSING]
+            again = room_run.run(rm, config, env, only_ids=tuple(failing), only=frozenset({"test"}))
+            passed = [t for t in failing if (again.result.tests or {}).get(t) in room_run.PASSING]
             flipped.extend(passed)
             failing = [t for t in failing if t not in passed]
             if not failing:
@@ -59,7 +59,7 @@ def run_baseline(
         hooks=(tuple(sorted(hooks)) if report.source == "plugin" else None),
         kinds=tuple(contract.EVIDENCE_KINDS),
     )
-    whole, doctest_modules = runs.collected(report.items)
+    whole, doctest_modules = room_run.collected(report.items)
     return Baseline(result, environment, whole, doctest_modules, tuple(flipped))
 
 

@@ -3,7 +3,7 @@
 A regression can take the machine down (a function that builds an endless list,
 a test that starts a server and never stops it, one that writes into a person's
 home). Where ``bwrap`` is on ``PATH`` and can make namespaces, every command the
-ratchet runs in the clean room (gtd.auto.ratchet.runner, gtd.auto.ratchet.held)
+ratchet runs in the clean room (gtd.auto.ratchet.commands, gtd.auto.ratchet.held)
 runs as ``[prlimit --as=N --] bwrap ... -- <command>``:
 
 - the whole file system read-only (``--ro-bind / /``), except the room's

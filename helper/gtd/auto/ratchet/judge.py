@@ -12,13 +12,13 @@ from gtd import threads
 from gtd.auto.config import AutoConfig
 from gtd.auto.ratchet import (
     box,
+    commands,
     hooks_seen,
     leftovers,
     protect,
     reruns,
     room,
-    runner,
-    runs,
+    room_run,
     sites,
     trust,
 )
@@ -26,7 +26,7 @@ from gtd.auto.ratchet.candidate import commands_of, hashes, judged_trees, links_
 from gtd.auto.ratchet.held import Held, hold
 from gtd.auto.ratchet.model import CommandRun, Outcome, RunResult, Snapshot
 from gtd.auto.ratchet.results import Report
-from gtd.auto.ratchet.runs import guarded_files
+from gtd.auto.ratchet.room_run import guarded_files
 from gtd.auto.ratchet.verdict import Verdict, integrity, judge
 from gtd.git import Git
 from gtd.git_parse import Change, TreeEntry
@@ -120,7 +120,7 @@ def judge_candidate(git: Git, rm: room.Room, config: AutoConfig, job: JudgeReque
         # is read and judged: it is on the run's critical path.
         written = threads.Later(lambda: trust.written(git, rm, submodules))
         try:
-            first = runs.run(
+            first = room_run.run(
                 rm, config, env, only_files=only_old, held=held, guarded=protected,
                 ended=written.start,
             )  # fmt: skip
@@ -146,14 +146,14 @@ def judge_candidate(git: Git, rm: room.Room, config: AutoConfig, job: JudgeReque
                 excusable=lambda: _excusable(environment, found), guarded=protected,
                 company=only_old,
             )  # fmt: skip
-        second: runner.Run | None = None
+        second: commands.Run | None = None
         new_files = _new_test_candidates(changes, snapshot)
         # A baseline test that still fails is a refusal whatever the new tests do:
         # their session would only lengthen the revert (~0.5 s a refused cycle).
         regressed = reruns.failing_now(snapshot, first.result, tolerated | frozenset(flaky))
         if split and new_files and not found and not regressed:
             room.sync(git, rm, new_tree, config.links)
-            second = runs.run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
+            second = room_run.run(rm, config, env, only_files=new_files, only=frozenset({"test"}))
             found += trust.report_problems(
                 second.report, rm, snapshot, new_tests=True,
                 test=second.result.command("test"), config=config,
@@ -178,7 +178,7 @@ def judge_candidate(git: Git, rm: room.Room, config: AutoConfig, job: JudgeReque
         )
         verdict = _memory_named(verdict, merged, config)
         items = [*first.report.items, *(second.report.items if second else ())]
-        whole, modules = runs.collected(items)
+        whole, modules = room_run.collected(items)
         if flaky and merged.tests is not None:
             # What a pass advances the baseline to: a test that passed when run again
             # is a passing test (recorded as failed, it would lose its protection).
@@ -324,7 +324,7 @@ def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> Run
         tests = tests if tests is not None else {}
         for test_id, outcome in new.tests.items():
             tests.setdefault(test_id, outcome)
-    commands: list[CommandRun] = []
+    ran: list[CommandRun] = []
     extra = new.command("test")
     if extra is not None and new.tests == {} and extra.exit_code == _NO_TESTS_COLLECTED:
         extra = extra._replace(exit_code=0)  # the changed files hold no new tests
@@ -333,5 +333,5 @@ def merge_runs(old: RunResult, new: RunResult | None, snapshot: Snapshot) -> Run
         if cmd.kind == "test" and extra is not None:
             worse = extra if cmd.ok and not extra.ok else cmd
             merged = worse._replace(duration_s=round(cmd.duration_s + extra.duration_s, 3))
-        commands.append(merged)
-    return RunResult(tuple(commands), tests, {**new.skips, **old.skips})
+        ran.append(merged)
+    return RunResult(tuple(ran), tests, {**new.skips, **old.skips})

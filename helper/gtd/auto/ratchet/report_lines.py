@@ -1,5 +1,6 @@
 """The lines gtd.auto.ratchet.pytest_report wrote → per-test results, collected
-items, sessions and tamper evidence. Pure: lines in, a value out.
+items, sessions and tamper evidence: lines in, a value out (edge only because it
+resolves links, docs/layout.md).
 
 The line format is gtd.auto.ratchet.contract's. Lines come from a pipe and a file,
 from several pytest processes at once, and from inside the process under test, so

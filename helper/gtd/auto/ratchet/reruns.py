@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import room, runner, runs, trust
+from gtd.auto.ratchet import commands, room, room_run, trust
 from gtd.auto.ratchet.candidate import tree_of
 from gtd.auto.ratchet.model import RunResult, Snapshot
 from gtd.auto.ratchet.results import Report
@@ -58,11 +58,13 @@ def flaky(
     suspects = failing_now(ctx.snapshot, run, tolerated)
     alone = _passing_again(
         ctx, tree, suspects, excusable,
-        lambda tests: runs.run(rm, config, env, only_ids=tuple(tests), only=_TEST, guarded=guarded),
+        lambda tests: room_run.run(
+            rm, config, env, only_ids=tuple(tests), only=_TEST, guarded=guarded
+        ),
     )  # fmt: skip
     return _passing_again(
         ctx, tree, list(alone), excusable,
-        lambda _: runs.run(rm, config, env, only_files=company, only=_TEST, guarded=guarded),
+        lambda _: room_run.run(rm, config, env, only_files=company, only=_TEST, guarded=guarded),
     )  # fmt: skip
 
 
@@ -74,7 +76,7 @@ def _passing_again(
     tree: str,
     suspects: list[str],
     excusable: Callable[[], bool],
-    again: Callable[[list[str]], runner.Run],
+    again: Callable[[list[str]], commands.Run],
 ) -> tuple[str, ...]:
     """Of ``suspects``, those that pass in one of up to ``ratchet.rerun_failures``
     runs ``again`` makes of the ones still failing, each from ``tree`` synced
@@ -88,7 +90,7 @@ def _passing_again(
         ran = again(suspects)
         if trust.untrusted(git, rm, snapshot, ran.report, submodules):
             break
-        passed = [t for t in suspects if (ran.result.tests or {}).get(t) in runs.PASSING]
+        passed = [t for t in suspects if (ran.result.tests or {}).get(t) in room_run.PASSING]
         flipped.extend(passed)
         suspects = [t for t in suspects if t not in passed]
     return tuple(sorted(flipped))
@@ -101,7 +103,7 @@ def failing_now(snapshot: Snapshot, run: RunResult, excused: frozenset[str]) -> 
     return sorted(
         t
         for t, o in (run.tests or {}).items()
-        if o in ("failed", "error") and base.get(t) in runs.PASSING and t not in excused
+        if o in ("failed", "error") and base.get(t) in room_run.PASSING and t not in excused
     )
 
 
@@ -120,12 +122,12 @@ def skipped_by_environment(
     suspects = sorted(
         t
         for t, o in (run.tests or {}).items()
-        if base.get(t) in runs.PASSING and skipped_now(base[t], o)
+        if base.get(t) in room_run.PASSING and skipped_now(base[t], o)
     )
     if not suspects or not excusable():
         return ()
     room.sync(git, rm, tree_of(git, snapshot.head), config.links)
-    again = runs.run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
+    again = room_run.run(rm, config, env, only_ids=tuple(suspects), only=frozenset({"test"}))
     if trust.untrusted(git, rm, snapshot, again.report, submodules):
         return ()
     return tuple(t for t in suspects if skipped_now(base[t], (again.result.tests or {}).get(t)))
@@ -155,7 +157,9 @@ def doctests_rewritten(ctx: Context, report: Report) -> list[str]:
         f"a protected test was changed at run time: {first} (its doctest ran another docstring)"
     )
     room.sync(git, rm, tree_of(git, snapshot.head), config.links)
-    again = runs.run(rm, config, env, only_ids=tuple(sorted(suspects)), only=frozenset({"test"}))
+    again = room_run.run(
+        rm, config, env, only_ids=tuple(sorted(suspects)), only=frozenset({"test"})
+    )
     if trust.untrusted(git, rm, snapshot, again.report, submodules):
         return [reason]
     before = {i.node_id: i.docstring for i in again.report.items}

@@ -67,7 +67,7 @@ class Room(NamedTuple):
     # (a list: the one mutable part, filled in place).
     since: list[float | None]
     # A cycle's end: when its agent began (epoch seconds). The runs then report the
-    # test environment's files run as code that changed since (runs.run).
+    # test environment's files run as code that changed since (room_run.run).
     began: float | None = None
 
 

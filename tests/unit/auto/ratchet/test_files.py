@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gtd.auto.ratchet.files import is_test_file, is_test_path
-from gtd.auto.ratchet.worktree import list_tree
+from gtd.auto.ratchet.working_tree import list_tree
 from tests.conftest import Repo
 
 

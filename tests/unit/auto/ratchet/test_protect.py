@@ -20,7 +20,7 @@ from gtd.auto.ratchet.protect import (
     protection,
     split_key,
 )
-from gtd.auto.ratchet.worktree import discover
+from gtd.auto.ratchet.working_tree import discover
 
 PYPROJECT = """\
 [project]

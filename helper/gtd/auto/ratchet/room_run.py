@@ -1,12 +1,13 @@
-"""The configured commands run in the clean room, as the judging and the baseline
-run them: what the plugin is asked to collect and guard, and what a run collected."""
+"""One run of the configured commands in a clean room, as the judging and the
+baseline make it (through gtd.auto.ratchet.commands): what the plugin is asked
+to collect and guard, and what a run collected."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
 from gtd.auto.config import AutoConfig
-from gtd.auto.ratchet import box, checklog, hypotables, protect, report_listener, room, runner
+from gtd.auto.ratchet import box, checklog, commands, hypotables, protect, report_listener, room
 from gtd.auto.ratchet import files as files_mod
 from gtd.auto.ratchet.held import Held
 from gtd.auto.ratchet.results import Item
@@ -26,13 +27,13 @@ def run(
     held: Held | None = None,
     guarded: tuple[str, ...] | None = None,
     ended: Callable[[], None] | None = None,
-) -> runner.Run:
+) -> commands.Run:
     """The configured commands in the room: the plugin collects only ``only_files``
     (or runs only ``only_ids``), no module may load from the live repository, and
     editable installs of the project load from the room instead. ``held``: the
     test command already started (gtd.auto.ratchet.held); ``guarded``: the
     protected Python files whose values the plugin guards (:func:`guarded_files`);
-    ``ended``: called when the last command has ended (runner.run_all)."""
+    ``ended``: called when the last command has ended (commands.run_all)."""
     request = report_listener.Request(
         rm.tree,
         only_files=only_files,
@@ -44,7 +45,7 @@ def run(
     )
     boxed = box.plan(config)
     checklog.note(boxed.described)
-    ran = runner.run_all(
+    ran = commands.run_all(
         rm.tree,
         config,
         env=env,

@@ -1,4 +1,6 @@
-"""Running the configured commands once, through the one subprocess seam.
+"""The configured commands (build, test, typecheck, lint), each run once through
+the one subprocess seam; where they run and what they may see is the caller's
+(gtd.auto.ratchet.room_run for the clean room).
 
 Each command runs from the directory it is given (a clean room's checkout, see
 gtd.auto.ratchet.room) with the config's timeout, in its own process group

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gtd.auto.config import AutoConfig
+from gtd.auto.ratchet.commands import planned, run_all, run_command, run_tests, tail
 from gtd.auto.ratchet.report_listener import ModuleResolver
-from gtd.auto.ratchet.runner import planned, run_all, run_command, run_tests, tail
 from gtd.errors import InputError
 
 PY = shlex.quote(sys.executable)
