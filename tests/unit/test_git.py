@@ -232,3 +232,14 @@ def test_a_failed_read_is_asked_again(repo: Repo) -> None:
         with pytest.raises(GitError):
             hardened.ls_tree(missing)
     assert not hardened._read
+
+
+def test_listing_splits_tracked_and_untracked_in_one_call(repo: Repo) -> None:
+    repo.write(".gitignore", "build/\n")
+    repo.write("tests/test_a.py", "")
+    repo.commit_all("base")
+    repo.write("tests/test new é.py", "")
+    repo.write("build/out.txt", "")
+    tracked, untracked = Git(repo.path).listing()
+    assert tracked == [".gitignore", "tests/test_a.py"]
+    assert untracked == ["tests/test new é.py"]

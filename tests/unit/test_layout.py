@@ -218,7 +218,6 @@ EDGE = (
     "gtd.auto.ratchet.room",
     "gtd.auto.ratchet.seats",
     "gtd.auto.ratchet.hypotables",
-    "gtd.auto.ratchet.working_tree",
     "gtd.auto.ratchet.commands",
     "gtd.auto.ratchet.report_listener",
     "gtd.auto.ratchet.report_lines",

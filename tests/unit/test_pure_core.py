@@ -54,6 +54,6 @@ def test_the_core_modules_load_no_edge() -> None:
 
 def test_the_check_can_fail() -> None:
     # The edge modules themselves load what the core must not: the probe sees it.
-    found = _loaded_edges(("gtd.step.inlines", "gtd.auto.ratchet.working_tree"))
+    found = _loaded_edges(("gtd.step.inlines", "gtd.auto.ratchet.room"))
     assert {"subprocess", "gtd.git"} <= set(found["gtd.step.inlines"])
-    assert {"subprocess", "gtd.git"} <= set(found["gtd.auto.ratchet.working_tree"])
+    assert {"subprocess", "gtd.git"} <= set(found["gtd.auto.ratchet.room"])

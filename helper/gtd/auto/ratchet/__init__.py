@@ -11,7 +11,7 @@ edge: ``room`` (the clean checkout), ``commands`` (the configured commands, each
 run once), ``room_run`` (a run of them in the room, as judging and the baseline
 make it), ``report_listener`` (where a run reports), ``report_lines`` (the
 plugin's report lines, read), ``environment`` (the test interpreter's
-site-packages), ``working_tree`` (the working tree on disk), ``check`` (judging
+site-packages), ``check`` (judging
 a candidate and taking a baseline). ``pytest_report`` is the plugin that runs
 inside the user's pytest (its entry point; its parts are the package
 ``plugin``). Importing this package loads none of them.

@@ -1,5 +1,5 @@
 """Test files: which paths are tests. Pure (paths in, answers out); listing the
-working tree is gtd.auto.ratchet.working_tree's.
+working tree is gtd.git.Git.listing's.
 
 The pattern is deepflow's ``git ls-files | grep -E`` line, widened where deepflow
 misses common layouts (it anchors ``test_`` and ``tests/`` at the top level only):

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 
 from gtd.auto.ratchet.files import is_test_file, is_test_path
-from gtd.auto.ratchet.working_tree import list_tree
-from tests.conftest import Repo
 
 
 @pytest.mark.parametrize(
@@ -64,15 +62,3 @@ def test_is_test_file(path: str, expected: bool) -> None:
 )
 def test_is_test_path(path: str, expected: bool) -> None:
     assert is_test_path(path) is expected
-
-
-def test_list_tree_splits_tracked_and_untracked_in_one_call(repo: Repo) -> None:
-    repo.write(".gitignore", "build/\n")
-    repo.write("tests/test_a.py", "")
-    repo.commit_all("base")
-    repo.write("tests/test new é.py", "")
-    repo.write("build/out.txt", "")
-    listing = list_tree(repo.path)
-    assert listing.tracked == [".gitignore", "tests/test_a.py"]
-    assert listing.untracked == ["tests/test new é.py"]
-    assert listing.present == [".gitignore", "tests/test new é.py", "tests/test_a.py"]

@@ -4,8 +4,6 @@ command may run one."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gtd.auto.ratchet.protect import (
@@ -20,7 +18,6 @@ from gtd.auto.ratchet.protect import (
     protection,
     split_key,
 )
-from gtd.auto.ratchet.working_tree import discover
 
 PYPROJECT = """\
 [project]
@@ -538,57 +535,6 @@ def test_split_key(key: str, parts: tuple[str, str | None]) -> None:
 )
 def test_governs(key: str, test: str, expected: bool) -> None:
     assert governs(key, test) is expected
-
-
-# -- discovery on disk ----------------------------------------------------------------
-
-
-def _tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-
-
-def test_discover_reads_listed_and_top_level_files(tmp_path: Path) -> None:
-    _tree(
-        tmp_path,
-        {
-            "pytest.ini": "[pytest]\n",  # not listed: say git-ignored
-            "pyproject.toml": '[project]\nname = "x"\n[tool.pytest.ini_options]\n',
-            "tests/conftest.py": "",
-            ".deepflow/config.yaml": "{}\n",
-            "Makefile": "test:\n\tpytest\n",
-            "tox.ini": TOX_INI,
-        },
-    )
-    listed = ["tests/conftest.py", "tests/gone/conftest.py", "src/app.py", "Makefile", "tox.ini"]
-    found = discover(tmp_path, listed, PLAIN)
-    assert sorted(found) == [
-        ".deepflow/config.yaml",
-        "pyproject.toml [tool.pytest.ini_options]",
-        "pytest.ini",
-        "tests/conftest.py",
-        "tox.ini [pytest]",
-    ]
-    assert found["pytest.ini"] == digest("pytest.ini", b"[pytest]\n")
-    under_make = discover(tmp_path, listed, ["make test"])
-    assert set(under_make) - set(found) == {
-        "Makefile",
-        "tox.ini [testenv:lint]",
-        "tox.ini [testenv]",
-        "tox.ini [tox]",
-    }
-
-
-def test_discover_digests_the_files_a_command_names(tmp_path: Path) -> None:
-    _tree(tmp_path, {"ci/run.sh": "pytest\n", "ci/pytest.ini": "[pytest]\n"})
-    found = discover(tmp_path, [], ["sh ci/run.sh", "pytest -c ci/pytest.ini"])
-    assert sorted(found) == [
-        "ci/pytest.ini (named in a command)",
-        "ci/run.sh (named in a command)",
-    ]
-    assert found["ci/run.sh (named in a command)"] == digest("", b"pytest\n")
 
 
 def test_loading_protect_imports_no_parser() -> None:
