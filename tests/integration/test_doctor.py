@@ -116,14 +116,6 @@ def test_a_missing_test_command_fails_in_a_repository(repo: Repo, claude_dir: Pa
     assert res.code == 1
 
 
-def test_a_configured_test_command_is_ok(repo: Repo, claude_dir: Path) -> None:
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {sys.executable} -m pytest\n")
-    res = run_gtd(repo.path, "doctor", "--json")
-    test = checks(res.json)["test command"]
-    assert test["status"] == "ok"
-    assert ".deepflow/config.yaml" in test["detail"]
-
-
 def test_a_detected_test_command_is_ok_and_says_so(repo: Repo, claude_dir: Path) -> None:
     repo.write("test_a.py", "def test_a():\n    assert True\n")
     test = checks(run_gtd(repo.path, "doctor", "--json").json)["test command"]
@@ -155,12 +147,15 @@ def test_no_git_fails(tmp_path: Path, claude_dir: Path, monkeypatch: pytest.Monk
 # -- the test command is run (collect-only) --------------------------------------------
 
 
-def test_a_pytest_command_is_run_and_its_tests_counted(repo: Repo, claude_dir: Path) -> None:
+def test_a_configured_pytest_command_is_ok_run_and_its_tests_counted(
+    repo: Repo, claude_dir: Path
+) -> None:
     repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {sys.executable} -m pytest\n")
     repo.write("test_a.py", "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
     repo.commit_all("suite")
     test = checks(run_gtd(repo.path, "doctor", "--json").json)["test command"]
     assert test["status"] == "ok"
+    assert ".deepflow/config.yaml" in test["detail"]  # where the command came from
     assert "2 tests collected" in test["detail"]
     assert repo.status() == ""  # collecting left no cache and no bytecode behind
 
