@@ -17,6 +17,15 @@ from gtd import __version__
 from tests.conftest import Repo, run_gtd
 
 
+@pytest.fixture(autouse=True)
+def _no_plugins_of_the_test_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The doctor runs each folder's pytest (collect-only). The folders here use
+    no pytest plugin, but this environment's (hypothesis, xdist) would load
+    into every such run by their entry points: ~1 s of CPU each, as many runs
+    as there are doctor calls, for plugins no project here has."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 @pytest.fixture
 def claude_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "claude-config"
