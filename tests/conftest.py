@@ -3,6 +3,7 @@ identity and clock-free environment, and a guard that fails any test writing to 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -85,29 +86,29 @@ PER_TEST_VARIABLES = frozenset(
 )
 
 
-@pytest.fixture(autouse=True)
-def _isolated_home(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+@contextlib.contextmanager
+def isolated_home(
+    factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
-    """Point HOME at an empty directory and fail the test if anything lands there
-    (git config, caches...): the helper must never write outside the repository."""
-    home = tmp_path_factory.mktemp("home")
+    """Point HOME at an empty directory and fail if anything lands there (git
+    config, caches...): the helper must never write outside the repository."""
+    home = factory.mktemp("home")
     gitconfig = home / ".gitconfig"
     gitconfig.write_text("[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n")
     own = {
         "HOME": str(home),
         "GIT_CONFIG_GLOBAL": str(gitconfig),
         # The clean rooms auto mode checks candidates in (see gtd.auto.ratchet.room).
-        "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("cache")),
+        "XDG_CACHE_HOME": str(factory.mktemp("cache")),
         # The repositories whose Claude Code settings carry the sandbox block, for
         # `install.py --uninstall` (gtd.auto.sandbox.registry_path).
-        "XDG_STATE_HOME": str(tmp_path_factory.mktemp("state")),
+        "XDG_STATE_HOME": str(factory.mktemp("state")),
         # The temporary folders of the pytest runs a test starts (a suite in a
         # room, a plugin run) under this test's own: pytest prunes the older runs'
         # folders of the same user when one starts, and in /tmp those were this
         # suite's, a whole earlier run of it at times (one such inner run took
         # 85 s of the quick loop).
-        "PYTEST_DEBUG_TEMPROOT": str(tmp_path_factory.mktemp("pytest-tmp")),
+        "PYTEST_DEBUG_TEMPROOT": str(factory.mktemp("pytest-tmp")),
     }
     assert set(own) == PER_TEST_VARIABLES  # a new one is named there too
     for key, value in {**own, **GIT_ENV}.items():
@@ -120,6 +121,25 @@ def _isolated_home(
     yield
     after = sorted(p.name for p in home.iterdir())
     assert after == before, f"test wrote to HOME: {sorted(set(after) - set(before))}"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    with isolated_home(tmp_path_factory, monkeypatch):
+        yield
+
+
+@contextlib.contextmanager
+def shared_outcome_home(factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The environment each test gets (`isolated_home`), for a module- or
+    class-scoped fixture: one that runs a cycle once for several tests, each
+    asserting its part of the one outcome. Such a fixture is set up before any
+    test's own environment, so without this its `gtd` commands would see the
+    real HOME and caches, and its project would not be the tests' template."""
+    with pytest.MonkeyPatch.context() as monkeypatch, isolated_home(factory, monkeypatch):
+        yield
 
 
 def run_wide_dir(factory: pytest.TempPathFactory, name: str) -> Path:

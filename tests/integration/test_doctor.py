@@ -17,6 +17,15 @@ from gtd import __version__
 from tests.conftest import Repo, run_gtd
 
 
+@pytest.fixture(autouse=True)
+def _no_plugins_of_the_test_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The doctor runs each folder's pytest (collect-only). The folders here use
+    no pytest plugin, but this environment's (hypothesis, xdist) would load
+    into every such run by their entry points: ~1 s of CPU each, as many runs
+    as there are doctor calls, for plugins no project here has."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 @pytest.fixture
 def claude_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "claude-config"
@@ -116,14 +125,6 @@ def test_a_missing_test_command_fails_in_a_repository(repo: Repo, claude_dir: Pa
     assert res.code == 1
 
 
-def test_a_configured_test_command_is_ok(repo: Repo, claude_dir: Path) -> None:
-    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {sys.executable} -m pytest\n")
-    res = run_gtd(repo.path, "doctor", "--json")
-    test = checks(res.json)["test command"]
-    assert test["status"] == "ok"
-    assert ".deepflow/config.yaml" in test["detail"]
-
-
 def test_a_detected_test_command_is_ok_and_says_so(repo: Repo, claude_dir: Path) -> None:
     repo.write("test_a.py", "def test_a():\n    assert True\n")
     test = checks(run_gtd(repo.path, "doctor", "--json").json)["test command"]
@@ -155,12 +156,15 @@ def test_no_git_fails(tmp_path: Path, claude_dir: Path, monkeypatch: pytest.Monk
 # -- the test command is run (collect-only) --------------------------------------------
 
 
-def test_a_pytest_command_is_run_and_its_tests_counted(repo: Repo, claude_dir: Path) -> None:
+def test_a_configured_pytest_command_is_ok_run_and_its_tests_counted(
+    repo: Repo, claude_dir: Path
+) -> None:
     repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {sys.executable} -m pytest\n")
     repo.write("test_a.py", "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
     repo.commit_all("suite")
     test = checks(run_gtd(repo.path, "doctor", "--json").json)["test command"]
     assert test["status"] == "ok"
+    assert ".deepflow/config.yaml" in test["detail"]  # where the command came from
     assert "2 tests collected" in test["detail"]
     assert repo.status() == ""  # collecting left no cache and no bytecode behind
 

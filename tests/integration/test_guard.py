@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Repo, run_gtd
+from tests.conftest import Repo, run_gtd, shared_outcome_home
 from tests.integration.calc_project import MUL, MUL_TEST, gtd_json, make_project
 
 
@@ -37,10 +37,7 @@ def hook(repo: Repo, tool: str, **tool_input: Any) -> str | None:
     return reason
 
 
-@pytest.fixture
-def in_cycle(repo: Repo) -> Repo:
-    """A cycle in flight where Claude Code's sandbox is not set (the text guard's
-    fallback: no bubblewrap, native Windows)."""
+def _cycle_in_flight(repo: Repo) -> Repo:
     from gtd.auto import sandbox
     from gtd.git import Git
 
@@ -49,6 +46,26 @@ def in_cycle(repo: Repo) -> Repo:
     sandbox.remove(repo.path, Git(repo.path))
     assert not sandbox.recorded(repo.path)
     return repo
+
+
+@pytest.fixture(scope="module")
+def in_cycle(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """A cycle in flight where Claude Code's sandbox is not set (the text guard's
+    fallback: no bubblewrap, native Windows). One for the module's tests: the
+    hook only reads (its answers are all these tests look at), so a cycle begun
+    for each test was ~0.2 s of CPU spent on the same state."""
+    path = tmp_path_factory.mktemp("guard") / "repo"
+    path.mkdir()
+    repo = Repo(path)
+    with shared_outcome_home(tmp_path_factory):
+        repo.git("init", "-q", "-b", "main")
+        return _cycle_in_flight(repo)
+
+
+@pytest.fixture
+def own_cycle(repo: Repo) -> Repo:
+    """The same, for a test that changes what the hook reads."""
+    return _cycle_in_flight(repo)
 
 
 def path(repo: Repo, rel: str) -> str:
@@ -179,14 +196,14 @@ def test_a_broken_event_never_blocks(in_cycle: Repo, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mirror", [".deepflow/cycle.json", ".deepflow/auto-snapshot.json"])
-def test_a_named_pipe_in_place_of_a_state_mirror_never_blocks(in_cycle: Repo, mirror: str) -> None:
+def test_a_named_pipe_in_place_of_a_state_mirror_never_blocks(own_cycle: Repo, mirror: str) -> None:
     """The hook reads the state mirrors on every tool call: a pipe in one's place (a
     `mkfifo` the hook cannot see as a write) would hold each call of the agent's
     until Claude Code's hook timeout. It answers at once, from what it can read."""
-    (in_cycle.path / mirror).unlink()
-    os.mkfifo(in_cycle.path / mirror)
-    event = {"cwd": str(in_cycle.path), "tool_name": "Write", "tool_input": {"file_path": "a"}}
-    res = run_gtd(in_cycle.path, "hook", "pre-tool-use", input_text=json.dumps(event), timeout=30)
+    (own_cycle.path / mirror).unlink()
+    os.mkfifo(own_cycle.path / mirror)
+    event = {"cwd": str(own_cycle.path), "tool_name": "Write", "tool_input": {"file_path": "a"}}
+    res = run_gtd(own_cycle.path, "hook", "pre-tool-use", input_text=json.dumps(event), timeout=30)
     assert res.code == 0, res.stderr
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from gtd.auto import guard, sandbox
 from gtd.git import Git
-from tests.conftest import Repo
+from tests.conftest import Repo, shared_outcome_home
 from tests.integration.calc_project import gtd_json, make_project
 
 # Ordinary commands a model sends while it works: never refused.
@@ -99,9 +99,11 @@ def flight(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     path = tmp_path_factory.mktemp("guard") / "repo"
     path.mkdir()
     repo = Repo(path)
-    repo.git("init", "-q", "-b", "main")
-    make_project(repo)
-    assert gtd_json(repo, "cycle", "begin")["status"] == "task"
+    # The tests' own environment: the default template, not one of its own.
+    with shared_outcome_home(tmp_path_factory):
+        repo.git("init", "-q", "-b", "main")
+        make_project(repo)
+        assert gtd_json(repo, "cycle", "begin")["status"] == "task"
     return repo
 
 

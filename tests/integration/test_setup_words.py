@@ -79,6 +79,8 @@ def test_a_setup_on_its_own_branch_says_nothing_of_branches(repo: Repo) -> None:
     said = answer_lines(setup(repo))
     assert said["status"] == "ready"
     assert "warning" not in said
+    # One test file, counted in the singular.
+    assert said["message"] == "Ratchet snapshot: 1 pre-existing test file"
 
 
 def test_the_branch_the_remote_calls_its_head_is_the_main_line(repo: Repo) -> None:

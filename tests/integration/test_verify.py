@@ -187,7 +187,9 @@ def test_coverage_finds_pytest_behind_a_shell_shim(
 ) -> None:
     done_project(repo)
     on_path(tmp_path, monkeypatch, SHIM.format(python=sys.executable))
-    repo.write(".deepflow/config.yaml", "ratchet:\n  test_command: pytest -q -p no:cacheprovider\n")
+    # (without this environment's hypothesis and xdist, as PYTEST: ~1 s a run)
+    command = "pytest -q -p no:cacheprovider -p no:hypothesispytest -p no:xdist"
+    repo.write(".deepflow/config.yaml", f"ratchet:\n  test_command: {command}\n")
     repo.commit_all("the test command goes through the shim")
     answer = verify(repo)
     lv = levels(answer)

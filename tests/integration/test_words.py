@@ -1,7 +1,8 @@
 """Answers a person can act on, read as the text they see: a module that does not
 compile is named with its file and line, at setup and in a cycle's revert; counts
-read in the singular when there is one; the answer docs/report.md shows is the
-one a real cycle prints."""
+read in the singular when there is one (the set-up's snapshot message is checked
+in test_setup_words.py); the answer docs/report.md shows is the one a real cycle
+prints."""
 
 from __future__ import annotations
 
@@ -54,17 +55,6 @@ def test_a_baseline_whose_test_process_is_killed_names_the_signal(repo: Repo) ->
         "hand to see which test ends the process; then rerun `gtd auto setup`"
     )
     assert "no per-test results" not in said["message"]
-
-
-def test_one_test_file_is_counted_in_the_singular(repo: Repo) -> None:
-    project(repo)
-    repo.commit_all("initial")
-    repo.git("switch", "-q", "-c", "gtd-auto")
-
-    said = answer_lines(setup(repo))
-
-    assert said["status"] == "ready"
-    assert said["message"] == "Ratchet snapshot: 1 pre-existing test file"
 
 
 def test_a_revert_for_a_module_that_does_not_compile_names_it(repo: Repo) -> None:

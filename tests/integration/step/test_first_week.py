@@ -96,6 +96,9 @@ def test_a_python_project_runs_pytest_and_says_so(
     make_repo: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{__import__('os').environ['PATH']}")
+    # The project uses no pytest plugin; this environment's (hypothesis, xdist)
+    # would load into both of its runs: ~1 s of CPU each.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     r = make_repo()  # type: ignore[operator]
     _project(r, PYTEST_PROJECT)
     config, _ = load_step_config(r.path)

@@ -83,6 +83,9 @@ def test_the_walkthrough_runs_as_written(tmp_path: Path) -> None:
         "GIT_COMMITTER_DATE": fixed,
         "PYTHONUNBUFFERED": "1",  # stderr lines stay where the page shows them
         "PYTHONDONTWRITEBYTECODE": "1",
+        # The page's project uses no pytest plugin; this environment's (hypothesis,
+        # xdist) would load into each of its pytest runs: ~1 s of CPU each.
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
     found = steps(PAGE.read_text(encoding="utf-8"))
