@@ -111,6 +111,7 @@ def make_project(
                     (template / rel).parent.mkdir(parents=True, exist_ok=True)
                     (template / rel).write_bytes(data)
                 _set_up(Repo(template), plan, tests, conftest, config_extra, folder / "state")
+                (folder / "home").write_text(os.path.expanduser("~"))
                 (folder / "built").touch()
         built = _TEMPLATES[key] = (template, _registered(template, folder / "state"))
     template, registered = built
@@ -122,7 +123,27 @@ def make_project(
         from gtd.auto import sandbox
 
         sandbox._register(repo.path, True)
+        _relocate(repo.path, template, (template.parent / "home").read_text())
     return repo
+
+
+def _relocate(copy: Path, template: Path, home: str) -> None:
+    """Set-up's sandbox block names absolute paths: the template's folder and
+    the home of the test that built it. The copy's names its own, as a set-up
+    in its place would."""
+    from gtd import paths
+    from gtd.auto import sandbox
+
+    moves = [
+        (os.path.realpath(template), os.path.realpath(copy)),
+        (home, os.path.expanduser("~")),
+    ]
+    for path in (copy / sandbox.SETTINGS, copy / ".git" / paths.PRIVATE_DIR / sandbox.RECORD):
+        if path.is_file():
+            text = path.read_text()
+            for old, new in moves:
+                text = text.replace(old, new)
+            path.write_text(text)
 
 
 def _set_up(

@@ -3,6 +3,7 @@ project and test run, whatever each test's own folders are."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -43,3 +44,30 @@ def test_the_variables_each_test_owns_never_make_a_new_set_up(
     # sandboxed repositories in this test's state folder names it when it is.
     here = os.path.realpath(second.path)
     assert (here in sandbox.registered()) == sandbox.recorded(second.path)
+
+
+def test_a_copys_sandbox_block_names_the_copy_and_this_tests_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Set-up's block names absolute paths (the repository's .git, the home's
+    git config). A copy of the template names its own, as a set-up run in its
+    place would; the template's would leave the copy's .git writable."""
+    if not sandbox.recorded(calc_project.make_project(fresh(tmp_path / "a")).path):
+        pytest.skip(f"set-up wrote no sandbox block here: {sandbox.unavailable()}")
+    home = tmp_path / "another-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    copy = calc_project.make_project(fresh(tmp_path / "b"))
+    [template] = {path for path, _ in calc_project._TEMPLATES.values()}
+    here = os.path.realpath(copy.path)
+    text = (copy.path / sandbox.SETTINGS).read_text()
+    denied = json.loads(text)["sandbox"]["filesystem"]["denyWrite"]
+    assert f"{here}/.git" in denied, denied
+    assert f"{home}/.gitconfig" in denied, denied
+    assert os.path.realpath(template) not in text
+    # taking the block out (the loop's end) still gives back exactly what was there
+    from gtd.auto.sandbox import remove
+    from gtd.git import Git
+
+    assert remove(copy.path, Git(copy.path))
+    assert not (copy.path / sandbox.SETTINGS).exists()
