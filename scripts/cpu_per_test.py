@@ -16,7 +16,11 @@ through ``PYTHONPATH``: every `gtd` and test run the tests start would inherit
 that variable, which the ratchet watches; the held-run tests fail under it.)
 
 Each test process writes ``<CPU_PER_TEST_OUT>.<worker>.jsonl``; the report reads
-them all. docs/performance.md ("The test suite") has today's figures.
+them all: CPU and wall per folder, file and test, the least wall time a run
+of those tests can take on the machine's cores (their CPU over the cores),
+and each test process's time in tests (a process left alone with long tests
+at the end shows as one figure well above the others). docs/performance.md
+("The test suite") has today's figures.
 """
 
 from __future__ import annotations
@@ -67,25 +71,41 @@ def pytest_sessionfinish(session: Any) -> None:
         fh.writelines(json.dumps(row) + "\n" for row in _ROWS)
 
 
-def report(prefix: str, top: int) -> str:
+def report(prefix: str, top: int, cores: int = 2) -> str:
     rows = []
+    busy = []  # each test process's wall time in tests
     for name in sorted(glob.glob(f"{prefix}.*.jsonl")):
         with open(name, encoding="utf-8") as fh:
-            rows += [json.loads(line) for line in fh]
+            mine = [json.loads(line) for line in fh]
+        rows += mine
+        if mine:
+            busy.append(sum(r["wall"] for r in mine))
     files: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    folders: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0])
     for row in rows:
-        entry = files[row["id"].split("::")[0]]
-        entry[0] += 1
-        entry[1] += row["cpu"]
-        entry[2] += row["wall"]
+        path = row["id"].split("::")[0]
+        for entry in (files[path], folders[os.path.dirname(path)]):
+            entry[0] += 1
+            entry[1] += row["cpu"]
+            entry[2] += row["wall"]
+    cpu = sum(r["cpu"] for r in rows)
     lines = [
-        f"{len(rows)} tests, {sum(r['cpu'] for r in rows):.1f} s of CPU "
+        f"{len(rows)} tests, {cpu:.1f} s of CPU "
         f"({sum(r['own'] for r in rows):.1f} s in the test processes themselves)",
+        # A run whose tests keep every core busy cannot end sooner, whatever
+        # the order the tests are handed out in.
+        f"on {cores} cores no run of these tests takes less than {cpu / cores:.0f} s",
+        # The same in every process: the run ended with all of them busy (no
+        # tail of one process left with long tests).
+        "each test process's time in tests: " + ", ".join(f"{b:.0f}" for b in sorted(busy)) + " s",
         "",
-        "   CPU s   wall s  tests  file",
+        "   CPU s   wall s  tests  folder",
     ]
+    by_cpu = sorted(folders.items(), key=lambda kv: -kv[1][1])
+    lines += [f"{c:8.1f} {w:8.1f} {int(n):6d}  {name}" for name, (n, c, w) in by_cpu]
+    lines += ["", "   CPU s   wall s  tests  file"]
     by_cpu = sorted(files.items(), key=lambda kv: -kv[1][1])[:top]
-    lines += [f"{cpu:8.1f} {wall:8.1f} {int(n):6d}  {name}" for name, (n, cpu, wall) in by_cpu]
+    lines += [f"{c:8.1f} {w:8.1f} {int(n):6d}  {name}" for name, (n, c, w) in by_cpu]
     lines += ["", "   CPU s   wall s  test"]
     slowest = sorted(rows, key=lambda r: -r["cpu"])[:top]
     lines += [f"{r['cpu']:8.2f} {r['wall']:8.2f}  {r['id']}" for r in slowest]
@@ -96,11 +116,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("prefix", help="the CPU_PER_TEST_OUT the run was given")
     parser.add_argument("--top", type=int, default=30, help="files and tests to list")
+    parser.add_argument(
+        "--cores", type=int, default=os.cpu_count() or 2, help="the machine's, for the floor"
+    )
     args = parser.parse_args(argv)
     if not glob.glob(f"{args.prefix}.*.jsonl"):
         print(f"cpu_per_test: no {args.prefix}.*.jsonl: run pytest with -p cpu_per_test first")
         return 1
-    print(report(args.prefix, args.top))
+    print(report(args.prefix, args.top, args.cores))
     return 0
 
 
