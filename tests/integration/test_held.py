@@ -34,7 +34,8 @@ def test_probe():
     with open(os.environ["GTD_TEST_PROBE"], "w") as handle:
         json.dump({
             "gate": os.environ.get("GTD_RATCHET_GATE"),
-            "sitecustomize": getattr(custom, "__file__", None),
+            "sitecustomize": getattr(getattr(custom, "__spec__", None), "origin", None),
+            "file": getattr(custom, "__file__", None),
         }, handle)
 """
 
@@ -89,8 +90,8 @@ def inode(path: Path, named: Path | None = None) -> str:
 
 RECORD = (
     "import json, os, sys; json.dump({'pytest': 'pytest' in sys.modules, "
-    "'gate': os.environ.get('GTD_RATCHET_GATE'), 'custom': sys.modules['sitecustomize'].__file__}"
-    ", open('ran.json', 'w'))"
+    "'gate': os.environ.get('GTD_RATCHET_GATE'), "
+    "'custom': sys.modules['sitecustomize'].__spec__.origin}, open('ran.json', 'w'))"
 )
 
 
@@ -274,6 +275,9 @@ def test_ratchet_run_holds_the_test_process_and_judges_as_before(
     assert seen["sitecustomize"] is not None
     assert seen["sitecustomize"].endswith(os.path.join("site", "sitecustomize.py"))
     assert str(project.path) not in seen["sitecustomize"]
+    # Through the gate, it has no file: hypothesis takes the literals of every
+    # module with a file outside site-packages for the project's own.
+    assert seen["file"] is None
 
 
 VENV_PROBE = """\
@@ -282,7 +286,7 @@ import json, os, sys
 def test_probe():
     custom = sys.modules.get("sitecustomize")
     with open(os.environ["GTD_TEST_PROBE"], "w") as handle:
-        json.dump({"sitecustomize": getattr(custom, "__file__", None),
+        json.dump({"sitecustomize": getattr(getattr(custom, "__spec__", None), "origin", None),
                    "executable": sys.executable, "prefix": sys.prefix}, handle)
 """
 
