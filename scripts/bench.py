@@ -931,9 +931,12 @@ def bench_repo_work(
                 work = counted(cmd, repo, Path(tmp) / f"{i}-{name}", check=False)
                 row[name] = sum(work.values())
                 if name == "ratchet":
-                    row["helper"] = sum(
-                        n for c, n in work.items() if c.split()[1:3] == ["ratchet", "run"]
-                    )
+                    helper = [n for c, n in work.items() if c.split()[1:3] == ["ratchet", "run"]]
+                    row["helper"] = sum(helper)
+                    # More than one: forks of the helper that never exec'd (a
+                    # failed start), each logged with the helper's count at the
+                    # fork (valgrind copies it): not work of their own.
+                    row["copies"] = len(helper) - 1
                     row["git"] = sum(n for c, n in work.items() if c.split()[0].endswith("git"))
                     row["tests"] = sum(n for c, n in work.items() if "pytest" in c.split()[:6])
             rows.append(row)
@@ -951,6 +954,9 @@ def bench_repo_work(
         f"{label}:   the test process over bare (M)": middle(r["tests"] - r["bare"] for r in rows)
         / 1e6,
         f"{label}:   the helper's processes (M)": middle(r["helper"] for r in rows) / 1e6,
+        f"{label}:     of which forked copies of the helper (processes)": max(
+            r["copies"] for r in rows
+        ),
         f"{label}:   git (M)": middle(r["git"] for r in rows) / 1e6,
         f"{label}:   the rest: box, shell (M)": middle(
             r["ratchet"] - r["tests"] - r["helper"] - r["git"] for r in rows

@@ -38,7 +38,7 @@ def test_probe():
     custom = sys.modules.get("sitecustomize")
     with open(os.environ["GTD_TEST_PROBE"], "w") as handle:
         json.dump({
-            "sitecustomize": getattr(custom, "__file__", None),
+            "sitecustomize": getattr(getattr(custom, "__spec__", None), "origin", None),
             "cwd": os.getcwd(),
             "pwd": os.environ.get("PWD"),
             "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),

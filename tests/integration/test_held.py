@@ -34,7 +34,8 @@ def test_probe():
     with open(os.environ["GTD_TEST_PROBE"], "w") as handle:
         json.dump({
             "gate": os.environ.get("GTD_RATCHET_GATE"),
-            "sitecustomize": getattr(custom, "__file__", None),
+            "sitecustomize": getattr(getattr(custom, "__spec__", None), "origin", None),
+            "file": getattr(custom, "__file__", None),
         }, handle)
 """
 
@@ -89,8 +90,8 @@ def inode(path: Path, named: Path | None = None) -> str:
 
 RECORD = (
     "import json, os, sys; json.dump({'pytest': 'pytest' in sys.modules, "
-    "'gate': os.environ.get('GTD_RATCHET_GATE'), 'custom': sys.modules['sitecustomize'].__file__}"
-    ", open('ran.json', 'w'))"
+    "'gate': os.environ.get('GTD_RATCHET_GATE'), "
+    "'custom': sys.modules['sitecustomize'].__spec__.origin}, open('ran.json', 'w'))"
 )
 
 
@@ -274,6 +275,50 @@ def test_ratchet_run_holds_the_test_process_and_judges_as_before(
     assert seen["sitecustomize"] is not None
     assert seen["sitecustomize"].endswith(os.path.join("site", "sitecustomize.py"))
     assert str(project.path) not in seen["sitecustomize"]
+    # Through the gate, it has no file: hypothesis takes the literals of every
+    # module with a file outside site-packages for the project's own.
+    assert seen["file"] is None
+
+
+VENV_PROBE = """\
+import json, os, sys
+
+def test_probe():
+    custom = sys.modules.get("sitecustomize")
+    with open(os.environ["GTD_TEST_PROBE"], "w") as handle:
+        json.dump({"sitecustomize": getattr(getattr(custom, "__spec__", None), "origin", None),
+                   "executable": sys.executable, "prefix": sys.prefix}, handle)
+"""
+
+
+def test_a_virtualenv_through_the_rooms_link_is_held_as_it_runs_unheld(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command a project with a .venv is set up with: a path through the
+    # room's link. Started from the run's folder it was not found there, and
+    # every run went unheld (its interpreter and pytest started after the sync).
+    (repo.path / ".venv").symlink_to(sys.prefix)  # the project's virtualenv
+    (repo.path / ".git" / "info" / "exclude").write_text(".venv\n")
+    project = make_project(
+        repo, tmp_path, monkeypatch, VENV_PROBE,
+        command=".venv/bin/python -m pytest -q -p no:cacheprovider",
+    )  # fmt: skip
+    probe = tmp_path / "probe.json"
+    baseline = json.loads(probe.read_text())
+    probe.unlink()
+    res = run_gtd(project.path, "ratchet", "run", "--json")
+    assert res.code == 0, res.stderr
+    assert res.json["passed"] is True, res.json
+    seen = json.loads(probe.read_text())
+    assert seen["sitecustomize"] is not None  # the gate's: held
+    assert seen["sitecustomize"].endswith(os.path.join("site", "sitecustomize.py"))
+    # The interpreter the room's link leads to, named as the unheld run names
+    # it (the room's path): what the baseline recorded of it holds.
+    tree = Path(seen["executable"]).parent.parent.parent
+    assert seen["executable"] == str(tree / ".venv" / "bin" / "python")
+    assert tree.name == "tree"
+    assert str(project.path) not in seen["executable"]
+    assert (seen["executable"], seen["prefix"]) == (baseline["executable"], baseline["prefix"])
 
 
 def room_processes(tree: Path) -> list[int]:

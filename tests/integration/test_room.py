@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from gtd.auto.ratchet import room
+from gtd.fsio import remove_tree
 from gtd.git import Git
 from tests.conftest import Repo
 
@@ -161,6 +162,30 @@ def test_the_same_tree_again_keeps_the_runs_bytecode(repo: Repo) -> None:
     with room.acquire(git) as rm:
         room.sync(git, rm, tree_of(git))
         assert (rm.tree / "m.py").read_text() == "X = 1\n"
+
+
+def test_a_repository_made_anew_at_the_same_path_syncs_from_nothing_known(
+    repo: Repo,
+) -> None:
+    # The slot's last tree is not an object of the new repository (a clone made
+    # again where the old one was): its bytecode cannot be told the run's own.
+    repo.write("m.py", "X = 1\n")
+    repo.commit_all("one")
+    git = Git(repo.path, hardened=True)
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        (rm.tree / "__pycache__").mkdir()
+        (rm.tree / "__pycache__/m.cpython-311.pyc").write_bytes(b"compiled by the run")
+    time.sleep(0.05)
+    remove_tree(repo.path / ".git")
+    repo.git("init", "-q", "-b", "main")
+    repo.write("m.py", "X = 2\n")
+    repo.commit_all("anew")
+    git = Git(repo.path, hardened=True)
+    with room.acquire(git) as rm:
+        room.sync(git, rm, tree_of(git))
+        assert (rm.tree / "m.py").read_text() == "X = 2\n"
+        assert not (rm.tree / "__pycache__").exists()
 
 
 def test_concurrent_runs_get_slots_of_their_own(repo: Repo) -> None:

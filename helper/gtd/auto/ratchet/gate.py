@@ -108,6 +108,12 @@ if _gtd_spec:
         _gtd_hidden = _gtd_gate(_gtd_spec)
     except BaseException:  # Python would go on past a failing sitecustomize
         _os._exit(1)
+    # No file once through the gate (its spec still names it): hypothesis draws
+    # examples from the literals of every module whose file is outside
+    # site-packages and the standard library, taking them for the project's
+    # own; this one's (4096, "PWD", ...) would join the project's, and be parsed
+    # on every run.
+    del __file__
     if _gtd_hidden is not None:  # the environment's own, as Python would run it
         import importlib.util
 

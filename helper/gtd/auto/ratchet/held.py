@@ -262,7 +262,7 @@ def _hold(
             os.makedirs(rm.tree, exist_ok=True)  # bound before its first sync
             os.makedirs(storage, exist_ok=True)
         spawned = box.wrap(
-            boxed, argv, folder, writable=(str(rm.tree), folder, storage),
+            boxed, _from_anywhere(argv, rm), folder, writable=(str(rm.tree), folder, storage),
             readable=(str(rm.live),),
             environ={**os.environ, **env, **run}, left_fd=left_w if left_w >= 0 else None,
         )  # fmt: skip
@@ -304,6 +304,19 @@ def _adopt(guess: early.Early, rm: room.Room, command: str) -> Held:
     )
     child = Spawned(guess.pid, tuple(guess.argv), fds["out"], fds["err"], guess.begun)
     return Held(child, listener, command, fds["gate"], fds["came"])
+
+
+def _from_anywhere(argv: list[str], rm: room.Room) -> list[str]:
+    """``argv`` as it starts outside the room (in the run's folder): a path
+    through the room's link (``.venv/bin/python``, which :func:`_holdable`
+    checked) made absolute in the room, as the unheld run's interpreter sees
+    it from there (the real path of its working directory): the same
+    ``sys.executable`` and prefix. Left relative, it is looked for in the run's
+    folder, fails to start, and the run goes unheld."""
+    exe = argv[0]
+    if os.path.isabs(exe) or os.sep not in exe:
+        return argv
+    return [os.path.join(os.path.realpath(rm.tree), exe), *argv[1:]]
 
 
 def _remember(base: str, argv: list[str] | None) -> None:

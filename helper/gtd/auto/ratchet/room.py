@@ -292,8 +292,11 @@ def _prune_bytecode(
     if previous == tree and since is not None:
         changed = set()  # the same tree again: no module was rewritten
     elif previous is not None and since is not None:
-        out = git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", previous, tree)
-        changed = {p for p in out.split("\0") if p}
+        diff = git.call("diff-tree", "-r", "-z", "--name-only", "--no-renames", previous, tree)
+        # A previous tree the repository does not have (it was made anew at the same
+        # path, the slot is a dead one's): nothing is known, every cache goes.
+        if diff.returncode == 0:
+            changed = {p for p in diff.stdout.split("\0") if p}
     for parent, dirs, _files in walk(room.tree):
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(parent, d))]
         if "__pycache__" not in dirs:
