@@ -58,13 +58,13 @@ def test_a_copys_sandbox_block_names_the_copy_and_this_tests_home(
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     copy = calc_project.make_project(fresh(tmp_path / "b"))
-    [template] = {path for path, _ in calc_project._TEMPLATES.values()}
+    templates = {os.path.realpath(path) for path, _ in calc_project._TEMPLATES.values()}
     here = os.path.realpath(copy.path)
     text = (copy.path / sandbox.SETTINGS).read_text()
     denied = json.loads(text)["sandbox"]["filesystem"]["denyWrite"]
     assert f"{here}/.git" in denied, denied
     assert f"{home}/.gitconfig" in denied, denied
-    assert os.path.realpath(template) not in text
+    assert templates and not [t for t in templates if t in text]
     # taking the block out (the loop's end) still gives back exactly what was there
     from gtd.auto.sandbox import remove
     from gtd.git import Git
