@@ -64,7 +64,8 @@ def test_a_copys_sandbox_block_names_the_copy_and_this_tests_home(
     denied = json.loads(text)["sandbox"]["filesystem"]["denyWrite"]
     assert f"{here}/.git" in denied, denied
     assert f"{home}/.gitconfig" in denied, denied
-    assert templates and not [t for t in templates if t in text]
+    assert templates
+    assert not [t for t in templates if t in text]
     # taking the block out (the loop's end) still gives back exactly what was there
     from gtd.auto.sandbox import remove
     from gtd.git import Git
