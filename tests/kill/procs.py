@@ -125,6 +125,11 @@ def kill_family(roots: Iterable[int], dirs: Sequence[Path]) -> list[str]:
                 os.kill(pid, signal.SIGSTOP)
                 stopped.add(pid)
     for _ in range(100):
+        # kill() returns before the process stops: one in the middle of a fork
+        # finishes it first. Looked for too soon, that child is missed, outlives
+        # the SIGKILL below (a bwrap child killed that way never gets the death
+        # signal of its parent and waits forever), and reads as the helper's leak.
+        _wait_stopped(stopped)
         found = family(roots, dirs) - stopped
         if not found:
             break
@@ -137,6 +142,21 @@ def kill_family(roots: Iterable[int], dirs: Sequence[Path]) -> list[str]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     return names
+
+
+def _wait_stopped(pids: Iterable[int], timeout_s: float = 1.0) -> None:
+    """Wait until each of ``pids`` is stopped (or gone): at most ``timeout_s``,
+    as one in uninterruptible sleep stops only when it wakes."""
+    deadline = time.monotonic() + timeout_s
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                raw = (PROC / str(pid) / "stat").read_text()
+            except OSError:
+                break  # gone
+            if raw[raw.rfind(")") + 2 :].split()[0] in ("T", "t", "Z", "X"):
+                break
+            time.sleep(0.001)
 
 
 def wait_quiet(dirs: Sequence[Path], timeout_s: float) -> set[int]:
