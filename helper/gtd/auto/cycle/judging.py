@@ -186,9 +186,7 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
         failed = run_pre_commit(root, config.timeout_s)
         if failed is not None:
             return Decision(False, f"pre-commit hook failed: {failed}", head=tree.head)
-    raw = state.read_blob(git, st, state.SNAPSHOT)
-    assert raw is not None
-    snapshot = snapshot_codec.loads(raw, f"{state.ref(git)}:{state.SNAPSHOT}")
+    snapshot = sealed_snapshot(git, st)
     taken = time.time()
     with room.acquire(git) as rm:
         # The test process starts now, held until the room is ready: it loads
@@ -236,6 +234,14 @@ def _judge(root: Path, git: Git, st: State) -> Decision:
         look_at=look_at,
         new_tests=newtests.tally(snapshot.baseline.tests, judged.run.tests),
     )
+
+
+def sealed_snapshot(git: Git, st: State) -> Snapshot:
+    """The snapshot sealed in the state a cycle is judged against (set-up sealed
+    it: a state without one is not ready, and no cycle begins)."""
+    raw = state.read_blob(git, st, state.SNAPSHOT)
+    assert raw is not None
+    return snapshot_codec.loads(raw, f"{state.ref(git)}:{state.SNAPSHOT}")
 
 
 def request(

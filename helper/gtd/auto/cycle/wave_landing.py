@@ -161,7 +161,6 @@ def judge(root: Path, git: Git, st: State) -> Decision:
     judges a cycle, on the sealed candidate (the tree that will be committed)."""
     from gtd.auto.cycle import diff_reading, forged, judging, large, review, seals
     from gtd.auto.ratchet import check, newtests, room
-    from gtd.auto.ratchet import snapshot as snapshot_codec
     from gtd.auto.ratchet.held import hold
 
     checked = time.time()
@@ -203,9 +202,7 @@ def judge(root: Path, git: Git, st: State) -> Decision:
         if found:
             where = large.where(git, current.cycle)
             return done(False, large.reason(found, config.max_file_mb, where, root), head=head)
-    raw = state.read_blob(git, st, state.SNAPSHOT)
-    assert raw is not None
-    snapshot = snapshot_codec.loads(raw, f"{state.ref(git)}:{state.SNAPSHOT}")
+    snapshot = judging.sealed_snapshot(git, st)
     taken = time.time()
     with room.acquire(git) as rm:
         held = hold(rm, config, room.environment(rm))
