@@ -16,12 +16,16 @@ from tests.conftest import Repo, run_gtd, shared_outcome_home
 from tests.integration.calc_project import MUL, MUL_TEST, gtd_json, make_project
 
 
-def hook(repo: Repo, tool: str, **tool_input: Any) -> str | None:
-    """The hook's refusal reason for one tool call, or None when it lets it through."""
+def hook(
+    repo: Repo, tool: str, *, cwd: Path | None = None, agent: str | None = None, **tool_input: Any
+) -> str | None:
+    """The hook's refusal reason for one tool call, or None when it lets it through
+    (``agent``: the subagent's id Claude Code sends for a subagent's call)."""
     event = {
         "session_id": "s",
         "hook_event_name": "PreToolUse",
-        "cwd": str(repo.path),
+        "cwd": str(cwd or repo.path),
+        **({"agent_id": agent} if agent is not None else {}),
         "tool_name": tool,
         "tool_input": tool_input,
     }
@@ -269,7 +273,7 @@ def test_the_implementer_runs_only_inside_a_cycle(repo: Repo) -> None:
     guard none of it; other agents are the session's own business. (The plugin's
     name for it, and install.py's.)"""
     make_project(repo)
-    prompts = [
+    prompts: list[dict[str, Any]] = [
         {"subagent_type": name, "prompt": "Read x and follow it exactly."}
         for name in ("gtd:implementer", "gtd-implementer")
     ]

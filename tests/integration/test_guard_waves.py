@@ -8,36 +8,20 @@ wave begun by the real CLI, the JSON Claude Code sends."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Repo, run_gtd
-from tests.integration.test_waves import begin, project
+from tests.conftest import Repo
+from tests.integration.test_guard import hook as guard_hook
+from tests.integration.test_waves import project, wave_trees
 
 
 def hook(repo: Repo, tool: str, cwd: Path | None = None, **tool_input: Any) -> str | None:
-    """The hook's refusal reason for one tool call, or None when it lets it through."""
-    event = {
-        "session_id": "s",
-        "hook_event_name": "PreToolUse",
-        "cwd": str(cwd or repo.path),
-        "agent_id": "a1",
-        "tool_name": tool,
-        "tool_input": tool_input,
-    }
-    res = run_gtd(repo.path, "hook", "pre-tool-use", input_text=json.dumps(event))
-    assert res.code == 0, res.stderr
-    if not res.stdout.strip():
-        return None
-    answer = json.loads(res.stdout)["hookSpecificOutput"]
-    assert answer["permissionDecision"] == "deny"
-    reason = answer["permissionDecisionReason"]
-    assert isinstance(reason, str)
-    return reason
+    """The hook's refusal reason for an implementer's tool call (a subagent's)."""
+    return guard_hook(repo, tool, cwd=cwd, agent="a1", **tool_input)
 
 
 @pytest.fixture
@@ -48,11 +32,8 @@ def wave(repo: Repo) -> tuple[Repo, list[Path]]:
     from gtd.git import Git
 
     project(repo)
-    answer = begin(repo)
-    assert answer["status"] == "wave", answer
+    trees = wave_trees(repo)
     sandbox.remove(repo.path, Git(repo.path))
-    trees = answer["worktrees"]
-    assert isinstance(trees, list)
     assert len(trees) == 2
     return repo, [Path(str(t)) for t in trees]
 

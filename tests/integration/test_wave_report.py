@@ -14,10 +14,10 @@ from tests.integration.test_waves import (
     MUL_TEST,
     SUB,
     SUB_TEST,
-    begin,
     end,
     project,
     records,
+    wave_trees,
     write,
 )
 
@@ -45,10 +45,7 @@ def _since(repo: Repo) -> str:
 
 def test_the_report_names_the_tasks_that_ran_together(repo: Repo) -> None:
     project(repo)
-    answer = begin(repo)
-    assert answer["status"] == "wave", answer
-    trees = answer["worktrees"]
-    assert isinstance(trees, list)
+    trees = wave_trees(repo)
     assert (
         _report(repo)
         .split("## State\n\n", 1)[1]

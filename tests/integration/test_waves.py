@@ -50,6 +50,15 @@ def begin(repo: Repo) -> dict[str, object]:
     return gtd_json(repo, "cycle", "begin")
 
 
+def wave_trees(repo: Repo) -> list[str]:
+    """Begin a wave; its worktrees, in plan order."""
+    answer = begin(repo)
+    assert answer["status"] == "wave", answer
+    trees = answer["worktrees"]
+    assert isinstance(trees, list)
+    return trees
+
+
 def settled(repo: Repo) -> dict[str, object]:
     """`begin`'s answer once no verdict is still being worked out (an `end`
     whose tests outlived its wait on a loaded machine answers `checking`)."""
@@ -156,9 +165,7 @@ def test_two_independent_tasks_land_in_plan_order(repo: Repo) -> None:
 def test_a_conflicting_task_goes_back_to_the_queue_and_lands_later(repo: Repo) -> None:
     project(repo)
     base = repo.git("rev-parse", "HEAD").strip()
-    answer = begin(repo)
-    trees = answer["worktrees"]
-    assert isinstance(trees, list)
+    trees = wave_trees(repo)
     write(trees[0], "mul.py", MUL)
     write(trees[0], "notes.txt", "mul\n")
     write(trees[1], "sub.py", SUB)
@@ -191,9 +198,7 @@ def test_a_conflicting_task_goes_back_to_the_queue_and_lands_later(repo: Repo) -
 def test_a_failing_task_is_reverted_and_the_other_lands(repo: Repo) -> None:
     project(repo)
     base = repo.git("rev-parse", "HEAD").strip()
-    answer = begin(repo)
-    trees = answer["worktrees"]
-    assert isinstance(trees, list)
+    trees = wave_trees(repo)
     write(trees[0], "mul.py", MUL)
     write(trees[0], "tests/test_mul.py", MUL_TEST.replace("== 6", "== 7"))
     write(trees[1], "sub.py", SUB)
@@ -222,9 +227,7 @@ def test_a_combination_no_task_broke_alone_is_refused(repo: Repo) -> None:
     )
     project(repo, plan=plan)
     base = repo.git("rev-parse", "HEAD").strip()
-    answer = begin(repo)
-    trees = answer["worktrees"]
-    assert isinstance(trees, list)
+    trees = wave_trees(repo)
     write(trees[0], "plugins/a.py", "A = 1\n")
     write(trees[1], "plugins/b.py", "B = 1\n")
 
@@ -314,9 +317,7 @@ def test_a_kill_in_a_wave_task_end_leaves_it_landed_or_queued(
 ) -> None:
     project(repo)
     base = repo.git("rev-parse", "HEAD").strip()
-    answer = begin(repo)
-    trees = answer["worktrees"]
-    assert isinstance(trees, list)
+    trees = wave_trees(repo)
     _finish_wave(repo, trees)
     if which == 2:
         assert end(repo, 1)["status"] == "passed"
@@ -403,9 +404,7 @@ def test_a_kill_in_a_failing_task_end_leaves_it_reverted_once(repo: Repo, point:
     project(repo)
     base = repo.git("rev-parse", "HEAD").strip()
     before = {p: (repo.path / p).read_bytes() for p in ("calc.py", "PLAN.md")}
-    answer = begin(repo)
-    trees = answer["worktrees"]
-    assert isinstance(trees, list)
+    trees = wave_trees(repo)
     write(trees[0], "mul.py", MUL)
     write(trees[0], "tests/test_mul.py", MUL_TEST.replace("== 6", "== 7"))
     write(trees[1], "sub.py", SUB)
@@ -469,9 +468,7 @@ def test_a_worktree_whose_git_file_is_rewritten_is_read_through_the_helpers_entr
     when it builds the candidate. The helper reads the worktree through git's
     entry for it, in the common git folder no agent writes."""
     project(repo)
-    answer = begin(repo)
-    trees = answer["worktrees"]
-    assert isinstance(trees, list)
+    trees = wave_trees(repo)
     mine = Path(str(trees[0]))
     marker = repo.path.parent / "the-filter-ran"
     forged = repo.path.parent / "forged.git"

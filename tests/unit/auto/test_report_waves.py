@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from gtd.auto import memory as m
 from gtd.auto import report, report_waves, wave_journal
 from gtd.auto.journal import Journal
 from gtd.auto.memory import CycleRecord, Memory
+from tests.unit.auto.test_report import fold, section
 
 NOW = "2025-01-15T12:00:00Z"
 
@@ -26,17 +26,6 @@ def cyc(number: int, task: str, status: str, **fields: object) -> CycleRecord:
     }
     base.update(fields)
     return CycleRecord(cycle=number, task=task, status=status, **base)  # type: ignore[arg-type]
-
-
-def fold(*recs: CycleRecord) -> Memory:
-    mem = Memory()
-    for rec in recs:
-        mem = m.record_cycle(mem, rec)
-    return mem
-
-
-def section(text: str, title: str) -> str:
-    return text.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0]
 
 
 def cells(line: str) -> list[str]:
