@@ -267,7 +267,26 @@ def test_a_wave_of_one_ready_task_is_a_serial_cycle(repo: Repo) -> None:
     assert answer["task"] == "T1"
 
 
-@pytest.mark.parametrize("point", ["wave-sealed", "wave-branch", "wave-checkout", "wave-made"])
+# The kills at named points of a wave are a harness: the quick loop keeps one kill of
+# each kind and the rest run in the slow set (their guarantee kept in the quick loop by
+# the test named in each marker), as test_cycle.py's crash points do; the kill trials
+# at random moments of a wave are tests/integration/test_wave_kills.py (slow).
+def _variant(values: object, kept_by: str) -> object:
+    """A kill point whose guarantee the quick loop keeps in the case ``kept_by``."""
+    args = values if isinstance(values, tuple) else (values,)
+    return pytest.param(*args, marks=pytest.mark.slow(reason=f"a variant of {kept_by}"))
+
+
+# A kill as the wave begins: before its first seal, and after its last worktree is made.
+BEGIN_POINTS = [
+    "wave-sealed",
+    _variant("wave-branch", "test_a_wave_killed_as_it_begins_leaves_nothing[wave-made]"),
+    _variant("wave-checkout", "test_a_wave_killed_as_it_begins_leaves_nothing[wave-made]"),
+    "wave-made",
+]
+
+
+@pytest.mark.parametrize("point", BEGIN_POINTS)
 def test_a_wave_killed_as_it_begins_leaves_nothing(repo: Repo, point: str) -> None:
     project(repo)
     head = repo.git("rev-parse", "HEAD").strip()
@@ -298,22 +317,32 @@ def _finish_wave(repo: Repo, trees: list[str]) -> None:
 
 
 # Each point of a wave task's end: its turn sealed (`wave-turn`, in `end`), then
-# the worker's, as a single cycle's (tests/integration/test_cycle.py).
-END_POINTS = [
-    "wave-turn",
-    "checking",
-    "verdict",
-    "work-commit",
-    "tick-commit",
-    "plan-ticked",
-    "recorded",
+# the worker's, as a single cycle's (tests/integration/test_cycle.py). The quick loop
+# keeps one kill of each kind: in `end` itself, in the worker before the verdict,
+# between the verdict and the sealed record, after it; the first task's end (the
+# other still in flight) and the second's each at two of them.
+_END = "test_a_kill_in_a_wave_task_end_leaves_it_landed_or_queued"
+END_KILLS = [
+    (1, "wave-turn"),
+    _variant((2, "wave-turn"), f"{_END}[1-wave-turn]"),
+    _variant((1, "checking"), f"{_END}[2-checking]"),
+    (2, "checking"),
+    _variant((1, "verdict"), f"{_END}[1-work-commit]"),
+    _variant((2, "verdict"), f"{_END}[1-work-commit]"),
+    (1, "work-commit"),
+    _variant((2, "work-commit"), f"{_END}[1-work-commit]"),
+    _variant((1, "tick-commit"), f"{_END}[1-work-commit]"),
+    _variant((2, "tick-commit"), f"{_END}[1-work-commit]"),
+    _variant((1, "plan-ticked"), f"{_END}[1-work-commit]"),
+    _variant((2, "plan-ticked"), f"{_END}[1-work-commit]"),
+    _variant((1, "recorded"), f"{_END}[2-recorded]"),
+    (2, "recorded"),
 ]
 
 
-@pytest.mark.parametrize("point", END_POINTS)
-@pytest.mark.parametrize("which", [1, 2])
+@pytest.mark.parametrize(("which", "point"), END_KILLS)
 def test_a_kill_in_a_wave_task_end_leaves_it_landed_or_queued(
-    repo: Repo, point: str, which: int
+    repo: Repo, which: int, point: str
 ) -> None:
     project(repo)
     base = repo.git("rev-parse", "HEAD").strip()
@@ -399,7 +428,16 @@ def test_the_headless_loop_runs_a_wave_s_agents_at_once(
     assert helper_leftovers(repo) == []
 
 
-@pytest.mark.parametrize("point", ["verdict", "wave-kept", "recorded"])
+# A failing task's end: the kill between its verdict and its sealed record that only
+# a revert has (`wave-kept`) stays in the quick loop; the verdict's and the record's
+# are those of a passing end, above.
+_REVERTED = "test_a_kill_in_a_failing_task_end_leaves_it_reverted_once[wave-kept]"
+
+
+@pytest.mark.parametrize(
+    "point",
+    [_variant("verdict", _REVERTED), "wave-kept", _variant("recorded", _REVERTED)],
+)
 def test_a_kill_in_a_failing_task_end_leaves_it_reverted_once(repo: Repo, point: str) -> None:
     project(repo)
     base = repo.git("rev-parse", "HEAD").strip()
