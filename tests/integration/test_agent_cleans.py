@@ -143,7 +143,22 @@ def private_folder(repo: Repo) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("piece", ["gtd", "gtd/pins.git", "gtd/sealed", "gtd-children"])
+# `gtd/pins.git` and `gtd/sealed` are pieces of `gtd`, which removes both at once
+# (its case asserts what the pins' loss says): slow, kept in the quick loop by [gtd].
+_PIECE = pytest.mark.slow(
+    reason="a variant of test_the_helpers_folders_in_git_removed_during_a_cycle[gtd]"
+)
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        "gtd",
+        pytest.param("gtd/pins.git", marks=_PIECE),
+        pytest.param("gtd/sealed", marks=_PIECE),
+        "gtd-children",
+    ],
+)
 def test_the_helpers_folders_in_git_removed_during_a_cycle(project: Repo, piece: str) -> None:
     """`rm -rf .git/gtd` or a piece of it (the pins' side repository, the copies
     of git's vital files), and the notes of the helper's git children: the
