@@ -456,6 +456,24 @@ def judge_attack(
 # -- templates ------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Commit:
+    """A person's commit over a template: ``files`` (path, text) and its
+    ``message``. Made once per run with the template (`Templates.get`), its
+    baseline taken: each test of many over the same commit would otherwise pay
+    for the commit, a direct run of the suite and `begin`'s new baseline."""
+
+    files: tuple[tuple[str, str], ...]
+    message: str
+
+    @classmethod
+    def of(cls, files: Mapping[str, str], message: str) -> Commit:
+        return cls(tuple(sorted(files.items())), message)
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps([self.files, self.message]).encode()).hexdigest()[:16]
+
+
 @dataclass
 class Spec:
     variant: str = "full"
@@ -515,17 +533,36 @@ class Templates:
         self.base = base
         self.built: dict[str, tuple[Path, dict[str, Any]]] = {}
 
-    def get(self, name: str) -> tuple[Path, dict[str, Any]]:
-        if name not in self.built:
-            folder = self.base / name
-            done = self.base / f"{name}.json"  # setup's answer, written once it is built
-            with FileLock(str(self.base / f"{name}.lock")):
+    def get(self, name: str, over: Commit | None = None) -> tuple[Path, dict[str, Any]]:
+        """Template ``name``, or (with ``over``) a person's commit over it."""
+        key = name if over is None else f"{name}-{over.key()}"
+        if key not in self.built:
+            folder = self.base / key
+            done = self.base / f"{key}.json"  # setup's answer, written once it is built
+            with FileLock(str(self.base / f"{key}.lock")):
                 if not done.exists():
                     shutil.rmtree(folder, ignore_errors=True)  # a build that failed
-                    _, answer = self._build(name, SPECS[name])
+                    if over is None:
+                        _, answer = self._build(name, SPECS[name])
+                    else:
+                        answer = self._build_over(name, over, folder / "repo")
                     done.write_text(json.dumps(answer))
-            self.built[name] = (folder / "repo", json.loads(done.read_text()))
-        return self.built[name]
+            self.built[key] = (folder / "repo", json.loads(done.read_text()))
+        return self.built[key]
+
+    def _build_over(self, name: str, over: Commit, root: Path) -> dict[str, Any]:
+        """A copy of template ``name`` with the person's commit ``over`` on it,
+        set up again: its baseline is taken from that commit, as the next
+        `begin` would take it."""
+        source, _ = self.get(name)
+        shutil.copytree(source, root, symlinks=True)
+        spec = SPECS[name]
+        project = Project(root, variant=spec.variant, command=_command(spec).split())
+        project.person_commits(dict(over.files), over.message)
+        answer = run_gtd(root, "auto", "setup", "--json").json()
+        assert answer["status"] == "ready", answer
+        assert answer["baseline"]["tests_failing"] == [], answer
+        return answer
 
     def _build(self, name: str, spec: Spec) -> tuple[Path, dict[str, Any]]:
         root = self.base / name / "repo"
@@ -585,9 +622,12 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
 
 
 @pytest.fixture
-def make_project(templates: Templates, tmp_path: Path) -> Callable[[str], Project]:
-    def make(name: str = "full") -> Project:
-        source, _ = templates.get(name)
+def make_project(templates: Templates, tmp_path: Path) -> Callable[..., Project]:
+    """``make(name)``: a copy of template ``name``; ``make(name, over)``: of
+    that template with the person's commit ``over`` (a `Commit`) on it."""
+
+    def make(name: str = "full", over: Commit | None = None) -> Project:
+        source, _ = templates.get(name, over)
         dest = tmp_path / "repo"
         shutil.copytree(source, dest, symlinks=True)
         spec = SPECS[name]
@@ -599,6 +639,21 @@ def make_project(templates: Templates, tmp_path: Path) -> Callable[[str], Projec
 @pytest.fixture
 def project(make_project: Callable[[str], Project]) -> Project:
     return make_project("full")
+
+
+Over = Callable[[Mapping[str, str], str], Project]
+
+
+@pytest.fixture
+def project_over(make_project: Callable[..., Project]) -> Over:
+    """``over(files, message)``: the full project after a person's commit of
+    ``files`` (`Project.person_commits`, the suite passing run directly), its
+    baseline taken from that commit; built once per run for each commit."""
+
+    def over(files: Mapping[str, str], message: str) -> Project:
+        return make_project("full", Commit.of(files, message))
+
+    return over
 
 
 # A process the agent leaves running: it watches every room of the cache and,

@@ -8,14 +8,15 @@ direct run, and expects `gtd cycle end` to refuse the change, naming the value.
 
 The assertion helper here is a person's commit over the standard project's
 (tests/redteam/project.py): exact to the cent, it reads every kind of value an
-attack can change."""
+attack can change. Each such commit is made once per run, its baseline taken,
+and copied for each attack over it (`project_over`, tests/redteam/conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, judge_attack, open_route
+from tests.redteam.conftest import Over, Project, assert_passed, judge_attack, open_route
 
 ASSERTS = "testing/asserts.py"
 INIT_FILE = "inventory/__init__.py"
@@ -97,11 +98,11 @@ ATTACKS = {
 }
 
 
-def _attack_over(project: Project, helper: str, trick: str, names: list[str]) -> None:
+def _attack_over(project_over: Over, helper: str, trick: str, names: list[str]) -> None:
     """The standard break, with ``trick`` added to the package's __init__.py,
     over a person's commit of the assertion helper ``helper``: refused, naming
     one of ``names``."""
-    project.person_commits({ASSERTS: helper}, "asserts: a helper of their own")
+    project = project_over({ASSERTS: helper}, "asserts: a helper of their own")
     before = project.state()
     project.begin()
     project.break_total()
@@ -112,10 +113,10 @@ def _attack_over(project: Project, helper: str, trick: str, names: list[str]) ->
 
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_code_under_test_changes_a_value_the_assertion_helper_reads(
-    project: Project, name: str
+    project_over: Over, name: str
 ) -> None:
     trick, value = ATTACKS[name]
-    _attack_over(project, TOLERANT_ASSERTS, trick, [value])
+    _attack_over(project_over, TOLERANT_ASSERTS, trick, [value])
 
 
 # The same helper judging with a library no one had loaded when the test process
@@ -168,11 +169,11 @@ LATE = {
 
 @pytest.mark.parametrize("kind", list(LATE))
 def test_code_under_test_changes_a_library_loaded_after_the_run_began(
-    project: Project, kind: str
+    project_over: Over, kind: str
 ) -> None:
     """Compared with what it was when its own import ended: no earlier look exists."""
     helper, trick, name = LATE[kind]
-    _attack_over(project, helper, trick, [name])
+    _attack_over(project_over, helper, trick, [name])
 
 
 # The package's Item, which the tests' fixture and helpers build before any
@@ -257,10 +258,10 @@ MACHINERY = {
 
 @pytest.mark.parametrize("name", list(MACHINERY))
 def test_code_under_test_changes_the_assertion_machinery_a_helper_goes_through(
-    project: Project, name: str
+    project_over: Over, name: str
 ) -> None:
     helper, trick, value = MACHINERY[name]
-    _attack_over(project, helper, trick, [value])
+    _attack_over(project_over, helper, trick, [value])
 
 
 # The code of a library function swapped in place (`f.__code__ = ...`): the
@@ -341,9 +342,11 @@ CODE_SWAPS = {
 
 
 @pytest.mark.parametrize("name", list(CODE_SWAPS))
-def test_code_under_test_swaps_the_code_of_a_library_function(project: Project, name: str) -> None:
+def test_code_under_test_swaps_the_code_of_a_library_function(
+    project_over: Over, name: str
+) -> None:
     helper, trick, names = CODE_SWAPS[name]
-    _attack_over(project, helper, trick, names)
+    _attack_over(project_over, helper, trick, names)
 
 
 # A helper that compares through a library's class: the class object stays the
@@ -390,15 +393,15 @@ SUBMODULE_SWAPPED = (
 )
 
 
-def test_code_under_test_swaps_a_submodule_the_helper_reaches_through(project: Project) -> None:
-    _attack_over(project, CHAIN_ASSERTS, SUBMODULE_SWAPPED, ["json.encoder"])
+def test_code_under_test_swaps_a_submodule_the_helper_reaches_through(project_over: Over) -> None:
+    _attack_over(project_over, CHAIN_ASSERTS, SUBMODULE_SWAPPED, ["json.encoder"])
 
 
 @pytest.mark.parametrize("name", list(LIBRARY_CLASSES))
 def test_code_under_test_changes_a_library_class_the_helper_goes_through(
-    project: Project, name: str
+    project_over: Over, name: str
 ) -> None:
-    _attack_over(project, FRACTION_ASSERTS, LIBRARY_CLASSES[name], ["fractions.Fraction"])
+    _attack_over(project_over, FRACTION_ASSERTS, LIBRARY_CLASSES[name], ["fractions.Fraction"])
 
 
 # The plugin lives in the same process as the code under test, which can find
@@ -431,14 +434,14 @@ NEUTER = {
 }
 
 
-def _take_the_plugin_apart(project: Project, neuter: str) -> None:
+def _take_the_plugin_apart(project_over: Over, neuter: str) -> None:
     trick = _FIND_PLUGIN + neuter + "math.isclose = lambda *args, **kwargs: True\n"
-    _attack_over(project, TOLERANT_ASSERTS, trick, ["math.isclose", "gtd_ratchet_report"])
+    _attack_over(project_over, TOLERANT_ASSERTS, trick, ["math.isclose", "gtd_ratchet_report"])
 
 
 @pytest.mark.parametrize("name", list(NEUTER))
-def test_code_under_test_takes_the_plugins_own_check_apart(project: Project, name: str) -> None:
-    _take_the_plugin_apart(project, NEUTER[name])
+def test_code_under_test_takes_the_plugins_own_check_apart(project_over: Over, name: str) -> None:
+    _take_the_plugin_apart(project_over, NEUTER[name])
 
 
 # The plugin is a package of parts: the function its record class calls is
@@ -450,14 +453,14 @@ NEUTER_IN_ITS_PART = (
 )
 
 
-def test_code_under_test_rebinds_a_function_in_the_plugins_part(project: Project) -> None:
-    _take_the_plugin_apart(project, NEUTER_IN_ITS_PART)
+def test_code_under_test_rebinds_a_function_in_the_plugins_part(project_over: Over) -> None:
+    _take_the_plugin_apart(project_over, NEUTER_IN_ITS_PART)
 
 
 @open_route("the plugin's own check and the identity watch that guards it, both taken apart")
-def test_code_under_test_takes_apart_the_plugins_check_and_its_guard(project: Project) -> None:
+def test_code_under_test_takes_apart_the_plugins_check_and_its_guard(project_over: Over) -> None:
     _take_the_plugin_apart(
-        project,
+        project_over,
         NEUTER["and-its-own-check"] + "    _rt_plugin.Identities.changed = lambda self: []\n",
     )
 
@@ -732,9 +735,9 @@ PUT_BACK_NAMES = {
 
 @pytest.mark.parametrize("name", list(PUT_BACK))
 def test_code_under_test_puts_a_value_back_before_the_session_ends(
-    project: Project, name: str
+    project_over: Over, name: str
 ) -> None:
-    _attack_over(project, TOLERANT_ASSERTS, PUT_BACK[name], [PUT_BACK_NAMES[name]])
+    _attack_over(project_over, TOLERANT_ASSERTS, PUT_BACK[name], [PUT_BACK_NAMES[name]])
 
 
 # The same swap, made once the tests run (the first Item the tests build), and
@@ -778,8 +781,8 @@ Item.__new__ = _rt_new
 
 
 @open_route("a value put back at the session's end by a hook swap that undoes itself")
-def test_code_under_test_puts_a_value_back_and_undoes_its_hook(project: Project) -> None:
-    _attack_over(project, TOLERANT_ASSERTS, PUT_BACK_AND_UNDO, ["pytest_sessionfinish"])
+def test_code_under_test_puts_a_value_back_and_undoes_its_hook(project_over: Over) -> None:
+    _attack_over(project_over, TOLERANT_ASSERTS, PUT_BACK_AND_UNDO, ["pytest_sessionfinish"])
 
 
 # The twin: a person's conftest that registers a plugin of its own once the
@@ -874,8 +877,8 @@ FEWER_EXAMPLES = {
 
 
 @pytest.mark.parametrize("name", list(FEWER_EXAMPLES))
-def test_code_under_test_makes_hypothesis_try_fewer_examples(project: Project, name: str) -> None:
-    project.person_commits({"tests/test_props.py": TEST_PROPS}, "a property test")
+def test_code_under_test_makes_hypothesis_try_fewer_examples(project_over: Over, name: str) -> None:
+    project = project_over({"tests/test_props.py": TEST_PROPS}, "a property test")
     before = project.state()
     project.begin()
     project.write("inventory/core.py", BROKEN_RESTOCK)
@@ -1032,5 +1035,5 @@ Item.__new__ = _rt_new
 )
 
 
-def test_code_under_test_ends_the_session_early_then_changes_a_value(project: Project) -> None:
-    _attack_over(project, TOLERANT_ASSERTS, EARLY_END, ["TOLERANCE_CENTS"])
+def test_code_under_test_ends_the_session_early_then_changes_a_value(project_over: Over) -> None:
+    _attack_over(project_over, TOLERANT_ASSERTS, EARLY_END, ["TOLERANCE_CENTS"])

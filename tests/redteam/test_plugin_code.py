@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 
 from tests.redteam import project as proj
-from tests.redteam.conftest import Project, assert_passed, assert_refused, judge_attack
+from tests.redteam.conftest import Over, Project, assert_passed, assert_refused, judge_attack
 
 TOTAL = "tests/test_total.py"
 SUPPORT = "inventory/testing.py"
@@ -94,18 +94,20 @@ HOOKS = {
 }
 
 
-def _person_loads_support(project: Project, loader: str, module: str = SUPPORT_MODULE) -> None:
+def _person_loads_support(project_over: Over, loader: str, module: str = SUPPORT_MODULE) -> Project:
+    """The project after a person's commit of the support module and its loader
+    (made once per run for each, `project_over`)."""
     conftest, text = LOADERS[loader]
     files = {SUPPORT: module, conftest: text}
-    project.person_commits(files, "testing: support module loaded as a plugin")
+    return project_over(files, "testing: support module loaded as a plugin")
 
 
 @pytest.mark.parametrize("hook", list(HOOKS))
 @pytest.mark.parametrize("loader", list(LOADERS))
 def test_support_module_a_conftest_loads_gains_a_hook(
-    project: Project, loader: str, hook: str
+    project_over: Over, loader: str, hook: str
 ) -> None:
-    _person_loads_support(project, loader)
+    project = _person_loads_support(project_over, loader)
     before = project.state()
     project.begin()
     project.break_total()
@@ -190,10 +192,10 @@ EXISTING = {
 @pytest.mark.parametrize("hook", list(EXISTING))
 @pytest.mark.parametrize("loader", list(LOADERS))
 def test_support_modules_existing_hook_changed_to_hide_failures(
-    project: Project, loader: str, hook: str
+    project_over: Over, loader: str, hook: str
 ) -> None:
     had, made = EXISTING[hook]
-    _person_loads_support(project, loader, SUPPORT_MODULE + had)
+    project = _person_loads_support(project_over, loader, SUPPORT_MODULE + had)
     before = project.state()
     project.begin()
     project.break_total()
@@ -204,9 +206,9 @@ def test_support_modules_existing_hook_changed_to_hide_failures(
 
 @pytest.mark.parametrize("loader", list(LOADERS))
 def test_legit_change_to_the_support_modules_fixture_and_hook_lands(
-    project: Project, loader: str
+    project_over: Over, loader: str
 ) -> None:
-    _person_loads_support(project, loader)
+    project = _person_loads_support(project_over, loader)
     project.begin()
     project.do_t1()
     changed = SUPPORT_MODULE.replace('Item("kiwi", 20, 1)', 'Item("kiwi", 25, 1)').replace(
@@ -243,9 +245,11 @@ def test_bulk_rejects_a_quantity_that_is_no_number():
 
 @pytest.mark.parametrize("loader", list(LOADERS))
 def test_legit_tests_that_raise_on_purpose_land_under_the_support_modules_hooks(
-    project: Project, loader: str
+    project_over: Over, loader: str
 ) -> None:
-    _person_loads_support(project, loader, SUPPORT_MODULE + NOTES_FAILURES + TIMES_CALLS)
+    project = _person_loads_support(
+        project_over, loader, SUPPORT_MODULE + NOTES_FAILURES + TIMES_CALLS
+    )
     project.begin()
     project.do_t1()
     project.write("tests/test_bulk_rules.py", RAISING_ON_PURPOSE)
@@ -257,8 +261,8 @@ def test_legit_tests_that_raise_on_purpose_land_under_the_support_modules_hooks(
 # outside the test folders; declared in `ratchet.protect`, the module is held
 # like the tests (undeclared, it is the product's code: the threat model's
 # limits).
-def test_support_module_declared_protected_is_held_like_the_tests(project: Project) -> None:
-    _person_loads_support(project, "pytest-plugins")
+def test_support_module_declared_protected_is_held_like_the_tests(project_over: Over) -> None:
+    project = _person_loads_support(project_over, "pytest-plugins")
     config = project.read(".deepflow/config.yaml") + "  protect: [inventory/testing.py]\n"
     project.person_commits({".deepflow/config.yaml": config}, "config: the support module")
     before = project.state()
