@@ -360,6 +360,14 @@ class Git:
     def write_blob(self, data: bytes) -> str:
         return self._bytes(("hash-object", "-w", "--stdin"), data).decode("ascii").strip()
 
+    def write_objects(self, objects: Sequence[tuple[str, bytes]], algo: str) -> list[str]:
+        """(kind, content) objects written loose by one `git unpack-objects`
+        (gtd.git_objects; ``algo``: the repository's hash), their ids returned."""
+        from gtd import git_objects
+
+        self._bytes(("unpack-objects", "-q"), git_objects.pack(objects, algo))
+        return [git_objects.object_id(kind, data, algo) for kind, data in objects]
+
     def write_blob_files(self, paths: Sequence[str]) -> list[str]:
         """The blobs of these files' bytes as they are (no attribute filter), in
         one git process; git reads each file itself, streaming a large one.
