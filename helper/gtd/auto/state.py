@@ -187,14 +187,14 @@ def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
         names += ["HEAD^{commit}", "HEAD^{tree}"]
     objects = git.objects(names)
     commit, tree = objects[0], objects[1]
+    head_commit, head_tree = objects[-2:] if head else (None, None)
+    at_head = (head_commit.oid, head_tree.oid) if head_commit and head_tree else None
     if commit is None or tree is None:
-        return EMPTY
+        return EMPTY._replace(head=at_head)  # (never set up: HEAD as asked, still)
     if SUMMARY not in parse_tree(tree.data, len(tree.oid) // 2) and _take_back(git, commit.oid):
         return read(git, snapshot=snapshot, head=head)
     found = objects[2 : 2 + len(parts)]
     raw = {part: obj.data for part, obj in zip(parts, found, strict=True) if obj}
-    head_commit, head_tree = objects[-2:] if head else (None, None)
-    at_head = (head_commit.oid, head_tree.oid) if head_commit and head_tree else None
     try:
         entries = parse_tree(tree.data, len(tree.oid) // 2)
         the_journal = journal_mod.loads(raw[JOURNAL].decode()) if JOURNAL in raw else None
