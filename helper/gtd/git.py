@@ -99,6 +99,7 @@ class Git:
         self._worktree: tuple[str | None] | None = None  # worktree_id, once asked
         # What git said of objects named by their full ids (see _of_objects).
         self._read: dict[tuple[str, ...], str] = {}
+        self._short: dict[str, str] = {}  # full object id → its abbreviation (short)
 
     def without_outside_config(self) -> Git:
         """This repository's git reading its own configuration only: the global and
@@ -278,7 +279,14 @@ class Git:
         return parse_worktree_list(self.run("worktree", "list", "--porcelain", "-z"))
 
     def short(self, rev: str) -> str:
-        return self.run("rev-parse", "--short", rev).strip()
+        """``rev`` abbreviated. A full object id's is asked once per instance: a
+        passing cycle names its commit in the plan's tick and again in its
+        answer, and the two should read alike (a git process less, too)."""
+        if not _is_oid(rev):
+            return self.run("rev-parse", "--short", rev).strip()
+        if rev not in self._short:
+            self._short[rev] = self.run("rev-parse", "--short", rev).strip()
+        return self._short[rev]
 
     def objects(self, names: Sequence[str]) -> list[GitObject | None]:
         """Each named object (``<rev>:<path>``, an oid, a ref) with its id, kind and
@@ -359,6 +367,14 @@ class Git:
 
     def write_blob(self, data: bytes) -> str:
         return self._bytes(("hash-object", "-w", "--stdin"), data).decode("ascii").strip()
+
+    def write_objects(self, objects: Sequence[tuple[str, bytes]], algo: str) -> list[str]:
+        """(kind, content) objects written loose by one `git unpack-objects`
+        (gtd.git_objects; ``algo``: the repository's hash), their ids returned."""
+        from gtd import git_objects
+
+        self._bytes(("unpack-objects", "-q"), git_objects.pack(objects, algo))
+        return [git_objects.object_id(kind, data, algo) for kind, data in objects]
 
     def write_blob_files(self, paths: Sequence[str]) -> list[str]:
         """The blobs of these files' bytes as they are (no attribute filter), in

@@ -55,6 +55,7 @@ CORE = (
     "gtd.templates",
     "gtd.command_words",
     "gtd.git_parse",
+    "gtd.git_objects",
     # helper/gtd/auto
     "gtd.auto",
     "gtd.auto.plan",

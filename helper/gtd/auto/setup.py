@@ -68,7 +68,8 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
             "and commit, then rerun setup",
         )
     with locked(state_lock(root)):
-        st = state.read(git)
+        st = state.read(git, head=True)  # HEAD with it: a git process less
+        at_head = st.head
         if not st.set_up and (root / paths.MEMORY).exists():
             from gtd.auto import memory_file
 
@@ -84,7 +85,7 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
             return _checking()
         if current is not None:
             st = state.write(git, st, "drop an interrupted baseline run", journal=None)
-        head = git.head()
+        head = at_head[0] if at_head is not None else git.head()
         if state.SETUP in st.raw:
             result: Answer = json.loads(st.raw[state.SETUP])
             st = state.write(git, st, "setup result reported", others={state.SETUP: None})
@@ -92,7 +93,8 @@ def setup(root: Path, now: Now, *, accept: bool = False) -> Answer:
                 result.pop("head", None)
                 return result
         created, committed, cfg = _prepare(root, git)
-        head = git.head()
+        if committed is not None:  # the setup commit moved HEAD
+            head = git.head()
         assert head is not None
         from gtd.auto.config import to_json
         from gtd.auto.cycle.seals import environment_changes

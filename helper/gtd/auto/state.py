@@ -86,6 +86,46 @@ def ref(git: Git) -> str:
     return paths.refs_of(git.worktree_id()) + "state"
 
 
+# What makes `git commit-tree` date a commit otherwise than now.
+_DATED = frozenset({"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"})
+
+
+def _seal_objects(
+    git: Git,
+    parent: str,
+    entries: dict[str, tuple[str, str]],
+    raw: dict[str, bytes],
+    contents: dict[str, bytes | None],
+    message: str,
+) -> str:
+    """A seal's new blobs, its tree and its commit (on ``parent``) written by one
+    git process, not one apiece (gtd.git_objects: the objects `hash-object`,
+    `mktree` and `commit-tree` would write); ``entries`` and ``raw`` updated.
+    Returns the commit's id."""
+    import time
+
+    from gtd import git_objects
+
+    algo = git_objects.algorithm(parent)
+    blobs: list[tuple[str, bytes]] = []
+    for name, data in contents.items():
+        if data is None:
+            entries.pop(name, None)
+            raw.pop(name, None)
+        else:
+            entries[name] = ("100644", git_objects.object_id("blob", data, algo))
+            raw[name] = data
+            blobs.append(("blob", data))
+    tree = git_objects.tree([(mode, name, oid) for name, (mode, oid) in entries.items()])
+    tree_id = git_objects.object_id("tree", tree, algo)
+    now = time.time()
+    offset = time.localtime(now).tm_gmtoff // 60
+    when = f"{int(now)} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+    ident = f"{_IDENTITY['GIT_COMMITTER_NAME']} <{_IDENTITY['GIT_COMMITTER_EMAIL']}>"
+    body = git_objects.commit(tree_id, [parent], ident, when, message + "\n")
+    return git.write_objects([*blobs, ("tree", tree), ("commit", body)], algo)[-1]
+
+
 def _base_ref(git: Git) -> str:
     return paths.refs_of(git.worktree_id()) + "base"
 
@@ -147,14 +187,14 @@ def read(git: Git, *, snapshot: bool = False, head: bool = False) -> State:
         names += ["HEAD^{commit}", "HEAD^{tree}"]
     objects = git.objects(names)
     commit, tree = objects[0], objects[1]
+    head_commit, head_tree = objects[-2:] if head else (None, None)
+    at_head = (head_commit.oid, head_tree.oid) if head_commit and head_tree else None
     if commit is None or tree is None:
-        return EMPTY
+        return EMPTY._replace(head=at_head)  # (never set up: HEAD as asked, still)
     if SUMMARY not in parse_tree(tree.data, len(tree.oid) // 2) and _take_back(git, commit.oid):
         return read(git, snapshot=snapshot, head=head)
     found = objects[2 : 2 + len(parts)]
     raw = {part: obj.data for part, obj in zip(parts, found, strict=True) if obj}
-    head_commit, head_tree = objects[-2:] if head else (None, None)
-    at_head = (head_commit.oid, head_tree.oid) if head_commit and head_tree else None
     try:
         entries = parse_tree(tree.data, len(tree.oid) // 2)
         the_journal = journal_mod.loads(raw[JOURNAL].decode()) if JOURNAL in raw else None
@@ -280,21 +320,25 @@ def write(
     if append:
         lines = json_bytes("".join(records_mod.encode(rec) + "\n" for rec in append))
         contents[RECORDS] = raw.get(RECORDS, b"") + lines
-    for name, data in contents.items():
-        if data is None:
-            entries.pop(name, None)
-            raw.pop(name, None)
-        else:
-            entries[name] = ("100644", git.write_blob(data))
-            raw[name] = data
-    tree = git.make_tree((mode, "blob", oid, name) for name, (mode, oid) in sorted(entries.items()))
-    commit = git.run(
-        "commit-tree",
-        tree,
-        *(("-p", old.commit) if old.commit else ()),
-        input_text=message + "\n",
-        env=_IDENTITY,
-    ).strip()
+    if old.commit is not None and not _DATED.intersection(os.environ):
+        commit = _seal_objects(git, old.commit, entries, raw, contents, message)
+    else:  # the first seal (the repository's hash not known yet), or a date asked for
+        for name, data in contents.items():
+            if data is None:
+                entries.pop(name, None)
+                raw.pop(name, None)
+            else:
+                entries[name] = ("100644", git.write_blob(data))
+                raw[name] = data
+        rows = sorted(entries.items())
+        tree = git.make_tree((mode, "blob", oid, name) for name, (mode, oid) in rows)
+        commit = git.run(
+            "commit-tree",
+            tree,
+            *(("-p", old.commit) if old.commit else ()),
+            input_text=message + "\n",
+            env=_IDENTITY,
+        ).strip()
     name = ref(git)
     moves: list[tuple[str, str | None, str | None]] = [(name, commit, old.commit or "")]
     if pin is not None:

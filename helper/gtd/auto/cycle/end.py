@@ -114,7 +114,8 @@ class Ending(Recovery):
         what its run used (else the session's transcripts say; gtd.auto.cycle.spent)."""
         with locked(self._lock):
             redirected = self._take_back_common_dir()
-            st, repaired = self._read_repairing()
+            # (the snapshot too: the mirrors' check before the hand-over reads it)
+            st, repaired = self._read_repairing(snapshot=True)
             redirected = redirected or (repaired[0] if repaired else None)
             require_setup(self.root, st)
             state.adopt_journal(self.root, st)  # a `begin` killed before its mirror
@@ -283,7 +284,9 @@ class Ending(Recovery):
         from gtd.auto.cycle import judging
 
         with locked(self._lock):
-            st = state.read(self.git)
+            # The snapshot with the rest, in the same git call: the judging reads
+            # it twice (the mirrors' check, the ratchet), a process apiece otherwise.
+            st = state.read(self.git, snapshot=True)
             current = st.journal
             if (
                 current is None

@@ -160,8 +160,10 @@ def keep(git: Git, journal: Journal, scratch: Path) -> str:
         git.update_refs([(f"{ref}-foreign-{existing[:12]}", existing, ""), (ref, None, existing)])
     from gtd.auto.cycle import seals
 
-    tree = kept_tree(git, scratch, lambda added: seals.was_ignored(journal.seals or {}, added))
-    head = git.head() or journal.base
+    # HEAD read once: the kept tree is built on it and the kept commit's parent
+    at = git.head()
+    tree = kept_tree(git, scratch, lambda added: seals.was_ignored(journal.seals or {}, added), at)
+    head = at or journal.base
     message = (
         f"gtd: reverted work of cycle {journal.cycle} ({journal.task})\n\n"
         f"{journal.reason or 'reverted'}\n\n{trailers(journal)}"

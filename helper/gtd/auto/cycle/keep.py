@@ -27,24 +27,28 @@ _PACK_BYTES = 32 << 20
 
 
 def kept_tree(
-    git: Git, scratch: Path, leave_out: Callable[[list[str]], list[str]] | None = None
+    git: Git,
+    scratch: Path,
+    leave_out: Callable[[list[str]], list[str]] | None = None,
+    head: str | None = None,
 ) -> str:
-    """The tree of the working tree now, nested repositories included.
+    """The tree of the working tree now, nested repositories included, on top of
+    ``head`` (the caller read HEAD: None while it has no commit).
     ``leave_out``: of the files added since HEAD, those never to be kept (a
     person's, which git ignored when the cycle began and a `.gitignore` edit of
     the cycle's made visible: docs/your-work-is-safe.md)."""
     index = scratch / "keep.index"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
-        if git.head() is not None:
-            git.run("read-tree", "HEAD", env=env)
+        if head is not None:
+            git.run("read-tree", head, env=env)
         else:
             git.run("read-tree", "--empty", env=env)
         git.add_all(env)  # what git cannot add it cannot keep (the revert restores it)
         if leave_out is not None:
-            _leave_out(git, env, leave_out)
+            _leave_out(git, env, leave_out, head)
         staged = git.run("ls-files", "-s", "-z", env=env)
-        head_links = _head_gitlinks(git)
+        head_links = _head_gitlinks(git, head)
         entries: list[str] = []
         for record in staged.split("\0"):
             meta, _, path = record.partition("\t")
@@ -70,12 +74,14 @@ def kept_tree(
         index.unlink(missing_ok=True)
 
 
-def _leave_out(git: Git, env: dict[str, str], leave_out: Callable[[list[str]], list[str]]) -> None:
-    if git.head() is None:
+def _leave_out(
+    git: Git, env: dict[str, str], leave_out: Callable[[list[str]], list[str]], head: str | None
+) -> None:
+    if head is None:
         raw = git.run("ls-files", "-z", env=env)
     else:
         raw = git.run(
-            "diff-index", "--cached", "--name-only", "--diff-filter=A", "-z", "HEAD", env=env
+            "diff-index", "--cached", "--name-only", "--diff-filter=A", "-z", head, env=env
         )
     out = leave_out([p for p in raw.split("\0") if p])
     if out:
@@ -83,10 +89,10 @@ def _leave_out(git: Git, env: dict[str, str], leave_out: Callable[[list[str]], l
         git.run("update-index", "-z", "--force-remove", "--stdin", input_text=listed, env=env)
 
 
-def _head_gitlinks(git: Git) -> dict[str, str]:
-    if git.head() is None:
+def _head_gitlinks(git: Git, head: str | None) -> dict[str, str]:
+    if head is None:
         return {}
-    listing = git.ls_tree("HEAD")
+    listing = git.ls_tree(head)
     return {p: e.oid for p, e in listing.items() if e.mode == _GITLINK}
 
 

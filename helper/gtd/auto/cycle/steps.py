@@ -49,21 +49,22 @@ class Steps:
     def _lock(self) -> Path:
         return state_lock(self.root)
 
-    def _read_repairing(self) -> tuple[State, list[str]]:
-        """The sealed state; when git cannot read the repository at all, the files
-        a cycle in flight changed that stop it are put back first (gtd.auto.cycle
-        .seals.repair_unreadable; said on stderr), and the reasons returned."""
+    def _read_repairing(self, *, snapshot: bool = False) -> tuple[State, list[str]]:
+        """The sealed state (its snapshot too with ``snapshot``); when git cannot
+        read the repository at all, the files a cycle in flight changed that stop
+        it are put back first (gtd.auto.cycle.seals.repair_unreadable; said on
+        stderr), and the reasons returned."""
         from gtd.auto.cycle import seals
 
         try:
-            return state.read(self.git), []
+            return state.read(self.git, snapshot=snapshot), []
         except (GitError, RepoError):
             repaired = seals.repair_unreadable(self.root)
             if not repaired:
                 raise
         for why in repaired:
             print(f"gtd: {readable(why)}", file=sys.stderr)
-        return state.read(self.git), repaired
+        return state.read(self.git, snapshot=snapshot), repaired
 
     def _take_back_common_dir(self) -> str | None:
         """A ``commondir`` file that redirects the repository, set aside before git
