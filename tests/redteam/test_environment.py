@@ -225,25 +225,53 @@ def test_legit_change_while_tools_write_their_folders_into_the_virtualenv(
 
 # Waits for `end` to build its candidate (after it checked the virtualenv), then
 # installs a `.pth` and a plugin into the virtualenv for the tests to load, and
-# takes both away again once the tests have started: the virtualenv is as sealed
-# before the run and after it.
+# takes both away again once a test process has loaded the plugin: the
+# virtualenv is as sealed before the run and after it. No clock in it: on a
+# loaded machine a pytest can take seconds from reading the `.pth` to importing
+# the plugin, and a file taken away in between fails the run's start instead
+# (the tests vanish) — a revert for another reason than the one this proves.
+# The two sides shake hands: the plugin, imported, holds its own file open and
+# waits until it is gone; the daemon takes the files away once a pytest process
+# holds that file. `stop` (written once `end` answered) ends a daemon whose
+# plugin no run loaded.
 INSTALL_DURING_THE_RUN = """
 import glob, os, sys, time
-rooms, site, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
+rooms, site, plugin, stop = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 pth = os.path.join(site, "zz-rt-evil.pth")
 module = os.path.join(site, "rt_evil_daemon.py")
 started = time.time()
-deadline = time.monotonic() + 120
-while time.monotonic() < deadline:  # `end` builds its candidate, after its checks
-    if any(os.stat(p).st_mtime > started
-           for p in glob.glob(os.path.join(rooms, "*", "*", "candidate.index"))):
-        break
+
+
+def candidate_built():
+    return any(os.stat(p).st_mtime > started
+               for p in glob.glob(os.path.join(rooms, "*", "*", "candidate.index")))
+
+
+def loaded():  # a pytest process holds the plugin's file: it imported it
+    for fd in glob.glob("/proc/[0-9]*/fd/*"):
+        try:
+            if os.readlink(fd) != module:  # this test's own, not a neighbour's
+                continue
+            with open(fd.split("/fd/")[0] + "/cmdline", "rb") as handle:
+                if b"pytest" in handle.read():
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+while not candidate_built() and not os.path.exists(stop):  # after `end`'s checks
     time.sleep(0.001)
+held = (
+    "_held, _until = open(__file__), time.monotonic() + 60\\n"
+    "while os.path.exists(__file__) and time.monotonic() < _until: time.sleep(0.01)\\n"
+)
 with open(module, "w") as handle:
-    handle.write(open(plugin).read())
+    handle.write("import os, time\\n" + open(plugin).read() + held)
 with open(pth, "w") as handle:
     handle.write('import os; os.environ.setdefault("PYTEST_PLUGINS", "rt_evil_daemon")\\n')
-time.sleep(1.0)
+while not loaded() and not os.path.exists(stop):
+    time.sleep(0.01)
 os.unlink(pth)
 os.unlink(module)
 """
@@ -261,10 +289,12 @@ def test_a_background_process_installs_into_the_virtualenv_only_during_the_run(
     plugin = tmp_path / "plugin.py"
     plugin.write_text(hostile.MAKEREPORT_WRAPPER)
     rooms = Path(os.environ["XDG_CACHE_HOME"]) / "gtd" / "rooms"
+    stop = tmp_path / "stop"
     argv = [sys.executable, "-c", INSTALL_DURING_THE_RUN, str(rooms), str(site), str(plugin)]
-    daemon = subprocess.Popen(argv, start_new_session=True)
+    daemon = subprocess.Popen([*argv, str(stop)], start_new_session=True)
     try:
         answer = project.end()
+        stop.touch()
         daemon.wait(timeout=30)
     finally:
         daemon.kill()

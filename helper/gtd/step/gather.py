@@ -7,9 +7,10 @@ plain one), one ``for-each-ref`` for the default-branch candidates, ONE ``git lo
 --first-parent`` of subjects over ``<default>..HEAD``, one ``git log -n <count>
 --name-status`` for the change lists of the newest commits the folds read
 (:func:`gtd.step.machine.changes_wanted`; the older ones stay None, and are read on
-demand should a fold reach them) and ONE ``git status --porcelain=v2 -z``; the
-steering files are read from disk — and, only while the tree has pending changes
-(a turn to capture), TODO.md and REVIEW.md are checked against their formats with
+demand should a fold reach them) and ONE ``git status --porcelain=v2 -z`` (again
+only when a file lands mid-read: :func:`read_tree`); the steering files are read
+from disk — and, only while the tree has pending changes (a turn to capture),
+TODO.md and REVIEW.md are checked against their formats with
 :func:`gtd.steering.check`, imported then and only then. Its cost grows with the
 commits since the merge base, never with the whole history (except when there is
 no default branch to measure from — the documented whole-history fallback).
@@ -28,6 +29,7 @@ from gtd.errors import GitError, RepoError
 from gtd.git import NO_FLUSH, Git
 from gtd.git_parse import LOG_FORMAT, StatusEntry, log_head_is_merge
 from gtd.git_parse import parse_log as parse_git_log
+from gtd.step.errors import StepError
 from gtd.step.events import (
     Change,
     ChangeStatus,
@@ -257,18 +259,46 @@ def format_findings(root: Path, paths: tuple[str, ...]) -> tuple[FormatFinding, 
     return tuple(found)
 
 
-def read_tree(git: Git) -> WorkingTree:
-    """One ``git status`` plus the steering files on disk; with pending changes, the
-    format findings of TODO.md and REVIEW.md. Auto mode's private files are no
-    pending change of step mode's (:func:`gtd.step.steering.is_private`)."""
-    root = git.root
-    entries = git.changes()
+# Reads of the tree before one is consistent (:func:`read_tree`): a writer that
+# lands between the looks at disk and git's status costs one more read.
+_READS = 5
+
+
+def _on_disk(root: Path) -> tuple[frozenset[str], list[str]]:
+    """The steering files on disk and the package folders' listing (sorted: two
+    listings of the same folders compare equal)."""
     present = frozenset(p for p in STEERING_FILES if (root / p).is_file())
+    return present, sorted(_package_listing(root))
+
+
+def read_tree(git: Git) -> WorkingTree:
+    """One ``git status`` plus the steering files on disk, seen alike by both (read
+    again while a writer lands between them); with pending changes, the format
+    findings of TODO.md and REVIEW.md. Auto mode's private files are no pending
+    change of step mode's (:func:`gtd.step.steering.is_private`)."""
+    root = git.root
+    for _ in range(_READS):
+        # The files on disk are looked at before and after git's status, which
+        # holds only if nothing appeared or went between: a detached check
+        # script writes FEEDBACK.md when its suite ends, whoever reads the tree
+        # then. Status before the write with the file seen after it reads as a
+        # FEEDBACK.md committed earlier (at testing: the agent's `fixing`).
+        before = _on_disk(root)
+        entries = git.changes()
+        present, listing = _on_disk(root)
+        if (present, listing) == before:
+            break
+    else:
+        raise StepError(
+            "input",
+            f"the working tree's gtd files kept changing while gtd read them ({_READS} "
+            "reads): wait for whatever writes them to finish, then run gtd again",
+        )
     dirty = tuple(c for c in changes_from_status(entries, root) if not is_private(c.path))
     return WorkingTree(
         present=present,
         dirty=dirty,
-        packages=packages_from_paths(_package_listing(root)),
+        packages=packages_from_paths(listing),
         feedback_text=read_file(root, FEEDBACK) if FEEDBACK in present else None,
         squash_msg_text=read_file(root, SQUASH_MSG) if SQUASH_MSG in present else None,
         format_findings=format_findings(root, tuple(present)) if dirty else (),

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +140,48 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+# `git`, but the first `git status` is followed at once by the check script's
+# last act: its verdict written into the tree, as a detached run writes it while
+# a `gtd run` (or `gtd status`) is reading the tree.
+WRITES_AFTER_STATUS = """\
+#!/bin/sh
+"$REAL_GIT" "$@"
+code=$?
+for arg in "$@"; do
+  if [ "$arg" = status ] && [ ! -e "$FLAG" ]; then
+    : >"$FLAG"
+    echo "FAILED test_value: value.txt is not ok" >"$FEEDBACK"
+  fi
+done
+exit $code
+"""
+
+
+def test_a_verdict_written_while_gtd_reads_the_tree_is_read_whole(
+    step_repo: StepRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check script writes .gtd/FEEDBACK.md when its suite ends, whoever is
+    reading the tree then. A read that took git's status before the write and
+    looked for the file on disk after it held a FEEDBACK.md git had not seen
+    added: one committed before, at testing the agent's `fixing` (a live `gtd run`
+    refused "no check is awaited: fixing awaits an agent turn", the check never
+    captured). The file is seen in both or in neither."""
+    r = step_repo
+    _at_testing(r, 0.1)
+    real = shutil.which("git")
+    assert real is not None
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "git").write_text(WRITES_AFTER_STATUS)
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("REAL_GIT", real)
+    monkeypatch.setenv("FLAG", str(tmp_path / "written"))
+    monkeypatch.setenv("FEEDBACK", str(r.path / ".gtd" / "FEEDBACK.md"))
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    status = r.ok("status", "--json").json
+    assert (tmp_path / "written").exists()  # the write did land mid-read
+    assert (status["state"], status["actor"]) == ("testing", "check")
+    monkeypatch.setenv("PATH", os.environ["PATH"].split(os.pathsep, 1)[1])
+    assert r.ok("step", "check").committed == ["gtd(check): test-failed"]
