@@ -26,6 +26,12 @@ _POLL_S = 0.0005
 # A long command's pipes (Spawned, gtd.pipes): how often they are drained, how
 # much one read takes, and how much of each is kept (its end).
 _DRAIN_S = 0.1
+# ... and the longest pause while they stay empty (a quiet suite, a test that
+# sleeps): each look costs ~40,000 instructions, which under valgrind (a run 25
+# times as long or more) summed to hundreds of millions. Output that comes after a quiet
+# second waits at most that long; a writer blocks only if it fills the pipe
+# (1 MiB on Linux) in it.
+_DRAIN_IDLE_S = 1.0
 _DRAIN_CHUNK = 1 << 16
 _KEPT_BYTES = 1 << 20
 
@@ -92,7 +98,13 @@ class Spawned:
             while True:
                 until = time.monotonic() + pause
                 ended = exit_.by(until if deadline is None else min(until, deadline))
-                pause = 0.0 if self._drain() else _DRAIN_S
+                got = self._drain()
+                if got is None:  # much: a writer may be waiting for room
+                    pause = 0.0
+                elif got:
+                    pause = _DRAIN_S
+                else:  # nothing came: look less often, up to once a second
+                    pause = min(max(pause, _DRAIN_S) * 2, _DRAIN_IDLE_S)
                 if ended or (deadline is not None and time.monotonic() >= deadline):
                     break
             if ended:
@@ -115,10 +127,11 @@ class Spawned:
         duration = time.monotonic() - self.begun
         return Result(self.args, code, decoded(out), decoded(err), duration, not ended)
 
-    def _drain(self) -> bool:
-        """Read what the pipes hold now; whether they held much (a writer may be
-        waiting for room)."""
+    def _drain(self) -> int | None:
+        """Read what the pipes hold now: how many bytes, None where they held much
+        (a writer may be waiting for room)."""
         much = False
+        total = 0
         for fd in self._pipes:
             got = 0
             while True:
@@ -133,7 +146,8 @@ class Spawned:
                 got += len(data)
                 _keep(self._kept[fd], data)
             much = much or got >= _DRAIN_CHUNK
-        return much
+            total += got
+        return None if much else total
 
     def _wait(self, deadline: float | None) -> bool:
         """Reap the child, by ``deadline`` (False where it still runs then)."""

@@ -1,6 +1,7 @@
 """The plugin is its entry point and the parts beside it: every part is loaded,
 under a private package name, and the plugin's check of its own code covers
-each of them."""
+each of them. The entry point's code (plugin/entry.py) runs in the entry
+module's namespace, whose file holds no literal hypothesis collects."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 from gtd.auto.ratchet import pytest_report
 
 FOLDER = Path(pytest_report.__file__).parent / "plugin"
-PARTS = sorted(p.stem for p in FOLDER.glob("*.py") if p.stem != "__init__")
+# entry.py: the entry module's own code, run in its namespace, not a part
+PARTS = sorted(p.stem for p in FOLDER.glob("*.py") if p.stem not in ("__init__", "entry"))
 
 
 @pytest.fixture
@@ -75,3 +77,21 @@ def test_the_own_check_sees_a_method_or_its_code_replaced_in_a_part(plugin: Modu
         changed.__code__ = code
         values.changed = changed
     assert check() == []
+
+
+def test_hypothesis_takes_no_literal_from_the_entry_module(plugin: ModuleType) -> None:
+    """The entry module keeps its file (the baseline records it as the plugin's),
+    so hypothesis reads it as the project's own code where the helper is not
+    under site-packages: asked as hypothesis asks, it holds no literal."""
+    constants_ast = pytest.importorskip("hypothesis.internal.constants_ast")
+    assert plugin.__file__ == pytest_report.__file__
+    assert constants_ast.is_local_module_file(plugin.__file__)  # (an editable checkout)
+    assert len(constants_ast.constants_from_module(plugin)) == 0
+    # ... and its code, with its literals, is where hypothesis does not look.
+    body = (FOLDER / "entry.py").read_text(encoding="utf-8")
+    assert len(constants_ast._constants_from_source(body, limit=True)) > 20
+    assert plugin.pytest_configure.__code__.co_filename == str(FOLDER / "entry.py")
+    assert plugin.pytest_configure.__module__ == plugin.__name__
+    assert all(
+        getattr(m, "__file__", None) != str(FOLDER / "entry.py") for m in sys.modules.values()
+    )
