@@ -363,16 +363,45 @@ def _watched(
 
 
 def _kill_group(popen: subprocess.Popen[str]) -> None:
+    """SIGTERM to the child's group, SIGKILL after the grace period, then SIGKILL
+    to what is left of the group; the child reaped (given a grace period more).
+
+    The child dying of the SIGTERM does not end its group: a process that
+    ignores SIGTERM lives on (and holds the output pipes open), as the box's
+    process 1 of its own PID namespace does with every signal from outside it
+    but SIGKILL. The sweep comes before the child is reaped: its zombie keeps
+    the group's id from naming another."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(popen.pid, sig)
         except ProcessLookupError:
-            return
+            break
+        if _ended(popen, KILL_GRACE_S):
+            break
+    import contextlib  # not on the way of a command that ends by itself
+
+    with contextlib.suppress(OSError):  # none left: the group is gone
+        os.killpg(popen.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):  # a wait in the kernel
+        popen.wait(timeout=KILL_GRACE_S)
+
+
+def _ended(popen: subprocess.Popen[str], within: float) -> bool:
+    """Whether the child has ended within ``within`` seconds, not reaped."""
+    deadline = time.monotonic() + within
+    pause = 0.0005
+    while popen.returncode is None:
         try:
-            popen.wait(timeout=KILL_GRACE_S)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+            if os.waitid(os.P_PID, popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                return True
+        except ChildProcessError:
+            return True  # reaped already
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.05)
+    return True
 
 
 def spawn_detached(argv: Sequence[str], cwd: str | Path) -> subprocess.Popen[bytes]:

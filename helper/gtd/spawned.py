@@ -166,16 +166,29 @@ class Spawned:
         return True
 
     def _end_group(self) -> None:
-        """SIGTERM to the group, SIGKILL after the grace period; the child reaped."""
+        """SIGTERM to the group, SIGKILL after the grace period; then SIGKILL to
+        what is left of the group, and the child reaped.
+
+        The child dying of the SIGTERM does not end its group: a process that
+        ignores SIGTERM lives on, and the box's process 1 of its own PID
+        namespace ignores every signal from outside it but SIGKILL. So the
+        group is swept with SIGKILL once the child has ended, before it is
+        reaped: its zombie keeps the group's id from naming another."""
+        if self.returncode is not None:
+            return
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            if self.returncode is not None:
-                return
             try:
                 os.killpg(self.pid, sig)
             except ProcessLookupError:
                 break
-            if self._wait(time.monotonic() + KILL_GRACE_S):
-                return
+            exit_ = _Exit(self.pid)
+            try:
+                if exit_.by(time.monotonic() + KILL_GRACE_S):
+                    break
+            finally:
+                exit_.close()
+        with contextlib.suppress(OSError):  # none left: the group is gone
+            os.killpg(self.pid, signal.SIGKILL)
         self._wait(None)
 
     def _close(self) -> None:

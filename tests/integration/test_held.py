@@ -544,3 +544,50 @@ def test_a_helper_killed_while_its_tests_run_leaves_no_test_process_in_the_room(
     helper.wait()
     for pid in running:
         assert ended(pid, within=5.0), f"test process {pid} still runs in the room"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see processes")
+def test_a_run_ended_early_leaves_nothing_of_its_group_that_ignored_sigterm(
+    tmp_path: Path,
+) -> None:
+    """A run ended before it finished (its timeout, a held run given up) gets
+    SIGTERM, then SIGKILL after a grace period. Where its first process dies of
+    the SIGTERM but another of its group does not (one that ignores it, as the
+    box's process 1 of its own PID namespace does), that one must not go on
+    once the run is over: it is ended with SIGKILL as the child's group is."""
+    pidfile = tmp_path / "member"
+    child = spawned.start_logged(
+        ["sh", "-c", f"(trap '' TERM; exec sleep 60) & echo $! > {pidfile}; exec sleep 60"],
+        tmp_path,
+    )
+    assert isinstance(child, spawned.Spawned)
+    deadline = time.monotonic() + 10
+    while not pidfile.read_text().strip() if pidfile.exists() else True:
+        assert time.monotonic() < deadline, "the group's second process never started"
+        time.sleep(0.02)
+    member = int(pidfile.read_text())
+    child.kill()
+    assert child.returncode is not None
+    assert ended(member, within=5.0), f"process {member} of the run's group still runs"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see processes")
+def test_a_command_past_its_timeout_leaves_nothing_of_its_group_that_ignored_sigterm(
+    tmp_path: Path,
+) -> None:
+    """The same for a command run to its end with a timeout (gtd.proc.run): the
+    whole group ends, and the call returns though that process held the
+    command's output open."""
+    from gtd import proc
+
+    pidfile = tmp_path / "member"
+    started = time.monotonic()
+    res = proc.run(
+        ["sh", "-c", f"(trap '' TERM; exec sleep 60) & echo $! > {pidfile}; exec sleep 60"],
+        tmp_path,
+        timeout=1.0,
+    )
+    assert res.timed_out
+    assert time.monotonic() - started < 30
+    member = int(pidfile.read_text())
+    assert ended(member, within=5.0), f"process {member} of the command's group still runs"
