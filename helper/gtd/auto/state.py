@@ -90,32 +90,22 @@ def ref(git: Git) -> str:
 _DATED = frozenset({"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"})
 
 
-def _seal_objects(
+def _seal_commit(
     git: Git,
     parent: str,
     entries: dict[str, tuple[str, str]],
-    raw: dict[str, bytes],
-    contents: dict[str, bytes | None],
+    blobs: list[tuple[str, bytes]],
     message: str,
+    algo: str,
 ) -> str:
-    """A seal's new blobs, its tree and its commit (on ``parent``) written by one
-    git process, not one apiece (gtd.git_objects: the objects `hash-object`,
-    `mktree` and `commit-tree` would write); ``entries`` and ``raw`` updated.
-    Returns the commit's id."""
+    """A seal's new ``blobs`` (whose ids ``entries`` holds already), its tree and
+    its commit (on ``parent``) written by one git process, not one apiece
+    (gtd.git_objects: the objects `hash-object`, `mktree` and `commit-tree`
+    would write). Returns the commit's id."""
     import time
 
     from gtd import git_objects
 
-    algo = git_objects.algorithm(parent)
-    blobs: list[tuple[str, bytes]] = []
-    for name, data in contents.items():
-        if data is None:
-            entries.pop(name, None)
-            raw.pop(name, None)
-        else:
-            entries[name] = ("100644", git_objects.object_id("blob", data, algo))
-            raw[name] = data
-            blobs.append(("blob", data))
     tree = git_objects.tree([(mode, name, oid) for name, (mode, oid) in entries.items()])
     tree_id = git_objects.object_id("tree", tree, algo)
     now = time.time()
@@ -320,16 +310,29 @@ def write(
     if append:
         lines = json_bytes("".join(records_mod.encode(rec) + "\n" for rec in append))
         contents[RECORDS] = raw.get(RECORDS, b"") + lines
-    if old.commit is not None and not _DATED.intersection(os.environ):
-        commit = _seal_objects(git, old.commit, entries, raw, contents, message)
-    else:  # the first seal (the repository's hash not known yet), or a date asked for
-        for name, data in contents.items():
-            if data is None:
-                entries.pop(name, None)
-                raw.pop(name, None)
-            else:
-                entries[name] = ("100644", git.write_blob(data))
-                raw[name] = data
+    # In memory and one git process for every object (gtd.git_objects), but for
+    # the first seal (the repository's hash not known yet) or a date asked for.
+    parent = None if _DATED.intersection(os.environ) else old.commit
+    if parent is not None:
+        from gtd import git_objects
+
+        algo = git_objects.algorithm(parent)
+    blobs: list[tuple[str, bytes]] = []
+    for name, data in contents.items():
+        if data is None:
+            entries.pop(name, None)
+            raw.pop(name, None)
+            continue
+        if parent is not None:
+            oid = git_objects.object_id("blob", data, algo)
+            blobs.append(("blob", data))
+        else:
+            oid = git.write_blob(data)
+        entries[name] = ("100644", oid)
+        raw[name] = data
+    if parent is not None:
+        commit = _seal_commit(git, parent, entries, blobs, message, algo)
+    else:
         rows = sorted(entries.items())
         tree = git.make_tree((mode, "blob", oid, name) for name, (mode, oid) in rows)
         commit = git.run(
