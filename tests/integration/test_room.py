@@ -146,7 +146,8 @@ def test_bytecode_stays_only_where_it_is_the_last_runs_own(repo: Repo) -> None:
         assert not (rm.tree / "__pycache__").exists()
 
 
-def test_the_same_tree_again_keeps_the_runs_bytecode(repo: Repo) -> None:
+def _ran_once_with_bytecode(repo: Repo) -> Git:
+    """`m.py` committed, synced into the room, and compiled there by the run."""
     repo.write("m.py", "X = 1\n")
     repo.commit_all("one")
     git = Git(repo.path, hardened=True)
@@ -155,6 +156,11 @@ def test_the_same_tree_again_keeps_the_runs_bytecode(repo: Repo) -> None:
         (rm.tree / "__pycache__").mkdir()
         (rm.tree / "__pycache__/m.cpython-311.pyc").write_bytes(b"compiled by the run")
     time.sleep(0.05)
+    return git
+
+
+def test_the_same_tree_again_keeps_the_runs_bytecode(repo: Repo) -> None:
+    git = _ran_once_with_bytecode(repo)
     with room.acquire(git) as rm:
         room.sync(git, rm, tree_of(git))
         assert (rm.tree / "__pycache__/m.cpython-311.pyc").exists()
@@ -169,14 +175,7 @@ def test_a_repository_made_anew_at_the_same_path_syncs_from_nothing_known(
 ) -> None:
     # The slot's last tree is not an object of the new repository (a clone made
     # again where the old one was): its bytecode cannot be told the run's own.
-    repo.write("m.py", "X = 1\n")
-    repo.commit_all("one")
-    git = Git(repo.path, hardened=True)
-    with room.acquire(git) as rm:
-        room.sync(git, rm, tree_of(git))
-        (rm.tree / "__pycache__").mkdir()
-        (rm.tree / "__pycache__/m.cpython-311.pyc").write_bytes(b"compiled by the run")
-    time.sleep(0.05)
+    _ran_once_with_bytecode(repo)
     remove_tree(repo.path / ".git")
     repo.git("init", "-q", "-b", "main")
     repo.write("m.py", "X = 2\n")
